@@ -1,0 +1,116 @@
+"""burn: a deep-learning framework whose backends are plugins.
+
+The path of every op: Tensor (``burn.tensor``) -> Bridge (``burn.bridge``:
+handles and eager checks) -> Dispatch (``burn.dispatch``: the registry; the
+lazy graph ``burn.graph`` and planner ``burn.fusion``) -> Backend (a plugin
+such as burn-flex). See docs/architecture.md.
+
+Example:
+    >>> import burn
+    >>> dev = burn.Device.flex().autodiff()
+    >>> w = burn.tensor([[1.0, -2.0]], device=dev).require_grad()
+    >>> grads = (w * 3).relu().sum().backward()
+    >>> assert w.grad(grads).tolist() == [[3.0, 0.0]]
+"""
+from __future__ import annotations
+
+import builtins as _builtins
+
+__version__ = "0.1.0"
+
+from .errors import (BurnError, ShapeError, DTypeError, DeviceMismatch, BackendUnavailable,  # noqa: F401
+                     PluginError, AutodiffError)
+from .dtypes import (DType, float16, bfloat16, float32, float64, int8, int32, int64, uint8,  # noqa: F401
+                     complex64, complex128, as_dtype, result_type)
+from .dtypes import bool_ as bool  # noqa: F401,A001  (Array API name)
+from .device import Device  # noqa: F401
+from .backend import Backend  # noqa: F401
+from .primitives import TensorMeta  # noqa: F401
+from .tensor import Tensor  # noqa: F401
+from .autodiff import Gradients, no_grad, enable_grad, is_grad_enabled  # noqa: F401
+from .ops.creation import *  # noqa: F401,F403
+from .ops.elementwise import *  # noqa: F401,F403
+from .ops.reduction import *  # noqa: F401,F403
+from .ops.movement import *  # noqa: F401,F403
+from .ops.linear import *  # noqa: F401,F403
+from . import _methods  # noqa: F401  (binds Tensor methods and operators)
+from . import fusion, plugins, dispatch  # noqa: F401
+from .library import backend_extension  # noqa: F401
+from .hookspecs import hookimpl  # noqa: F401
+from . import nn  # noqa: F401
+from .nn.functional import softmax, log_softmax  # noqa: F401
+
+bool_ = bool
+uint8 = uint8
+e = 2.718281828459045
+pi = 3.141592653589793
+inf = float("inf")
+nan = float("nan")
+newaxis = None
+
+# Array API aliases
+absolute = abs  # noqa: F405
+negative = neg  # noqa: F405
+concatenate = concat  # noqa: F405
+
+
+def finfo(dtype):
+    """Machine limits of a floating dtype (numpy's finfo).
+
+    Example:
+        >>> import burn
+        >>> assert burn.finfo(burn.float32).bits == 32
+    """
+    import numpy as np
+    d = as_dtype(dtype)
+    if d is bfloat16:
+        import ml_dtypes
+        return ml_dtypes.finfo(ml_dtypes.bfloat16)
+    return np.finfo(d.name)
+
+
+def iinfo(dtype):
+    """Limits of an integer dtype (numpy's iinfo).
+
+    Example:
+        >>> import burn
+        >>> assert burn.iinfo(burn.int8).max == 127
+    """
+    import numpy as np
+    return np.iinfo(as_dtype(dtype).name)
+
+
+def isdtype(dtype, kind) -> bool:
+    """Array API ``isdtype``.
+
+    Example:
+        >>> import burn
+        >>> assert burn.isdtype(burn.float32, "real floating")
+    """
+    d = as_dtype(dtype)
+    if isinstance(kind, tuple):
+        return _builtins.any(isdtype(d, k) for k in kind)
+    if isinstance(kind, DType):
+        return d is kind
+    return {"bool": d.is_bool, "signed integer": d.kind == "i", "unsigned integer": d.kind == "u",
+            "integral": d.is_integer, "real floating": d.is_floating, "complex floating": d.is_complex,
+            "numeric": not d.is_bool}[kind]
+
+
+def __getattr__(name):
+    # Extension namespaces (burn.linalg, burn.signal) come from plugins.
+    if name in ("linalg", "signal", "fft"):
+        import importlib
+        pkg = {"linalg": "burn_linalg", "signal": "burn_signal", "fft": "burn_signal"}[name]
+        plugins.ensure_loaded()
+        try:
+            mod = importlib.import_module(pkg)
+        except ImportError:
+            raise AttributeError(
+                f"burn.{name} is provided by a plugin: pip install burn-{'linalg' if name == 'linalg' else 'signal'}"
+            ) from None
+        return getattr(mod, "namespace", mod)
+    if name == "testing":
+        import importlib
+        return importlib.import_module("burn.testing")
+    raise AttributeError(f"module 'burn' has no attribute {name!r}")

@@ -1,0 +1,149 @@
+"""Tensor methods and operators, bound to the functions of burn.ops.
+
+Kept apart from tensor.py so that the Tensor class stays small and every
+method is visibly the same function users can call as ``burn.<name>``.
+"""
+from __future__ import annotations
+
+from .ops import elementwise as E, reduction as R, movement as M, linear as L
+from .tensor import Tensor
+
+_UNARY = ["abs", "sign", "exp", "expm1", "log", "log1p", "log2", "log10", "sqrt", "rsqrt", "square",
+          "sin", "cos", "tan", "tanh", "sigmoid", "relu", "gelu", "silu", "erf", "floor", "ceil", "round",
+          "trunc", "reciprocal", "isnan", "isinf", "isfinite", "logical_not", "conj", "asin", "acos",
+          "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "softplus"]
+_BINARY = ["maximum", "minimum", "logical_and", "logical_or", "logical_xor", "pow", "remainder",
+           "atan2", "equal", "not_equal", "less", "less_equal", "greater", "greater_equal"]
+_REDUCE = ["sum", "prod", "max", "min", "argmax", "argmin", "any", "all", "mean", "var", "std",
+           "logsumexp", "cumsum", "cumprod", "count_nonzero"]
+
+
+def _bind():
+    for n in _UNARY:
+        setattr(Tensor, n, getattr(E, n))
+    for n in _BINARY:
+        setattr(Tensor, n, getattr(E, n))
+    for n in _REDUCE:
+        setattr(Tensor, n, getattr(R, n))
+    Tensor.neg = E.neg
+    Tensor.clip = E.clip
+    Tensor.clamp = E.clip
+    Tensor.astype = lambda self, dtype, copy=True: E.astype(self, dtype, copy=copy)
+    Tensor.real = property(E.real)
+    Tensor.imag = property(E.imag)
+    Tensor.angle = E.angle
+
+    def reshape(self, *shape):
+        if len(shape) == 1 and not isinstance(shape[0], int):
+            shape = shape[0]
+        return M.reshape(self, shape)
+    Tensor.reshape = reshape
+    Tensor.view = reshape
+
+    def permute(self, *axes):
+        if len(axes) == 1 and not isinstance(axes[0], int):
+            axes = axes[0]
+        return M.permute_dims(self, axes)
+    Tensor.permute = permute
+    Tensor.permute_dims = permute
+
+    def transpose(self, *axes):
+        if not axes:
+            return M.transpose(self)
+        if len(axes) == 1 and not isinstance(axes[0], int):
+            axes = axes[0]
+        return M.transpose(self, axes)
+    Tensor.transpose = transpose
+    Tensor.T = property(lambda self: M.transpose(self))
+    Tensor.mT = property(M.matrix_transpose)
+    Tensor.broadcast_to = M.broadcast_to
+    Tensor.expand = lambda self, *shape: M.broadcast_to(self, shape[0] if len(shape) == 1 and not isinstance(shape[0], int) else shape)
+    Tensor.squeeze = M.squeeze
+    Tensor.expand_dims = M.expand_dims
+    Tensor.unsqueeze = M.expand_dims
+    Tensor.flatten = M.flatten
+    Tensor.flip = M.flip
+    Tensor.pad = M.pad
+    Tensor.take = M.take
+    Tensor.take_along_axis = M.take_along_axis
+    Tensor.gather = M.gather
+    Tensor.scatter_add = M.scatter_add
+    Tensor.split = M.split
+    Tensor.swapaxes = M.swapaxes
+    Tensor.moveaxis = M.moveaxis
+    Tensor.roll = M.roll
+    Tensor.tile = M.tile
+    Tensor.repeat = M.repeat
+    Tensor.matmul = L.matmul
+    Tensor.__getitem__ = M.getitem
+
+    def setitem(self, key, value):
+        """Functional update: the tensor is rebound, pending readers keep the old value."""
+        from .ops.creation import as_tensor_like, full
+        from .dtypes import int32
+        v = as_tensor_like(value, self)
+        target = M.getitem(self, key).shape        # validates the key; the node itself is dead code
+        selected = _scatter_like(self, key, full(target, 1, dtype=int32, device=self.device)) > 0
+        work = self.dtype if not self.dtype.is_bool else int32
+        update = _scatter_like(self, key, M.broadcast_to(v.astype(work), target))
+        self.assign_(E.where(selected, update.astype(self.dtype), self))
+    Tensor.__setitem__ = setitem
+
+    # operators
+    Tensor.__add__ = lambda a, b: E.add(a, b)
+    Tensor.__radd__ = lambda a, b: E.add(b, a)
+    Tensor.__sub__ = lambda a, b: E.subtract(a, b)
+    Tensor.__rsub__ = lambda a, b: E.subtract(b, a)
+    Tensor.__mul__ = lambda a, b: E.multiply(a, b)
+    Tensor.__rmul__ = lambda a, b: E.multiply(b, a)
+    Tensor.__truediv__ = lambda a, b: E.divide(a, b)
+    Tensor.__rtruediv__ = lambda a, b: E.divide(b, a)
+    Tensor.__floordiv__ = lambda a, b: E.floor_divide(a, b)
+    Tensor.__rfloordiv__ = lambda a, b: E.floor_divide(b, a)
+    Tensor.__mod__ = lambda a, b: E.remainder(a, b)
+    Tensor.__rmod__ = lambda a, b: E.remainder(b, a)
+    Tensor.__pow__ = lambda a, b: E.pow(a, b)
+    Tensor.__rpow__ = lambda a, b: E.pow(b, a)
+    Tensor.__matmul__ = lambda a, b: L.matmul(a, b)
+    Tensor.__rmatmul__ = lambda a, b: L.matmul(b, a)
+    Tensor.__neg__ = E.neg
+    Tensor.__pos__ = lambda a: a
+    Tensor.__abs__ = E.abs
+    Tensor.__invert__ = lambda a: E.logical_not(a) if a.dtype.is_bool else E.bitwise_invert(a)
+    Tensor.__and__ = lambda a, b: E.logical_and(a, b) if a.dtype.is_bool else E.bitwise_and(a, b)
+    Tensor.__or__ = lambda a, b: E.logical_or(a, b) if a.dtype.is_bool else E.bitwise_or(a, b)
+    Tensor.__xor__ = lambda a, b: E.logical_xor(a, b) if a.dtype.is_bool else E.bitwise_xor(a, b)
+    Tensor.__rand__ = lambda a, b: Tensor.__and__(a, b)
+    Tensor.__ror__ = lambda a, b: Tensor.__or__(a, b)
+    Tensor.__eq__ = lambda a, b: E.equal(a, b)
+    Tensor.__ne__ = lambda a, b: E.not_equal(a, b)
+    Tensor.__lt__ = lambda a, b: E.less(a, b)
+    Tensor.__le__ = lambda a, b: E.less_equal(a, b)
+    Tensor.__gt__ = lambda a, b: E.greater(a, b)
+    Tensor.__ge__ = lambda a, b: E.greater_equal(a, b)
+    Tensor.__hash__ = object.__hash__
+
+    def _iadd(a, b):
+        return a.assign_(E.add(a, b))
+    Tensor.__iadd__ = _iadd
+    Tensor.__isub__ = lambda a, b: a.assign_(E.subtract(a, b))
+    Tensor.__imul__ = lambda a, b: a.assign_(E.multiply(a, b))
+    Tensor.__itruediv__ = lambda a, b: a.assign_(E.divide(a, b))
+
+    def __iter__(self):
+        for i in range(len(self)):
+            yield self[i]
+    Tensor.__iter__ = __iter__
+
+
+def _scatter_like(x, key, values):
+    """A tensor of x's shape with ``values`` at ``x[key]`` and zeros elsewhere."""
+    from .ops.movement import _index_spec, index_add_p
+    from .tensor import apply
+    if not isinstance(key, tuple):
+        key = (key,)
+    spec, inputs = _index_spec(x, key)
+    return apply(index_add_p, (values, *inputs), {"spec": spec, "shape": x.shape})
+
+
+_bind()

@@ -1,0 +1,216 @@
+"""Reverse-mode autodiff, enabled per device (``device.autodiff()``).
+
+Tensors made on an autodiff device record, for each op whose inputs need a
+gradient, a :class:`GradNode` (the primitive, its inputs, attributes). The
+backward rules live beside their ops (``burn.ops``); ``backward()`` is a
+topological sort and one reverse loop, run under ``no_grad`` so the
+gradient computation itself is recorded lazily and fused like any other work.
+"""
+from __future__ import annotations
+
+import threading
+from contextlib import contextmanager
+
+from .errors import AutodiffError
+
+__all__ = ["Gradients", "no_grad", "enable_grad", "is_grad_enabled", "GradNode", "backward"]
+
+_state = threading.local()
+
+
+def is_grad_enabled() -> bool:
+    """False inside ``with burn.no_grad():``."""
+    return getattr(_state, "enabled", True)
+
+
+@contextmanager
+def no_grad():
+    """Record no gradient history inside the block.
+
+    Example:
+        >>> import burn
+        >>> w = burn.ones((2,), device=burn.Device.flex().autodiff()).require_grad()
+        >>> with burn.no_grad():
+        ...     y = w * 2
+        >>> assert not y.requires_grad
+    """
+    prev = is_grad_enabled()
+    _state.enabled = False
+    try:
+        yield
+    finally:
+        _state.enabled = prev
+
+
+@contextmanager
+def enable_grad():
+    """Re-enable gradient recording inside a ``no_grad`` block."""
+    prev = is_grad_enabled()
+    _state.enabled = True
+    try:
+        yield
+    finally:
+        _state.enabled = prev
+
+
+class GradNode:
+    """The backward record of one op application."""
+
+    __slots__ = ("prim", "inputs", "attrs", "out_handles", "saved", "backward_fn", "__weakref__")
+
+    def __init__(self, prim, inputs, attrs, out_handles, backward_fn):
+        self.prim = prim
+        self.inputs = inputs          # the forward input Tensors
+        self.attrs = attrs
+        self.out_handles = out_handles
+        self.saved = None
+        self.backward_fn = backward_fn
+
+
+class BackwardContext:
+    """What a backward rule sees: ``inputs``, ``outputs``, ``attrs``, ``saved``."""
+
+    __slots__ = ("inputs", "attrs", "saved", "_node", "_outputs")
+
+    def __init__(self, node):
+        self._node = node
+        self.inputs = node.inputs
+        self.attrs = node.attrs
+        self.saved = node.saved
+        self._outputs = None
+
+    @property
+    def outputs(self):
+        if self._outputs is None:
+            from .tensor import Tensor
+            dev = self.inputs[0].device if self.inputs else None
+            self._outputs = tuple(Tensor._wrap(h, dev) for h in self._node.out_handles)
+        return self._outputs
+
+    @property
+    def out(self):
+        return self.outputs[0]
+
+
+class Gradients:
+    """Gradients of one ``backward()`` call, looked up by the leaf tensor.
+
+    Example:
+        >>> import burn
+        >>> dev = burn.Device.flex().autodiff()
+        >>> w = burn.tensor([1.0, 2.0], device=dev).require_grad()
+        >>> grads = (w * w).sum().backward()
+        >>> assert w.grad(grads).tolist() == [2.0, 4.0]
+    """
+
+    def __init__(self):
+        self._by_id = {}   # id(leaf) -> (leaf, grad)
+
+    def get(self, tensor):
+        """The gradient of ``tensor`` or None if it did not take part."""
+        entry = self._by_id.get(id(tensor))
+        return None if entry is None or entry[0] is not tensor else entry[1]
+
+    def remove(self, tensor):
+        """Remove and return the gradient of ``tensor`` (None if absent)."""
+        entry = self._by_id.pop(id(tensor), None)
+        return None if entry is None else entry[1]
+
+    def _set(self, tensor, grad):
+        self._by_id[id(tensor)] = (tensor, grad)
+
+    def __len__(self):
+        return len(self._by_id)
+
+    def __contains__(self, tensor):
+        return self.get(tensor) is not None
+
+    def items(self):
+        return [(t, g) for t, g in self._by_id.values()]
+
+    def __repr__(self):
+        return f"Gradients({len(self)} tensors)"
+
+
+def _accumulate(store, key, g):
+    old = store.get(key)
+    store[key] = g if old is None else old + g
+
+
+def backward(root, grad=None) -> Gradients:
+    """Differentiate ``root`` with respect to every leaf that requires grad."""
+    from .tensor import Tensor
+    if not root.device.is_autodiff:
+        raise AutodiffError(
+            f"backward: tensor of shape {root.shape} lives on {root.device}, which has autodiff off; "
+            f"create the inputs on device.autodiff() (e.g. burn.Device.flex().autodiff())")
+    if not root.requires_grad:
+        raise AutodiffError(
+            f"backward: tensor of shape {root.shape} does not require grad; no input it depends on "
+            f"was marked with .require_grad()")
+    if grad is None:
+        if root.size != 1:
+            raise AutodiffError(
+                f"backward: tensor of shape {root.shape} is not a scalar; pass the seed gradient "
+                f"explicitly (t.backward(grad)) or reduce it first (t.sum().backward())")
+        from . import ops
+        with no_grad():
+            grad = ops.creation.ones_like(root)
+    else:
+        if not isinstance(grad, Tensor):
+            from . import ops
+            grad = ops.creation.tensor(grad, device=root.device, dtype=root.dtype)
+        if tuple(grad.shape) != tuple(root.shape):
+            raise AutodiffError(f"backward: seed gradient has shape {grad.shape}, tensor has {root.shape}")
+    grads = Gradients()
+    if root._grad is None:   # a leaf
+        grads._set(root, grad)
+        return grads
+    # topological order of GradNodes reachable from root
+    order, seen = [], set()
+    stack = [(root._grad[0], False)]
+    while stack:
+        node, done = stack.pop()
+        if done:
+            order.append(node)
+            continue
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        stack.append((node, True))
+        for t in node.inputs:
+            if t._grad is not None and id(t._grad[0]) not in seen:
+                stack.append((t._grad[0], False))
+    pending = {(id(root._grad[0]), root._grad[1]): grad}
+    with no_grad():
+        for node in reversed(order):
+            n_out = len(node.out_handles)
+            outs = [pending.pop((id(node), k), None) for k in range(n_out)]
+            if all(o is None for o in outs):
+                continue
+            if n_out > 1 and any(o is None for o in outs):
+                from .ops import creation
+                outs = [o if o is not None else creation.zeros(h.shape, dtype=h.dtype, device=node.inputs[0].device)
+                        for o, h in zip(outs, node.out_handles)]
+            in_grads = node.backward_fn(BackwardContext(node), *outs)
+            if not isinstance(in_grads, (tuple, list)):
+                in_grads = (in_grads,)
+            if len(in_grads) != len(node.inputs):
+                raise AutodiffError(
+                    f"backward rule of '{node.prim.name}' returned {len(in_grads)} gradients "
+                    f"for {len(node.inputs)} inputs")
+            for t, g in zip(node.inputs, in_grads):
+                if g is None or not t.requires_grad:
+                    continue
+                if tuple(g.shape) != tuple(t.shape):
+                    raise AutodiffError(
+                        f"backward rule of '{node.prim.name}' returned a gradient of shape {g.shape} "
+                        f"for an input of shape {t.shape}")
+                if g.dtype is not t.dtype and t.dtype.is_inexact:
+                    g = g.astype(t.dtype)
+                if t._grad is None:
+                    old = grads.get(t)
+                    grads._set(t, g if old is None else old + g)
+                else:
+                    _accumulate(pending, (id(t._grad[0]), t._grad[1]), g)
+    return grads

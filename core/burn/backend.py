@@ -1,0 +1,91 @@
+"""The Backend interface: what a backend plugin implements.
+
+A backend is small: a way to move data in and out (numpy at the boundary,
+DLPack where possible), a kernel per primitive op (registered in the
+dispatch registry under the backend's name), and optionally a compiler for
+fused groups of the lazy graph. Everything else (shape checks, broadcasting
+rules, autodiff, planning) lives in core so every backend behaves the same.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .dtypes import DType
+
+__all__ = ["Backend"]
+
+
+class Backend:
+    """Base class of backends. Subclass it in a plugin and register an instance
+    with ``registry.register_backend`` from the ``burn_register_backends`` hook.
+
+    Kernels receive native arrays exactly as the graph holds them (already of
+    the output's broadcast shape where the primitive says so) and keyword
+    attributes; they return a native array.
+
+    Example:
+        >>> import burn
+        >>> be = burn.Device.flex().backend
+        >>> assert be.name == "flex" and isinstance(be, burn.Backend)
+    """
+
+    #: the device kind this backend serves, e.g. "flex"
+    name: str = ""
+    #: does the backend own device memory (pool statistics are meaningful)
+    owns_memory: bool = False
+
+    # -- devices ----------------------------------------------------------
+    def device_indices(self) -> list[int]:
+        """Indices of the devices of this kind that can run here."""
+        return [0]
+
+    def is_accelerator(self, index: int) -> bool:
+        """True for a real accelerator (used by Device.default())."""
+        return False
+
+    def unavailable_reason(self, index: int) -> str | None:
+        """None if device ``index`` can run, else why not (shown to the user)."""
+        return None if index in self.device_indices() else f"no device with index {index}"
+
+    def describe_devices(self) -> list[str]:
+        """Human-readable lines for `burn info`."""
+        return [f"{self.name}:{i}" for i in self.device_indices()]
+
+    # -- data ---------------------------------------------------------------
+    def native_dtype(self, dtype: DType):
+        """The backend's dtype object for a burn DType (or raise DTypeError)."""
+        raise NotImplementedError
+
+    def from_numpy(self, array: np.ndarray, dtype: DType, index: int):
+        """Copy/convert a host array to a native array of ``dtype``."""
+        raise NotImplementedError
+
+    def to_numpy(self, native, index: int) -> np.ndarray:
+        """A host numpy array with the native array's values."""
+        raise NotImplementedError
+
+    def from_dlpack(self, obj, index: int):
+        """Wrap a DLPack-capable object without copying where possible."""
+        return self.from_numpy(np.from_dlpack(obj), None, index)
+
+    def to_dlpack_source(self, native, index: int):
+        """An object with ``__dlpack__`` sharing the native array's memory."""
+        return self.to_numpy(native, index)
+
+    # -- execution ------------------------------------------------------------
+    def compile_group(self, group):
+        """Return a callable running a fused group (see burn.fusion), or None
+        to have core run the group's nodes one kernel at a time."""
+        return None
+
+    def sync(self, index: int) -> None:
+        """Wait until every queued kernel on device ``index`` has finished."""
+
+    # -- memory ---------------------------------------------------------------
+    def memory_stats(self, index: int) -> dict:
+        """Bytes reserved/in use and peaks, and allocation counts."""
+        return {"reserved_bytes": 0, "in_use_bytes": 0, "peak_reserved_bytes": 0,
+                "peak_in_use_bytes": 0, "alloc_count": 0, "free_count": 0}
+
+    def memory_cleanup(self, index: int) -> None:
+        """Release cached memory that no tensor uses."""

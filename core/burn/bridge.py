@@ -1,0 +1,65 @@
+"""Bridge: the type-erased handle between the Tensor API and the backends.
+
+A :class:`Handle` knows its shape, dtype and device graph at once (so every
+check happens at the user's call), and holds either a backend-native array
+(``data``) or the pending graph :class:`Node` that will produce it. Nodes
+reference the *nodes* that produce their inputs, not the handles, so a handle
+the user dropped is recognised at flush time as a temporary that fusion need
+not materialise.
+"""
+from __future__ import annotations
+
+import weakref
+
+__all__ = ["Handle", "Node", "record", "materialized"]
+
+
+class Node:
+    """One pending op of the lazy graph."""
+
+    __slots__ = ("prim", "args", "attrs", "outs", "metas")
+
+    def __init__(self, prim, args, attrs, metas):
+        self.prim = prim
+        self.args = args        # per input: a Handle (materialized) or (Node, out_index)
+        self.attrs = attrs      # dict of hashable attributes
+        self.metas = metas      # tuple of TensorMeta, one per output
+        self.outs = ()          # weakrefs to the output Handles
+
+
+class Handle:
+    """A tensor's value: a native array, or a promise of one from a Node."""
+
+    __slots__ = ("shape", "dtype", "graph", "data", "node", "index", "__weakref__")
+
+    def __init__(self, shape, dtype, graph, data=None, node=None, index=0):
+        self.shape = shape
+        self.dtype = dtype
+        self.graph = graph
+        self.data = data
+        self.node = node
+        self.index = index
+
+    def value(self):
+        """The native array, running the pending graph if needed."""
+        if self.node is not None:
+            self.graph.flush()
+        return self.data
+
+    def as_arg(self):
+        node = self.node
+        return self if node is None else (node, self.index)
+
+
+def materialized(shape, dtype, graph, data) -> Handle:
+    return Handle(shape, dtype, graph, data)
+
+
+def record(graph, prim, handles, attrs, metas):
+    """Append a node computing ``prim`` on ``handles`` to ``graph``; return its
+    output handle(s). ``metas`` were computed (and validated) by the caller."""
+    node = Node(prim, tuple(h.as_arg() for h in handles), attrs, metas)
+    outs = [Handle(m.shape, m.dtype, graph, None, node, i) for i, m in enumerate(metas)]
+    node.outs = tuple(weakref.ref(h) for h in outs)
+    graph.add(node)
+    return outs

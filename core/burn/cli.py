@@ -1,0 +1,71 @@
+"""The ``burn`` command: ``burn info`` lists plugins, backends, devices and extension ops."""
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+def info_text() -> str:
+    """The text ``burn info`` prints.
+
+    Example:
+        >>> import burn.cli
+        >>> assert "plugins:" in burn.cli.info_text()
+    """
+    import burn
+    from burn import plugins
+    from burn.dispatch import registry
+    lines = [f"burn {burn.__version__}", "", "plugins:"]
+    recs = plugins.report()
+    if not recs:
+        lines.append("  (none found in entry point group 'burn.plugins')")
+    for r in recs:
+        lines.append(f"  {r.name:<16} {r.distribution} {r.version}  [{r.status}]  ({r.module})")
+        if r.error:
+            lines.append(f"      error: {r.error}")
+    lines += ["", "backends and devices:"]
+    for name, entry in registry.backends.items():
+        be = registry.try_backend(name)
+        if be is None:
+            err = entry.error
+            lines.append(f"  {name:<8} (plugin {entry.plugin}) unavailable: {type(err).__name__}: {err}")
+            continue
+        try:
+            devs = be.describe_devices()
+            idx = be.device_indices()
+            reason = None if idx else be.unavailable_reason(0)
+        except Exception as e:  # show, don't crash
+            devs, reason = [], f"{type(e).__name__}: {e}"
+        lines.append(f"  {name:<8} (plugin {entry.plugin})" + (f" cannot run: {reason}" if reason else ""))
+        for d in devs:
+            lines.append(f"      {d}")
+    lines += ["", "extension ops (backend: plugin[, priority][, host fallback]; first wins):"]
+    exts = [op for op in registry.ops.values() if getattr(op, "is_extension", False)]
+    if not exts:
+        lines.append("  (none)")
+    for op in sorted(exts, key=lambda o: o.name):
+        parts = []
+        for b in op.backend_names():
+            es = registry.kernel_entries(op.name, b)
+            desc = ", ".join(f"{e.plugin}" + (f" p={e.priority}" if e.priority else "") +
+                             (" host-fallback" if e.host_fallback else "") for e in es)
+            parts.append(f"{b}: {desc}")
+        where = "; ".join(parts) if parts else "reference definition only"
+        lines.append(f"  {op.name:<28} defined by {op.plugin}; kernels: {where}")
+    return "\n".join(lines)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="burn", description="burn for Python")
+    sub = parser.add_subparsers(dest="cmd")
+    sub.add_parser("info", help="plugins, backends, devices and extension ops")
+    args = parser.parse_args(argv)
+    if args.cmd == "info":
+        print(info_text())
+        return 0
+    parser.print_help()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

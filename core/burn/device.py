@@ -1,0 +1,200 @@
+"""Devices: runtime values that select a backend, never a type parameter.
+
+``Device("cuda:1")`` is a plain hashable value; nothing is imported or
+checked until the device is *used* (a tensor is made on it, ``sync()``...),
+and then a missing or unusable backend raises :class:`BackendUnavailable`
+naming the package to install or the reason it cannot run.
+"""
+from __future__ import annotations
+
+import os
+
+from .errors import BackendUnavailable, BurnError
+
+__all__ = ["Device"]
+
+# Which distribution provides each first-party backend, for error messages.
+KNOWN_BACKEND_PACKAGES = {
+    "flex": "burn-flex",
+    "wgpu": "burn-wgpu",
+    "cuda": "burn-cuda[cuda12]",
+}
+
+
+class Device:
+    """A compute device: backend kind, index, and whether autodiff is on.
+
+    Example:
+        >>> import burn
+        >>> d = burn.Device("flex")
+        >>> assert d == burn.Device.flex() and d.index == 0
+        >>> ad = d.autodiff()
+        >>> assert ad.is_autodiff and ad.inner() == d and ad != d
+    """
+
+    __slots__ = ("kind", "index", "is_autodiff", "_hash")
+
+    def __init__(self, spec: str = "flex", index: int | None = None, *, autodiff: bool = False):
+        if isinstance(spec, Device):
+            kind, idx, autodiff = spec.kind, spec.index, spec.is_autodiff or autodiff
+        else:
+            if not isinstance(spec, str) or not spec:
+                raise BurnError(f"Device: expected a string like 'flex', 'wgpu:0' or 'cuda:1', got {spec!r}")
+            kind, _, rest = spec.partition(":")
+            kind = kind.strip().lower()
+            idx = 0
+            if rest:
+                try:
+                    idx = int(rest)
+                except ValueError:
+                    raise BurnError(f"Device: bad index in {spec!r}; write 'kind:index', e.g. 'cuda:1'") from None
+        if index is not None:
+            idx = int(index)
+        if idx < 0:
+            raise BurnError(f"Device: index must be >= 0, got {idx} in {spec!r}")
+        object.__setattr__(self, "kind", kind)
+        object.__setattr__(self, "index", idx)
+        object.__setattr__(self, "is_autodiff", bool(autodiff))
+        object.__setattr__(self, "_hash", hash((kind, idx, bool(autodiff))))
+
+    def __setattr__(self, name, value):
+        raise AttributeError("Device is immutable")
+
+    # -- constructors -------------------------------------------------------
+    @staticmethod
+    def flex() -> "Device":
+        """The numpy CPU device (package burn-flex)."""
+        return Device("flex", 0)
+
+    @staticmethod
+    def wgpu(index: int = 0) -> "Device":
+        """An OpenCL device served by burn-wgpu."""
+        return Device("wgpu", index)
+
+    @staticmethod
+    def cuda(index: int = 0) -> "Device":
+        """An NVIDIA GPU served by burn-cuda."""
+        return Device("cuda", index)
+
+    @staticmethod
+    def default() -> "Device":
+        """The device to use when none is named.
+
+        ``BURN_DEVICE`` (e.g. ``wgpu:0``) wins; else a real accelerator that is
+        installed and present (cuda, then a wgpu GPU); else flex. An OpenCL
+        CPU device is never the default: flex is faster on a CPU.
+
+        Example:
+            >>> import burn
+            >>> assert isinstance(burn.Device.default(), burn.Device)
+        """
+        env = os.environ.get("BURN_DEVICE")
+        if env:
+            return Device(env)
+        from . import dispatch
+        for kind in dispatch.registry.accelerator_preference():
+            be = dispatch.registry.try_backend(kind)
+            if be is None:
+                continue
+            try:
+                for idx in be.device_indices():
+                    if be.is_accelerator(idx):
+                        return Device(kind, idx)
+            except Exception:  # a broken backend must not break default()
+                continue
+        return Device.flex()
+
+    @staticmethod
+    def enumerate() -> list["Device"]:
+        """Every device of every installed backend that can run here.
+
+        Example:
+            >>> import burn
+            >>> assert burn.Device.flex() in burn.Device.enumerate()
+        """
+        from . import dispatch
+        out = []
+        for kind in dispatch.registry.backend_names():
+            be = dispatch.registry.try_backend(kind)
+            if be is None:
+                continue
+            try:
+                out.extend(Device(kind, i) for i in be.device_indices())
+            except Exception:
+                continue
+        return out
+
+    # -- autodiff -----------------------------------------------------------
+    def autodiff(self) -> "Device":
+        """The same device with autodiff enabled for tensors made on it."""
+        return Device(self.kind, self.index, autodiff=True)
+
+    def inner(self) -> "Device":
+        """The same device without autodiff."""
+        return Device(self.kind, self.index, autodiff=False)
+
+    # -- runtime ------------------------------------------------------------
+    @property
+    def backend(self):
+        """The backend object serving this device (resolving plugins on first use)."""
+        from . import dispatch
+        return dispatch.registry.backend_for(self)
+
+    def sync(self) -> None:
+        """Run every pending op of this device and wait for the backend."""
+        from .graph import graph_for
+        graph_for(self).flush()
+        self.backend.sync(self.index)
+
+    def seed(self, seed: int) -> None:
+        """Seed this device's random stream (rand, randn, dropout)."""
+        from .graph import graph_for
+        graph_for(self).seed(int(seed))
+
+    def memory_stats(self) -> dict:
+        """Bytes reserved and in use (and their peaks) and allocation counts."""
+        from .graph import graph_for
+        graph_for(self).flush()
+        return dict(self.backend.memory_stats(self.index))
+
+    def memory_cleanup(self) -> None:
+        """Return cached but unused device memory to the system."""
+        from .graph import graph_for
+        graph_for(self).flush()
+        self.backend.memory_cleanup(self.index)
+
+    # -- value semantics ----------------------------------------------------
+    def __eq__(self, other):
+        if isinstance(other, str):
+            other = Device(other)
+        return (isinstance(other, Device) and self.kind == other.kind
+                and self.index == other.index and self.is_autodiff == other.is_autodiff)
+
+    def __hash__(self):
+        return self._hash
+
+    def __str__(self):
+        return f"{self.kind}:{self.index}" + ("+autodiff" if self.is_autodiff else "")
+
+    def __repr__(self):
+        return f"Device('{self.kind}:{self.index}')" + (".autodiff()" if self.is_autodiff else "")
+
+    def __reduce__(self):
+        return (Device, (self.kind, self.index), None) if not self.is_autodiff else (_ad_device, (self.kind, self.index))
+
+
+def _ad_device(kind, index):
+    return Device(kind, index, autodiff=True)
+
+
+def unavailable(kind: str, reason: str | None = None) -> BackendUnavailable:
+    """The error for a device whose backend cannot be used."""
+    pkg = KNOWN_BACKEND_PACKAGES.get(kind)
+    if reason:
+        return BackendUnavailable(f"device kind '{kind}' cannot run here: {reason}")
+    if pkg:
+        return BackendUnavailable(
+            f"device kind '{kind}' needs its backend package: pip install {pkg}")
+    return BackendUnavailable(
+        f"no installed plugin provides a backend named '{kind}'; install the package that "
+        f"provides it (its entry point must be in group 'burn.plugins'); `burn info` lists what is installed")

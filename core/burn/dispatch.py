@@ -1,0 +1,160 @@
+"""Dispatch: the registry that maps (op, backend) to a kernel.
+
+Backends and kernels arrive from plugins (see :mod:`burn.plugins`). Two
+kernels for the same (op, backend) are resolved by declared priority; equal
+priorities from different plugins are an error at registration that names
+both. Lookups are cached, so the per-op cost of dispatch is one dict get.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+from .errors import PluginError
+
+__all__ = ["Registry", "registry", "KernelEntry"]
+
+
+@dataclass
+class KernelEntry:
+    op: str
+    backend: str
+    fn: Callable
+    priority: int = 0
+    plugin: str = "burn"
+    host_fallback: bool = False    # runs on host memory: listed as such by `burn info`
+
+
+@dataclass
+class BackendEntry:
+    name: str
+    factory: Callable              # () -> Backend, called on first use
+    plugin: str = "burn"
+    instance: object = None
+    error: BaseException | None = None
+
+
+@dataclass
+class Registry:
+    """The process-wide registry of backends, ops and kernels.
+
+    Example:
+        >>> import burn
+        >>> from burn.dispatch import registry
+        >>> assert registry.kernel("add", "flex") is not None
+    """
+
+    backends: dict = field(default_factory=dict)       # name -> BackendEntry
+    kernels: dict = field(default_factory=dict)        # (op, backend) -> [KernelEntry]
+    ops: dict = field(default_factory=dict)            # name -> Primitive / Extension
+    _winner: dict = field(default_factory=dict)        # (op, backend) -> fn cache
+    current_plugin: str = "burn"                       # who is registering right now
+    _resolved: dict = field(default_factory=dict)      # (kind, index) -> Backend
+
+    # -- registration ---------------------------------------------------------
+    def register_backend(self, name: str, factory, *, plugin: str | None = None) -> None:
+        """Make backend ``name`` available; ``factory()`` builds it on first use."""
+        plugin = plugin or self.current_plugin
+        old = self.backends.get(name)
+        if old is not None and old.plugin != plugin:
+            raise PluginError(
+                f"backend '{name}' is registered by both plugin '{old.plugin}' and plugin "
+                f"'{plugin}'; disable one with BURN_PLUGINS_DISABLE={plugin}")
+        self.backends[name] = BackendEntry(name, factory, plugin)
+
+    def register_kernel(self, op: str, backend: str, fn: Callable, *, priority: int = 0,
+                        plugin: str | None = None, host_fallback: bool = False) -> None:
+        """Register ``fn`` as the kernel of ``op`` on ``backend``.
+
+        Example:
+            >>> from burn.dispatch import Registry
+            >>> r = Registry()
+            >>> r.register_kernel("my::op", "flex", lambda x: x, plugin="a")
+            >>> r.register_kernel("my::op", "flex", lambda x: x + 1, plugin="b", priority=1)
+            >>> assert r.kernel("my::op", "flex")(1) == 2
+        """
+        plugin = plugin or self.current_plugin
+        entries = self.kernels.setdefault((op, backend), [])
+        for e in entries:
+            if e.priority == priority and e.plugin != plugin:
+                raise PluginError(
+                    f"kernel tie for op '{op}' on backend '{backend}': plugins '{e.plugin}' and "
+                    f"'{plugin}' both declare priority {priority}; give one a higher priority "
+                    f"or disable one with BURN_PLUGINS_DISABLE")
+        entries[:] = [e for e in entries if not (e.plugin == plugin and e.priority == priority)]
+        entries.append(KernelEntry(op, backend, fn, priority, plugin, host_fallback))
+        entries.sort(key=lambda e: -e.priority)
+        self._winner.pop((op, backend), None)
+
+    def register_op(self, op) -> None:
+        """Declare a primitive or extension op by its unique name."""
+        old = self.ops.get(op.name)
+        if old is not None and old is not op:
+            raise PluginError(f"op '{op.name}' is already defined (by {getattr(old, 'plugin', 'burn')}); "
+                              f"op names are unique, use a 'namespace::name' of your own")
+        self.ops[op.name] = op
+
+    # -- lookup ---------------------------------------------------------------
+    def kernel(self, op: str, backend: str):
+        """The winning kernel of ``op`` on ``backend``, or None."""
+        try:
+            return self._winner[(op, backend)]
+        except KeyError:
+            pass
+        entries = self.kernels.get((op, backend))
+        fn = entries[0].fn if entries else None
+        if fn is not None:
+            self._winner[(op, backend)] = fn
+        return fn
+
+    def kernel_entries(self, op: str, backend: str) -> list[KernelEntry]:
+        return list(self.kernels.get((op, backend), ()))
+
+    def backend_names(self) -> list[str]:
+        from . import plugins
+        plugins.ensure_loaded()
+        return list(self.backends)
+
+    def accelerator_preference(self) -> list[str]:
+        names = self.backend_names()
+        first = [n for n in ("cuda", "wgpu") if n in names]
+        return first + [n for n in names if n not in first and n != "flex"]
+
+    def try_backend(self, name: str):
+        """The backend instance, or None if it is missing or failed to start."""
+        from . import plugins
+        plugins.ensure_loaded()
+        entry = self.backends.get(name)
+        if entry is None:
+            return None
+        if entry.instance is None and entry.error is None:
+            try:
+                entry.instance = entry.factory()
+            except Exception as e:  # isolated: reported when the device is used
+                entry.error = e
+        return entry.instance
+
+    def backend_for(self, device):
+        """The backend serving ``device``, or raise BackendUnavailable."""
+        be = self._resolved.get((device.kind, device.index))
+        if be is not None:
+            return be
+        from .device import unavailable
+        from . import plugins
+        be = self.try_backend(device.kind)
+        if be is None:
+            entry = self.backends.get(device.kind)
+            if entry is not None and entry.error is not None:
+                raise unavailable(device.kind, f"{type(entry.error).__name__}: {entry.error}") from entry.error
+            failure = plugins.failure_for_backend(device.kind)
+            if failure:
+                raise unavailable(device.kind, failure)
+            raise unavailable(device.kind)
+        reason = be.unavailable_reason(device.index)
+        if reason:
+            raise unavailable(f"{device.kind}:{device.index}", reason)
+        self._resolved[(device.kind, device.index)] = be
+        return be
+
+
+registry = Registry()

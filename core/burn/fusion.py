@@ -1,0 +1,431 @@
+"""The fusion planner: turns a flushed run of graph nodes into kernel launches.
+
+Groups, in graph order:
+
+* **element-wise**: consecutive element-wise nodes with the same output shape
+  (inputs may broadcast into it);
+* **reduce**: an element-wise group closed by a reduction of its result
+  (the group is the reduction's prologue);
+* **matmul**: a matmul followed by element-wise nodes that consume its result
+  (the epilogue: bias, activation, residual).
+
+Everything else is a boundary and runs as one kernel: movement ops, ops of
+another output shape, and extension ops unless they opt in to fusion. The
+backend is offered each group (``Backend.compile_group``); if it declines,
+the group's nodes run one kernel each. Plans are cached by the structure of
+the flushed graph (ops, static attributes, input shapes/dtypes, which outputs
+are still held), so a repeated training step is planned once.
+
+``burn.fusion.explain(*tensors)`` shows the groups the pending work of those
+tensors' devices would be planned into, and why each boundary was placed;
+``BURN_FUSION_EXPLAIN=1`` prints every new plan.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+from .primitives import ELEMENTWISE, MATMUL, REDUCE
+
+__all__ = ["FusedGroup", "Plan", "explain", "Explanation", "plan_cache_info", "clear_plan_cache"]
+
+_PLAN_CACHE: dict = {}
+_GROUP_CACHE: dict = {}
+_MAX_CACHED_PLANS = 4096
+_STATS = {"hits": 0, "misses": 0, "uncacheable": 0}
+
+
+@dataclass
+class FusedGroup:
+    """A group offered to ``Backend.compile_group``.
+
+    ``ops`` lists ``(op_name, attrs, args)`` in order, where each arg is
+    ``("in", k)`` (the k-th group input) or ``("op", j)`` (the result of op j).
+    ``outputs`` lists the op indices whose results leave the group.
+    """
+    kind: str
+    ops: list
+    input_metas: list
+    outputs: list
+    output_metas: list
+
+    def key(self):
+        return (self.kind, tuple((n, _attrs_key(a), tuple(args)) for n, a, args in self.ops),
+                tuple((tuple(m.shape), m.dtype.name) for m in self.input_metas), tuple(self.outputs))
+
+
+@dataclass
+class PlannedGroup:
+    kind: str
+    positions: list                # node positions in the flushed list
+    reason: str = ""               # why the group ended
+    compiled: bool = False
+
+
+def _attrs_key(attrs):
+    # attributes whose name starts with "_" vary per call (e.g. random keys) and
+    # are read from the node at run time, so they are not part of the structure
+    return tuple((k, v) for k, v in attrs.items() if k[0] != "_")
+
+
+def _structure_key(nodes):
+    pos = {}
+    parts = []
+    ext_shapes = []
+    ext_ids = {}
+    for i, n in enumerate(nodes):
+        pos[id(n)] = i
+        args = []
+        for a in n.args:
+            if type(a) is tuple:
+                args.append(pos[id(a[0])] * 16 + a[1])
+            else:
+                # the same handle read twice must map to one slot in a cached plan
+                e = ext_ids.setdefault(id(a), len(ext_ids))
+                args.append(-1 - e)
+                ext_shapes.append((a.shape, a.dtype))
+        needed = 0
+        for k, w in enumerate(n.outs):
+            if w() is not None:
+                needed |= 1 << k
+        parts.append((n.prim.name, _attrs_key(n.attrs), tuple(args), needed))
+    return tuple(parts), tuple(ext_shapes), pos
+
+
+def _is_elementwise(prim):
+    return prim.kind == ELEMENTWISE and prim.n_out == 1
+
+
+def plan_groups(nodes, pos=None, positions=None):
+    """Split nodes (those at ``positions``, default all) into PlannedGroups;
+    single nodes are groups of kind 'single'."""
+    if pos is None:
+        pos = {id(n): i for i, n in enumerate(nodes)}
+    if positions is None:
+        positions = range(len(nodes))
+    groups: list[PlannedGroup] = []
+    cur: PlannedGroup | None = None
+    cur_shape = None
+    members: set = set()
+
+    def depends_on_group(n):
+        return any(type(a) is tuple and pos[id(a[0])] in members for a in n.args)
+
+    def close(reason):
+        nonlocal cur, members
+        if cur is not None:
+            cur.reason = reason
+            if len(cur.positions) == 1 and cur.kind != "single":
+                cur.kind = "single" if cur.kind != MATMUL else MATMUL
+            groups.append(cur)
+        cur = None
+        members = set()
+
+    for i in positions:
+        n = nodes[i]
+        prim = n.prim
+        name = prim.name
+        if _is_elementwise(prim):
+            shape = n.metas[0].shape
+            if cur is not None and cur.kind in (ELEMENTWISE, MATMUL) and cur_shape == shape:
+                if cur.kind == ELEMENTWISE or depends_on_group(n):
+                    cur.positions.append(i)
+                    members.add(i)
+                    continue
+                close(f"'{name}' does not consume the matmul result, so it is not part of its epilogue")
+            elif cur is not None:
+                close(f"'{name}' has output shape {shape}, the group has {cur_shape}"
+                      if cur.kind in (ELEMENTWISE, MATMUL) else f"'{name}' starts a new group")
+            cur = PlannedGroup(ELEMENTWISE, [i])
+            cur_shape = shape
+            members = {i}
+        elif prim.kind == REDUCE and cur is not None and cur.kind == ELEMENTWISE and depends_on_group(n):
+            cur.positions.append(i)
+            cur.kind = REDUCE
+            close(f"reduction '{name}' closes its element-wise prologue")
+        elif prim.kind == MATMUL:
+            close(f"'{name}' starts a matmul group")
+            cur = PlannedGroup(MATMUL, [i])
+            cur_shape = n.metas[0].shape
+            members = {i}
+        else:
+            if prim.kind == REDUCE:
+                why = f"reduction '{name}' has no element-wise prologue in the open group"
+            elif getattr(prim, "is_extension", False):
+                why = f"extension op '{name}' is an opaque boundary (it did not opt in to fusion)"
+            else:
+                why = f"'{name}' is a {prim.kind} op, a boundary for fusion"
+            close(why)
+            groups.append(PlannedGroup("single", [i], why))
+    close("end of the flushed graph")
+    return groups
+
+
+def _make_fused_group(kind, positions, nodes, pos, needed_outside):
+    local = {p: j for j, p in enumerate(positions)}
+    inputs, input_metas, input_ids = [], [], {}
+    ops = []
+    for p in positions:
+        n = nodes[p]
+        args = []
+        for a in n.args:
+            if type(a) is tuple and pos[id(a[0])] in local:
+                args.append(("op", local[pos[id(a[0])]]))
+            else:
+                ident = (pos[id(a[0])], a[1]) if type(a) is tuple else ("h", id(a))
+                if ident not in input_ids:
+                    input_ids[ident] = len(inputs)
+                    inputs.append(ident)
+                    src = nodes[ident[0]].metas[ident[1]] if type(a) is tuple else a
+                    input_metas.append(src)
+                args.append(("in", input_ids[ident]))
+        ops.append((n.prim.name, n.attrs, args))
+    outputs = [local[p] for p in positions if p in needed_outside]
+    group = FusedGroup(kind, ops, input_metas, outputs, [nodes[positions[j]].metas[0] for j in outputs])
+    return group, inputs
+
+
+class Plan:
+    """An executable plan: a list of steps over a slot environment."""
+
+    __slots__ = ("steps", "n_slots", "ext_slots", "results", "groups")
+
+    def __init__(self):
+        self.steps = []        # (fn, node_pos or None, in_slots, out_slots, free_slots)
+        self.ext_slots = []    # slot per external arg, in structure-key order
+        self.results = []      # (node_pos, out_index, slot) for outputs someone holds
+        self.n_slots = 0
+        self.groups = []
+
+    def run(self, nodes, externals, index):
+        env = [None] * self.n_slots
+        for slot, h in zip(self.ext_slots, externals):
+            env[slot] = h.data
+        for fn, npos, ins, outs, frees in self.steps:
+            args = [env[s] for s in ins]
+            if npos is None:
+                res = fn(*args)
+            else:
+                res = fn(*args, **nodes[npos].attrs)
+            if len(outs) == 1:
+                env[outs[0]] = res if not isinstance(res, (tuple, list)) else res[0]
+            else:
+                for s, r in zip(outs, res):
+                    env[s] = r
+            for s in frees:
+                env[s] = None
+        for npos, k, slot in self.results:
+            h = nodes[npos].outs[k]()
+            if h is not None:
+                h.data = env[slot]
+                h.node = None
+
+
+def _live_nodes(nodes, pos):
+    """Positions of nodes whose results are held or feed a live node (dead-code elimination)."""
+    live = [False] * len(nodes)
+    for i in range(len(nodes) - 1, -1, -1):
+        n = nodes[i]
+        if not live[i]:
+            for w in n.outs:
+                if w() is not None:
+                    live[i] = True
+                    break
+        if live[i]:
+            for a in n.args:
+                if type(a) is tuple:
+                    live[pos[id(a[0])]] = True
+    return live
+
+
+def _build_plan(nodes, pos, backend):
+    from .dispatch import registry
+    plan = Plan()
+    slots = {}               # (node_pos, out_idx) or ("h", id) -> slot
+    ext_order = []
+
+    def slot_for(key):
+        s = slots.get(key)
+        if s is None:
+            s = slots[key] = plan.n_slots
+            plan.n_slots += 1
+        return s
+
+    for i, n in enumerate(nodes):
+        for a in n.args:
+            if type(a) is not tuple:
+                k = ("h", id(a))
+                ext_order.append(k)
+    # externals are listed per argument occurrence, matching _collect_externals
+    plan.ext_slots = [slot_for(k) for k in ext_order]
+
+    consumers_outside = {}   # (node_pos, k) -> set of group ids consuming it
+    live = _live_nodes(nodes, pos)
+    groups = plan_groups(nodes, pos, [i for i in range(len(nodes)) if live[i]])
+    plan.groups = groups
+    group_of = {}
+    for gi, g in enumerate(groups):
+        for p in g.positions:
+            group_of[p] = gi
+    held = set()
+    for i, n in enumerate(nodes):
+        if not live[i]:
+            continue
+        for k, w in enumerate(n.outs):
+            if w() is not None:
+                held.add((i, k))
+        for a in n.args:
+            if type(a) is tuple:
+                consumers_outside.setdefault((pos[id(a[0])], a[1]), set()).add(group_of[i])
+
+    last_use = {}
+    raw_steps = []
+    for gi, g in enumerate(groups):
+        compiled = None
+        if g.kind != "single" and len(g.positions) > 1:
+            needed_outside = set()
+            for p in g.positions:
+                if (p, 0) in held or any(c != gi for c in consumers_outside.get((p, 0), ())):
+                    needed_outside.add(p)
+            fg, inputs = _make_fused_group(g.kind, g.positions, nodes, pos, needed_outside)
+            try:
+                gkey = (backend.name, fg.key())
+                compiled = _GROUP_CACHE.get(gkey)
+                if compiled is None:
+                    compiled = backend.compile_group(fg)
+                    if compiled is not None:
+                        _GROUP_CACHE[gkey] = compiled
+            except TypeError:      # unhashable attrs: compile without caching
+                compiled = backend.compile_group(fg)
+            if compiled is not None:
+                g.compiled = True
+                ins = [slot_for(ident) for ident in inputs]
+                outs = [slot_for((g.positions[j], 0)) for j in fg.outputs]
+                raw_steps.append((compiled, None, ins, outs))
+                continue
+        for p in g.positions:
+            n = nodes[p]
+            fn = registry.kernel(n.prim.name, backend.name)
+            if fn is None:
+                from .errors import BackendUnavailable
+                raise BackendUnavailable(f"backend '{backend.name}' has no kernel for op '{n.prim.name}'")
+            if getattr(n.prim, "is_extension", False):
+                fn = n.prim.adapt(fn)
+            ins = [slot_for((pos[id(a[0])], a[1]) if type(a) is tuple else ("h", id(a))) for a in n.args]
+            outs = [slot_for((p, k)) for k in range(len(n.metas))]
+            raw_steps.append((fn, p, ins, outs))
+    for si, (_, _, ins, _) in enumerate(raw_steps):
+        for s in ins:
+            last_use[s] = si
+    held_slots = {slots[(p, k)] for (p, k) in held if (p, k) in slots}
+    frees_at = {}
+    for s, si in last_use.items():
+        if s not in held_slots:
+            frees_at.setdefault(si, []).append(s)
+    plan.steps = [(fn, npos, ins, outs, frees_at.get(si, ())) for si, (fn, npos, ins, outs) in enumerate(raw_steps)]
+    plan.results = [(p, k, slots[(p, k)]) for (p, k) in sorted(held) if (p, k) in slots]
+    if os.environ.get("BURN_FUSION_EXPLAIN"):
+        print(_format_groups(groups, nodes), flush=True)
+    return plan
+
+
+def _collect_externals(nodes):
+    return [a for n in nodes for a in n.args if type(a) is not tuple]
+
+
+def get_plan(nodes, backend):
+    """The (cached) plan for these nodes and the external handles it reads."""
+    key, _, pos = _structure_key(nodes)
+    externals = _collect_externals(nodes)
+    full_key = (backend.name, key, tuple((tuple(h.shape), h.dtype.name) for h in externals))
+    try:
+        plan = _PLAN_CACHE.get(full_key)
+    except TypeError:
+        _STATS["uncacheable"] += 1
+        return _build_plan(nodes, pos, backend), externals
+    if plan is None:
+        _STATS["misses"] += 1
+        plan = _build_plan(nodes, pos, backend)
+        if len(_PLAN_CACHE) >= _MAX_CACHED_PLANS:
+            _PLAN_CACHE.clear()
+        _PLAN_CACHE[full_key] = plan
+    else:
+        _STATS["hits"] += 1
+    return plan, externals
+
+
+def plan_cache_info() -> dict:
+    """Plan-cache hits/misses, e.g. to check a training loop is planned once.
+
+    Example:
+        >>> import burn
+        >>> info = burn.fusion.plan_cache_info()
+        >>> assert {"hits", "misses", "size"} <= set(info)
+    """
+    return dict(_STATS, size=len(_PLAN_CACHE))
+
+
+def clear_plan_cache() -> None:
+    """Forget cached plans and compiled groups."""
+    _PLAN_CACHE.clear()
+    _GROUP_CACHE.clear()
+
+
+def _format_groups(groups, nodes):
+    lines = []
+    for gi, g in enumerate(groups):
+        ops = " -> ".join(nodes[p].prim.name for p in g.positions)
+        tag = g.kind if g.kind != "single" else "kernel"
+        lines.append(f"[{gi}] {tag}: {ops}")
+        lines.append(f"     boundary: {g.reason}")
+    return "\n".join(lines)
+
+
+@dataclass
+class Explanation:
+    """What fusion would do with the pending work: ``groups`` is a list of
+    ``(kind, [op names], boundary reason)``; ``str()`` renders it."""
+    groups: list = field(default_factory=list)
+    text: str = ""
+
+    def __str__(self):
+        return self.text or "(nothing pending)"
+
+    __repr__ = __str__
+
+
+def explain(*tensors, device=None) -> Explanation:
+    """Explain how the pending (not yet executed) work would be fused.
+
+    Example:
+        >>> import burn
+        >>> x = burn.ones((4, 4))
+        >>> y = (x * 2 + 1).exp()
+        >>> ex = burn.fusion.explain(y)
+        >>> assert ex.groups[0][0] == "elementwise" and ex.groups[0][1][-3:] == ["mul", "add", "exp"]
+    """
+    from .graph import graph_for
+    graphs = []
+    for t in tensors:
+        g = t._h.graph
+        if g not in graphs:
+            graphs.append(g)
+    if device is not None:
+        graphs.append(graph_for(device))
+    if not tensors and device is None:
+        from .device import Device
+        graphs.append(graph_for(Device.default()))
+    out = Explanation()
+    texts = []
+    for g in graphs:
+        nodes = list(g.pending)
+        if not nodes:
+            continue
+        pos = {id(n): i for i, n in enumerate(nodes)}
+        live = _live_nodes(nodes, pos)
+        groups = plan_groups(nodes, pos, [i for i in range(len(nodes)) if live[i]])
+        out.groups.extend((gr.kind if gr.kind != "single" else "kernel",
+                           [nodes[p].prim.name for p in gr.positions], gr.reason) for gr in groups)
+        texts.append(f"device {g.kind}:{g.index}, {len(nodes)} pending ops\n" + _format_groups(groups, nodes))
+    out.text = "\n".join(texts)
+    return out

@@ -1,0 +1,82 @@
+"""The lazy graph: one per device, flushed on read, on sync(), or when it grows.
+
+Ops append nodes to their device's :class:`LazyGraph`; nothing runs until a
+value is needed. A flush hands the pending nodes to the fusion planner
+(:mod:`burn.fusion`), whose plan is cached by the graph's structure, so a
+training step that repeats is planned once.
+"""
+from __future__ import annotations
+
+import os
+import threading
+
+from .fusion import get_plan
+
+__all__ = ["LazyGraph", "graph_for"]
+
+# Past this many pending nodes a flush happens at record time, bounding the
+# memory held by pending temporaries and the cost of planning one flush.
+DEFAULT_MAX_PENDING = int(os.environ.get("BURN_MAX_PENDING", "4096"))
+
+
+class LazyGraph:
+    """Pending work of one physical device (shared by its autodiff twin)."""
+
+    __slots__ = ("kind", "index", "backend", "pending", "max_pending", "rng_seed", "rng_counter",
+                 "flushes", "lock")
+
+    def __init__(self, kind: str, index: int, backend):
+        self.kind = kind
+        self.index = index
+        self.backend = backend
+        self.pending = []
+        self.max_pending = DEFAULT_MAX_PENDING
+        self.rng_seed = int.from_bytes(os.urandom(4), "little")
+        self.rng_counter = 0
+        self.flushes = 0
+        self.lock = threading.RLock()
+
+    def add(self, node) -> None:
+        self.pending.append(node)
+        if len(self.pending) >= self.max_pending:
+            self.flush()
+
+    def seed(self, seed: int) -> None:
+        self.flush()
+        self.rng_seed = seed
+        self.rng_counter = 0
+
+    def next_key(self) -> tuple[int, int]:
+        """A fresh (seed, counter) pair for one random op: streams are
+        reproducible after seed() and independent of when flushes happen."""
+        self.rng_counter += 1
+        return (self.rng_seed, self.rng_counter)
+
+    def flush(self) -> None:
+        """Run every pending node; materialize the outputs someone still holds."""
+        with self.lock:
+            nodes = self.pending
+            if not nodes:
+                return
+            self.pending = []
+            self.flushes += 1
+            plan, externals = get_plan(nodes, self.backend)
+            plan.run(nodes, externals, self.index)
+
+
+_GRAPHS: dict = {}
+
+
+def graph_for(device) -> LazyGraph:
+    """The lazy graph of ``device`` (autodiff and plain twins share it)."""
+    key = (device.kind, device.index)
+    g = _GRAPHS.get(key)
+    if g is None:
+        g = _GRAPHS[key] = LazyGraph(device.kind, device.index, device.backend)
+    return g
+
+
+def flush_all() -> None:
+    """Flush every device's pending work (used before transfers between devices)."""
+    for g in list(_GRAPHS.values()):
+        g.flush()

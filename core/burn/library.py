@@ -1,0 +1,174 @@
+"""``burn.backend_extension``: new ops with a kernel per backend, usable anywhere.
+
+An extension op is declared by its reference definition (burn ops; used
+where no kernel is registered for the device's backend, and for autodiff
+unless a ``.backward`` rule is given), a ``.meta`` rule (output shapes and
+dtypes, run eagerly at the call), and any number of ``.kernel(backend)``
+implementations, which receive native arrays exactly as given and
+non-tensor arguments unchanged.
+
+In the lazy graph an extension is an opaque fusion boundary unless it is
+declared ``elementwise=True``, in which case a backend may fuse it with its
+neighbours (flex calls its kernel on chunks of the fused loop).
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+from .autodiff import enable_grad
+from .dispatch import registry
+from .errors import BurnError, ShapeError
+from .primitives import ELEMENTWISE, OPAQUE, TensorMeta
+from .tensor import Tensor, apply
+
+__all__ = ["backend_extension", "Extension"]
+
+
+def _fill(template, natives):
+    """Rebuild positional arguments: ``None`` slots of template take natives in order."""
+    it = iter(natives)
+    return [next(it) if slot is _TENSOR else slot for slot in template]
+
+
+class _TensorSlot:
+    __slots__ = ()
+
+    def __repr__(self):
+        return "<tensor>"
+
+
+_TENSOR = _TensorSlot()
+
+
+class Extension:
+    """An op declared with :func:`backend_extension` (see there)."""
+
+    is_extension = True
+
+    def __init__(self, name: str, reference: Callable, *, elementwise: bool = False, n_out: int = 1):
+        if "::" not in name:
+            raise BurnError(f"backend_extension: op name {name!r} must be 'namespace::name'")
+        self.name = name
+        self.reference = reference
+        self.kind = ELEMENTWISE if elementwise else OPAQUE
+        self.n_out = n_out
+        self.differentiable = True
+        self._meta = None
+        self._backward = None
+        self.templates: dict = {}
+        self.plugin = registry.current_plugin
+        self.__doc__ = reference.__doc__
+        self.__name__ = getattr(reference, "__name__", name)
+        self.__wrapped__ = reference
+        registry.register_op(self)
+
+    # -- declaration decorators ----------------------------------------------
+    def meta(self, fn: Callable) -> Callable:
+        """Declare the output TensorMeta rule (receives TensorMeta per tensor argument)."""
+        self._meta = fn
+        return fn
+
+    def kernel(self, backend: str, *, priority: int = 0, host_fallback: bool = False):
+        """Register a kernel of this op for ``backend`` (decorator)."""
+        def deco(fn):
+            registry.register_kernel(self.name, backend, fn, priority=priority, host_fallback=host_fallback)
+            return fn
+        return deco
+
+    def backward(self, fn: Callable) -> Callable:
+        """Declare ``fn(ctx, *grad_outputs) -> one gradient per tensor input``."""
+        self._backward = fn
+        return fn
+
+    def template(self, backend: str):
+        """Register a code template used when ``backend`` fuses this element-wise op."""
+        def deco(obj):
+            self.templates[backend] = obj
+            return obj
+        return deco
+
+    # -- used by the planner and autodiff ----------------------------------------
+    def adapt(self, fn: Callable) -> Callable:
+        def run(*natives, template, kwargs):
+            return fn(*_fill(template, natives), **dict(kwargs))
+        return run
+
+    def backend_names(self) -> list[str]:
+        return sorted(b for (op, b) in registry.kernels if op == self.name)
+
+    def _vjp_reference(self, ctx, *grads):
+        """Differentiate through the reference definition (no .backward given)."""
+        template, kwargs = ctx.attrs["template"], dict(ctx.attrs["kwargs"])
+        with enable_grad():
+            leaves = [t.detach().require_grad() if t.dtype.is_inexact else t.detach() for t in ctx.inputs]
+            out = self.reference(*_fill(template, leaves), **kwargs)
+            outs = out if isinstance(out, tuple) else (out,)
+            total = None
+            for o, g in zip(outs, grads):
+                if g is None or not o.requires_grad:
+                    continue
+                term = (o * g).sum()
+                total = term if total is None else total + term
+            if total is None:
+                return (None,) * len(leaves)
+            gr = total.backward()
+        return tuple(gr.get(t) if t.requires_grad else None for t in leaves)
+
+    def _backward_rule(self, ctx, *grads):
+        if self._backward is not None:
+            return self._backward(ctx, *grads)
+        return self._vjp_reference(ctx, *grads)
+
+    # -- call ------------------------------------------------------------------------
+    def __call__(self, *args, **kwargs):
+        from . import plugins
+        plugins.ensure_loaded()
+        tensors = [a for a in args if isinstance(a, Tensor)]
+        if not tensors:
+            raise BurnError(f"{self.name}: needs at least one tensor argument")
+        dev = tensors[0].device
+        fn = registry.kernel(self.name, dev.backend.name)
+        if fn is None or self._meta is None:
+            # no kernel for this backend: the reference definition runs as burn ops
+            return self.reference(*args, **kwargs)
+        template = tuple(_TENSOR if isinstance(a, Tensor) else a for a in args)
+        metas_in = [TensorMeta(t.shape, t.dtype, t.device) for t in tensors]
+        m = self._meta(*_fill(template, metas_in), **kwargs)
+        metas = tuple(m) if isinstance(m, (tuple, list)) else (m,)
+        for x in metas:
+            if not isinstance(x, TensorMeta):
+                raise ShapeError(f"{self.name}: .meta must return TensorMeta, got {type(x).__name__}")
+        if len(metas) != self.n_out:
+            self.n_out = len(metas)
+        metas = tuple(TensorMeta(tuple(x.shape), x.dtype) for x in metas)
+        attrs = {"template": template, "kwargs": tuple(sorted(kwargs.items()))}
+        return apply(self, tuple(tensors), attrs, metas)
+
+    @property
+    def backward_fn(self):
+        return self._backward_rule
+
+    def __repr__(self):
+        return f"<backend_extension {self.name}>"
+
+
+def backend_extension(name: str, *, elementwise: bool = False) -> Callable[[Callable], Extension]:
+    """Declare a new op with per-backend kernels; decorate its reference definition.
+
+    Example:
+        >>> import burn
+        >>> @burn.backend_extension("doc::scaled_add")
+        ... def scaled_add(a, b, alpha):
+        ...     return a + b * alpha
+        >>> @scaled_add.meta
+        ... def _(a, b, alpha):
+        ...     return burn.TensorMeta(a.shape, a.dtype)
+        >>> @scaled_add.kernel("flex")
+        ... def _(a, b, alpha):
+        ...     return a + b * alpha
+        >>> x = burn.ones((2,))
+        >>> assert scaled_add(x, x, 2.0).tolist() == [3.0, 3.0]
+    """
+    def deco(reference):
+        return Extension(name, reference, elementwise=elementwise)
+    return deco

@@ -1,0 +1,2 @@
+"""The primitive and composite ops of burn, one module per family."""
+from . import creation, elementwise, reduction, movement, linear  # noqa: F401

@@ -1,0 +1,444 @@
+"""Element-wise primitives: forward meta rule and backward rule side by side.
+
+Binary ops cast both operands to their common dtype (recorded as explicit
+``cast`` nodes) before the primitive, so every backend kernel sees operands
+of one dtype and only numpy broadcasting between them.
+"""
+from __future__ import annotations
+
+import math
+
+from .. import dtypes as dt
+from ..errors import DTypeError, describe
+from ..primitives import ELEMENTWISE, TensorMeta, primitive
+from ..tensor import Tensor, apply
+from ._util import broadcast_shapes, scalar_dtype
+
+__all__ = [
+    "astype", "neg", "abs", "sign", "exp", "expm1", "log", "log1p", "log2", "log10", "sqrt", "rsqrt",
+    "square", "sin", "cos", "tan", "tanh", "sigmoid", "relu", "gelu", "silu", "erf", "floor", "ceil",
+    "round", "trunc", "reciprocal", "clip", "isnan", "isinf", "isfinite", "logical_not", "positive",
+    "add", "subtract", "multiply", "divide", "pow", "maximum", "minimum", "remainder", "floor_divide",
+    "equal", "not_equal", "less", "less_equal", "greater", "greater_equal", "logical_and",
+    "logical_or", "logical_xor", "where", "sub", "mul", "div", "eq", "ne", "lt", "le", "gt", "ge",
+    "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "atan2", "real", "imag",
+    "conj", "angle", "nan_to_num", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_invert",
+    "copysign", "hypot", "logaddexp", "signbit", "square", "softplus",
+]
+
+
+def _unbroadcast(g: Tensor, shape) -> Tensor:
+    """Sum ``g`` down to ``shape`` (the adjoint of numpy broadcasting)."""
+    if g.shape == tuple(shape):
+        return g
+    from .reduction import sum as _sum
+    lead = g.ndim - len(shape)
+    axes = tuple(range(lead)) + tuple(i + lead for i, s in enumerate(shape) if s == 1 and g.shape[i + lead] != 1)
+    r = _sum(g, axis=axes, keepdims=True) if axes else g
+    return r.reshape(tuple(shape))
+
+
+# -- cast ------------------------------------------------------------------------
+
+def _cast_meta(x, *, dtype):
+    return TensorMeta(x.shape, dtype)
+
+
+def _cast_backward(ctx, g):
+    x = ctx.inputs[0]
+    return (g.astype(x.dtype) if x.dtype.is_inexact else None,)
+
+
+cast_p = primitive("cast", ELEMENTWISE, _cast_meta)
+cast_p.backward = _cast_backward
+
+
+def astype(x, dtype, /, *, copy=True) -> Tensor:
+    """``x`` converted to ``dtype`` (Array API ``astype``).
+
+    Example:
+        >>> import burn
+        >>> assert burn.astype(burn.tensor([1.7]), burn.int32).tolist() == [1]
+    """
+    d = dt.as_dtype(dtype)
+    if d is x.dtype:
+        return x if not copy else apply(cast_p, (x,), {"dtype": d})
+    return apply(cast_p, (x,), {"dtype": d})
+
+
+# -- unary -------------------------------------------------------------------------
+
+def _same(d):
+    return d
+
+
+def _to_float(d):
+    return d if d.is_inexact else dt.default_float
+
+
+def _to_bool(d):
+    return dt.bool_
+
+
+def _unary(name, backward, *, rule=_same, floats=False, allow_bool=False, doc=""):
+    def meta(x):
+        if x.dtype.is_bool and not allow_bool:
+            raise DTypeError(f"{name}: not defined for bool tensors ({describe(x)}); cast with .astype() first")
+        return TensorMeta(x.shape, rule(x.dtype))
+    p = primitive(name, ELEMENTWISE, meta, differentiable=backward is not None)
+    p.backward = backward
+
+    def fn(x, /):
+        if not isinstance(x, Tensor):
+            from .creation import tensor
+            x = tensor(x)
+        if floats and not x.dtype.is_inexact:
+            x = astype(x, dt.default_float)
+        return apply(p, (x,))
+    fn.__name__ = name
+    fn.__qualname__ = name
+    fn.__doc__ = doc or f"Element-wise ``{name}``.\n\n    Example:\n        >>> import burn\n        >>> y = burn.{name}(burn.tensor([0.5, 1.0]))\n        >>> assert y.shape == (2,)\n    "
+    fn.prim = p
+    return fn
+
+
+def _zero_grad(ctx, g):
+    return (None,)
+
+
+neg = _unary("neg", lambda c, g: (-g,))
+positive = _unary("positive", lambda c, g: (g,))
+abs = _unary("abs", lambda c, g: (g * sign(c.inputs[0]),))
+sign = _unary("sign", _zero_grad)
+exp = _unary("exp", lambda c, g: (g * c.out,), floats=True)
+expm1 = _unary("expm1", lambda c, g: (g * (c.out + 1),), floats=True)
+log = _unary("log", lambda c, g: (g / c.inputs[0],), floats=True)
+log1p = _unary("log1p", lambda c, g: (g / (c.inputs[0] + 1),), floats=True)
+log2 = _unary("log2", lambda c, g: (g / (c.inputs[0] * math.log(2.0)),), floats=True)
+log10 = _unary("log10", lambda c, g: (g / (c.inputs[0] * math.log(10.0)),), floats=True)
+sqrt = _unary("sqrt", lambda c, g: (g / (c.out * 2),), floats=True)
+rsqrt = _unary("rsqrt", lambda c, g: (g * (c.out * c.out * c.out) * -0.5,), floats=True)
+square = _unary("square", lambda c, g: (g * c.inputs[0] * 2,))
+sin = _unary("sin", lambda c, g: (g * cos(c.inputs[0]),), floats=True)
+cos = _unary("cos", lambda c, g: (-(g * sin(c.inputs[0])),), floats=True)
+tan = _unary("tan", lambda c, g: (g * (c.out * c.out + 1),), floats=True)
+asin = _unary("asin", lambda c, g: (g * rsqrt(1 - c.inputs[0] * c.inputs[0]),), floats=True)
+acos = _unary("acos", lambda c, g: (-(g * rsqrt(1 - c.inputs[0] * c.inputs[0])),), floats=True)
+atan = _unary("atan", lambda c, g: (g / (c.inputs[0] * c.inputs[0] + 1),), floats=True)
+sinh = _unary("sinh", lambda c, g: (g * cosh(c.inputs[0]),), floats=True)
+cosh = _unary("cosh", lambda c, g: (g * sinh(c.inputs[0]),), floats=True)
+tanh = _unary("tanh", lambda c, g: (g * (1 - c.out * c.out),), floats=True)
+asinh = _unary("asinh", lambda c, g: (g * rsqrt(c.inputs[0] * c.inputs[0] + 1),), floats=True)
+acosh = _unary("acosh", lambda c, g: (g * rsqrt(c.inputs[0] * c.inputs[0] - 1),), floats=True)
+atanh = _unary("atanh", lambda c, g: (g / (1 - c.inputs[0] * c.inputs[0]),), floats=True)
+sigmoid = _unary("sigmoid", lambda c, g: (g * c.out * (1 - c.out),), floats=True)
+relu = _unary("relu", lambda c, g: (g * (c.inputs[0] > 0).astype(g.dtype),))
+erf = _unary("erf", lambda c, g: (g * exp(-(c.inputs[0] * c.inputs[0])) * (2.0 / math.sqrt(math.pi)),),
+             floats=True)
+_SQRT_HALF = math.sqrt(0.5)
+_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
+
+
+def _gelu_backward(c, g):
+    x = c.inputs[0]
+    cdf = (erf(x * _SQRT_HALF) + 1) * 0.5
+    pdf = exp(x * x * -0.5) * _INV_SQRT_2PI
+    return (g * (cdf + x * pdf),)
+
+
+gelu = _unary("gelu", _gelu_backward, floats=True,
+              doc="Gaussian error linear unit, exact form ``x * Phi(x)``.\n\n    Example:\n"
+                  "        >>> import burn\n        >>> assert burn.gelu(burn.tensor([0.0])).item() == 0.0\n    ")
+
+
+def _silu_backward(c, g):
+    x = c.inputs[0]
+    s = sigmoid(x)
+    return (g * s * (1 + x * (1 - s)),)
+
+
+silu = _unary("silu", _silu_backward, floats=True)
+softplus = _unary("softplus", lambda c, g: (g * sigmoid(c.inputs[0]),), floats=True)
+floor = _unary("floor", _zero_grad)
+ceil = _unary("ceil", _zero_grad)
+round = _unary("round", _zero_grad)
+trunc = _unary("trunc", _zero_grad)
+reciprocal = _unary("reciprocal", lambda c, g: (-(g * c.out * c.out),), floats=True)
+isnan = _unary("isnan", None, rule=_to_bool, allow_bool=True)
+isinf = _unary("isinf", None, rule=_to_bool, allow_bool=True)
+isfinite = _unary("isfinite", None, rule=_to_bool, allow_bool=True)
+signbit = _unary("signbit", None, rule=_to_bool)
+logical_not = _unary("logical_not", None, rule=_to_bool, allow_bool=True)
+bitwise_invert = _unary("bitwise_invert", None, allow_bool=True)
+conj = _unary("conj", lambda c, g: (conj(g),))
+real = _unary("real", lambda c, g: (g.astype(c.inputs[0].dtype),) if c.inputs[0].dtype.is_complex else (g,),
+              rule=dt.real_of)
+imag = _unary("imag", lambda c, g: (g.astype(c.inputs[0].dtype) * 1j,) if c.inputs[0].dtype.is_complex else (None,),
+              rule=dt.real_of)
+angle = _unary("angle", None, rule=lambda d: dt.real_of(d) if d.is_complex else _to_float(d))
+
+
+# -- binary ------------------------------------------------------------------------
+
+def _operands(name, a, b):
+    """Tensors of one dtype for a binary op; scalars take the tensor's dtype."""
+    from .creation import scalar, tensor
+    ta, tb = isinstance(a, Tensor), isinstance(b, Tensor)
+    if ta and tb:
+        if a.dtype is not b.dtype:
+            d = dt.result_type(a.dtype, b.dtype)
+            if a.dtype is not d:
+                a = astype(a, d)
+            if b.dtype is not d:
+                b = astype(b, d)
+        return a, b
+    if ta:
+        if isinstance(b, (bool, int, float, complex)) or hasattr(b, "dtype") and getattr(b, "shape", None) == ():
+            d = scalar_dtype(b, a.dtype) if not hasattr(b, "shape") else dt.result_type(a.dtype, dt.as_dtype(b.dtype))
+            if d is not a.dtype:
+                a = astype(a, d)
+            return a, scalar(b.item() if hasattr(b, "item") else b, d, a.device)
+        return _operands(name, a, tensor(b, device=a.device))
+    if tb:
+        b2, a2 = _operands(name, b, a)
+        return a2, b2
+    return _operands(name, tensor(a), b)
+
+
+def _binary_meta(name, rule):
+    def meta(a, b):
+        shape = broadcast_shapes(name, a, b)
+        return TensorMeta(shape, rule(a.dtype, name, a, b))
+    return meta
+
+
+def _arith(d, name, a, b):
+    if d.is_bool:
+        raise DTypeError(f"{name}: not defined for bool tensors ({describe(a)}, {describe(b)}); "
+                         f"use logical_and/logical_or, or cast with .astype()")
+    return d
+
+
+def _cmp(d, name, a, b):
+    return dt.bool_
+
+
+def _logical(d, name, a, b):
+    return dt.bool_
+
+
+def _bitwise(d, name, a, b):
+    if d.is_inexact:
+        raise DTypeError(f"{name}: needs integer or bool tensors, got {describe(a)}, {describe(b)}")
+    return d
+
+
+def _binary(name, backward, rule=_arith, *, pre=None, doc=""):
+    p = primitive(name, ELEMENTWISE, _binary_meta(name, rule), differentiable=backward is not None)
+    p.backward = backward
+
+    def fn(a, b, /):
+        a, b = _operands(name, a, b)
+        if pre is not None:
+            a, b = pre(a, b)
+        return apply(p, (a, b))
+    fn.__name__ = name
+    fn.__qualname__ = name
+    fn.__doc__ = doc or (f"Element-wise ``{name}`` with numpy broadcasting.\n\n    Example:\n"
+                         f"        >>> import burn\n        >>> y = burn.{name}(burn.tensor([1.0, 2.0]), 2.0)\n"
+                         f"        >>> assert y.shape == (2,)\n    ")
+    fn.prim = p
+    return fn
+
+
+def _bw_add(c, g):
+    a, b = c.inputs
+    return _unbroadcast(g, a.shape), _unbroadcast(g, b.shape)
+
+
+def _bw_sub(c, g):
+    a, b = c.inputs
+    return _unbroadcast(g, a.shape), _unbroadcast(-g, b.shape)
+
+
+def _bw_mul(c, g):
+    a, b = c.inputs
+    return (_unbroadcast(g * conj(b) if b.dtype.is_complex else g * b, a.shape) if a.requires_grad else None,
+            _unbroadcast(g * conj(a) if a.dtype.is_complex else g * a, b.shape) if b.requires_grad else None)
+
+
+def _bw_div(c, g):
+    a, b = c.inputs
+    ga = _unbroadcast(g / b, a.shape) if a.requires_grad else None
+    gb = _unbroadcast(-(g * c.out) / b, b.shape) if b.requires_grad else None
+    return ga, gb
+
+
+def _bw_pow(c, g):
+    a, b = c.inputs
+    ga = _unbroadcast(g * b * pow(a, b - 1), a.shape) if a.requires_grad else None
+    gb = None
+    if b.requires_grad:
+        safe = where(a > 0, a, 1)
+        gb = _unbroadcast(g * c.out * log(safe), b.shape)
+    return ga, gb
+
+
+def _bw_minmax(pick_a):
+    def bw(c, g):
+        a, b = c.inputs
+        wa = pick_a(a, b).astype(g.dtype) + (a == b).astype(g.dtype) * 0.5
+        return _unbroadcast(g * wa, a.shape), _unbroadcast(g * (1 - wa), b.shape)
+    return bw
+
+
+def _bw_remainder(c, g):
+    a, b = c.inputs
+    return _unbroadcast(g, a.shape), _unbroadcast(-(g * floor(a / b)), b.shape)
+
+
+def _bw_atan2(c, g):
+    a, b = c.inputs
+    den = a * a + b * b
+    return _unbroadcast(g * b / den, a.shape), _unbroadcast(-(g * a) / den, b.shape)
+
+
+def _bw_hypot(c, g):
+    a, b = c.inputs
+    return _unbroadcast(g * a / c.out, a.shape), _unbroadcast(g * b / c.out, b.shape)
+
+
+def _bw_logaddexp(c, g):
+    a, b = c.inputs
+    return _unbroadcast(g * exp(a - c.out), a.shape), _unbroadcast(g * exp(b - c.out), b.shape)
+
+
+def _true_div_pre(a, b):
+    if not a.dtype.is_inexact:
+        return astype(a, dt.default_float), astype(b, dt.default_float)
+    return a, b
+
+
+def _float_pre(a, b):
+    return _true_div_pre(a, b)
+
+
+add = _binary("add", _bw_add)
+subtract = _binary("sub", _bw_sub)
+multiply = _binary("mul", _bw_mul)
+divide = _binary("div", _bw_div, pre=_true_div_pre)
+pow = _binary("pow", _bw_pow)
+maximum = _binary("maximum", _bw_minmax(lambda a, b: a > b))
+minimum = _binary("minimum", _bw_minmax(lambda a, b: a < b))
+remainder = _binary("remainder", _bw_remainder)
+floor_divide = _binary("floor_divide", None)
+atan2 = _binary("atan2", _bw_atan2, pre=_float_pre)
+hypot = _binary("hypot", _bw_hypot, pre=_float_pre)
+logaddexp = _binary("logaddexp", _bw_logaddexp, pre=_float_pre)
+copysign = _binary("copysign", None, pre=_float_pre)
+equal = _binary("eq", None, _cmp)
+not_equal = _binary("ne", None, _cmp)
+less = _binary("lt", None, _cmp)
+less_equal = _binary("le", None, _cmp)
+greater = _binary("gt", None, _cmp)
+greater_equal = _binary("ge", None, _cmp)
+logical_and = _binary("logical_and", None, _logical)
+logical_or = _binary("logical_or", None, _logical)
+logical_xor = _binary("logical_xor", None, _logical)
+bitwise_and = _binary("bitwise_and", None, _bitwise)
+bitwise_or = _binary("bitwise_or", None, _bitwise)
+bitwise_xor = _binary("bitwise_xor", None, _bitwise)
+sub, mul, div = subtract, multiply, divide
+eq, ne, lt, le, gt, ge = equal, not_equal, less, less_equal, greater, greater_equal
+
+
+# -- where / clip ------------------------------------------------------------------
+
+def _where_meta(cond, a, b):
+    if not cond.dtype.is_bool:
+        raise DTypeError(f"where: condition must be bool, got {describe(cond)}")
+    return TensorMeta(broadcast_shapes("where", cond, a, b), a.dtype)
+
+
+def _bw_where(c, g):
+    cond, a, b = c.inputs
+    z = 0
+    return None, _unbroadcast(where(cond, g, z), a.shape), _unbroadcast(where(cond, z, g), b.shape)
+
+
+where_p = primitive("where", ELEMENTWISE, _where_meta)
+where_p.backward = _bw_where
+
+
+def where(condition, x1, x2, /) -> Tensor:
+    """Pick ``x1`` where ``condition`` holds, else ``x2`` (broadcasting all three).
+
+    Example:
+        >>> import burn
+        >>> x = burn.tensor([-1.0, 2.0])
+        >>> assert burn.where(x > 0, x, 0.0).tolist() == [0.0, 2.0]
+    """
+    from .creation import tensor
+    if not isinstance(condition, Tensor):
+        like = x1 if isinstance(x1, Tensor) else x2 if isinstance(x2, Tensor) else None
+        condition = tensor(condition, device=like.device if like is not None else None)
+    if not isinstance(x1, Tensor) and not isinstance(x2, Tensor):
+        x1 = tensor(x1, device=condition.device)
+    x1, x2 = _operands("where", x1, x2)
+    return apply(where_p, (condition, x1, x2))
+
+
+def _clip_meta(x, *, min, max):
+    return TensorMeta(x.shape, x.dtype)
+
+
+def _bw_clip(c, g):
+    x = c.inputs[0]
+    lo, hi = c.attrs["min"], c.attrs["max"]
+    mask = None
+    if lo is not None:
+        mask = x >= lo
+    if hi is not None:
+        m2 = x <= hi
+        mask = m2 if mask is None else logical_and(mask, m2)
+    return (g * mask.astype(g.dtype) if mask is not None else g,)
+
+
+clip_p = primitive("clip", ELEMENTWISE, _clip_meta)
+clip_p.backward = _bw_clip
+
+
+def clip(x, /, min=None, max=None) -> Tensor:
+    """Limit values to ``[min, max]`` (either may be None or a tensor).
+
+    Example:
+        >>> import burn
+        >>> assert burn.clip(burn.tensor([-2.0, 0.5, 3.0]), -1, 1).tolist() == [-1.0, 0.5, 1.0]
+    """
+    if isinstance(min, Tensor) or isinstance(max, Tensor):
+        out = x
+        if min is not None:
+            out = maximum(out, min)
+        if max is not None:
+            out = minimum(out, max)
+        return out
+    if x.dtype.is_bool:
+        raise DTypeError(f"clip: not defined for bool tensors ({describe(x)})")
+    cast = (lambda v: None if v is None else (float(v) if x.dtype.is_inexact else int(v)))
+    return apply(clip_p, (x,), {"min": cast(min), "max": cast(max)})
+
+
+def nan_to_num(x, /, nan=0.0, posinf=None, neginf=None) -> Tensor:
+    """Replace NaN and infinities with finite numbers (numpy semantics).
+
+    Example:
+        >>> import burn
+        >>> assert burn.nan_to_num(burn.tensor([float("nan"), 1.0])).tolist() == [0.0, 1.0]
+    """
+    if not x.dtype.is_floating:
+        return x
+    import numpy as np
+    info = np.finfo(np.float32 if x.dtype.itemsize <= 4 else np.float64)
+    out = where(isnan(x), nan, x)
+    out = where(logical_and(isinf(out), out > 0), info.max if posinf is None else posinf, out)
+    return where(logical_and(isinf(out), out < 0), info.min if neginf is None else neginf, out)

@@ -1,0 +1,191 @@
+"""Plugin discovery: entry points in group ``burn.plugins``, loaded lazily.
+
+``import burn`` imports no plugin. The first device resolution or extension
+lookup calls :func:`ensure_loaded`, which imports each entry point and calls
+its hooks, each inside its own try-block: a plugin that fails to import or to
+register is recorded (see :func:`report` and ``burn info``) and the others
+keep working. Its error is raised only when the user asks for what it
+provides (its backend's devices).
+
+``BURN_PLUGINS_DISABLE=name,...`` skips plugins by entry-point name;
+``BURN_PLUGIN_AUTOLOAD=0`` skips discovery (register by hand with
+:func:`register_plugin`).
+"""
+from __future__ import annotations
+
+import os
+import sys
+import threading
+import traceback
+from dataclasses import dataclass, field
+
+import pluggy
+
+from . import hookspecs
+from .errors import PluginError
+
+__all__ = ["ensure_loaded", "report", "register_plugin", "PluginRecord", "plugin_manager"]
+
+GROUP = "burn.plugins"
+
+
+@dataclass
+class PluginRecord:
+    """What ``burn info`` shows for one plugin."""
+    name: str
+    distribution: str = "?"
+    version: str = "?"
+    module: str = "?"
+    status: str = "pending"     # loaded | failed | disabled
+    error: str | None = None
+    traceback: str | None = None
+    backends: list = field(default_factory=list)
+    info: dict = field(default_factory=dict)
+
+
+_lock = threading.RLock()
+_loaded = False
+_records: dict[str, PluginRecord] = {}
+plugin_manager = pluggy.PluginManager(hookspecs.PROJECT)
+plugin_manager.add_hookspecs(hookspecs)
+
+
+def _entry_points():
+    try:
+        from importlib.metadata import entry_points
+    except ImportError:  # pragma: no cover
+        from importlib_metadata import entry_points
+    return list(entry_points(group=GROUP))
+
+
+def _disabled() -> set:
+    return {s.strip() for s in os.environ.get("BURN_PLUGINS_DISABLE", "").split(",") if s.strip()}
+
+
+def _call_registration(name: str, module) -> None:
+    """Run one plugin's hooks in isolation, attributing registrations to it."""
+    from .dispatch import registry
+    rec = _records[name]
+    before = set(registry.backends)
+    prev = registry.current_plugin
+    registry.current_plugin = name
+    try:
+        for hook in ("burn_register_backends", "burn_register_kernels"):
+            impl = getattr(module, hook, None)
+            if impl is not None:
+                impl(registry=registry)
+        info = getattr(module, "burn_plugin_info", None)
+        if info is not None:
+            rec.info = dict(info() or {})
+    finally:
+        registry.current_plugin = prev
+    rec.backends = sorted(set(registry.backends) - before)
+
+
+def register_plugin(name: str, module, *, distribution: str = "?", version: str = "?") -> PluginRecord:
+    """Register an already-imported plugin module by hand (used by tests and
+    when ``BURN_PLUGIN_AUTOLOAD=0``).
+
+    Example:
+        >>> import types, burn
+        >>> m = types.ModuleType("noop_plugin")
+        >>> rec = burn.plugins.register_plugin("noop", m)
+        >>> assert rec.status == "loaded"
+    """
+    with _lock:
+        rec = _records[name] = PluginRecord(name, distribution, version, getattr(module, "__name__", "?"))
+        try:
+            _call_registration(name, module)
+            plugin_manager.register(module, name=name) if plugin_manager.get_plugin(name) is None else None
+            rec.status = "loaded"
+        except Exception as e:
+            rec.status = "failed"
+            rec.error = f"{type(e).__name__}: {e}"
+            rec.traceback = traceback.format_exc()
+        return rec
+
+
+def _load_entry_point(ep) -> None:
+    from .dispatch import registry
+    name = ep.name
+    dist = getattr(ep, "dist", None)
+    rec = _records[name] = PluginRecord(
+        name, getattr(dist, "name", "?") if dist else "?", getattr(dist, "version", "?") if dist else "?",
+        ep.value)
+    if name in _disabled():
+        rec.status = "disabled"
+        return
+    prev = registry.current_plugin
+    registry.current_plugin = name     # decorators run at import are attributed to the plugin
+    try:
+        module = ep.load()
+    except BaseException as e:  # noqa: BLE001 - a plugin must never break import burn
+        if isinstance(e, (KeyboardInterrupt, SystemExit)):
+            raise
+        rec.status = "failed"
+        rec.error = f"import failed: {type(e).__name__}: {e}"
+        rec.traceback = traceback.format_exc()
+        return
+    finally:
+        registry.current_plugin = prev
+    try:
+        _call_registration(name, module)
+        rec.status = "loaded"
+    except Exception as e:
+        rec.status = "failed"
+        rec.error = f"registration failed: {type(e).__name__}: {e}"
+        rec.traceback = traceback.format_exc()
+
+
+def ensure_loaded() -> None:
+    """Discover and load plugins once (no-op after the first call)."""
+    global _loaded
+    if _loaded:
+        return
+    with _lock:
+        if _loaded:
+            return
+        _loaded = True
+        if os.environ.get("BURN_PLUGIN_AUTOLOAD", "1") == "0":
+            return
+        try:
+            eps = _entry_points()
+        except Exception as e:  # broken metadata must not break burn
+            _records["<discovery>"] = PluginRecord("<discovery>", status="failed", error=repr(e))
+            return
+        seen = set()
+        for ep in sorted(eps, key=lambda e: e.name):
+            if ep.name in seen:
+                continue
+            seen.add(ep.name)
+            _load_entry_point(ep)
+
+
+def report() -> list[PluginRecord]:
+    """Every plugin discovered, with status and error (loads plugins if needed).
+
+    Example:
+        >>> import burn
+        >>> names = [r.name for r in burn.plugins.report()]
+        >>> assert "flex" in names
+    """
+    ensure_loaded()
+    return list(_records.values())
+
+
+def failure_for_backend(kind: str) -> str | None:
+    """If a failed plugin probably provided backend ``kind``, its error."""
+    for rec in _records.values():
+        if rec.status == "failed" and (kind in rec.name or kind in rec.distribution):
+            return f"plugin '{rec.name}' failed to load ({rec.error})"
+        if rec.status == "disabled" and (kind in rec.name or kind in rec.distribution):
+            return f"plugin '{rec.name}' is disabled by BURN_PLUGINS_DISABLE"
+    return None
+
+
+def _reset_for_tests() -> None:
+    """Forget discovery state (tests re-run discovery with other settings)."""
+    global _loaded
+    with _lock:
+        _loaded = False
+        _records.clear()

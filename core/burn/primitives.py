@@ -1,0 +1,86 @@
+"""Primitive ops: declared once, with their meta rule and backward rule.
+
+A :class:`Primitive` is the unit the lazy graph records and a backend
+implements (one kernel per primitive and backend). Its ``meta`` rule runs
+eagerly at the user's call (so shape and dtype errors are raised there),
+and its ``backward`` rule, written with burn ops, sits beside it in the
+module that defines the op (see ``burn.ops``).
+"""
+from __future__ import annotations
+
+from typing import Callable, NamedTuple
+
+from .dtypes import DType
+
+__all__ = ["Primitive", "TensorMeta", "ELEMENTWISE", "REDUCE", "MATMUL", "MOVEMENT", "CREATION", "OPAQUE"]
+
+ELEMENTWISE = "elementwise"
+REDUCE = "reduce"
+MATMUL = "matmul"
+MOVEMENT = "movement"
+CREATION = "creation"
+OPAQUE = "opaque"
+
+
+class TensorMeta(NamedTuple):
+    """Shape and dtype (and device) of a tensor, without its values.
+
+    Example:
+        >>> import burn
+        >>> m = burn.TensorMeta((2, 3), burn.float32)
+        >>> assert m.shape == (2, 3) and m.dtype is burn.float32 and m.ndim == 2
+    """
+    shape: tuple
+    dtype: DType
+    device: object = None
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        n = 1
+        for s in self.shape:
+            n *= s
+        return n
+
+
+class Primitive:
+    """An op known to every backend.
+
+    ``meta(*inputs, **attrs)`` gets objects with ``.shape``/``.dtype`` and returns
+    a TensorMeta (or a tuple of them for several outputs); it raises the
+    user-facing errors. ``backward(ctx, *grads)`` returns one gradient per
+    tensor input (None where there is none).
+    """
+
+    __slots__ = ("name", "kind", "meta", "backward", "n_out", "differentiable", "doc")
+
+    def __init__(self, name: str, kind: str, meta: Callable, backward: Callable | None = None,
+                 n_out: int = 1, differentiable: bool = True, doc: str = ""):
+        self.name = name
+        self.kind = kind
+        self.meta = meta
+        self.backward = backward
+        self.n_out = n_out
+        self.differentiable = differentiable
+        self.doc = doc
+
+    @property
+    def backward_fn(self):
+        """The rule autodiff calls (extensions compute theirs)."""
+        return self.backward
+
+    def __repr__(self):
+        return f"<primitive {self.name} ({self.kind})>"
+
+
+def primitive(name: str, kind: str, meta: Callable, *, n_out: int = 1,
+              differentiable: bool = True) -> Primitive:
+    """Declare a primitive and register it; attach ``.backward`` later with
+    ``@prim.defbackward`` style assignment (``prim.backward = fn``)."""
+    from .dispatch import registry
+    p = Primitive(name, kind, meta, None, n_out, differentiable)
+    registry.register_op(p)
+    return p

@@ -1,0 +1,260 @@
+"""Tensor: the user-facing array type.
+
+A Tensor is a :class:`~burn.bridge.Handle` (shape, dtype, lazy value) plus
+its :class:`~burn.Device` and, on autodiff devices, its gradient record.
+Every op goes through :func:`apply`: device check, the primitive's meta rule
+(raising shape/dtype errors at the user's call), a node on the device's lazy
+graph, and a GradNode when a gradient is needed.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import autodiff
+from .bridge import Handle, record
+from .errors import AutodiffError, DeviceMismatch, describe
+
+__all__ = ["Tensor", "apply"]
+
+
+def _check_devices(prim_name, tensors):
+    dev = tensors[0].device
+    for t in tensors[1:]:
+        if t.device != dev:
+            d2 = t.device
+            if d2.kind == dev.kind and d2.index == dev.index:
+                why = ("one is on an autodiff device and one is not; create both on "
+                       "device.autodiff(), or use .detach() / burn.no_grad() deliberately")
+            else:
+                why = "move one with .to_device(...)"
+            ops = ", ".join(describe(x) for x in tensors)
+            raise DeviceMismatch(f"{prim_name}: operands are on different devices ({ops}); {why}")
+    return dev
+
+
+def apply(prim, tensors, attrs=None, metas=None):
+    """Apply primitive ``prim`` to Tensors; return the output Tensor (or tuple).
+
+    ``metas`` may be given when the caller already ran the meta rule.
+    """
+    if attrs is None:
+        attrs = {}
+    dev = _check_devices(prim.name, tensors) if len(tensors) > 1 else tensors[0].device
+    if metas is None:
+        m = prim.meta(*tensors, **attrs)
+        metas = m if type(m) is tuple and prim.n_out > 1 else (m,)
+    graph = tensors[0]._h.graph
+    handles = record(graph, prim, [t._h for t in tensors], attrs, metas)
+    outs = [Tensor._wrap(h, dev) for h in handles]
+    if dev.is_autodiff and autodiff._state.__dict__.get("enabled", True):
+        needs = False
+        for t in tensors:
+            if t._grad is not None or t._leaf:
+                needs = True
+                break
+        if needs and prim.differentiable:
+            rule = prim.backward_fn
+            if rule is None:
+                raise AutodiffError(f"{prim.name}: no backward rule is defined; it cannot be differentiated")
+            node = autodiff.GradNode(prim, tuple(tensors), attrs, handles, rule)
+            for i, o in enumerate(outs):
+                if o.dtype.is_inexact:
+                    o._grad = (node, i)
+    return outs[0] if prim.n_out == 1 else tuple(outs)
+
+
+def apply_creation(prim, device, attrs):
+    """Apply a primitive with no tensor inputs on ``device``."""
+    from .graph import graph_for
+    m = prim.meta(**attrs)
+    graph = graph_for(device)
+    (h,) = record(graph, prim, [], attrs, (m,))
+    return Tensor._wrap(h, device)
+
+
+class Tensor:
+    """An n-dimensional array on a device, lazily computed.
+
+    Example:
+        >>> import burn
+        >>> x = burn.tensor([[1.0, 2.0], [3.0, 4.0]])
+        >>> y = (x * 2).sum(axis=1)
+        >>> assert y.tolist() == [6.0, 14.0] and y.shape == (2,)
+    """
+
+    __slots__ = ("_h", "device", "_grad", "_leaf", "__weakref__")
+    __array_priority__ = 1000   # numpy defers to our reflected operators
+
+    @classmethod
+    def _wrap(cls, handle: Handle, device):
+        t = object.__new__(cls)
+        t._h = handle
+        t.device = device
+        t._grad = None
+        t._leaf = False
+        return t
+
+    # -- metadata ---------------------------------------------------------------
+    @property
+    def shape(self) -> tuple:
+        return self._h.shape
+
+    @property
+    def dtype(self):
+        return self._h.dtype
+
+    @property
+    def ndim(self) -> int:
+        return len(self._h.shape)
+
+    @property
+    def size(self) -> int:
+        n = 1
+        for s in self._h.shape:
+            n *= s
+        return n
+
+    def __len__(self):
+        if not self._h.shape:
+            raise TypeError("len() of a 0-d tensor")
+        return self._h.shape[0]
+
+    # -- values -------------------------------------------------------------------
+    def numpy(self) -> np.ndarray:
+        """The values as a numpy array (runs pending work).
+
+        Example:
+            >>> import burn
+            >>> assert burn.arange(3).numpy().tolist() == [0, 1, 2]
+        """
+        h = self._h
+        return h.graph.backend.to_numpy(h.value(), h.graph.index)
+
+    def __array__(self, dtype=None, copy=None):
+        a = self.numpy()
+        return a if dtype is None else a.astype(dtype, copy=False)
+
+    def item(self):
+        """The single value of a one-element tensor as a Python scalar."""
+        if self.size != 1:
+            from .errors import ShapeError
+            raise ShapeError(f"item: tensor of shape {self.shape} has {self.size} elements, not 1")
+        return self.numpy().reshape(()).item()
+
+    def tolist(self):
+        """Nested Python lists of the values."""
+        return self.numpy().tolist()
+
+    def __float__(self):
+        return float(self.item())
+
+    def __int__(self):
+        return int(self.item())
+
+    def __index__(self):
+        if not self.dtype.is_integer:
+            raise TypeError(f"only integer tensors can be used as an index, not {self.dtype}")
+        return int(self.item())
+
+    def __bool__(self):
+        if self.size != 1:
+            raise ValueError(f"the truth value of a tensor of shape {self.shape} is ambiguous; "
+                             f"use .any() or .all()")
+        return bool(self.item())
+
+    def __repr__(self):
+        try:
+            body = np.array2string(self.numpy(), separator=", ", prefix="tensor(")
+        except Exception as e:  # keep repr usable while debugging a broken backend
+            body = f"<unavailable: {type(e).__name__}: {e}>"
+        grad = ", requires_grad" if self.requires_grad else ""
+        return f"tensor({body}, dtype={self.dtype}, device={self.device}{grad})"
+
+    def __dlpack__(self, *args, **kwargs):
+        h = self._h
+        return h.graph.backend.to_dlpack_source(h.value(), h.graph.index).__dlpack__(*args, **kwargs)
+
+    def __dlpack_device__(self):
+        h = self._h
+        return h.graph.backend.to_dlpack_source(h.value(), h.graph.index).__dlpack_device__()
+
+    def __array_namespace__(self, *, api_version=None):
+        import burn
+        return burn
+
+    def to_device(self, device):
+        """A copy of this tensor on ``device`` (autodiff flag taken from ``device``).
+
+        Example:
+            >>> import burn
+            >>> x = burn.ones((2,))
+            >>> assert x.to_device(burn.Device.flex().autodiff()).device.is_autodiff
+        """
+        from .device import Device
+        device = Device(device) if not isinstance(device, Device) else device
+        if device == self.device:
+            return self
+        from .ops.creation import _transfer
+        return _transfer(self, device)
+
+    to = to_device
+
+    # -- autodiff -----------------------------------------------------------------
+    @property
+    def requires_grad(self) -> bool:
+        return self._leaf or self._grad is not None
+
+    @property
+    def is_leaf(self) -> bool:
+        return self._grad is None
+
+    def require_grad(self, flag: bool = True) -> "Tensor":
+        """Mark this leaf tensor as needing a gradient (autodiff devices only).
+
+        Example:
+            >>> import burn
+            >>> w = burn.zeros((3,), device=burn.Device.flex().autodiff()).require_grad()
+            >>> assert w.requires_grad
+        """
+        if not self.device.is_autodiff:
+            raise AutodiffError(
+                f"require_grad: tensor ({describe(self)}) is on a device without autodiff; "
+                f"create it on device.autodiff()")
+        if self._grad is not None:
+            raise AutodiffError(
+                f"require_grad: tensor ({describe(self)}) is the result of op '{self._grad[0].prim.name}', "
+                f"not a leaf; call .detach().require_grad() to make a new leaf")
+        if flag and not self.dtype.is_inexact:
+            from .errors import DTypeError
+            raise DTypeError(f"require_grad: only floating or complex tensors have gradients, got {self.dtype}")
+        self._leaf = bool(flag)
+        return self
+
+    def detach(self) -> "Tensor":
+        """The same values with no gradient history (shares the lazy value)."""
+        return Tensor._wrap(self._h, self.device)
+
+    def grad(self, grads) -> "Tensor | None":
+        """This tensor's gradient in ``grads`` (from ``backward()``), or None."""
+        return grads.get(self)
+
+    def backward(self, grad=None):
+        """Gradients of this (scalar) tensor w.r.t. every leaf that requires grad."""
+        return autodiff.backward(self, grad)
+
+    # -- in-place style updates ---------------------------------------------------
+    def assign_(self, value) -> "Tensor":
+        """Replace this tensor's value (same shape and dtype), e.g. in an optimizer.
+
+        Pending work that read the old value keeps seeing it: handles are
+        immutable, this only rebinds the tensor to a new one.
+        """
+        from .ops.creation import as_tensor_like
+        v = as_tensor_like(value, self)
+        if tuple(v.shape) != tuple(self.shape):
+            from .ops.movement import broadcast_to
+            v = broadcast_to(v, self.shape)
+        if v.dtype is not self.dtype:
+            v = v.astype(self.dtype)
+        self._h = v._h
+        return self

@@ -1,0 +1,25 @@
+"""burn-flex: the numpy CPU backend of burn.
+
+Registered through the ``burn.plugins`` entry point ``flex``; serves
+``burn.Device.flex()``.
+"""
+from __future__ import annotations
+
+__version__ = "0.1.0"
+
+
+def burn_register_backends(registry):
+    from .backend import FlexBackend
+    registry.register_backend("flex", FlexBackend)
+
+
+def burn_register_kernels(registry):
+    from .kernels import all_kernels, linear_relu
+    for op, fn in all_kernels().items():
+        registry.register_kernel(op, "flex", fn)
+    registry.register_kernel("burn::linear_relu", "flex", linear_relu)
+
+
+def burn_plugin_info():
+    import numpy as np
+    return {"backend": "flex", "numpy": np.__version__}

@@ -1,0 +1,51 @@
+"""The flex backend: numpy arrays on the host CPU."""
+from __future__ import annotations
+
+import numpy as np
+
+import burn
+from burn.primitives import ELEMENTWISE, MATMUL, REDUCE
+
+from .dtypes import native
+from .fused import compile_elementwise
+
+
+class FlexBackend(burn.Backend):
+    """numpy CPU backend. Native arrays are numpy arrays (treated as immutable)."""
+
+    name = "flex"
+
+    def device_indices(self):
+        return [0]
+
+    def describe_devices(self):
+        import os
+        return [f"flex:0 (numpy {np.__version__}, {os.cpu_count()} CPU cores)"]
+
+    def native_dtype(self, dtype):
+        return native(dtype)
+
+    def from_numpy(self, array, dtype, index):
+        arr = np.asarray(array)
+        if dtype is None:
+            return arr
+        nd = native(dtype)
+        return arr if arr.dtype == nd else arr.astype(nd)
+
+    def to_numpy(self, native_array, index):
+        return np.asarray(native_array)
+
+    def from_dlpack(self, obj, index):
+        return np.from_dlpack(obj)
+
+    def to_dlpack_source(self, native_array, index):
+        return np.asarray(native_array)
+
+    def compile_group(self, group):
+        if group.kind == ELEMENTWISE:
+            return compile_elementwise(group)
+        if group.kind in (MATMUL, REDUCE):
+            # matmul + epilogue / prologue + reduction: run the element-wise part
+            # blocked, the matmul/reduction as one numpy call
+            return compile_elementwise(group, blocked=False)
+        return None

@@ -1,0 +1,290 @@
+"""numpy kernels of every core primitive, one line each where numpy allows.
+
+Kernels receive numpy arrays (operands of one dtype for binary ops, numpy
+broadcasting between them) and the primitive's attributes; they return an
+array of the dtype the primitive's meta rule promised.
+"""
+from __future__ import annotations
+
+import numpy as np
+import scipy.special as sps
+
+from burn.ops.movement import build_numpy_index
+
+from .dtypes import native
+
+_SQRT1_2 = np.sqrt(0.5)
+
+
+def _keep(f):
+    """Wrap a float ufunc so the result keeps the input dtype (scipy upcasts halves)."""
+    def k(x):
+        r = f(x)
+        return r.astype(x.dtype, copy=False) if r.dtype != x.dtype else r
+    return k
+
+
+def _log1p(x):
+    # numpy's float32 log1p is ~10x slower than log; Kahan's identity keeps
+    # log1p's accuracy with one log: log1p(x) = log(u) * x / (u - 1), u = 1 + x
+    if x.dtype != np.float32 or x.size < 4096:
+        return np.log1p(x)
+    u = 1.0 + x
+    d = u - np.float32(1.0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        r = np.log(u)
+        r *= x
+        r /= d
+    return np.where(d == 0, x, r)
+
+
+def _gelu(x):
+    r = np.multiply(x, np.asarray(_SQRT1_2, x.dtype))
+    r = sps.erf(r).astype(x.dtype, copy=False)
+    r += 1
+    r *= x
+    r *= np.asarray(0.5, x.dtype)
+    return r
+
+
+def _silu(x):
+    return x * sps.expit(x).astype(x.dtype, copy=False)
+
+
+def _relu(x):
+    return np.maximum(x, np.zeros((), x.dtype))
+
+
+def _rsqrt(x):
+    return np.reciprocal(np.sqrt(x))
+
+
+def _sign(x):
+    return np.sign(x)
+
+
+def _angle(x):
+    return np.angle(x).astype(np.float32 if x.dtype in (np.complex64, np.float32, np.float16) else np.float64,
+                              copy=False)
+
+
+UNARY = {
+    "neg": np.negative, "positive": np.positive, "abs": np.abs, "sign": _sign, "exp": np.exp,
+    "expm1": np.expm1, "log": np.log, "log1p": _log1p, "log2": np.log2, "log10": np.log10,
+    "sqrt": np.sqrt, "rsqrt": _rsqrt, "square": np.square, "sin": np.sin, "cos": np.cos, "tan": np.tan,
+    "asin": np.arcsin, "acos": np.arccos, "atan": np.arctan, "sinh": np.sinh, "cosh": np.cosh,
+    "tanh": np.tanh, "asinh": np.arcsinh, "acosh": np.arccosh, "atanh": np.arctanh,
+    "sigmoid": _keep(sps.expit), "relu": _relu, "gelu": _gelu, "silu": _silu,
+    "softplus": lambda x: np.logaddexp(np.zeros((), x.dtype), x), "erf": _keep(sps.erf),
+    "floor": np.floor, "ceil": np.ceil, "round": np.round, "trunc": np.trunc,
+    "reciprocal": np.reciprocal, "isnan": np.isnan, "isinf": np.isinf, "isfinite": np.isfinite,
+    "signbit": np.signbit, "logical_not": np.logical_not, "bitwise_invert": np.invert,
+    "conj": np.conj, "real": np.real, "imag": np.imag, "angle": _angle,
+}
+
+BINARY = {
+    "add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.true_divide, "pow": np.power,
+    "maximum": np.maximum, "minimum": np.minimum, "remainder": np.remainder,
+    "floor_divide": np.floor_divide, "atan2": np.arctan2, "hypot": np.hypot, "logaddexp": np.logaddexp,
+    "copysign": np.copysign, "eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal,
+    "gt": np.greater, "ge": np.greater_equal, "logical_and": np.logical_and, "logical_or": np.logical_or,
+    "logical_xor": np.logical_xor, "bitwise_and": np.bitwise_and, "bitwise_or": np.bitwise_or,
+    "bitwise_xor": np.bitwise_xor,
+}
+
+
+def _int_pow(a, b):
+    if a.dtype.kind in "iu" and (np.asarray(b) < 0).any():
+        raise ValueError("pow: integers to negative integer powers are not allowed")
+    return np.power(a, b)
+
+
+def _as_array(r, dtype):
+    r = np.asarray(r)
+    return r if r.dtype == dtype else r.astype(dtype)
+
+
+def cast(x, *, dtype):
+    return np.asarray(x).astype(native(dtype), copy=False) if x.dtype != native(dtype) else x
+
+
+def clip(x, *, min, max):
+    return np.clip(x, min, max).astype(x.dtype, copy=False)
+
+
+def where(c, a, b):
+    return np.where(c, a, b)
+
+
+def full(*, shape, value, dtype):
+    return np.full(shape, value, dtype=native(dtype))
+
+
+def arange(*, start, stop, step, dtype):
+    return np.arange(start, stop, step).astype(native(dtype), copy=False)
+
+
+def linspace(*, start, stop, num, endpoint, dtype):
+    return np.linspace(start, stop, num, endpoint=endpoint).astype(native(dtype), copy=False)
+
+
+def eye(*, n, m, k, dtype):
+    return np.eye(n, m, k, dtype=native(dtype))
+
+
+def _rng(key):
+    return np.random.default_rng(list(key))
+
+
+def rand_uniform(*, shape, dtype, low, high, _key):
+    r = _rng(_key).random(shape, dtype=np.float64 if native(dtype) == np.float64 else np.float32)
+    if low != 0.0 or high != 1.0:
+        r = r * (high - low) + low
+    return r.astype(native(dtype), copy=False)
+
+
+def rand_normal(*, shape, dtype, mean, std, _key):
+    r = _rng(_key).standard_normal(shape, dtype=np.float64 if native(dtype) == np.float64 else np.float32)
+    if mean != 0.0 or std != 1.0:
+        r = r * std + mean
+    return r.astype(native(dtype), copy=False)
+
+
+def rand_int(*, shape, dtype, low, high, _key):
+    return _rng(_key).integers(low, high, size=shape).astype(native(dtype), copy=False)
+
+
+def _acc_dtype(x):
+    return np.int64 if x.dtype.kind in "biu" else None
+
+
+def sum_(x, *, axis, keepdims):
+    return np.asarray(np.sum(x, axis=axis, keepdims=keepdims, dtype=_acc_dtype(x)))
+
+
+def prod(x, *, axis, keepdims):
+    return np.asarray(np.prod(x, axis=axis, keepdims=keepdims, dtype=_acc_dtype(x)))
+
+
+def max_(x, *, axis, keepdims):
+    return np.asarray(np.max(x, axis=axis, keepdims=keepdims))
+
+
+def min_(x, *, axis, keepdims):
+    return np.asarray(np.min(x, axis=axis, keepdims=keepdims))
+
+
+def any_(x, *, axis, keepdims):
+    return np.asarray(np.any(x, axis=axis, keepdims=keepdims))
+
+
+def all_(x, *, axis, keepdims):
+    return np.asarray(np.all(x, axis=axis, keepdims=keepdims))
+
+
+def argmax(x, *, axis, keepdims):
+    return np.asarray(np.argmax(x, axis=axis, keepdims=keepdims)).astype(np.int64, copy=False)
+
+
+def argmin(x, *, axis, keepdims):
+    return np.asarray(np.argmin(x, axis=axis, keepdims=keepdims)).astype(np.int64, copy=False)
+
+
+def cumsum(x, *, axis):
+    return np.cumsum(x, axis=axis, dtype=_acc_dtype(x))
+
+
+def cumprod(x, *, axis):
+    return np.cumprod(x, axis=axis, dtype=_acc_dtype(x))
+
+
+def reshape(x, *, shape):
+    return np.reshape(x, shape)
+
+
+def permute(x, *, axes):
+    return np.transpose(x, axes)
+
+
+def broadcast_to(x, *, shape):
+    return np.broadcast_to(x, shape)
+
+
+def _slices(starts, stops, steps):
+    # slice.indices() gives stop=-1 for a reversed slice reaching index 0;
+    # in numpy that would mean "the last element", so use None instead
+    return tuple(slice(a, None if b < 0 else b, c) for a, b, c in zip(starts, stops, steps))
+
+
+def slice_(x, *, starts, stops, steps):
+    return x[_slices(starts, stops, steps)]
+
+
+def slice_grad(g, *, shape, starts, stops, steps):
+    z = np.zeros(shape, dtype=g.dtype)
+    z[_slices(starts, stops, steps)] = g
+    return z
+
+
+def pad(x, *, pad_width, value):
+    return np.pad(x, pad_width, constant_values=value)
+
+
+def concat(*xs, axis):
+    return np.concatenate(xs, axis=axis)
+
+
+def index(x, *idx, spec):
+    return np.asarray(x[build_numpy_index(spec, idx)])
+
+
+def index_add(g, *idx, spec, shape):
+    z = np.zeros(shape, dtype=g.dtype)
+    np.add.at(z, build_numpy_index(spec, idx), g)
+    return z
+
+
+def take_along_axis(x, idx, *, axis):
+    shape = tuple(b if i == axis else max(a, b) for i, (a, b) in enumerate(zip(x.shape, idx.shape)))
+    xs = tuple(shape[i] if i != axis else x.shape[i] for i in range(x.ndim))
+    return np.take_along_axis(np.broadcast_to(x, xs), np.broadcast_to(idx, shape), axis=axis)
+
+
+def scatter_add(x, idx, src, *, axis):
+    out = np.array(x, copy=True)
+    grid = list(np.indices(idx.shape, sparse=True))
+    grid[axis] = idx
+    np.add.at(out, tuple(grid), src)
+    return out
+
+
+def matmul(a, b):
+    return np.matmul(a, b)
+
+
+def linear_relu(x, w, b):
+    """Fused linear + bias + relu: one BLAS call, then the epilogue in place."""
+    y = np.matmul(x, w)
+    y += b
+    np.maximum(y, 0, out=y)
+    return y
+
+
+def all_kernels() -> dict:
+    """op name -> kernel, for registration."""
+    k = {}
+    for name, f in UNARY.items():
+        k[name] = f
+    for name, f in BINARY.items():
+        k[name] = f
+    k["pow"] = _int_pow
+    k.update({
+        "cast": cast, "clip": clip, "where": where, "full": full, "arange": arange, "linspace": linspace,
+        "eye": eye, "rand_uniform": rand_uniform, "rand_normal": rand_normal, "rand_int": rand_int,
+        "sum": sum_, "prod": prod, "max": max_, "min": min_, "any": any_, "all": all_, "argmax": argmax,
+        "argmin": argmin, "cumsum": cumsum, "cumprod": cumprod, "reshape": reshape, "permute": permute,
+        "broadcast_to": broadcast_to, "slice": slice_, "slice_grad": slice_grad, "pad": pad,
+        "concat": concat, "index": index, "index_add": index_add, "take_along_axis": take_along_axis,
+        "scatter_add": scatter_add, "matmul": matmul,
+    })
+    return k
