@@ -23,6 +23,8 @@ def info_text() -> str:
         lines.append(f"  {r.name:<16} {r.distribution} {r.version}  [{r.status}]  ({r.module})")
         if r.error:
             lines.append(f"      error: {r.error}")
+        for k, v in (r.info or {}).items():
+            lines.append(f"      {k}: {v}")
     lines += ["", "backends and devices:"]
     for name, entry in registry.backends.items():
         be = registry.try_backend(name)
@@ -47,12 +49,26 @@ def info_text() -> str:
         parts = []
         for b in op.backend_names():
             es = registry.kernel_entries(op.name, b)
-            desc = ", ".join(f"{e.plugin}" + (f" p={e.priority}" if e.priority else "") +
-                             (" host-fallback" if e.host_fallback else "") for e in es)
-            parts.append(f"{b}: {desc}")
+            parts.append(f"{b}: {_describe_entries(es)}")
         where = "; ".join(parts) if parts else "reference definition only"
         lines.append(f"  {op.name:<28} defined by {op.plugin}; kernels: {where}")
+    # kernels of core primitives that more than one plugin provides (e.g. a
+    # third-party faster flex kernel): say which one runs
+    contested = [(op, b, es) for (op, b), es in sorted(registry.kernels.items())
+                 if len(es) > 1 and not getattr(registry.ops.get(op), "is_extension", False)]
+    if contested:
+        lines += ["", "kernel overrides (op on backend: plugin[, priority]; first wins):"]
+        for op, b, es in contested:
+            lines.append(f"  {op} on {b}: {_describe_entries(es)}")
     return "\n".join(lines)
+
+
+def _describe_entries(entries) -> str:
+    parts = [f"{e.plugin}" + (f" p={e.priority}" if e.priority else "") +
+             (" host-fallback" if e.host_fallback else "") for e in entries]
+    if len(parts) > 1:
+        parts[0] += " (wins)"
+    return ", ".join(parts)
 
 
 def main(argv=None) -> int:

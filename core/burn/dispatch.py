@@ -73,7 +73,7 @@ class Registry:
             >>> r.register_kernel("my::op", "flex", lambda x: x + 1, plugin="b", priority=1)
             >>> assert r.kernel("my::op", "flex")(1) == 2
         """
-        plugin = plugin or self.current_plugin
+        plugin = self.owner(fn, plugin)
         entries = self.kernels.setdefault((op, backend), [])
         for e in entries:
             if e.priority == priority and e.plugin != plugin:
@@ -84,7 +84,71 @@ class Registry:
         entries[:] = [e for e in entries if not (e.plugin == plugin and e.priority == priority)]
         entries.append(KernelEntry(op, backend, fn, priority, plugin, host_fallback))
         entries.sort(key=lambda e: -e.priority)
-        self._winner.pop((op, backend), None)
+        self._invalidate((op, backend))
+
+    def _invalidate(self, key=None) -> None:
+        # cached plans and compiled groups hold kernel functions: a new winner
+        # (e.g. a plugin loaded after some work ran) must not be shadowed by them
+        if key is None:
+            self._winner.clear()
+        else:
+            self._winner.pop(key, None)
+        from . import fusion
+        fusion.clear_plan_cache()
+
+    def forget_plugin(self, name: str) -> None:
+        """Remove every kernel, backend and op registered by plugin ``name``
+        (a plugin whose registration failed half-way leaves nothing behind)."""
+        for key in list(self.kernels):
+            entries = [e for e in self.kernels[key] if e.plugin != name]
+            if entries:
+                self.kernels[key] = entries
+            else:
+                del self.kernels[key]
+        for b in [b for b, e in self.backends.items() if e.plugin == name]:
+            del self.backends[b]
+        for o in [o for o, op in self.ops.items() if getattr(op, "plugin", None) == name]:
+            del self.ops[o]
+        self._resolved.clear()
+        self._invalidate()
+
+    def owner(self, fn, plugin: str | None = None) -> str:
+        """Who registers ``fn``: ``plugin`` if given, else the plugin being loaded.
+
+        Outside discovery (a user imported a plugin's package before burn loaded
+        plugins, so its decorators ran early) it is the top-level package of
+        ``fn``; discovery then renames it to the entry point name
+        (:meth:`rename_plugin`), so ``burn info`` and tie errors name the plugin.
+        """
+        if plugin:
+            return plugin
+        if self.current_plugin != "burn":
+            return self.current_plugin
+        top = (getattr(fn, "__module__", None) or "burn").partition(".")[0]
+        return "burn" if top in ("burn", "builtins", "__main__") else top
+
+    def rename_plugin(self, old: str, new: str) -> None:
+        """Attribute everything registered under ``old`` to ``new``."""
+        if old == new or old in ("burn", "?"):
+            return
+        for entries in self.kernels.values():
+            if not any(e.plugin == old for e in entries):
+                continue
+            for e in entries:
+                if e.plugin == old:
+                    e.plugin = new
+            # registered both early (import) and by a hook: keep the later one
+            keep = {}
+            for e in entries:
+                keep[(e.plugin, e.priority)] = e
+            entries[:] = sorted(keep.values(), key=lambda e: -e.priority)
+        self._invalidate()
+        for op in self.ops.values():
+            if getattr(op, "plugin", None) == old:
+                op.plugin = new
+        for b in self.backends.values():
+            if b.plugin == old:
+                b.plugin = new
 
     def register_op(self, op) -> None:
         """Declare a primitive or extension op by its unique name."""

@@ -21,7 +21,7 @@ from .errors import BurnError, ShapeError
 from .primitives import ELEMENTWISE, OPAQUE, TensorMeta
 from .tensor import Tensor, apply
 
-__all__ = ["backend_extension", "Extension"]
+__all__ = ["backend_extension", "Extension", "ExtensionContext"]
 
 
 def _fill(template, natives):
@@ -40,6 +40,30 @@ class _TensorSlot:
 _TENSOR = _TensorSlot()
 
 
+class ExtensionContext:
+    """What an extension's ``.backward`` rule receives: ``inputs`` (the tensor
+    arguments), ``outputs``, ``saved``, and the call as made, ``args`` (tensors
+    in place) and ``kwargs``, so non-tensor arguments need no unpacking."""
+
+    __slots__ = ("inputs", "saved", "attrs", "args", "kwargs", "_ctx")
+
+    def __init__(self, ctx):
+        self._ctx = ctx
+        self.inputs = ctx.inputs
+        self.saved = ctx.saved
+        self.attrs = ctx.attrs
+        self.args = tuple(_fill(ctx.attrs["template"], ctx.inputs))
+        self.kwargs = dict(ctx.attrs["kwargs"])
+
+    @property
+    def outputs(self):
+        return self._ctx.outputs
+
+    @property
+    def out(self):
+        return self._ctx.outputs[0]
+
+
 class Extension:
     """An op declared with :func:`backend_extension` (see there)."""
 
@@ -56,7 +80,7 @@ class Extension:
         self._meta = None
         self._backward = None
         self.templates: dict = {}
-        self.plugin = registry.current_plugin
+        self.plugin = registry.owner(reference)
         self.__doc__ = reference.__doc__
         self.__name__ = getattr(reference, "__name__", name)
         self.__wrapped__ = reference
@@ -116,7 +140,7 @@ class Extension:
 
     def _backward_rule(self, ctx, *grads):
         if self._backward is not None:
-            return self._backward(ctx, *grads)
+            return self._backward(ExtensionContext(ctx), *grads)
         return self._vjp_reference(ctx, *grads)
 
     # -- call ------------------------------------------------------------------------
@@ -126,15 +150,23 @@ class Extension:
         tensors = [a for a in args if isinstance(a, Tensor)]
         if not tensors:
             raise BurnError(f"{self.name}: needs at least one tensor argument")
+        for k, v in kwargs.items():
+            if isinstance(v, Tensor):
+                raise BurnError(f"{self.name}: tensor passed as keyword argument {k!r}; pass tensor "
+                                f"arguments positionally (keywords are for non-tensor arguments)")
         dev = tensors[0].device
         fn = registry.kernel(self.name, dev.backend.name)
-        if fn is None or self._meta is None:
-            # no kernel for this backend: the reference definition runs as burn ops
+        if self._meta is None:
+            # without a meta rule the op cannot be recorded: the reference runs as burn ops
             return self.reference(*args, **kwargs)
         template = tuple(_TENSOR if isinstance(a, Tensor) else a for a in args)
         metas_in = [TensorMeta(t.shape, t.dtype, t.device) for t in tensors]
+        # the meta rule runs even where the reference will, so its errors are the same on every backend
         m = self._meta(*_fill(template, metas_in), **kwargs)
-        metas = tuple(m) if isinstance(m, (tuple, list)) else (m,)
+        if fn is None:
+            # no kernel for this backend: the reference definition runs as burn ops
+            return self.reference(*args, **kwargs)
+        metas = (m,) if isinstance(m, TensorMeta) else tuple(m) if isinstance(m, (tuple, list)) else (m,)
         for x in metas:
             if not isinstance(x, TensorMeta):
                 raise ShapeError(f"{self.name}: .meta must return TensorMeta, got {type(x).__name__}")

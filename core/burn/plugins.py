@@ -62,24 +62,48 @@ def _disabled() -> set:
     return {s.strip() for s in os.environ.get("BURN_PLUGINS_DISABLE", "").split(",") if s.strip()}
 
 
-def _call_registration(name: str, module) -> None:
-    """Run one plugin's hooks in isolation, attributing registrations to it."""
+_BACKEND_HOOKS = ("burn_register_backends",)
+_KERNEL_HOOKS = ("burn_register_kernels",)
+
+
+def _call_hooks(name: str, module, hooks) -> None:
+    """Run some of one plugin's hooks, attributing registrations to it."""
     from .dispatch import registry
     rec = _records[name]
     before = set(registry.backends)
     prev = registry.current_plugin
     registry.current_plugin = name
     try:
-        for hook in ("burn_register_backends", "burn_register_kernels"):
+        for hook in hooks:
             impl = getattr(module, hook, None)
             if impl is not None:
                 impl(registry=registry)
-        info = getattr(module, "burn_plugin_info", None)
-        if info is not None:
-            rec.info = dict(info() or {})
     finally:
         registry.current_plugin = prev
-    rec.backends = sorted(set(registry.backends) - before)
+        rec.backends = sorted(set(rec.backends) | (set(registry.backends) - before))
+
+
+def _collect_info(rec: PluginRecord, module) -> None:
+    info = getattr(module, "burn_plugin_info", None)
+    if info is None:
+        return
+    try:
+        rec.info = dict(info() or {})
+    except Exception as e:  # informational only: never fails the plugin
+        rec.info = {"burn_plugin_info failed": f"{type(e).__name__}: {e}"}
+
+
+def _fail(rec: PluginRecord, stage: str, e: BaseException) -> None:
+    from .dispatch import registry
+    rec.status = "failed"
+    rec.error = f"{stage}: {type(e).__name__}: {e}"
+    rec.traceback = traceback.format_exc()
+    registry.forget_plugin(rec.name)    # a half-registered plugin leaves nothing behind
+
+
+def _call_registration(name: str, module) -> None:
+    _call_hooks(name, module, _BACKEND_HOOKS + _KERNEL_HOOKS)
+    _collect_info(_records[name], module)
 
 
 def register_plugin(name: str, module, *, distribution: str = "?", version: str = "?") -> PluginRecord:
@@ -94,18 +118,19 @@ def register_plugin(name: str, module, *, distribution: str = "?", version: str 
     """
     with _lock:
         rec = _records[name] = PluginRecord(name, distribution, version, getattr(module, "__name__", "?"))
+        from .dispatch import registry
         try:
+            registry.rename_plugin(rec.module.partition(".")[0], name)
             _call_registration(name, module)
             plugin_manager.register(module, name=name) if plugin_manager.get_plugin(name) is None else None
             rec.status = "loaded"
         except Exception as e:
-            rec.status = "failed"
-            rec.error = f"{type(e).__name__}: {e}"
-            rec.traceback = traceback.format_exc()
+            _fail(rec, "registration failed", e)
         return rec
 
 
-def _load_entry_point(ep) -> None:
+def _load_entry_point(ep):
+    """Import one entry point and run its backend hook; the module, or None."""
     from .dispatch import registry
     name = ep.name
     dist = getattr(ep, "dist", None)
@@ -114,7 +139,7 @@ def _load_entry_point(ep) -> None:
         ep.value)
     if name in _disabled():
         rec.status = "disabled"
-        return
+        return None
     prev = registry.current_plugin
     registry.current_plugin = name     # decorators run at import are attributed to the plugin
     try:
@@ -122,23 +147,26 @@ def _load_entry_point(ep) -> None:
     except BaseException as e:  # noqa: BLE001 - a plugin must never break import burn
         if isinstance(e, (KeyboardInterrupt, SystemExit)):
             raise
-        rec.status = "failed"
-        rec.error = f"import failed: {type(e).__name__}: {e}"
-        rec.traceback = traceback.format_exc()
-        return
+        _fail(rec, "import failed", e)
+        return None
     finally:
         registry.current_plugin = prev
+    # the user may have imported the package before discovery (see Registry.owner)
+    registry.rename_plugin(ep.value.partition(":")[0].partition(".")[0], name)
     try:
-        _call_registration(name, module)
-        rec.status = "loaded"
+        _call_hooks(name, module, _BACKEND_HOOKS)
     except Exception as e:
-        rec.status = "failed"
-        rec.error = f"registration failed: {type(e).__name__}: {e}"
-        rec.traceback = traceback.format_exc()
+        _fail(rec, "registration failed", e)
+        return None
+    return module
 
 
 def ensure_loaded() -> None:
-    """Discover and load plugins once (no-op after the first call)."""
+    """Discover and load plugins once (no-op after the first call).
+
+    Two phases, so a kernel plugin sees every backend: import each plugin and
+    call its ``burn_register_backends``, then every ``burn_register_kernels``.
+    """
     global _loaded
     if _loaded:
         return
@@ -154,11 +182,23 @@ def ensure_loaded() -> None:
             _records["<discovery>"] = PluginRecord("<discovery>", status="failed", error=repr(e))
             return
         seen = set()
+        modules = []
         for ep in sorted(eps, key=lambda e: e.name):
             if ep.name in seen:
                 continue
             seen.add(ep.name)
-            _load_entry_point(ep)
+            module = _load_entry_point(ep)
+            if module is not None:
+                modules.append((ep.name, module))
+        for name, module in modules:
+            rec = _records[name]
+            try:
+                _call_hooks(name, module, _KERNEL_HOOKS)
+            except Exception as e:
+                _fail(rec, "registration failed", e)
+                continue
+            _collect_info(rec, module)
+            rec.status = "loaded"
 
 
 def report() -> list[PluginRecord]:

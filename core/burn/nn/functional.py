@@ -196,3 +196,9 @@ def dropout(x, p=0.5, *, training=True) -> Tensor:
     from ..ops.creation import rand
     keep = rand(x.shape, dtype=x.dtype if x.dtype.is_floating else dt.float32, device=x.device) >= p
     return E.where(keep, x * (1.0 / (1.0 - p)), 0.0)
+
+
+# convolution and pooling live with their primitives in burn.ops.conv
+from ..ops.conv import conv1d, conv2d, max_pool1d, max_pool2d, avg_pool1d, avg_pool2d  # noqa: E402
+
+__all__ += ["conv1d", "conv2d", "max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d"]

@@ -18,6 +18,9 @@ def burn_register_kernels(registry):
     for op, fn in all_kernels().items():
         registry.register_kernel(op, "flex", fn)
     registry.register_kernel("burn::linear_relu", "flex", linear_relu)
+    from .conv import conv_kernels
+    for op, fn in conv_kernels().items():
+        registry.register_kernel(op, "flex", fn)
 
 
 def burn_plugin_info():

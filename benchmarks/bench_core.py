@@ -1,0 +1,352 @@
+"""Core benchmarks: burn on flex vs numpy written by hand vs PyTorch CPU, in one run.
+
+    .venv/bin/python benchmarks/bench_core.py            # full run (a few minutes)
+    .venv/bin/python benchmarks/bench_core.py --quick    # fewer repeats (~1 minute)
+    .venv/bin/python benchmarks/bench_core.py --only chain,mlp --json out.json
+
+Every workload is written once per framework with the same math. The three
+implementations run interleaved (burn, numpy, torch, burn, numpy, torch, ...)
+so a busy neighbour on a shared machine slows all three alike, and the report
+shows medians and the ratios burn/numpy and burn/torch. BLAS/OpenMP pools are
+pinned to one thread (threadpoolctl, torch.set_num_threads) because two BLAS
+pools competing for the same cores make the timings meaningless.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+F32 = np.float32
+
+
+# -- timing -------------------------------------------------------------------------
+
+def interleaved(fns: dict, rounds: int, inner: int = 1, warmup: int = 2) -> dict:
+    """Median seconds per call of each fn, run in the order A B C A B C ...
+
+    Samples taken while the 1-minute load average says the machine is
+    oversubscribed are kept (dropping them all could leave nothing) but the
+    median already discounts the outliers such neighbours cause.
+    """
+    for _ in range(warmup):
+        for f in fns.values():
+            f()
+    samples = {k: [] for k in fns}
+    for _ in range(rounds):
+        for k, f in fns.items():
+            t0 = time.perf_counter()
+            for _ in range(inner):
+                f()
+            samples[k].append((time.perf_counter() - t0) / inner)
+    return {k: statistics.median(v) for k, v in samples.items()}
+
+
+# -- workloads --------------------------------------------------------------------
+# Each returns (description, unit scale, {"burn": fn, "numpy": fn, "torch": fn}).
+
+def chain_math(ns, x):
+    """The 8-op element-wise chain (abs, neg, exp, log1p, tanh, mul, add, sqrt),
+    written once and run with each framework's namespace."""
+    t = ns.tanh(x)
+    return ns.sqrt(ns.log1p(ns.exp(-ns.abs(x))) + t * t)
+
+
+def w_per_op(burn, torch, quick):
+    n = 10_000
+    xn = np.arange(8, dtype=F32) / 8
+    xb = burn.tensor(xn)
+    xt = torch.from_numpy(xn.copy())
+
+    def run_burn():
+        y = xb
+        for _ in range(n):
+            y = y + xb
+        y.numpy()
+
+    def run_numpy():
+        y = xn
+        for _ in range(n):
+            y = y + xn
+
+    def run_torch():
+        y = xt
+        for _ in range(n):
+            y = y + xt
+
+    return (f"per-op overhead: {n:,} adds of shape [8]", 1e6 / n, "µs/op",
+            {"burn": run_burn, "numpy": run_numpy, "torch": run_torch})
+
+
+def w_chain(burn, torch, quick):
+    rng = np.random.default_rng(0)
+    xn = (rng.standard_normal(4 * 1024 * 1024) * 3).astype(F32)
+    xb = burn.from_numpy(xn)
+    xt = torch.from_numpy(xn.copy())
+
+    def run_burn():
+        chain_math(burn, xb).numpy()
+
+    def run_numpy():
+        chain_math(np, xn)
+
+    def run_torch():
+        chain_math(torch, xt)
+
+    return ("8-op element-wise chain (exp/log1p/tanh/sqrt), 4M float32", 1e3, "ms",
+            {"burn": run_burn, "numpy": run_numpy, "torch": run_torch})
+
+
+def _np_gelu(x):
+    import scipy.special as sps
+    return x * F32(0.5) * (F32(1.0) + sps.erf(x * F32(math.sqrt(0.5))))
+
+
+def w_matmul_gelu(burn, torch, quick):
+    rng = np.random.default_rng(1)
+    an = rng.standard_normal((2, 512, 512), dtype=F32)
+    bn = rng.standard_normal((2, 512, 512), dtype=F32) / 22
+    biasn = rng.standard_normal(512, dtype=F32)
+    ab, bb, biasb = burn.from_numpy(an), burn.from_numpy(bn), burn.from_numpy(biasn)
+    at, bt, biast = (torch.from_numpy(a.copy()) for a in (an, bn, biasn))
+    tf = torch.nn.functional
+
+    def run_burn():
+        burn.gelu(burn.relu(ab @ bb) + biasb).numpy()
+
+    def run_numpy():
+        _np_gelu(np.maximum(an @ bn, F32(0)) + biasn)
+
+    def run_torch():
+        tf.gelu(torch.relu(at @ bt) + biast)
+
+    return ("gelu(relu(A@B)+bias), A,B [2,512,512]", 1e3, "ms",
+            {"burn": run_burn, "numpy": run_numpy, "torch": run_torch})
+
+
+def _reduce_inputs(burn, torch):
+    rng = np.random.default_rng(2)
+    xn = rng.standard_normal((32, 512, 512), dtype=F32)
+    return xn, burn.from_numpy(xn), torch.from_numpy(xn.copy())
+
+
+def w_sum(burn, torch, quick):
+    xn, xb, xt = _reduce_inputs(burn, torch)
+    return ("sum over last axis of [32,512,512]", 1e3, "ms",
+            {"burn": lambda: burn.sum(xb, axis=-1).numpy(), "numpy": lambda: xn.sum(axis=-1),
+             "torch": lambda: xt.sum(dim=-1)})
+
+
+def w_argmin(burn, torch, quick):
+    xn, xb, xt = _reduce_inputs(burn, torch)
+    return ("argmin over last axis of [32,512,512]", 1e3, "ms",
+            {"burn": lambda: burn.argmin(xb, axis=-1).numpy(), "numpy": lambda: xn.argmin(axis=-1),
+             "torch": lambda: xt.argmin(dim=-1)})
+
+
+# MLP 64-256-256-10, batch 128, cross-entropy, Adam written by hand in each framework.
+SIZES = (64, 256, 256, 10)
+LR, B1, B2, EPS = 1e-3, 0.9, 0.999, 1e-8
+
+
+def _mlp_init():
+    rng = np.random.default_rng(3)
+    params = []
+    for din, dout in zip(SIZES[:-1], SIZES[1:]):
+        params.append((rng.standard_normal((din, dout)) * math.sqrt(2.0 / din)).astype(F32))
+        params.append(np.zeros(dout, F32))
+    x = rng.standard_normal((128, 64), dtype=F32)
+    y = rng.integers(0, 10, 128)
+    return params, x, y
+
+
+class NumpyMLP:
+    def __init__(self):
+        self.p, self.x, self.y = _mlp_init()
+        self.m = [np.zeros_like(p) for p in self.p]
+        self.v = [np.zeros_like(p) for p in self.p]
+        self.t = 0
+
+    def step(self):
+        w1, b1, w2, b2, w3, b3 = self.p
+        x, y = self.x, self.y
+        z1 = x @ w1 + b1
+        h1 = np.maximum(z1, F32(0))
+        z2 = h1 @ w2 + b2
+        h2 = np.maximum(z2, F32(0))
+        lg = h2 @ w3 + b3
+        lg = lg - lg.max(axis=1, keepdims=True)
+        e = np.exp(lg)
+        s = e.sum(axis=1, keepdims=True)
+        n = len(y)
+        loss = float(np.mean(np.log(s[:, 0]) - lg[np.arange(n), y]))
+        d = e / s
+        d[np.arange(n), y] -= 1
+        d /= F32(n)
+        g3, gb3 = h2.T @ d, d.sum(0)
+        d = (d @ w3.T) * (z2 > 0)
+        g2, gb2 = h1.T @ d, d.sum(0)
+        d = (d @ w2.T) * (z1 > 0)
+        g1, gb1 = x.T @ d, d.sum(0)
+        self.t += 1
+        c1, c2 = F32(1 - B1 ** self.t), F32(1 - B2 ** self.t)
+        for i, g in enumerate((g1, gb1, g2, gb2, g3, gb3)):
+            self.m[i] = F32(B1) * self.m[i] + F32(1 - B1) * g
+            self.v[i] = F32(B2) * self.v[i] + F32(1 - B2) * (g * g)
+            self.p[i] = self.p[i] - F32(LR) * (self.m[i] / c1) / (np.sqrt(self.v[i] / c2) + F32(EPS))
+        return loss
+
+
+class TorchMLP:
+    def __init__(self, torch):
+        self.torch = torch
+        p, x, y = _mlp_init()
+        self.p = [torch.from_numpy(a.copy()).requires_grad_() for a in p]
+        self.x, self.y = torch.from_numpy(x.copy()), torch.from_numpy(y.copy())
+        self.m = [torch.zeros_like(a) for a in self.p]
+        self.v = [torch.zeros_like(a) for a in self.p]
+        self.t = 0
+
+    def step(self):
+        torch = self.torch
+        w1, b1, w2, b2, w3, b3 = self.p
+        h = torch.relu(self.x @ w1 + b1)
+        h = torch.relu(h @ w2 + b2)
+        loss = torch.nn.functional.cross_entropy(h @ w3 + b3, self.y)
+        grads = torch.autograd.grad(loss, self.p)
+        self.t += 1
+        c1, c2 = 1 - B1 ** self.t, 1 - B2 ** self.t
+        with torch.no_grad():
+            for i, g in enumerate(grads):
+                self.m[i] = B1 * self.m[i] + (1 - B1) * g
+                self.v[i] = B2 * self.v[i] + (1 - B2) * (g * g)
+                self.p[i].sub_(LR * (self.m[i] / c1) / (torch.sqrt(self.v[i] / c2) + EPS))
+        return loss.item()
+
+
+class BurnMLP:
+    def __init__(self, burn):
+        self.burn = burn
+        self.F = burn.nn.functional
+        dev = burn.Device.flex().autodiff()
+        p, x, y = _mlp_init()
+        self.p = [burn.tensor(a, device=dev).require_grad() for a in p]
+        self.x, self.y = burn.tensor(x, device=dev), burn.tensor(y, device=dev)
+        self.m = [burn.zeros_like(a) for a in self.p]
+        self.v = [burn.zeros_like(a) for a in self.p]
+        self.t = 0
+
+    def step(self):
+        burn, F = self.burn, self.F
+        w1, b1, w2, b2, w3, b3 = self.p
+        h = burn.relu(self.x @ w1 + b1)
+        h = burn.relu(h @ w2 + b2)
+        loss = F.cross_entropy(h @ w3 + b3, self.y)
+        grads = loss.backward()
+        self.t += 1
+        c1, c2 = 1 - B1 ** self.t, 1 - B2 ** self.t
+        with burn.no_grad():
+            for i, p in enumerate(self.p):
+                g = p.grad(grads)
+                self.m[i] = B1 * self.m[i] + (1 - B1) * g
+                self.v[i] = B2 * self.v[i] + (1 - B2) * (g * g)
+                p.assign_(p - LR * (self.m[i] / c1) / (burn.sqrt(self.v[i] / c2) + EPS))
+        return loss.item()
+
+
+def w_mlp(burn, torch, quick):
+    nb, nn_, nt = BurnMLP(burn), NumpyMLP(), TorchMLP(torch)
+    return ("MLP 64-256-256-10 train step, batch 128, Adam by hand", 1e3, "ms",
+            {"burn": nb.step, "numpy": nn_.step, "torch": nt.step})
+
+
+WORKLOADS = {"per_op": w_per_op, "chain": w_chain, "matmul_gelu": w_matmul_gelu, "sum": w_sum,
+             "argmin": w_argmin, "mlp": w_mlp}
+ROUNDS = {"per_op": 15, "chain": 15, "matmul_gelu": 21, "sum": 21, "argmin": 15, "mlp": 41}
+
+
+def import_times(rounds: int) -> dict:
+    """Median wall time of fresh interpreters importing each module (interleaved)."""
+    cmds = {"numpy": "import numpy", "burn": "import burn",
+            "burn + first flex use": "import burn; burn.ones((2,)).numpy()"}
+    samples = {k: [] for k in cmds}
+    env = dict(os.environ)
+    for _ in range(rounds):
+        for k, c in cmds.items():
+            t0 = time.perf_counter()
+            subprocess.run([sys.executable, "-c", c], check=True, env=env)
+            samples[k].append(time.perf_counter() - t0)
+    return {k: statistics.median(v) for k, v in samples.items()}
+
+
+def machine_notes() -> dict:
+    import threadpoolctl
+    notes = {"python": platform.python_version(), "numpy": np.__version__, "cpu_count": os.cpu_count(),
+             "machine": platform.machine(), "load_avg_start": os.getloadavg()}
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    notes["cpu"] = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    notes["blas"] = [f"{p['internal_api']} {p.get('version')} ({p['num_threads']} threads)"
+                     for p in threadpoolctl.threadpool_info()]
+    notes["OPENBLAS_CORETYPE"] = os.environ.get("OPENBLAS_CORETYPE")
+    return notes
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="fewer repeats")
+    ap.add_argument("--only", default="", help="comma-separated workloads: " + ",".join(WORKLOADS) + ",import")
+    ap.add_argument("--json", default="", help="also write the results to this file")
+    args = ap.parse_args(argv)
+    only = [w for w in args.only.split(",") if w] or list(WORKLOADS) + ["import"]
+
+    import threadpoolctl
+    import torch
+    import burn
+
+    limits = threadpoolctl.threadpool_limits(1)
+    torch.set_num_threads(1)
+    notes = machine_notes()
+    notes["torch"] = torch.__version__
+    print("machine:", json.dumps(notes))
+    results = {}
+    for name in only:
+        if name == "import":
+            continue
+        desc, scale, unit, fns = WORKLOADS[name](burn, torch, args.quick)
+        rounds = max(5, ROUNDS[name] // 3) if args.quick else ROUNDS[name]
+        med = interleaved(fns, rounds)
+        r = {k: v * scale for k, v in med.items()}
+        results[name] = {"desc": desc, "unit": unit, **r,
+                         "burn/numpy": r["burn"] / r["numpy"], "burn/torch": r["burn"] / r["torch"]}
+        print(f"{desc:62s} burn {r['burn']:9.3f} {unit:5s} numpy {r['numpy']:9.3f}  torch {r['torch']:9.3f}"
+              f"  burn/numpy {r['burn'] / r['numpy']:5.2f}x  burn/torch {r['burn'] / r['torch']:5.2f}x",
+              flush=True)
+    if "import" in only:
+        it = import_times(5 if args.quick else 9)
+        results["import"] = {k: v * 1e3 for k, v in it.items()}
+        print("import (ms, fresh interpreter): " + ", ".join(f"{k} {v * 1e3:.0f}" for k, v in it.items())
+              + f"; burn - numpy = {(it['burn'] - it['numpy']) * 1e3:.0f} ms", flush=True)
+    limits.restore_original_limits()
+    notes["load_avg_end"] = os.getloadavg()
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"machine": notes, "results": results}, f, indent=1)
+    return results
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,333 @@
+"""Convolution and pooling over NCHW tensors (PyTorch/Burn layout).
+
+Each forward op and each of its gradients is a primitive, so a backend runs
+the gradient of a convolution as one kernel (im2col + GEMM on flex) rather
+than as a chain of slices. Weights are ``[C_out, C_in / groups, kH, kW]``.
+Padding is stored as ``(top, bottom, left, right)`` so ``padding="same"``
+with an even kernel (extra row/column at the end, as in PyTorch) needs no
+special case in the kernels. Bias is a broadcast add in :func:`conv2d`.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import DTypeError, ShapeError, describe
+from ..primitives import OPAQUE, TensorMeta, primitive
+from ..tensor import Tensor, apply
+from . import movement as M
+
+__all__ = ["conv1d", "conv2d", "max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d"]
+
+
+# -- argument normalization -------------------------------------------------------
+
+def _pair(op, name, v, minimum):
+    if isinstance(v, (int, np.integer)):
+        v = (int(v), int(v))
+    v = tuple(int(a) for a in v)
+    if len(v) != 2 or any(a < minimum for a in v):
+        raise ValueError(f"{op}: {name} must be an int or a pair of ints >= {minimum}, got {v}")
+    return v
+
+
+def _conv_padding(op, padding, kernel, stride, dilation):
+    """padding -> (top, bottom, left, right)."""
+    if isinstance(padding, str):
+        if padding == "valid":
+            return (0, 0, 0, 0)
+        if padding == "same":
+            if stride != (1, 1):
+                raise ValueError(f"{op}: padding='same' needs stride 1, got stride={stride}")
+            out = []
+            for k, d in zip(kernel, dilation):
+                total = d * (k - 1)
+                out += [total // 2, total - total // 2]
+            return tuple(out)
+        raise ValueError(f"{op}: padding must be an int, a pair, 'valid' or 'same', got {padding!r}")
+    ph, pw = _pair(op, "padding", padding, 0)
+    return (ph, ph, pw, pw)
+
+
+def _out_size(size, pad_lo, pad_hi, k, s, d):
+    return (size + pad_lo + pad_hi - d * (k - 1) - 1) // s + 1
+
+
+def _check_float(op, *ts):
+    x = ts[0]
+    if not x.dtype.is_floating or any(t.dtype is not x.dtype for t in ts[1:]):
+        raise DTypeError(f"{op}: operands need one floating dtype, got "
+                         + ", ".join(describe(t) for t in ts)
+                         + "; cast them with .astype(burn.float32)")
+
+
+def _spatial_out(op, x, kernel, stride, padding, dilation, what):
+    pt, pb, pl, pr = padding
+    H, W = x.shape[-2:]
+    kh, kw = kernel
+    eh, ew = dilation[0] * (kh - 1) + 1, dilation[1] * (kw - 1) + 1
+    if eh > H + pt + pb or ew > W + pl + pr:
+        raise ShapeError(f"{op}: {what} ({kh}x{kw}, dilation {dilation}, extent {eh}x{ew}) is larger than "
+                         f"the padded input ({H + pt + pb}x{W + pl + pr}) of {describe(x)}; "
+                         f"pad the input or use a smaller kernel")
+    return (_out_size(H, pt, pb, kh, stride[0], dilation[0]), _out_size(W, pl, pr, kw, stride[1], dilation[1]))
+
+
+# -- conv2d ---------------------------------------------------------------------------
+
+def _conv_meta(x, w, *, stride, padding, dilation, groups):
+    op = "conv2d"
+    if x.ndim != 4 or w.ndim != 4:
+        raise ShapeError(f"{op}: expected input [N, C_in, H, W] and weight [C_out, C_in/groups, kH, kW], "
+                         f"got input {describe(x)}, weight {describe(w)}")
+    _check_float(op, x, w)
+    c_in, c_out = x.shape[1], w.shape[0]
+    if c_in % groups or c_out % groups:
+        raise ShapeError(f"{op}: groups={groups} must divide both the input channels ({c_in}, input "
+                         f"{describe(x)}) and the output channels ({c_out}, weight {describe(w)})")
+    if w.shape[1] * groups != c_in:
+        raise ShapeError(f"{op}: channel mismatch: input {describe(x)} has {c_in} channels but weight "
+                         f"{describe(w)} with groups={groups} expects {w.shape[1] * groups} "
+                         f"(weight.shape[1] * groups)")
+    oh, ow = _spatial_out(op, x, w.shape[2:], stride, padding, dilation, "kernel")
+    return TensorMeta((x.shape[0], c_out, oh, ow), x.dtype)
+
+
+def _bw_conv(c, g):
+    x, w = c.inputs
+    gx = gw = None
+    if x.requires_grad:
+        gx = apply(conv2d_grad_input_p, (g, w), {**c.attrs, "input_hw": x.shape[2:]})
+    if w.requires_grad:
+        gw = apply(conv2d_grad_weight_p, (x, g), {**c.attrs, "kernel_hw": w.shape[2:]})
+    return gx, gw
+
+
+conv2d_p = primitive("conv2d", OPAQUE, _conv_meta)
+conv2d_p.backward = _bw_conv
+
+
+def _conv_grad_input_meta(g, w, *, stride, padding, dilation, groups, input_hw):
+    _check_float("conv2d_grad_input", g, w)
+    return TensorMeta((g.shape[0], w.shape[1] * groups) + tuple(input_hw), g.dtype)
+
+
+def _bw_conv_grad_input(c, gg):
+    # grad_input is linear in (g, w): its adjoints are a conv and a weight gradient
+    g, w = c.inputs
+    attrs = {k: v for k, v in c.attrs.items() if k != "input_hw"}
+    return (apply(conv2d_p, (gg, w), attrs),
+            apply(conv2d_grad_weight_p, (gg, g), {**attrs, "kernel_hw": w.shape[2:]}))
+
+
+conv2d_grad_input_p = primitive("conv2d_grad_input", OPAQUE, _conv_grad_input_meta)
+conv2d_grad_input_p.backward = _bw_conv_grad_input
+
+
+def _conv_grad_weight_meta(x, g, *, stride, padding, dilation, groups, kernel_hw):
+    _check_float("conv2d_grad_weight", x, g)
+    return TensorMeta((g.shape[1], x.shape[1] // groups) + tuple(kernel_hw), x.dtype)
+
+
+def _bw_conv_grad_weight(c, gw):
+    x, g = c.inputs
+    attrs = {k: v for k, v in c.attrs.items() if k != "kernel_hw"}
+    return (apply(conv2d_grad_input_p, (g, gw), {**attrs, "input_hw": x.shape[2:]}),
+            apply(conv2d_p, (x, gw), attrs))
+
+
+conv2d_grad_weight_p = primitive("conv2d_grad_weight", OPAQUE, _conv_grad_weight_meta)
+conv2d_grad_weight_p.backward = _bw_conv_grad_weight
+
+
+def _add_bias(y, bias, op, c_out):
+    if bias is None:
+        return y
+    if bias.shape != (c_out,):
+        raise ShapeError(f"{op}: bias must have shape ({c_out},) (one per output channel), got {describe(bias)}")
+    return y + M.reshape(bias, (1, c_out) + (1,) * (y.ndim - 2))
+
+
+def conv2d(x, weight, bias=None, *, stride=1, padding=0, dilation=1, groups=1) -> Tensor:
+    """2-D cross-correlation of ``x`` [N, C_in, H, W] with ``weight`` [C_out, C_in/groups, kH, kW].
+
+    ``stride``, ``padding`` (zeros; an int, a pair, ``"valid"`` or ``"same"``) and
+    ``dilation`` take an int or a (height, width) pair; ``groups`` splits the
+    channels into independent convolutions (``groups == C_in`` is depthwise).
+    Matches ``torch.nn.functional.conv2d``. A 3-D ``x`` [C_in, H, W] is one image.
+
+    Example:
+        >>> import burn
+        >>> y = burn.nn.functional.conv2d(burn.ones((1, 2, 5, 5)), burn.ones((3, 2, 3, 3)), padding=1)
+        >>> assert y.shape == (1, 3, 5, 5) and y[0, 0, 2, 2].item() == 18.0 and y[0, 0, 0, 0].item() == 8.0
+    """
+    if x.ndim == 3:
+        return _unbatched(conv2d, x, weight, bias, stride=stride, padding=padding, dilation=dilation,
+                          groups=groups)
+    if weight.ndim != 4:
+        raise ShapeError(f"conv2d: weight must be [C_out, C_in/groups, kH, kW], got {describe(weight)}")
+    stride = _pair("conv2d", "stride", stride, 1)
+    dilation = _pair("conv2d", "dilation", dilation, 1)
+    if not isinstance(groups, (int, np.integer)) or groups < 1:
+        raise ValueError(f"conv2d: groups must be a positive int, got {groups!r}")
+    pad = _conv_padding("conv2d", padding, weight.shape[2:], stride, dilation)
+    y = apply(conv2d_p, (x, weight), {"stride": stride, "padding": pad, "dilation": dilation,
+                                      "groups": int(groups)})
+    return _add_bias(y, bias, "conv2d", weight.shape[0])
+
+
+def _unbatched(fn, x, *args, **kw):
+    y = fn(M.reshape(x, (1,) + x.shape), *args, **kw)
+    return M.reshape(y, y.shape[1:])
+
+
+def conv1d(x, weight, bias=None, *, stride=1, padding=0, dilation=1, groups=1) -> Tensor:
+    """1-D cross-correlation of ``x`` [N, C_in, L] with ``weight`` [C_out, C_in/groups, K].
+
+    Same options as :func:`conv2d` (ints instead of pairs); runs as a conv2d of
+    height one. Matches ``torch.nn.functional.conv1d``.
+
+    Example:
+        >>> import burn
+        >>> y = burn.nn.functional.conv1d(burn.ones((2, 1, 6)), burn.ones((4, 1, 3)), stride=2)
+        >>> assert y.shape == (2, 4, 2) and y[1, 3, 0].item() == 3.0
+    """
+    if x.ndim == 2:
+        return _unbatched(conv1d, x, weight, bias, stride=stride, padding=padding, dilation=dilation,
+                          groups=groups)
+    if x.ndim != 3 or weight.ndim != 3:
+        raise ShapeError(f"conv1d: expected input [N, C_in, L] and weight [C_out, C_in/groups, K], "
+                         f"got input {describe(x)}, weight {describe(weight)}")
+    pad = padding if isinstance(padding, str) else (0, _single("conv1d", "padding", padding, 0))
+    y = conv2d(M.reshape(x, (x.shape[0], x.shape[1], 1, x.shape[2])),
+               M.reshape(weight, (weight.shape[0], weight.shape[1], 1, weight.shape[2])), None,
+               stride=(1, _single("conv1d", "stride", stride, 1)), padding=pad,
+               dilation=(1, _single("conv1d", "dilation", dilation, 1)), groups=groups)
+    y = M.reshape(y, (y.shape[0], y.shape[1], y.shape[3]))
+    return _add_bias(y, bias, "conv1d", weight.shape[0])
+
+
+def _single(op, name, v, minimum):
+    if isinstance(v, (tuple, list)) and len(v) == 1:
+        v = v[0]
+    if not isinstance(v, (int, np.integer)) or v < minimum:
+        raise ValueError(f"{op}: {name} must be an int >= {minimum}, got {v!r}")
+    return int(v)
+
+
+# -- pooling ----------------------------------------------------------------------------
+
+def _pool_meta(op, floating_only):
+    def meta(x, *, kernel, stride, padding, dilation=(1, 1), count_include_pad=True):
+        if x.ndim != 4:
+            raise ShapeError(f"{op}: expected input [N, C, H, W], got {describe(x)}")
+        if x.dtype.is_bool or x.dtype.is_complex or (floating_only and not x.dtype.is_floating):
+            raise DTypeError(f"{op}: not defined for {describe(x)}; cast it with .astype(burn.float32)")
+        for p, k in zip(padding[::2], kernel):
+            if 2 * p > k:
+                raise ShapeError(f"{op}: padding {padding[::2]} must be at most half of the kernel size "
+                                 f"{kernel}, as in PyTorch")
+        oh, ow = _spatial_out(op, x, kernel, stride, padding, dilation, "pooling window")
+        return TensorMeta(x.shape[:2] + (oh, ow), x.dtype)
+    return meta
+
+
+def _bw_max_pool(c, g):
+    x = c.inputs[0]
+    return (apply(max_pool2d_grad_p, (x, c.out, g), c.attrs),)
+
+
+max_pool2d_p = primitive("max_pool2d", OPAQUE, _pool_meta("max_pool2d", False))
+max_pool2d_p.backward = _bw_max_pool
+# the gradient of a max pool routes ``g`` to the first maximum of each window
+max_pool2d_grad_p = primitive("max_pool2d_grad", OPAQUE, lambda x, out, g, **a: TensorMeta(x.shape, x.dtype),
+                              differentiable=False)
+
+avg_pool2d_p = primitive("avg_pool2d", OPAQUE, _pool_meta("avg_pool2d", True))
+avg_pool2d_p.backward = lambda c, g: (apply(avg_pool2d_grad_p, (g,), {**c.attrs,
+                                                                        "input_hw": c.inputs[0].shape[2:]}),)
+avg_pool2d_grad_p = primitive("avg_pool2d_grad", OPAQUE,
+                              lambda g, *, input_hw, **a: TensorMeta(g.shape[:2] + tuple(input_hw), g.dtype))
+avg_pool2d_grad_p.backward = lambda c, gg: (apply(avg_pool2d_p, (gg,), {k: v for k, v in c.attrs.items()
+                                                                          if k != "input_hw"}),)
+
+
+def _pool_args(op, kernel_size, stride, padding, dilation, ceil_mode):
+    if ceil_mode:
+        raise NotImplementedError(f"{op}: ceil_mode=True is not supported; pad the input instead")
+    kernel = _pair(op, "kernel_size", kernel_size, 1)
+    stride = kernel if stride is None else _pair(op, "stride", stride, 1)
+    ph, pw = _pair(op, "padding", padding, 0)
+    return kernel, stride, (ph, ph, pw, pw), _pair(op, "dilation", dilation, 1)
+
+
+def max_pool2d(x, kernel_size, stride=None, padding=0, dilation=1, *, ceil_mode=False) -> Tensor:
+    """Maximum over sliding windows of ``x`` [N, C, H, W] (padding counts as -inf).
+
+    ``stride`` defaults to ``kernel_size``. The gradient goes to the first
+    maximum of each window, as in PyTorch. A 3-D ``x`` is one image.
+
+    Example:
+        >>> import burn
+        >>> x = burn.arange(16, dtype=burn.float32).reshape((1, 1, 4, 4))
+        >>> assert burn.nn.functional.max_pool2d(x, 2).tolist() == [[[[5.0, 7.0], [13.0, 15.0]]]]
+    """
+    if x.ndim == 3:
+        return _unbatched(max_pool2d, x, kernel_size, stride, padding, dilation, ceil_mode=ceil_mode)
+    kernel, stride, pad, dil = _pool_args("max_pool2d", kernel_size, stride, padding, dilation, ceil_mode)
+    return apply(max_pool2d_p, (x,), {"kernel": kernel, "stride": stride, "padding": pad, "dilation": dil})
+
+
+def avg_pool2d(x, kernel_size, stride=None, padding=0, *, ceil_mode=False, count_include_pad=True) -> Tensor:
+    """Mean over sliding windows of ``x`` [N, C, H, W] (zero padding).
+
+    ``stride`` defaults to ``kernel_size``; with ``count_include_pad`` (the
+    default, as in PyTorch) padded zeros count in each window's divisor.
+
+    Example:
+        >>> import burn
+        >>> x = burn.arange(16, dtype=burn.float32).reshape((1, 1, 4, 4))
+        >>> assert burn.nn.functional.avg_pool2d(x, 2).tolist() == [[[[2.5, 4.5], [10.5, 12.5]]]]
+    """
+    if x.ndim == 3:
+        return _unbatched(avg_pool2d, x, kernel_size, stride, padding, ceil_mode=ceil_mode,
+                          count_include_pad=count_include_pad)
+    kernel, stride, pad, _ = _pool_args("avg_pool2d", kernel_size, stride, padding, 1, ceil_mode)
+    return apply(avg_pool2d_p, (x,), {"kernel": kernel, "stride": stride, "padding": pad,
+                                      "count_include_pad": bool(count_include_pad)})
+
+
+def _pool1d(fn, op, x, kernel_size, stride, padding, **kw):
+    if x.ndim == 2:
+        return _unbatched(lambda t: _pool1d(fn, op, t, kernel_size, stride, padding, **kw), x)
+    if x.ndim != 3:
+        raise ShapeError(f"{op}: expected input [N, C, L], got {describe(x)}")
+    k = _single(op, "kernel_size", kernel_size, 1)
+    s = k if stride is None else _single(op, "stride", stride, 1)
+    p = _single(op, "padding", padding, 0)
+    y = fn(M.reshape(x, (x.shape[0], x.shape[1], 1, x.shape[2])), (1, k), (1, s), (0, p), **kw)
+    return M.reshape(y, (y.shape[0], y.shape[1], y.shape[3]))
+
+
+def max_pool1d(x, kernel_size, stride=None, padding=0, dilation=1, *, ceil_mode=False) -> Tensor:
+    """Maximum over sliding windows of ``x`` [N, C, L] (see :func:`max_pool2d`).
+
+    Example:
+        >>> import burn
+        >>> y = burn.nn.functional.max_pool1d(burn.tensor([[[1.0, 3.0, 2.0, 0.0]]]), 2)
+        >>> assert y.tolist() == [[[3.0, 2.0]]]
+    """
+    d = _single("max_pool1d", "dilation", dilation, 1)
+    return _pool1d(max_pool2d, "max_pool1d", x, kernel_size, stride, padding, dilation=(1, d),
+                   ceil_mode=ceil_mode)
+
+
+def avg_pool1d(x, kernel_size, stride=None, padding=0, *, ceil_mode=False, count_include_pad=True) -> Tensor:
+    """Mean over sliding windows of ``x`` [N, C, L] (see :func:`avg_pool2d`).
+
+    Example:
+        >>> import burn
+        >>> y = burn.nn.functional.avg_pool1d(burn.tensor([[[1.0, 3.0, 2.0, 0.0]]]), 2)
+        >>> assert y.tolist() == [[[2.0, 1.0]]]
+    """
+    return _pool1d(avg_pool2d, "avg_pool1d", x, kernel_size, stride, padding, ceil_mode=ceil_mode,
+                   count_include_pad=count_include_pad)

@@ -1,0 +1,82 @@
+"""Devices are runtime values; unusable backends fail on use with a clear message."""
+import pickle
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import burn
+
+
+def test_device_values_compare_and_hash_by_kind_index_and_autodiff():
+    assert burn.Device("flex") == burn.Device.flex() == burn.Device("flex:0")
+    assert burn.Device("cuda:1") == burn.Device.cuda(1)
+    assert burn.Device("cuda:1") != burn.Device.cuda(0)
+    ad = burn.Device.flex().autodiff()
+    assert ad.is_autodiff and not burn.Device.flex().is_autodiff
+    assert ad.inner() == burn.Device.flex() and ad != burn.Device.flex()
+    assert len({burn.Device("flex"), burn.Device.flex(), ad, ad.inner().autodiff()}) == 2
+    assert pickle.loads(pickle.dumps(ad)) == ad
+
+
+@pytest.mark.parametrize("spec", ["", "flex:x", "cuda:-1"])
+def test_bad_device_strings_raise_burn_error(spec):
+    with pytest.raises(burn.BurnError):
+        burn.Device(spec)
+
+
+def test_uninstalled_backend_is_a_value_until_used_then_names_the_package():
+    d = burn.Device.wgpu()          # a value: no error
+    assert str(d) == "wgpu:0"
+    with pytest.raises(burn.BackendUnavailable, match="pip install burn-wgpu"):
+        burn.zeros((2,), device=d)
+    with pytest.raises(burn.BackendUnavailable, match="burn-cuda"):
+        burn.Device.cuda(0).sync()
+
+
+def test_unknown_third_party_backend_points_at_burn_info():
+    with pytest.raises(burn.BackendUnavailable, match="burn info"):
+        burn.ones((1,), device=burn.Device("someaccel:0"))
+
+
+def test_flex_index_out_of_range_is_unavailable():
+    with pytest.raises(burn.BackendUnavailable, match="flex:3"):
+        burn.ones((1,), device=burn.Device("flex:3"))
+
+
+def test_default_and_enumerate():
+    assert burn.Device.flex() in burn.Device.enumerate()
+    d = burn.Device.default()
+    assert isinstance(d, burn.Device)
+
+
+def test_burn_device_env_overrides_default():
+    code = "import burn; print(burn.Device.default())"
+    out = subprocess.run([sys.executable, "-c", code], env={"BURN_DEVICE": "cuda:3", "PATH": ""},
+                         capture_output=True, text=True, check=True).stdout.strip()
+    assert out == "cuda:3"
+
+
+def test_seed_makes_random_streams_reproducible_regardless_of_flushes():
+    dev = burn.Device.flex()
+    dev.seed(123)
+    a = burn.rand((5,), device=dev)
+    b = burn.randn((5,), device=dev)
+    a_np, b_np = a.numpy(), b.numpy()
+    dev.seed(123)
+    a2 = burn.rand((5,), device=dev).numpy()      # flushed before the next op is recorded
+    b2 = burn.randn((5,), device=dev).numpy()
+    np.testing.assert_array_equal(a_np, a2)
+    np.testing.assert_array_equal(b_np, b2)
+    assert not np.array_equal(a_np, burn.rand((5,), device=dev).numpy())
+
+
+def test_sync_memory_stats_and_cleanup_work_on_flex():
+    dev = burn.Device.flex()
+    x = burn.ones((3,), device=dev) * 2
+    dev.sync()
+    stats = dev.memory_stats()
+    assert {"reserved_bytes", "in_use_bytes", "peak_reserved_bytes", "peak_in_use_bytes"} <= set(stats)
+    dev.memory_cleanup()
+    assert x.tolist() == [2.0, 2.0, 2.0]
