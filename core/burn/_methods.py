@@ -83,9 +83,16 @@ def _bind():
         from .dtypes import int32
         v = as_tensor_like(value, self)
         target = M.getitem(self, key).shape        # validates the key; the node itself is dead code
-        selected = _scatter_like(self, key, full(target, 1, dtype=int32, device=self.device)) > 0
+        count = _scatter_like(self, key, full(target, 1, dtype=int32, device=self.device))
+        selected = count > 0
         work = self.dtype if not self.dtype.is_bool else int32
         update = _scatter_like(self, key, M.broadcast_to(v.astype(work), target))
+        if any(not isinstance(k, (int, slice)) and k is not None and k is not Ellipsis
+               for k in (key if isinstance(key, tuple) else (key,))):
+            # a position named twice (x[[0, 0]] = v) receives the mean of its values,
+            # not their sum; equal values (the common case) are written exactly
+            n = E.maximum(count, 1).astype(work)
+            update = update / n if work.is_inexact else E.floor_divide(update, n)
         self.assign_(E.where(selected, update.astype(self.dtype), self))
     Tensor.__setitem__ = setitem
 

@@ -58,8 +58,14 @@ def materialized(shape, dtype, graph, data) -> Handle:
 def record(graph, prim, handles, attrs, metas):
     """Append a node computing ``prim`` on ``handles`` to ``graph``; return its
     output handle(s). ``metas`` were computed (and validated) by the caller."""
-    node = Node(prim, tuple(h.as_arg() for h in handles), attrs, metas)
+    node = Node(prim, tuple([h if h.node is None else (h.node, h.index) for h in handles]), attrs, metas)
+    if len(metas) == 1:      # the hot path: no generator objects
+        m = metas[0]
+        h = Handle(m.shape, m.dtype, graph, None, node, 0)
+        node.outs = (weakref.ref(h),)
+        graph.add(node)
+        return (h,)
     outs = [Handle(m.shape, m.dtype, graph, None, node, i) for i, m in enumerate(metas)]
-    node.outs = tuple(weakref.ref(h) for h in outs)
+    node.outs = tuple([weakref.ref(h) for h in outs])
     graph.add(node)
     return outs

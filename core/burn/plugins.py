@@ -3,9 +3,12 @@
 ``import burn`` imports no plugin. The first device resolution or extension
 lookup calls :func:`ensure_loaded`, which imports each entry point and calls
 its hooks, each inside its own try-block: a plugin that fails to import or to
-register is recorded (see :func:`report` and ``burn info``) and the others
-keep working. Its error is raised only when the user asks for what it
-provides (its backend's devices).
+register is recorded (see :func:`report` and ``burn info``), whatever it had
+registered is removed again, and the others keep working. Its error is raised
+only when the user asks for what it provides (its backend's devices).
+Registration has two phases (every ``burn_register_backends``, then every
+``burn_register_kernels``) so kernel plugins see all backends. See
+docs/plugins.md.
 
 ``BURN_PLUGINS_DISABLE=name,...`` skips plugins by entry-point name;
 ``BURN_PLUGIN_AUTOLOAD=0`` skips discovery (register by hand with
@@ -214,11 +217,18 @@ def report() -> list[PluginRecord]:
 
 
 def failure_for_backend(kind: str) -> str | None:
-    """If a failed plugin probably provided backend ``kind``, its error."""
+    """If a failed or disabled plugin provides backend ``kind``, why it is missing.
+
+    A failed plugin registers nothing, so it is matched by name: the entry
+    point is named after the backend, or the distribution is ``burn-<kind>``.
+    """
     for rec in _records.values():
-        if rec.status == "failed" and (kind in rec.name or kind in rec.distribution):
+        provides = rec.name == kind or rec.distribution.lower() == f"burn-{kind}"
+        if not provides:
+            continue
+        if rec.status == "failed":
             return f"plugin '{rec.name}' failed to load ({rec.error})"
-        if rec.status == "disabled" and (kind in rec.name or kind in rec.distribution):
+        if rec.status == "disabled":
             return f"plugin '{rec.name}' is disabled by BURN_PLUGINS_DISABLE"
     return None
 

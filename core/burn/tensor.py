@@ -39,13 +39,16 @@ def apply(prim, tensors, attrs=None, metas=None):
     """
     if attrs is None:
         attrs = {}
-    dev = _check_devices(prim.name, tensors) if len(tensors) > 1 else tensors[0].device
+    dev = tensors[0].device
+    for t in tensors:
+        if t.device is not dev:      # the common case shares one Device object: skip __eq__
+            dev = _check_devices(prim.name, tensors)
+            break
     if metas is None:
         m = prim.meta(*tensors, **attrs)
         metas = m if type(m) is tuple and prim.n_out > 1 else (m,)
-    graph = tensors[0]._h.graph
-    handles = record(graph, prim, [t._h for t in tensors], attrs, metas)
-    outs = [Tensor._wrap(h, dev) for h in handles]
+    handles = record(tensors[0]._h.graph, prim, [t._h for t in tensors], attrs, metas)
+    outs = [Tensor._wrap(h, dev) for h in handles] if len(handles) != 1 else [Tensor._wrap(handles[0], dev)]
     if dev.is_autodiff and autodiff._state.__dict__.get("enabled", True):
         needs = False
         for t in tensors:
@@ -56,11 +59,20 @@ def apply(prim, tensors, attrs=None, metas=None):
             rule = prim.backward_fn
             if rule is None:
                 raise AutodiffError(f"{prim.name}: no backward rule is defined; it cannot be differentiated")
-            node = autodiff.GradNode(prim, tuple(tensors), attrs, handles, rule)
+            # computed inputs are recorded by value: a later in-place update
+            # (``y += 1``, ``y[0] = v``) rebinds the Tensor object, not this record
+            ins = tuple(t if t._grad is None else _snapshot(t) for t in tensors)
+            node = autodiff.GradNode(prim, ins, attrs, handles, rule)
             for i, o in enumerate(outs):
                 if o.dtype.is_inexact:
                     o._grad = (node, i)
     return outs[0] if prim.n_out == 1 else tuple(outs)
+
+
+def _snapshot(t):
+    c = Tensor._wrap(t._h, t.device)
+    c._grad = t._grad
+    return c
 
 
 def apply_creation(prim, device, attrs):
@@ -257,4 +269,8 @@ class Tensor:
         if v.dtype is not self.dtype:
             v = v.astype(self.dtype)
         self._h = v._h
+        if not self._leaf:
+            # an in-place op on a computed tensor (``y += b``) must keep the new
+            # value's gradient record; leaves (parameters) stay leaves
+            self._grad = v._grad
         return self

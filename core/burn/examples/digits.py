@@ -2,15 +2,14 @@
 
     python -m burn.examples.digits [--device flex] [--epochs 30] [--seed 0]
 
-Uses only burn's functional API and autodiff (an MLP through the fused
-``linear_relu`` extension, cross-entropy, and Adam written with burn ops),
+An MLP (``burn.nn``; hidden layers through the fused ``linear_relu``
+extension) trained with cross-entropy and ``burn.optim.Adam`` on an autodiff device;
 shows a live progress bar (rich; plain lines when not a terminal), and prints
 the test accuracy.
 """
 from __future__ import annotations
 
 import argparse
-import math
 import sys
 import time
 
@@ -35,48 +34,16 @@ def load_digits_split(seed: int):
     return x[train], y[train], x[test], y[test]
 
 
-def init_mlp(sizes, device, seed):
-    """Kaiming-uniform weights [d_in, d_out] (Burn layout) and zero biases, as leaves."""
-    rng = np.random.default_rng(seed)
-    params = []
-    for d_in, d_out in zip(sizes[:-1], sizes[1:]):
-        bound = math.sqrt(6.0 / d_in)
-        w = burn.tensor(rng.uniform(-bound, bound, (d_in, d_out)).astype(np.float32), device=device)
-        b = burn.zeros((d_out,), device=device)
-        params += [w.require_grad(), b.require_grad()]
-    return params
+class MLP(burn.nn.Module):
+    """Hidden layers through the fused ``linear_relu`` extension, a linear head."""
 
+    def __init__(self, sizes, device):
+        self.layers = [burn.nn.Linear(a, b, device=device) for a, b in zip(sizes[:-1], sizes[1:])]
 
-def forward(params, x):
-    h = x
-    n_layers = len(params) // 2
-    for i in range(n_layers):
-        w, b = params[2 * i], params[2 * i + 1]
-        h = F.linear_relu(h, w, b) if i < n_layers - 1 else F.linear(h, w, b)
-    return h
-
-
-class Adam:
-    """Minimal Adam over a list of leaf tensors (burn.optim brings the full one)."""
-
-    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8):
-        self.params, self.lr, self.betas, self.eps = params, lr, betas, eps
-        self.m = [burn.zeros_like(p) for p in params]
-        self.v = [burn.zeros_like(p) for p in params]
-        self.t = 0
-
-    def step(self, grads):
-        self.t += 1
-        b1, b2 = self.betas
-        c1, c2 = 1 - b1 ** self.t, 1 - b2 ** self.t
-        with burn.no_grad():
-            for p, m, v in zip(self.params, self.m, self.v):
-                g = p.grad(grads)
-                if g is None:
-                    continue
-                m.assign_(m * b1 + g * (1 - b1))
-                v.assign_(v * b2 + g * g * (1 - b2))
-                p.assign_(p - (m / c1) / (burn.sqrt(v / c2) + self.eps) * self.lr)
+    def forward(self, x):
+        for layer in self.layers[:-1]:
+            x = F.linear_relu(x, layer.weight, layer.bias)
+        return self.layers[-1](x)
 
 
 def _progress(total, enabled):
@@ -102,8 +69,8 @@ def main(argv=None) -> float:
     dev = base.autodiff()
     base.seed(args.seed)
     xtr, ytr, xte, yte = load_digits_split(args.seed)
-    params = init_mlp([64, 128, 128, 10], dev, args.seed)
-    opt = Adam(params, lr=args.lr)
+    model = MLP([64, 128, 128, 10], dev)
+    opt = burn.optim.Adam(model, lr=args.lr)
     steps_per_epoch = len(xtr) // args.batch_size
     total = args.epochs * steps_per_epoch
     print(f"burn {burn.__version__}: training an MLP 64-128-128-10 on digits "
@@ -122,7 +89,7 @@ def main(argv=None) -> float:
                 idx = order[s * args.batch_size:(s + 1) * args.batch_size]
                 xb = burn.tensor(xtr[idx], device=dev)
                 yb = burn.tensor(ytr[idx], device=dev)
-                loss = F.cross_entropy(forward(params, xb), yb)
+                loss = F.cross_entropy(model(xb), yb)
                 opt.step(loss.backward())
                 running += loss.item()
                 if progress:
@@ -135,7 +102,7 @@ def main(argv=None) -> float:
         if progress:
             progress.stop()
     with burn.no_grad():
-        logits = forward(params, burn.tensor(xte, device=dev))
+        logits = model(burn.tensor(xte, device=dev))
         acc = float((burn.argmax(logits, axis=1) == burn.tensor(yte, device=dev)).astype(burn.float32).mean().item())
     print(f"test accuracy: {acc * 100:.2f}%  ({time.perf_counter() - t0:.1f} s on {base})")
     return acc

@@ -1,2 +1,4 @@
-"""Neural-network building blocks (functional API; modules arrive with burn.nn's Module)."""
-from . import functional  # noqa: F401
+"""Neural-network building blocks: Module, Parameter, layers, functional ops, initializers."""
+from . import functional, init  # noqa: F401
+from .module import Module, Parameter  # noqa: F401
+from .layers import Linear, ReLU, GELU, Sequential  # noqa: F401

@@ -71,7 +71,7 @@ def tensor(data, *, dtype=None, device=None) -> Tensor:
     """A new tensor holding a copy of ``data`` (nested lists, scalars, arrays, tensors).
 
     Python floats become float32 and ints int64 unless ``dtype`` says otherwise;
-    a numpy float64 array also becomes float32 (pass ``dtype=burn.float64`` to keep it).
+    a numpy array keeps its dtype.
 
     Example:
         >>> import burn
@@ -88,9 +88,12 @@ def tensor(data, *, dtype=None, device=None) -> Tensor:
     if arr.dtype == object:
         raise BurnError(f"tensor: cannot convert {type(data).__name__} with ragged or non-numeric "
                         f"entries to a tensor")
-    d = dt.as_dtype(dtype) if dtype is not None else _infer_dtype(arr)
-    if d is dt.int64 and arr.dtype.kind in "iu" and dtype is None and arr.dtype.itemsize < 8 and isinstance(data, np.ndarray):
-        d = dt.as_dtype(arr.dtype)
+    if dtype is not None:
+        d = dt.as_dtype(dtype)
+    elif isinstance(data, (np.ndarray, np.generic)) or hasattr(data, "__array_interface__"):
+        d = dt.as_dtype(arr.dtype)      # an array says what it holds: keep it
+    else:
+        d = _infer_dtype(arr)           # Python numbers: float32 / int64 defaults
     return _from_host(np.array(arr, copy=True), d, device)
 
 

@@ -13,6 +13,7 @@ from ..errors import DTypeError, describe
 from ..primitives import ELEMENTWISE, TensorMeta, primitive
 from ..tensor import Tensor, apply
 from ._util import broadcast_shapes, scalar_dtype
+from . import creation as _creation
 
 __all__ = [
     "astype", "neg", "abs", "sign", "exp", "expm1", "log", "log1p", "log2", "log10", "sqrt", "rsqrt",
@@ -182,7 +183,7 @@ angle = _unary("angle", None, rule=lambda d: dt.real_of(d) if d.is_complex else 
 
 def _operands(name, a, b):
     """Tensors of one dtype for a binary op; scalars take the tensor's dtype."""
-    from .creation import scalar, tensor
+    scalar, tensor = _creation.scalar, _creation.tensor   # hot path: no import statement per call
     ta, tb = isinstance(a, Tensor), isinstance(b, Tensor)
     if ta and tb:
         if a.dtype is not b.dtype:
@@ -193,6 +194,13 @@ def _operands(name, a, b):
                 b = astype(b, d)
         return a, b
     if ta:
+        kind = type(b)
+        if kind is float or kind is int:      # the common scalar operands, without the generic checks
+            d = a.dtype
+            if d.is_bool or kind is float and not d.is_inexact:
+                d = scalar_dtype(b, d)
+                a = astype(a, d)
+            return a, scalar(b, d, a.device)
         if isinstance(b, (bool, int, float, complex)) or hasattr(b, "dtype") and getattr(b, "shape", None) == ():
             d = scalar_dtype(b, a.dtype) if not hasattr(b, "shape") else dt.result_type(a.dtype, dt.as_dtype(b.dtype))
             if d is not a.dtype:
@@ -207,7 +215,9 @@ def _operands(name, a, b):
 
 def _binary_meta(name, rule):
     def meta(a, b):
-        shape = broadcast_shapes(name, a, b)
+        shape, sb = a.shape, b.shape
+        if shape != sb:        # fast paths: a 0-d operand (a Python scalar) broadcasts to the other
+            shape = shape if not sb else sb if not shape else broadcast_shapes(name, a, b)
         return TensorMeta(shape, rule(a.dtype, name, a, b))
     return meta
 
@@ -233,7 +243,7 @@ def _bitwise(d, name, a, b):
     return d
 
 
-def _binary(name, backward, rule=_arith, *, pre=None, doc=""):
+def _binary(name, backward, rule=_arith, *, pre=None, doc="", example="burn.tensor([1.0, 2.0]), 2.0"):
     p = primitive(name, ELEMENTWISE, _binary_meta(name, rule), differentiable=backward is not None)
     p.backward = backward
 
@@ -245,7 +255,7 @@ def _binary(name, backward, rule=_arith, *, pre=None, doc=""):
     fn.__name__ = name
     fn.__qualname__ = name
     fn.__doc__ = doc or (f"Element-wise ``{name}`` with numpy broadcasting.\n\n    Example:\n"
-                         f"        >>> import burn\n        >>> y = burn.{name}(burn.tensor([1.0, 2.0]), 2.0)\n"
+                         f"        >>> import burn\n        >>> y = burn.{name}({example})\n"
                          f"        >>> assert y.shape == (2,)\n    ")
     fn.prim = p
     return fn
@@ -342,12 +352,12 @@ less = _binary("lt", None, _cmp)
 less_equal = _binary("le", None, _cmp)
 greater = _binary("gt", None, _cmp)
 greater_equal = _binary("ge", None, _cmp)
-logical_and = _binary("logical_and", None, _logical)
-logical_or = _binary("logical_or", None, _logical)
-logical_xor = _binary("logical_xor", None, _logical)
-bitwise_and = _binary("bitwise_and", None, _bitwise)
-bitwise_or = _binary("bitwise_or", None, _bitwise)
-bitwise_xor = _binary("bitwise_xor", None, _bitwise)
+logical_and = _binary("logical_and", None, _logical, example="burn.tensor([True, False]), True")
+logical_or = _binary("logical_or", None, _logical, example="burn.tensor([True, False]), True")
+logical_xor = _binary("logical_xor", None, _logical, example="burn.tensor([True, False]), True")
+bitwise_and = _binary("bitwise_and", None, _bitwise, example="burn.tensor([1, 2]), 3")
+bitwise_or = _binary("bitwise_or", None, _bitwise, example="burn.tensor([1, 2]), 3")
+bitwise_xor = _binary("bitwise_xor", None, _bitwise, example="burn.tensor([1, 2]), 3")
 sub, mul, div = subtract, multiply, divide
 eq, ne, lt, le, gt, ge = equal, not_equal, less, less_equal, greater, greater_equal
 

@@ -1,11 +1,12 @@
 """numpy kernels of convolution and pooling (the primitives of ``burn.ops.conv``).
 
-Convolutions are im2col + one batched BLAS GEMM over the groups. The column
-matrix is laid out [groups, C/groups * kH * kW, N * OH * OW], so the forward
-pass and the weight gradient are each a single GEMM per group with no
-per-image loop. Inverse scatters (col2im, pooling gradients) loop over the
-kH * kW window offsets, each step one vectorized add into a strided slice;
-no Python loop ever runs over pixels or images.
+Convolutions are im2col + one batched BLAS matmul. The columns are laid out
+[N, groups, C/groups * kH * kW, OH * OW], the order of the strided window view,
+so im2col is one copy, the forward output comes out NCHW without a transpose,
+and numpy's matmul runs one small GEMM per image and group (faster here than
+one wide GEMM whose M = C_out is tiny). Inverse scatters (col2im, pooling
+gradients) loop over the kH * kW window offsets, each step one vectorized add
+into a slice; no Python loop ever runs over pixels or images.
 """
 from __future__ import annotations
 
@@ -57,11 +58,36 @@ def _offsets(kernel, stride, dilation, out_hw):
 
 
 def _im2col(x, kernel, stride, padding, dilation, groups, out_hw):
-    """Columns [G, C/G * kH * kW, N * OH * OW] (one copy of the windows)."""
+    """Columns [N, G, C/G * kH * kW, OH * OW]: one copy of the window view, in its own order."""
     n, c = x.shape[:2]
     v = _windows(_pad(x, padding), kernel, stride, dilation, out_hw)
-    cols = np.ascontiguousarray(v.transpose(1, 2, 3, 0, 4, 5))
-    return cols.reshape(groups, (c // groups) * kernel[0] * kernel[1], n * out_hw[0] * out_hw[1])
+    return np.ascontiguousarray(v).reshape(n, groups, -1, out_hw[0] * out_hw[1])
+
+
+def _im2col_wide(x, kernel, padding, dilation, groups, out_h):
+    """Stride-1 columns [N, G, C/G * kH * kW, OH * Wp] over the padded width Wp.
+
+    Each window offset (i, j) is then one flat shift of the padded image, so the
+    copy runs over OH * Wp contiguous elements instead of OW-element rows (which
+    numpy copies slowly when OW is small). Columns OW..Wp-1 of each row are junk
+    that callers drop (forward) or multiply by zero (weight gradient).
+    """
+    n, c, h, w = x.shape
+    pt, pb, pl, pr = padding
+    hp, wp = h + pt + pb, w + pl + pr
+    flat = np.zeros((n, c, hp * wp + dilation[1] * (kernel[1] - 1)), dtype=x.dtype)
+    flat[:, :, :hp * wp].reshape(n, c, hp, wp)[:, :, pt:pt + h, pl:pl + w] = x
+    s0, s1, e = flat.strides[0], flat.strides[1], flat.strides[2]
+    v = as_strided(flat, (n, c) + tuple(kernel) + (out_h * wp,),
+                   (s0, s1, dilation[0] * wp * e, dilation[1] * e, e), writeable=False)
+    return np.ascontiguousarray(v).reshape(n, groups, -1, out_h * wp), wp
+
+
+WIDE_MAX = 1.25
+
+
+def _use_wide(stride, w, padding, ow):
+    return stride == (1, 1) and w + padding[2] + padding[3] <= WIDE_MAX * ow
 
 
 def conv2d(x, w, *, stride, padding, dilation, groups):
@@ -70,26 +96,39 @@ def conv2d(x, w, *, stride, padding, dilation, groups):
     x, w = x.astype(ct, copy=False), w.astype(ct, copy=False)
     n = x.shape[0]
     c_out, kernel = w.shape[0], w.shape[2:]
-    out_hw = _out_hw(x.shape, kernel, stride, padding, dilation)
+    oh, ow = out_hw = _out_hw(x.shape, kernel, stride, padding, dilation)
+    wg = w.reshape(groups, c_out // groups, -1)
+    # one small GEMM per image and group beats one wide GEMM: M = C_out is tiny in CNNs
+    if _use_wide(stride, x.shape[3], padding, ow):
+        cols, wp = _im2col_wide(x, kernel, padding, dilation, groups, oh)
+        y = np.matmul(wg, cols).reshape(n, c_out, oh, wp)[..., :ow]
+        return np.ascontiguousarray(y, dtype=dt)
     cols = _im2col(x, kernel, stride, padding, dilation, groups, out_hw)
-    y = np.matmul(w.reshape(groups, c_out // groups, -1), cols)        # [G, C_out/G, N*P]
-    y = y.reshape(c_out, n, out_hw[0], out_hw[1]).transpose(1, 0, 2, 3)
-    return np.ascontiguousarray(y, dtype=dt)
+    y = np.matmul(wg, cols)                                             # [N, G, C_out/G, P]
+    return y.reshape((n, c_out) + out_hw).astype(dt, copy=False)
 
 
-def _grad_rows(g, groups):
-    """The output gradient as [G, C_out/G, N * OH * OW]."""
-    n, c_out = g.shape[:2]
-    return np.ascontiguousarray(g.transpose(1, 0, 2, 3)).reshape(groups, c_out // groups, -1)
+def _widen(g, wp):
+    """[N, C, OH, OW] -> [N, C, OH * Wp] with zeros in the junk columns of wide im2col."""
+    n, c, oh, ow = g.shape
+    out = np.zeros((n, c, oh, wp), dtype=g.dtype)
+    out[..., :ow] = g
+    return out.reshape(n, c, oh * wp)
 
 
 def conv2d_grad_weight(x, g, *, stride, padding, dilation, groups, kernel_hw):
     dt = x.dtype
     ct = _compute_dtype(dt)
     x, g = x.astype(ct, copy=False), g.astype(ct, copy=False)
-    cols = _im2col(x, kernel_hw, stride, padding, dilation, groups, g.shape[2:])
-    gw = np.matmul(_grad_rows(g, groups), cols.transpose(0, 2, 1))     # [G, C_out/G, C/G*kH*kW]
-    return gw.reshape((g.shape[1], x.shape[1] // groups) + tuple(kernel_hw)).astype(dt, copy=False)
+    n, c_out = g.shape[:2]
+    if _use_wide(stride, x.shape[3], padding, g.shape[3]):
+        cols, wp = _im2col_wide(x, kernel_hw, padding, dilation, groups, g.shape[2])
+        gr = _widen(g, wp).reshape(n, groups, c_out // groups, -1)
+    else:
+        cols = _im2col(x, kernel_hw, stride, padding, dilation, groups, g.shape[2:])
+        gr = g.reshape(n, groups, c_out // groups, -1)
+    gw = np.matmul(gr, cols.transpose(0, 1, 3, 2)).sum(axis=0)          # [G, C_out/G, C/G*kH*kW]
+    return gw.reshape((c_out, x.shape[1] // groups) + tuple(kernel_hw)).astype(dt, copy=False)
 
 
 def conv2d_grad_input(g, w, *, stride, padding, dilation, groups, input_hw):
@@ -98,16 +137,38 @@ def conv2d_grad_input(g, w, *, stride, padding, dilation, groups, input_hw):
     g, w = g.astype(ct, copy=False), w.astype(ct, copy=False)
     n, c_out, oh, ow = g.shape
     c = w.shape[1] * groups
-    kernel = w.shape[2:]
-    wg = w.reshape(groups, c_out // groups, -1).transpose(0, 2, 1)     # [G, C/G*kH*kW, C_out/G]
-    cols = np.matmul(wg, _grad_rows(g, groups)).reshape((c,) + tuple(kernel) + (n, oh, ow))
+    kh, kw = kernel = w.shape[2:]
     h, wd = input_hw
     pt, pb, pl, pr = padding
-    gxp = np.zeros((c, n, h + pt + pb, wd + pl + pr), dtype=ct)         # channel-major: cols' layout
-    for i, j, rs, cs in _offsets(kernel, stride, dilation, (oh, ow)):
-        gxp[:, :, rs, cs] += cols[:, i, j]
-    gx = gxp[:, :, pt:pt + h, pl:pl + wd].transpose(1, 0, 2, 3)
-    return np.ascontiguousarray(gx, dtype=dt)
+    hp, wp = h + pt + pb, wd + pl + pr
+    wt = w.reshape(groups, c_out // groups, -1).transpose(0, 2, 1)     # [G, C/G*kH*kW, C_out/G]
+    if stride == (1, 1):
+        # Widen the gradient rows to the padded input width: the window offset (i, j)
+        # then is one flat shift i*dh*Wp + j*dw, so col2im adds long contiguous runs
+        # instead of OW-element rows. The extra columns hold zeros and add nothing.
+        cols = np.matmul(wt, _widen(g, wp).reshape(n, groups, c_out // groups, oh * wp))
+        cols = cols.reshape(n, c, kh * kw, oh * wp)
+        flat = np.zeros((n, c, hp * wp + dilation[1] * (kw - 1)), dtype=ct)
+        span = oh * wp
+        for i in range(kh):
+            for j in range(kw):
+                off = i * dilation[0] * wp + j * dilation[1]
+                flat[:, :, off:off + span] += cols[:, :, i * kw + j]
+        gxp = flat[:, :, :hp * wp].reshape(n, c, hp, wp)
+    else:
+        cols = np.matmul(wt, g.reshape(n, groups, c_out // groups, oh * ow))
+        cols = cols.reshape((n, c) + tuple(kernel) + (oh, ow))
+        gxp = np.zeros((n, c, hp, wp), dtype=ct)
+        for i, j, rs, cs in _offsets(kernel, stride, dilation, (oh, ow)):
+            gxp[:, :, rs, cs] += cols[:, :, i, j]
+    return _crop(gxp, padding, input_hw).astype(dt, copy=False)
+
+
+def _crop(xp, padding, hw):
+    pt, _, pl, _ = padding
+    if xp.shape[2:] == tuple(hw):
+        return xp
+    return np.ascontiguousarray(xp[:, :, pt:pt + hw[0], pl:pl + hw[1]])
 
 
 def _lowest(dt):
@@ -130,20 +191,25 @@ def max_pool2d(x, *, kernel, stride, padding, dilation):
 def max_pool2d_grad(x, out, g, *, kernel, stride, padding, dilation):
     xp = _pad(x, padding, _lowest(x.dtype))
     gxp = np.zeros(xp.shape, dtype=g.dtype)
-    # PyTorch routes each window's gradient to its first maximum (row-major)
-    taken = np.zeros(out.shape, dtype=bool)
-    zero = np.zeros((), g.dtype)
+    # windows that do not overlap write each input once: assign instead of accumulate
     disjoint = all(s >= d * (k - 1) + 1 for k, s, d in zip(kernel, stride, dilation))
-    for _, _, rs, cs in _offsets(kernel, stride, dilation, out.shape[2:]):
-        hit = xp[:, :, rs, cs] == out
-        hit &= ~taken
-        taken |= hit
-        if disjoint:
-            gxp[:, :, rs, cs] = np.where(hit, g, zero)
+    offsets = list(_offsets(kernel, stride, dilation, out.shape[2:]))
+    hit = np.empty(out.shape, dtype=bool)
+    taken = None
+    for k, (_, _, rs, cs) in enumerate(offsets):
+        np.equal(xp[:, :, rs, cs], out, out=hit)
+        # PyTorch routes each window's gradient to its first maximum (row-major)
+        if taken is None:
+            taken = hit.copy()
         else:
-            gxp[:, :, rs, cs] += np.where(hit, g, zero)
-    pt, _, pl, _ = padding
-    return np.ascontiguousarray(gxp[:, :, pt:pt + x.shape[2], pl:pl + x.shape[3]])
+            np.greater(hit, taken, out=hit)          # hit and not taken
+            if k + 1 < len(offsets):
+                taken |= hit
+        if disjoint:
+            np.multiply(hit, g, out=gxp[:, :, rs, cs])
+        else:
+            gxp[:, :, rs, cs] += hit * g
+    return _crop(gxp, padding, x.shape[2:])
 
 
 def _avg_divisor(shape_hw, kernel, stride, padding, count_include_pad, out_hw, dt):
@@ -181,7 +247,7 @@ def avg_pool2d_grad(g, *, kernel, stride, padding, count_include_pad, input_hw, 
     gxp = np.zeros(g.shape[:2] + (h + pt + pb, w + pl + pr), dtype=ct)
     for _, _, rs, cs in _offsets(kernel, stride, (1, 1), out_hw):
         gxp[:, :, rs, cs] += gs
-    return np.ascontiguousarray(gxp[:, :, pt:pt + h, pl:pl + w], dtype=dt)
+    return _crop(gxp, padding, input_hw).astype(dt, copy=False)
 
 
 def conv_kernels():

@@ -24,18 +24,39 @@ def _keep(f):
     return k
 
 
-def _log1p(x):
-    # numpy's float32 log1p is ~10x slower than log; Kahan's identity keeps
-    # log1p's accuracy with one log: log1p(x) = log(u) * x / (u - 1), u = 1 + x
-    if x.dtype != np.float32 or x.size < 4096:
-        return np.log1p(x)
-    u = 1.0 + x
-    d = u - np.float32(1.0)
+def _log1p_kahan(x):
+    # Kahan: log1p(x) = log(u) * (x / (u - 1)) with u = 1 + x, accurate to a few ulp
+    # with one (SIMD) log; x / (u - 1) first so huge x cannot overflow the product
+    one = x.dtype.type(1)
+    u = x + one
+    d = u - one
     with np.errstate(invalid="ignore", divide="ignore"):
+        q = np.divide(x, d)
         r = np.log(u)
-        r *= x
-        r /= d
-    return np.where(d == 0, x, r)
+        r *= q
+    # u == 1 (|x| below half an ulp of 1): log1p(x) == x; x == inf: log1p(inf) == inf
+    return np.where((d == 0) | (x == np.inf), x, r)
+
+
+def _fast_log1p_ufunc() -> bool:
+    """Is numpy's own log1p fast here? It is a SIMD loop on CPUs numpy has one for
+    (e.g. AVX-512) and a scalar libm call elsewhere (~10x slower than log)."""
+    import time
+    x = np.linspace(0.5, 4.0, 16384, dtype=np.float32)
+    out = np.empty_like(x)
+    best = {}
+    for name, f in (("log1p", np.log1p), ("log", np.log)):
+        t = []
+        for _ in range(5):
+            t0 = time.perf_counter()
+            f(x, out=out)
+            t.append(time.perf_counter() - t0)
+        best[name] = min(t)
+    return best["log1p"] <= 2.0 * best["log"]
+
+
+# decided once, when the kernels are loaded (first use of a flex device)
+_log1p = np.log1p if _fast_log1p_ufunc() else _log1p_kahan
 
 
 def _gelu(x):
@@ -259,7 +280,9 @@ def scatter_add(x, idx, src, *, axis):
 
 
 def matmul(a, b):
-    return np.matmul(a, b)
+    r = np.matmul(a, b)
+    # numpy computes bfloat16 products in float32: keep the operands' dtype
+    return r if r.dtype == a.dtype else r.astype(a.dtype)
 
 
 def linear_relu(x, w, b):
@@ -267,7 +290,7 @@ def linear_relu(x, w, b):
     y = np.matmul(x, w)
     y += b
     np.maximum(y, 0, out=y)
-    return y
+    return y if y.dtype == x.dtype else y.astype(x.dtype)   # bfloat16 matmul gives float32
 
 
 def all_kernels() -> dict:

@@ -1,0 +1,114 @@
+"""LeNet-style convolution stack, forward + backward: burn-flex against torch CPU.
+
+x [64, 1, 28, 28] -> conv 1->6 5x5 (+bias) -> max pool 2 -> conv 6->16 5x5 (+bias) -> max pool 2,
+gradients of both weights and biases. One BLAS / torch thread, interleaved repetitions
+(burn, torch, burn, ...) so a busy neighbour slows both alike; medians, the ratio burn/torch of
+the medians, and the median of the per-pair ratios.
+
+    .venv/bin/python benchmarks/bench_conv.py [--reps 30]
+"""
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+
+import numpy as np
+import torch
+import torch.nn.functional as TF
+from threadpoolctl import threadpool_limits
+
+import burn
+from burn.nn import functional as F
+
+
+def make_burn(arrays):
+    dev = burn.Device.flex().autodiff()
+    x = burn.tensor(arrays[0], device=dev)
+    params = [burn.tensor(a, device=dev).require_grad() for a in arrays[1:]]
+
+    def step():
+        w1, b1, w2, b2 = params
+        h = F.max_pool2d(F.conv2d(x, w1, b1), 2)
+        y = F.max_pool2d(F.conv2d(h, w2, b2), 2)
+        loss = y.sum()
+        grads = loss.backward()
+        return [p.grad(grads).numpy() for p in params]
+    return step
+
+
+def make_torch(arrays):
+    x = torch.tensor(arrays[0])
+    params = [torch.tensor(a, requires_grad=True) for a in arrays[1:]]
+
+    def step():
+        w1, b1, w2, b2 = params
+        for p in params:
+            p.grad = None
+        h = TF.max_pool2d(TF.conv2d(x, w1, b1), 2)
+        y = TF.max_pool2d(TF.conv2d(h, w2, b2), 2)
+        y.sum().backward()
+        return [p.grad.numpy() for p in params]
+    return step
+
+
+def make_burn_forward(arrays):
+    x = burn.tensor(arrays[0])
+    w1, b1, w2, b2 = (burn.tensor(a) for a in arrays[1:])
+
+    def step():
+        return F.max_pool2d(F.conv2d(F.max_pool2d(F.conv2d(x, w1, b1), 2), w2, b2), 2).numpy()
+    return step
+
+
+def make_torch_forward(arrays):
+    x, w1, b1, w2, b2 = (torch.tensor(a) for a in arrays)
+
+    def step():
+        with torch.no_grad():
+            return TF.max_pool2d(TF.conv2d(TF.max_pool2d(TF.conv2d(x, w1, b1), 2), w2, b2), 2).numpy()
+    return step
+
+
+def timed(fn):
+    t0 = time.perf_counter()
+    fn()
+    return time.perf_counter() - t0
+
+
+def compare(name, burn_step, torch_step, reps):
+    for _ in range(3):                       # warm up plan caches and allocators
+        burn_step(), torch_step()
+    tb, tt = [], []
+    for _ in range(reps):
+        tb.append(timed(burn_step))
+        tt.append(timed(torch_step))
+    mb, mt = statistics.median(tb), statistics.median(tt)
+    # neighbours on a shared machine slow adjacent samples alike: the median of the
+    # per-pair ratios is steadier than the ratio of the medians
+    paired = statistics.median(b / t for b, t in zip(tb, tt))
+    print(f"{name:<28} burn-flex {mb * 1e3:7.2f} ms   torch {mt * 1e3:7.2f} ms   "
+          f"ratio {mb / mt:5.2f}x (paired {paired:4.2f}x)")
+    return paired
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--reps", type=int, default=30)
+    args = ap.parse_args()
+    rng = np.random.default_rng(0)
+    arrays = [rng.standard_normal(s).astype(np.float32) * 0.1
+              for s in [(64, 1, 28, 28), (6, 1, 5, 5), (6,), (16, 6, 5, 5), (16,)]]
+
+    bg, tg = make_burn(arrays)(), make_torch(arrays)()
+    for b, t in zip(bg, tg):                 # the comparison is only meaningful if both agree
+        np.testing.assert_allclose(b, t, rtol=1e-3, atol=1e-3)
+
+    torch.set_num_threads(1)
+    with threadpool_limits(limits=1):
+        compare("LeNet convs forward", make_burn_forward(arrays), make_torch_forward(arrays), args.reps)
+        compare("LeNet convs forward+backward", make_burn(arrays), make_torch(arrays), args.reps)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,218 @@
+"""Module and Parameter: models as plain Python objects whose tensors are found by attribute.
+
+A :class:`Parameter` is a Tensor that a Module trains: on an autodiff device
+it is a leaf that requires grad, unless frozen. Sub-modules, parameters and
+buffers (other tensors) are discovered by walking the module's attributes
+(including lists, tuples and dicts of modules), so there is nothing to
+register; ``named_parameters()`` gives dotted paths such as ``"layers.0.weight"``.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from ..device import Device
+from ..errors import BurnError
+from ..tensor import Tensor
+
+__all__ = ["Module", "Parameter"]
+
+
+class Parameter(Tensor):
+    """A trainable tensor of a Module.
+
+    Example:
+        >>> import burn
+        >>> p = burn.nn.Parameter(burn.zeros((2,), device=burn.Device.flex().autodiff()))
+        >>> assert p.requires_grad and not p.frozen
+        >>> assert not p.freeze().requires_grad
+    """
+
+    __slots__ = ("frozen",)
+
+    def __new__(cls, value: Tensor, *, frozen: bool = False):
+        if not isinstance(value, Tensor):
+            raise BurnError(f"Parameter: expected a Tensor, got {type(value).__name__}")
+        p = object.__new__(cls)
+        p._h = value._h
+        p.device = value.device
+        p._grad = None
+        p.frozen = bool(frozen)
+        p._leaf = p.device.is_autodiff and not p.frozen and p.dtype.is_inexact
+        return p
+
+    def __init__(self, value: Tensor, *, frozen: bool = False):
+        pass
+
+    def freeze(self) -> "Parameter":
+        """Stop tracking this parameter: it keeps its value, gets no gradient."""
+        self.frozen = True
+        self._leaf = False
+        return self
+
+    def unfreeze(self) -> "Parameter":
+        """Track this parameter again (on an autodiff device)."""
+        self.frozen = False
+        self._leaf = self.device.is_autodiff and self.dtype.is_inexact
+        return self
+
+    def _moved(self, device: Device) -> "Parameter":
+        return Parameter(self.detach().to_device(device), frozen=self.frozen)
+
+
+def _children(value, prefix):
+    """(path, Module) pairs for a module attribute that holds modules."""
+    if isinstance(value, Module):
+        yield prefix, value
+    elif isinstance(value, (list, tuple)):
+        for i, v in enumerate(value):
+            yield from _children(v, f"{prefix}.{i}")
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            yield from _children(v, f"{prefix}.{k}")
+
+
+class Module:
+    """Base class of models: ``model(x)`` calls ``forward``.
+
+    Example:
+        >>> import burn
+        >>> class Affine(burn.nn.Module):
+        ...     def __init__(self):
+        ...         self.scale = burn.nn.Parameter(burn.ones((3,)))
+        ...         self.shift = burn.nn.Parameter(burn.zeros((3,)))
+        ...     def forward(self, x):
+        ...         return x * self.scale + self.shift
+        >>> m = Affine()
+        >>> assert [n for n, _ in m.named_parameters()] == ["scale", "shift"]
+        >>> assert m(burn.ones((3,))).tolist() == [1.0, 1.0, 1.0]
+    """
+
+    training: bool = True
+
+    def forward(self, *args, **kwargs):
+        raise NotImplementedError(f"{type(self).__name__} must define forward()")
+
+    def __call__(self, *args, **kwargs):
+        return self.forward(*args, **kwargs)
+
+    # -- discovery ------------------------------------------------------------------
+    def named_modules(self, prefix: str = "") -> Iterator[tuple[str, "Module"]]:
+        """This module and every sub-module with dotted paths ("" for self)."""
+        yield prefix, self
+        for name, value in vars(self).items():
+            for path, child in _children(value, f"{prefix}.{name}" if prefix else name):
+                yield from child.named_modules(path)
+
+    def named_parameters(self) -> Iterator[tuple[str, Parameter]]:
+        """``(dotted_path, Parameter)`` for every parameter, frozen ones included."""
+        seen = set()
+        for path, m in self.named_modules():
+            for name, value in vars(m).items():
+                if isinstance(value, Parameter) and id(value) not in seen:
+                    seen.add(id(value))
+                    yield (f"{path}.{name}" if path else name), value
+
+    def parameters(self) -> list[Parameter]:
+        """Every parameter (frozen ones included)."""
+        return [p for _, p in self.named_parameters()]
+
+    def named_buffers(self) -> Iterator[tuple[str, Tensor]]:
+        """Tensors that are state but not trained (e.g. running statistics)."""
+        for path, m in self.named_modules():
+            for name, value in vars(m).items():
+                if isinstance(value, Tensor) and not isinstance(value, Parameter):
+                    yield (f"{path}.{name}" if path else name), value
+
+    def num_params(self) -> int:
+        """Number of scalar parameters.
+
+        Example:
+            >>> import burn
+            >>> assert burn.nn.Linear(3, 2).num_params() == 8
+        """
+        return sum(p.size for p in self.parameters())
+
+    # -- modes ------------------------------------------------------------------------
+    def train(self, mode: bool = True) -> "Module":
+        """Set training mode (dropout active, batch statistics) on every sub-module."""
+        for _, m in self.named_modules():
+            m.training = mode
+        return self
+
+    def eval(self) -> "Module":
+        """Set evaluation mode."""
+        return self.train(False)
+
+    def freeze(self) -> "Module":
+        """Freeze every parameter (they stay in parameters() and state_dict())."""
+        for p in self.parameters():
+            p.freeze()
+        return self
+
+    # -- devices -----------------------------------------------------------------------
+    def to_device(self, device) -> "Module":
+        """Move every parameter and buffer to ``device`` (in place; returns self).
+
+        On an autodiff device, unfrozen parameters require grad.
+        """
+        device = device if isinstance(device, Device) else Device(device)
+        for _, m in self.named_modules():
+            for name, value in list(vars(m).items()):
+                if isinstance(value, Parameter):
+                    object.__setattr__(m, name, value._moved(device))
+                elif isinstance(value, Tensor):
+                    object.__setattr__(m, name, value.detach().to_device(device))
+        return self
+
+    # -- state -------------------------------------------------------------------------
+    def state_dict(self) -> dict[str, Tensor]:
+        """Parameters and buffers by dotted path."""
+        out = {n: p for n, p in self.named_parameters()}
+        out.update(self.named_buffers())
+        return out
+
+    def load_state_dict(self, state: dict, *, strict: bool = True) -> "Module":
+        """Copy values from ``state`` (tensors or arrays) into this module.
+
+        Every mismatch (missing or unexpected names, shapes, dtypes) is listed
+        in one BurnError.
+        """
+        from ..ops.creation import tensor
+        own = self.state_dict()
+        problems = []
+        if strict:
+            problems += [f"missing: {k}" for k in own if k not in state]
+            problems += [f"unexpected: {k}" for k in state if k not in own]
+        for k, t in own.items():
+            if k not in state:
+                continue
+            v = state[k]
+            shape = tuple(v.shape)
+            if shape != tuple(t.shape):
+                problems.append(f"shape of {k}: file {shape}, model {tuple(t.shape)}")
+        if problems:
+            raise BurnError("load_state_dict: state does not match the model:\n  " + "\n  ".join(problems))
+        for k, t in own.items():
+            if k in state:
+                v = state[k]
+                v = v if isinstance(v, Tensor) else tensor(v, device=t.device, dtype=t.dtype)
+                if v.device != t.device:
+                    v = v.detach().to_device(t.device)
+                t.assign_(v.detach())
+        return self
+
+    def __repr__(self) -> str:
+        lines = [f"{type(self).__name__}("]
+        for name, value in vars(self).items():
+            for path, child in _children(value, name):
+                body = repr(child).replace("\n", "\n  ")
+                lines.append(f"  ({path}): {body}")
+        extra = self.extra_repr()
+        if len(lines) == 1:
+            return f"{type(self).__name__}({extra})"
+        if extra:
+            lines.insert(1, f"  {extra}")
+        return "\n".join(lines + [")"])
+
+    def extra_repr(self) -> str:
+        return ""

@@ -1,0 +1,215 @@
+"""Convolution and pooling on flex: forward and backward against torch.nn.functional,
+finite differences (burn.testing.gradcheck) and the errors raised at the call."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as TF
+
+import burn
+from burn.nn import functional as F
+
+DEV = burn.Device.flex().autodiff()
+TOL = {np.float32: dict(rtol=2e-4, atol=2e-4), np.float64: dict(rtol=1e-10, atol=1e-10)}
+
+
+def _run_both(burn_fn, torch_fn, arrays, seed=0):
+    """Forward value and gradient of every input under a random cotangent, in burn and torch."""
+    # burn.tensor makes float64 arrays float32 unless told otherwise
+    dt = burn.float64 if arrays[0].dtype == np.float64 else burn.float32
+    leaves = [burn.tensor(a, device=DEV, dtype=dt).require_grad() for a in arrays]
+    out = burn_fn(*leaves)
+    cot = np.random.default_rng(seed).standard_normal(out.shape).astype(arrays[0].dtype)
+    grads = (out * burn.tensor(cot, device=DEV, dtype=dt)).sum().backward()
+    b_out, b_grads = out.numpy(), [t.grad(grads).numpy() for t in leaves]
+
+    tl = [torch.tensor(a, requires_grad=True) for a in arrays]
+    t_out = torch_fn(*tl)
+    (t_out * torch.tensor(cot)).sum().backward()
+    return (b_out, b_grads), (t_out.detach().numpy(), [t.grad.numpy() for t in tl])
+
+
+def _assert_match(burn_fn, torch_fn, arrays, dtype):
+    (bo, bg), (to, tg) = _run_both(burn_fn, torch_fn, arrays)
+    assert bo.shape == to.shape and bo.dtype == to.dtype
+    np.testing.assert_allclose(bo, to, **TOL[dtype])
+    for i, (b, t) in enumerate(zip(bg, tg)):
+        assert b.shape == t.shape, f"gradient {i}"
+        np.testing.assert_allclose(b, t, err_msg=f"gradient of input {i}", **TOL[dtype])
+
+
+CONV2D = [
+    # (N, C_in, H, W), (C_out, kH, kW), stride, padding, dilation, groups
+    ((1, 3, 8, 8), (4, 3, 3), 1, 0, 1, 1),
+    ((3, 3, 9, 7), (5, 3, 3), 2, 1, 1, 1),
+    ((2, 4, 10, 9), (6, 2, 3), (2, 1), (2, 0), 1, 2),      # non-square kernel, grouped
+    ((3, 4, 11, 11), (4, 3, 3), 1, 2, 2, 4),                # depthwise, dilated
+    ((2, 4, 12, 10), (8, 3, 2), (1, 2), 1, (2, 1), 4),      # depthwise multiplier 2
+    ((1, 2, 6, 6), (2, 1, 1), 2, 0, 1, 1),                  # 1x1, stride skips the last row
+    ((2, 6, 8, 8), (4, 5, 5), 3, 2, 1, 2),                  # stride leaves input rows unread
+    ((2, 3, 7, 9), (4, 4, 3), 1, "same", 1, 1),             # even kernel: asymmetric padding
+    ((1, 2, 9, 9), (3, 3, 3), 1, "same", 2, 1),
+]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("xs, ws, stride, padding, dilation, groups", CONV2D)
+@pytest.mark.filterwarnings("ignore:Using padding='same'")
+def test_conv2d_forward_and_backward_match_torch(xs, ws, stride, padding, dilation, groups, dtype):
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal(xs).astype(dtype)
+    w = rng.standard_normal((ws[0], xs[1] // groups) + ws[1:]).astype(dtype)
+    b = rng.standard_normal(ws[0]).astype(dtype)
+    kw = dict(stride=stride, padding=padding, dilation=dilation, groups=groups)
+    _assert_match(lambda x, w, b: F.conv2d(x, w, b, **kw), lambda x, w, b: TF.conv2d(x, w, b, **kw),
+                  [x, w, b], dtype)
+
+
+CONV1D = [((2, 3, 11), (4, 3), 1, 0, 1, 1), ((3, 4, 16), (6, 5), 2, 2, 2, 2), ((1, 4, 9), (4, 2), 1, "same", 1, 4)]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("xs, ws, stride, padding, dilation, groups", CONV1D)
+def test_conv1d_forward_and_backward_match_torch(xs, ws, stride, padding, dilation, groups, dtype):
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal(xs).astype(dtype)
+    w = rng.standard_normal((ws[0], xs[1] // groups, ws[1])).astype(dtype)
+    b = rng.standard_normal(ws[0]).astype(dtype)
+    kw = dict(stride=stride, padding=padding, dilation=dilation, groups=groups)
+    _assert_match(lambda x, w, b: F.conv1d(x, w, b, **kw), lambda x, w, b: TF.conv1d(x, w, b, **kw),
+                  [x, w, b], dtype)
+
+
+POOL = [
+    # (N, C, H, W), kernel, stride, padding, dilation
+    ((2, 3, 8, 8), 2, None, 0, 1),
+    ((3, 2, 9, 7), 3, 2, 1, 1),
+    ((1, 4, 10, 11), (3, 2), (1, 2), (1, 0), 1),
+    ((2, 2, 11, 11), 3, 2, 1, 2),
+    ((1, 1, 7, 7), 3, 1, 1, 1),                             # overlapping windows
+]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("xs, k, stride, padding, dilation", POOL)
+def test_max_pool2d_forward_and_backward_match_torch(xs, k, stride, padding, dilation, dtype):
+    # distinct values, so the arg max (and the gradient's route) is unambiguous
+    x = np.random.default_rng(3).permutation(np.prod(xs)).reshape(xs).astype(dtype) / 7
+    kw = dict(stride=stride, padding=padding, dilation=dilation)
+    _assert_match(lambda x: F.max_pool2d(x, k, **kw), lambda x: TF.max_pool2d(x, k, **kw), [x], dtype)
+
+
+def test_max_pool2d_gradient_goes_to_first_maximum_on_ties_like_torch():
+    x = np.zeros((1, 1, 4, 4), np.float32)
+    x[0, 0, 1:3, 1:3] = 1.0                                  # every window holds a tie
+    _assert_match(lambda x: F.max_pool2d(x, 2, 1), lambda x: TF.max_pool2d(x, 2, 1), [x], np.float32)
+    _assert_match(lambda x: F.max_pool2d(x * 0.0, 3, 1, 1), lambda x: TF.max_pool2d(x * 0.0, 3, 1, 1),
+                  [x], np.float32)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("count_include_pad", [True, False])
+@pytest.mark.parametrize("xs, k, stride, padding, _", POOL[:3] + [((2, 3, 9, 9), 3, 1, 1, 1)])
+def test_avg_pool2d_forward_and_backward_match_torch(xs, k, stride, padding, _, count_include_pad, dtype):
+    x = np.random.default_rng(4).standard_normal(xs).astype(dtype)
+    kw = dict(stride=stride, padding=padding, count_include_pad=count_include_pad)
+    _assert_match(lambda x: F.avg_pool2d(x, k, **kw), lambda x: TF.avg_pool2d(x, k, **kw), [x], dtype)
+
+
+def test_pool1d_matches_torch():
+    x = np.random.default_rng(5).standard_normal((2, 3, 13)).astype(np.float64)
+    _assert_match(lambda x: F.max_pool1d(x, 3, 2, 1), lambda x: TF.max_pool1d(x, 3, 2, 1), [x], np.float64)
+    _assert_match(lambda x: F.avg_pool1d(x, 4, 3, 2), lambda x: TF.avg_pool1d(x, 4, 3, 2), [x], np.float64)
+
+
+def test_unbatched_inputs_match_torch():
+    rng = np.random.default_rng(6)
+    x, w = rng.standard_normal((3, 6, 6)), rng.standard_normal((2, 3, 3, 3))
+    _assert_match(lambda x, w: F.max_pool2d(F.conv2d(x, w, padding=1), 2),
+                  lambda x, w: TF.max_pool2d(TF.conv2d(x, w, padding=1), 2), [x, w], np.float64)
+
+
+# -- finite differences (independent of torch) ---------------------------------------------
+
+@pytest.mark.parametrize("stride, padding, dilation, groups", [(1, 0, 1, 1), (2, 1, 1, 2), (1, (1, 2), 2, 2)])
+def test_conv2d_gradcheck(stride, padding, dilation, groups):
+    rng = np.random.default_rng(7)
+    x, w, b = rng.standard_normal((2, 4, 5, 6)), rng.standard_normal((4, 4 // groups, 2, 3)), rng.standard_normal(4)
+    assert burn.testing.gradcheck(
+        lambda x, w, b: F.conv2d(x, w, b, stride=stride, padding=padding, dilation=dilation, groups=groups), x, w, b)
+
+
+def test_pool_gradcheck():
+    x = np.random.default_rng(8).permutation(2 * 2 * 5 * 5).reshape(2, 2, 5, 5) / 10.0
+    assert burn.testing.gradcheck(lambda x: F.max_pool2d(x, 3, 2, 1), x)
+    assert burn.testing.gradcheck(lambda x: F.avg_pool2d(x, 2, 1, 1, count_include_pad=False), x)
+    # x as both the signal and the weight checks the product rule through conv1d
+    assert burn.testing.gradcheck(lambda x: F.conv1d(x.reshape((2, 10, 5)), x[1].reshape((5, 10, 1)),
+                                                     stride=2, padding=1), x)
+
+
+def test_gradients_flow_through_functional_wrapper_with_bias_on_autodiff_device():
+    rng = np.random.default_rng(9)
+    xa, wa = rng.standard_normal((2, 3, 6, 6)).astype(np.float32), rng.standard_normal((4, 3, 3, 3)).astype(np.float32)
+    x = burn.tensor(xa, device=DEV).require_grad()
+    w = burn.tensor(wa, device=DEV).require_grad()
+    b = burn.tensor(np.ones(4, np.float32), device=DEV).require_grad()
+    grads = F.conv2d(x, w, b, stride=2).sum().backward()
+    assert x.grad(grads).shape == x.shape and w.grad(grads).shape == w.shape
+    assert b.grad(grads).tolist() == [8.0] * 4                    # 2 images x 2x2 outputs
+    tx = torch.tensor(xa, requires_grad=True)
+    TF.conv2d(tx, torch.tensor(wa), stride=2).sum().backward()
+    np.testing.assert_allclose(x.grad(grads).numpy(), tx.grad.numpy(), rtol=1e-5, atol=1e-5)
+
+
+def test_input_without_grad_gets_no_gradient_and_plain_device_works():
+    x = burn.ones((1, 1, 4, 4), device=DEV)
+    w = burn.ones((1, 1, 2, 2), device=DEV).require_grad()
+    grads = F.conv2d(x, w).sum().backward()
+    assert x.grad(grads) is None and w.grad(grads).tolist() == [[[[9.0, 9.0], [9.0, 9.0]]]]
+    y = F.conv2d(burn.ones((1, 1, 4, 4)), burn.ones((1, 1, 2, 2)))
+    assert y.device == burn.Device.flex() and y.numpy().tolist() == [[[[4.0] * 3] * 3]]
+
+
+def test_lenet_shapes_and_half_precision_run_through_float32():
+    x = burn.ones((2, 1, 28, 28), dtype=burn.float16)
+    y = F.max_pool2d(F.conv2d(x, burn.ones((6, 1, 5, 5), dtype=burn.float16)), 2)
+    assert y.shape == (2, 6, 12, 12) and y.dtype is burn.float16 and float(y[0, 0, 0, 0].item()) == 25.0
+
+
+# -- errors at the call ------------------------------------------------------------------------
+
+def _t(*shape, dtype=burn.float32):
+    return burn.zeros(shape, dtype=dtype)
+
+
+@pytest.mark.parametrize("call, err, words", [
+    (lambda: F.conv2d(_t(1, 3, 8, 8), _t(4, 2, 3, 3)), burn.ShapeError, ["conv2d", "channel", "(1, 3, 8, 8)", "(4, 2, 3, 3)"]),
+    (lambda: F.conv2d(_t(1, 4, 8, 8), _t(6, 2, 3, 3), groups=3), burn.ShapeError, ["conv2d", "groups=3", "divide"]),
+    (lambda: F.conv2d(_t(1, 4, 8, 8), _t(3, 2, 3, 3), groups=2), burn.ShapeError, ["conv2d", "groups=2", "divide"]),
+    (lambda: F.conv2d(_t(1, 1, 4, 4), _t(1, 1, 5, 5)), burn.ShapeError, ["conv2d", "larger", "padded input"]),
+    (lambda: F.conv2d(_t(1, 1, 4, 4), _t(1, 1, 3, 3), dilation=2), burn.ShapeError, ["conv2d", "extent 5x5"]),
+    (lambda: F.conv2d(_t(1, 1, 4), _t(1, 1, 3)), burn.ShapeError, ["conv2d", "C_out"]),
+    (lambda: F.conv2d(_t(1, 1, 4, 4), _t(1, 1, 3, 3, dtype=burn.float64)), burn.DTypeError, ["conv2d", "float64"]),
+    (lambda: F.conv2d(_t(1, 1, 4, 4, dtype=burn.int32), _t(1, 1, 3, 3, dtype=burn.int32)), burn.DTypeError, ["int32"]),
+    (lambda: F.conv2d(_t(1, 2, 4, 4), _t(3, 2, 3, 3), _t(2)), burn.ShapeError, ["bias", "(3,)"]),
+    (lambda: F.conv1d(_t(1, 2, 4, 4), _t(3, 2, 3)), burn.ShapeError, ["conv1d", "[N, C_in, L]"]),
+    (lambda: F.max_pool2d(_t(1, 1, 4, 4), 5), burn.ShapeError, ["max_pool2d", "larger"]),
+    (lambda: F.max_pool2d(_t(1, 1, 4, 4), 2, padding=2), burn.ShapeError, ["max_pool2d", "half"]),
+    (lambda: F.avg_pool2d(_t(1, 1, 4, 4, dtype=burn.int64), 2), burn.DTypeError, ["avg_pool2d", "int64"]),
+    (lambda: F.max_pool2d(_t(4, 4), 2), burn.ShapeError, ["max_pool2d", "[N, C, H, W]"]),
+    (lambda: F.conv2d(_t(1, 1, 4, 4), _t(1, 1, 3, 3), stride=0), ValueError, ["stride", ">= 1"]),
+    (lambda: F.conv2d(_t(1, 1, 4, 4), _t(1, 1, 3, 3), stride=2, padding="same"), ValueError, ["same", "stride 1"]),
+    (lambda: F.max_pool2d(_t(1, 1, 4, 4), 2, ceil_mode=True), NotImplementedError, ["ceil_mode"]),
+])
+def test_errors_are_raised_at_the_call_and_name_op_and_operands(call, err, words):
+    with pytest.raises(err) as info:
+        call()
+    for word in words:
+        assert word in str(info.value), (word, str(info.value))
+
+
+def test_mixed_autodiff_and_plain_devices_is_a_device_mismatch():
+    with pytest.raises(burn.DeviceMismatch, match="conv2d"):
+        F.conv2d(burn.ones((1, 1, 4, 4), device=DEV), burn.ones((1, 1, 2, 2)))
