@@ -14,6 +14,7 @@ pools competing for the same cores make the timings meaningless.
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import math
 import os
@@ -327,6 +328,11 @@ def main(argv=None):
         if name == "import":
             continue
         desc, scale, unit, fns = WORKLOADS[name](burn, torch, args.quick)
+        # A full collection with torch loaded scans ~180K objects (~40 ms) and lands
+        # in whichever framework happens to allocate at that moment; freezing the
+        # setup's objects keeps collections proportional to what a workload creates.
+        gc.collect()
+        gc.freeze()
         rounds = max(5, ROUNDS[name] // 3) if args.quick else ROUNDS[name]
         med = interleaved(fns, rounds)
         r = {k: v * scale for k, v in med.items()}

@@ -8,6 +8,7 @@ import torch
 import torch.nn.functional as TF
 
 import burn
+import burn_flex.conv as flex_conv
 from burn.nn import functional as F
 
 DEV = burn.Device.flex().autodiff()
@@ -49,14 +50,19 @@ CONV2D = [
     ((1, 2, 6, 6), (2, 1, 1), 2, 0, 1, 1),                  # 1x1, stride skips the last row
     ((2, 6, 8, 8), (4, 5, 5), 3, 2, 1, 2),                  # stride leaves input rows unread
     ((2, 3, 7, 9), (4, 4, 3), 1, "same", 1, 1),             # even kernel: asymmetric padding
+    ((2, 2, 5, 24), (4, 3, 3), 1, (1, 2), (1, 2), 2),
     ((1, 2, 9, 9), (3, 3, 3), 1, "same", 2, 1),
 ]
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("xs, ws, stride, padding, dilation, groups", CONV2D)
+@pytest.mark.parametrize("wide", [False, True], ids=["rows", "wide"])
 @pytest.mark.filterwarnings("ignore:Using padding='same'")
-def test_conv2d_forward_and_backward_match_torch(xs, ws, stride, padding, dilation, groups, dtype):
+def test_conv2d_forward_and_backward_match_torch(xs, ws, stride, padding, dilation, groups, dtype, wide,
+                                                 monkeypatch):
+    # flex has two im2col layouts for stride 1; force each one in turn
+    monkeypatch.setattr(flex_conv, "_WIDE_MAX", 1e9 if wide else 0.0)
     rng = np.random.default_rng(1)
     x = rng.standard_normal(xs).astype(dtype)
     w = rng.standard_normal((ws[0], xs[1] // groups) + ws[1:]).astype(dtype)
@@ -64,6 +70,19 @@ def test_conv2d_forward_and_backward_match_torch(xs, ws, stride, padding, dilati
     kw = dict(stride=stride, padding=padding, dilation=dilation, groups=groups)
     _assert_match(lambda x, w, b: F.conv2d(x, w, b, **kw), lambda x, w, b: TF.conv2d(x, w, b, **kw),
                   [x, w, b], dtype)
+
+
+@pytest.mark.parametrize("wide", [False, True], ids=["rows", "wide"])
+@pytest.mark.parametrize("cfg", [CONV2D[1], CONV2D[3], CONV2D[9]], ids=["stride2", "depthwise", "dilated"])
+def test_conv2d_in_image_blocks_matches_torch(cfg, wide, monkeypatch):
+    # a column budget below one image makes flex run every image as its own block
+    monkeypatch.setattr(flex_conv, "_COLS_BYTES", 1)
+    monkeypatch.setattr(flex_conv, "_WIDE_MAX", 1e9 if wide else 0.0)
+    xs, ws, stride, padding, dilation, groups = cfg
+    rng = np.random.default_rng(12)
+    x, w = rng.standard_normal(xs), rng.standard_normal((ws[0], xs[1] // groups) + ws[1:])
+    kw = dict(stride=stride, padding=padding, dilation=dilation, groups=groups)
+    _assert_match(lambda x, w: F.conv2d(x, w, **kw), lambda x, w: TF.conv2d(x, w, **kw), [x, w], np.float64)
 
 
 CONV1D = [((2, 3, 11), (4, 3), 1, 0, 1, 1), ((3, 4, 16), (6, 5), 2, 2, 2, 2), ((1, 4, 9), (4, 2), 1, "same", 1, 4)]
@@ -170,6 +189,23 @@ def test_input_without_grad_gets_no_gradient_and_plain_device_works():
     assert x.grad(grads) is None and w.grad(grads).tolist() == [[[[9.0, 9.0], [9.0, 9.0]]]]
     y = F.conv2d(burn.ones((1, 1, 4, 4)), burn.ones((1, 1, 2, 2)))
     assert y.device == burn.Device.flex() and y.numpy().tolist() == [[[[4.0] * 3] * 3]]
+
+
+def test_non_contiguous_input_from_a_permute_matches_torch():
+    rng = np.random.default_rng(10)
+    x, w = rng.standard_normal((2, 7, 6, 3)), rng.standard_normal((4, 3, 3, 2))
+    _assert_match(lambda x, w: F.max_pool2d(F.conv2d(burn.permute_dims(x, (0, 3, 1, 2)), w, padding=1), 2, 1),
+                  lambda x, w: TF.max_pool2d(TF.conv2d(x.permute(0, 3, 1, 2), w, padding=1), 2, 1),
+                  [x, w], np.float64)
+
+
+def test_bfloat16_conv_is_close_to_float32():
+    rng = np.random.default_rng(11)
+    x, w = rng.standard_normal((2, 3, 8, 8)).astype(np.float32), rng.standard_normal((4, 3, 3, 3)).astype(np.float32)
+    ref = F.conv2d(burn.tensor(x), burn.tensor(w)).numpy()
+    y = F.conv2d(burn.tensor(x, dtype=burn.bfloat16), burn.tensor(w, dtype=burn.bfloat16))
+    assert y.dtype is burn.bfloat16
+    np.testing.assert_allclose(y.numpy().astype(np.float32), ref, rtol=5e-2, atol=1e-1)
 
 
 def test_lenet_shapes_and_half_precision_run_through_float32():

@@ -37,7 +37,7 @@ from . import _methods  # noqa: F401  (binds Tensor methods and operators)
 from . import fusion, plugins, dispatch  # noqa: F401
 from .library import backend_extension  # noqa: F401
 from .hookspecs import hookimpl  # noqa: F401
-from . import nn, optim  # noqa: F401
+from . import nn, optim, data  # noqa: F401
 from .nn.functional import softmax, log_softmax  # noqa: F401
 
 bool_ = bool

@@ -79,21 +79,7 @@ def _bind():
 
     def setitem(self, key, value):
         """Functional update: the tensor is rebound, pending readers keep the old value."""
-        from .ops.creation import as_tensor_like, full
-        from .dtypes import int32
-        v = as_tensor_like(value, self)
-        target = M.getitem(self, key).shape        # validates the key; the node itself is dead code
-        count = _scatter_like(self, key, full(target, 1, dtype=int32, device=self.device))
-        selected = count > 0
-        work = self.dtype if not self.dtype.is_bool else int32
-        update = _scatter_like(self, key, M.broadcast_to(v.astype(work), target))
-        if any(not isinstance(k, (int, slice)) and k is not None and k is not Ellipsis
-               for k in (key if isinstance(key, tuple) else (key,))):
-            # a position named twice (x[[0, 0]] = v) receives the mean of its values,
-            # not their sum; equal values (the common case) are written exactly
-            n = E.maximum(count, 1).astype(work)
-            update = update / n if work.is_inexact else E.floor_divide(update, n)
-        self.assign_(E.where(selected, update.astype(self.dtype), self))
+        self.assign_(M.index_put(self, key, value))
     Tensor.__setitem__ = setitem
 
     # operators
@@ -141,16 +127,6 @@ def _bind():
         for i in range(len(self)):
             yield self[i]
     Tensor.__iter__ = __iter__
-
-
-def _scatter_like(x, key, values):
-    """A tensor of x's shape with ``values`` at ``x[key]`` and zeros elsewhere."""
-    from .ops.movement import _index_spec, index_add_p
-    from .tensor import apply
-    if not isinstance(key, tuple):
-        key = (key,)
-    spec, inputs = _index_spec(x, key)
-    return apply(index_add_p, (values, *inputs), {"spec": spec, "shape": x.shape})
 
 
 _bind()

@@ -69,10 +69,15 @@ def _attrs_key(attrs):
 
 
 def _structure_key(nodes):
+    """``(key, external signature, positions, externals)`` of a flushed node list.
+
+    Runs on every flush, so it is one pass with no generator objects; externals
+    are listed per argument occurrence, the order ``Plan.run`` reads them in."""
     pos = {}
     parts = []
-    ext_shapes = []
+    ext_sig = []
     ext_ids = {}
+    externals = []
     for i, n in enumerate(nodes):
         pos[id(n)] = i
         args = []
@@ -83,13 +88,19 @@ def _structure_key(nodes):
                 # the same handle read twice must map to one slot in a cached plan
                 e = ext_ids.setdefault(id(a), len(ext_ids))
                 args.append(-1 - e)
-                ext_shapes.append((a.shape, a.dtype))
-        needed = 0
-        for k, w in enumerate(n.outs):
-            if w() is not None:
-                needed |= 1 << k
-        parts.append((n.prim.name, _attrs_key(n.attrs), tuple(args), needed))
-    return tuple(parts), tuple(ext_shapes), pos
+                externals.append(a)
+                ext_sig.append((a.shape, a.dtype.name))
+        outs = n.outs
+        if len(outs) == 1:
+            needed = 0 if outs[0]() is None else 1
+        else:
+            needed = 0
+            for k, w in enumerate(outs):
+                if w() is not None:
+                    needed |= 1 << k
+        attrs = n.attrs
+        parts.append((n.prim.name, _attrs_key(attrs) if attrs else (), tuple(args), needed))
+    return tuple(parts), tuple(ext_sig), pos, externals
 
 
 def _is_elementwise(prim):
@@ -335,9 +346,8 @@ def _collect_externals(nodes):
 
 def get_plan(nodes, backend):
     """The (cached) plan for these nodes and the external handles it reads."""
-    key, _, pos = _structure_key(nodes)
-    externals = _collect_externals(nodes)
-    full_key = (backend.name, key, tuple((tuple(h.shape), h.dtype.name) for h in externals))
+    key, ext_sig, pos, externals = _structure_key(nodes)
+    full_key = (backend.name, key, ext_sig)
     try:
         plan = _PLAN_CACHE.get(full_key)
     except TypeError:

@@ -16,7 +16,7 @@ __all__ = ["LazyGraph", "graph_for"]
 
 # Past this many pending nodes a flush happens at record time, bounding the
 # memory held by pending temporaries and the cost of planning one flush.
-DEFAULT_MAX_PENDING = int(os.environ.get("BURN_MAX_PENDING", "4096"))
+DEFAULT_MAX_PENDING = int(os.environ.get("BURN_MAX_PENDING", "512"))
 
 
 class LazyGraph:

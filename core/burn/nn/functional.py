@@ -78,6 +78,14 @@ def cross_entropy(logits, target, /, *, reduction="mean", label_smoothing=0.0) -
         >>> loss = burn.nn.functional.cross_entropy(burn.zeros((2, 4)), burn.tensor([1, 2]))
         >>> assert abs(loss.item() - 1.3862944) < 1e-5
     """
+    # validate before recording any work, so a bad call leaves the graph untouched
+    if target.dtype.is_integer:
+        if logits.ndim != 2 or target.shape != logits.shape[:1]:
+            raise ShapeError(f"cross_entropy: expected logits [N, C] and class targets [N], got "
+                             f"{describe(logits)}, {describe(target)}")
+    elif target.shape != logits.shape:
+        raise ShapeError(f"cross_entropy: probability targets need the logits' shape ({describe(logits)}, "
+                         f"{describe(target)})")
     lp = log_softmax(logits, axis=-1)
     if target.dtype.is_integer:
         loss_t = nll_loss(lp, target, reduction="none")
@@ -85,9 +93,6 @@ def cross_entropy(logits, target, /, *, reduction="mean", label_smoothing=0.0) -
             smooth = -R.mean(lp, axis=-1)
             loss_t = loss_t * (1 - label_smoothing) + smooth * label_smoothing
         return _reduce(loss_t, reduction, "cross_entropy")
-    if target.shape != logits.shape:
-        raise ShapeError(f"cross_entropy: probability targets need the logits' shape ({describe(logits)}, "
-                         f"{describe(target)})")
     return _reduce(-R.sum(target * lp, axis=-1), reduction, "cross_entropy")
 
 

@@ -71,6 +71,18 @@ def _children(value, prefix):
             yield from _children(v, f"{prefix}.{k}")
 
 
+class _instance_or_class:
+    """A method that receives the instance, or the class when called on the class."""
+
+    def __init__(self, fn):
+        self.fn = fn
+        self.__doc__ = fn.__doc__
+
+    def __get__(self, obj, cls):
+        import functools
+        return functools.partial(self.fn, cls if obj is None else obj)
+
+
 class Module:
     """Base class of models: ``model(x)`` calls ``forward``.
 
@@ -177,6 +189,8 @@ class Module:
         Every mismatch (missing or unexpected names, shapes, dtypes) is listed
         in one BurnError.
         """
+        import numpy as np
+        from ..dtypes import as_dtype
         from ..ops.creation import tensor
         own = self.state_dict()
         problems = []
@@ -187,9 +201,15 @@ class Module:
             if k not in state:
                 continue
             v = state[k]
-            shape = tuple(v.shape)
+            shape = tuple(np.shape(v)) if not isinstance(v, Tensor) else tuple(v.shape)
             if shape != tuple(t.shape):
                 problems.append(f"shape of {k}: file {shape}, model {tuple(t.shape)}")
+            # lists and scalars take the model's dtype; typed values must already have it,
+            # since a silent cast (float64 -> float32, float -> int) would hide a wrong checkpoint
+            vd = v.dtype if isinstance(v, Tensor) else getattr(v, "dtype", None)
+            if vd is not None and as_dtype(vd) is not t.dtype:
+                problems.append(f"dtype of {k}: file {as_dtype(vd).name}, model {t.dtype.name} "
+                                f"(convert it first, e.g. state[{k!r}].astype({t.dtype.name!r}))")
         if problems:
             raise BurnError("load_state_dict: state does not match the model:\n  " + "\n  ".join(problems))
         for k, t in own.items():
@@ -200,6 +220,74 @@ class Module:
                     v = v.detach().to_device(t.device)
                 t.assign_(v.detach())
         return self
+
+    def save(self, path, metadata: dict | None = None) -> None:
+        """Write ``state_dict()`` to ``path`` as safetensors, atomically (see burn.nn.state).
+
+        Example:
+            >>> import burn, os, tempfile
+            >>> p = os.path.join(tempfile.mkdtemp(), "lin.safetensors")
+            >>> a = burn.nn.Linear(3, 2)
+            >>> a.save(p, metadata={"epoch": "3"})
+            >>> b = burn.nn.Linear(3, 2).load(p)
+            >>> assert (a.bias.numpy() == b.bias.numpy()).all()
+        """
+        from .state import save_state_dict
+        save_state_dict(self.state_dict(), path, metadata)
+
+    def load_state(self, path, *, strict: bool = True) -> "Module":
+        """Load a safetensors file written by :meth:`save` into this module (in place; returns self).
+
+        Names, shapes and dtypes are checked; every mismatch is listed in one
+        BurnError naming the file. Values land on each tensor's current device.
+
+        Example:
+            >>> import burn, os, tempfile
+            >>> p = os.path.join(tempfile.mkdtemp(), "lin.safetensors")
+            >>> burn.nn.Linear(3, 2).save(p)
+            >>> try:
+            ...     burn.nn.Linear(4, 2).load_state(p)
+            ... except burn.BurnError as e:
+            ...     assert "shape of weight: file (3, 2), model (4, 2)" in str(e)
+        """
+        from .state import load_into
+        return load_into(self, path, strict=strict)
+
+    def load_torch_state(self, path, *, strict: bool = True) -> "Module":
+        """Load a safetensors state dict saved by PyTorch for the same architecture.
+
+        Linear weights are transposed (torch ``[out, in]``, burn ``[in, out]``)
+        and Sequential names mapped (``0.weight`` -> ``layers.0.weight``); see
+        :func:`burn.nn.state.load_torch_state` for the rule.
+
+        Example:
+            >>> import burn, os, tempfile
+            >>> p = os.path.join(tempfile.mkdtemp(), "t.safetensors")
+            >>> burn.nn.save_state_dict({"weight": burn.ones((3, 2)), "bias": burn.zeros((3,))}, p)
+            >>> assert burn.nn.Linear(2, 3).load_torch_state(p).weight.shape == (2, 3)
+        """
+        from .state import load_torch_state
+        return load_torch_state(self, path, strict=strict)
+
+    @_instance_or_class
+    def load(self_or_cls, path, *, strict: bool = True) -> "Module":
+        """``model.load(path)`` loads into ``model`` (like :meth:`load_state`) and returns it;
+        ``MyModel.load(path)`` builds ``MyModel()`` (a constructor without arguments) first.
+
+        Example:
+            >>> import burn, os, tempfile
+            >>> p = os.path.join(tempfile.mkdtemp(), "lin.safetensors")
+            >>> burn.nn.Linear(3, 2).save(p)
+            >>> assert burn.nn.Linear(3, 2).load(p).weight.shape == (3, 2)
+        """
+        if isinstance(self_or_cls, type):
+            try:
+                self_or_cls = self_or_cls()
+            except TypeError as e:
+                raise BurnError(f"{self_or_cls.__name__}.load(path) on the class needs a constructor "
+                                f"without arguments ({e}); build the model, then call model.load(path)") from None
+        from .state import load_into
+        return load_into(self_or_cls, path, strict=strict)
 
     def __repr__(self) -> str:
         lines = [f"{type(self).__name__}("]

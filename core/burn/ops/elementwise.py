@@ -109,7 +109,7 @@ def _zero_grad(ctx, g):
 
 neg = _unary("neg", lambda c, g: (-g,))
 positive = _unary("positive", lambda c, g: (g,))
-abs = _unary("abs", lambda c, g: (g * sign(c.inputs[0]),))
+abs = _unary("abs", lambda c, g: (g * sign(c.inputs[0]),), rule=dt.real_of)   # |complex| is real
 sign = _unary("sign", _zero_grad)
 exp = _unary("exp", lambda c, g: (g * c.out,), floats=True)
 expm1 = _unary("expm1", lambda c, g: (g * (c.out + 1),), floats=True)

@@ -15,7 +15,7 @@ from . import elementwise as E
 __all__ = ["reshape", "permute_dims", "transpose", "matrix_transpose", "broadcast_to", "broadcast_arrays",
            "squeeze", "expand_dims", "flatten", "concat", "concatenate", "stack", "split", "flip", "pad",
            "take", "take_along_axis", "gather", "scatter_add", "moveaxis", "roll", "tile", "repeat",
-           "getitem", "tril", "triu", "unstack", "swapaxes"]
+           "getitem", "index_put", "tril", "triu", "unstack", "swapaxes"]
 
 
 # -- reshape ---------------------------------------------------------------------
@@ -416,6 +416,47 @@ def _index_add_meta(g, *idx, spec, shape):
 
 index_add_p = primitive("index_add", OPAQUE, _index_add_meta)
 index_add_p.backward = lambda c, g: (apply(index_p, (g, *c.inputs[1:]), {"spec": c.attrs["spec"]}),) + (None,) * (len(c.inputs) - 1)
+
+
+def _index_put_meta(x, v, *idx, spec):
+    target = _index_meta(x, *idx, spec=spec).shape
+    if v.dtype is not x.dtype:
+        raise DTypeError(f"setitem: value dtype {v.dtype} differs from the tensor's ({describe(x)})")
+    if v.ndim > len(target) or builtins.any(a != b and a != 1 for a, b in zip(reversed(v.shape), reversed(target))):
+        raise ShapeError(f"setitem: value of shape {v.shape} cannot be broadcast to the selection of "
+                         f"shape {target} ({describe(x)})")
+    return TensorMeta(x.shape, x.dtype)
+
+
+def _bw_index_put(c, g):
+    x, v, *idx = c.inputs
+    spec = c.attrs["spec"]
+    from .creation import scalar
+    gx = apply(index_put_p, (g, scalar(0, g.dtype, g.device), *idx), {"spec": spec}) if x.requires_grad else None
+    gv = E._unbroadcast(apply(index_p, (g, *idx), {"spec": spec}), v.shape) if v.requires_grad else None
+    return (gx, gv) + (None,) * len(idx)
+
+
+index_put_p = primitive("index_put", OPAQUE, _index_put_meta)
+index_put_p.backward = _bw_index_put
+
+
+def index_put(x, key, value) -> Tensor:
+    """A copy of ``x`` with ``value`` written at ``x[key]`` (numpy assignment:
+    for a position named twice, the last write wins). ``x[key] = value``
+    is this op followed by rebinding ``x``.
+
+    Example:
+        >>> import burn
+        >>> y = burn.index_put(burn.zeros((4,)), burn.tensor([1, 3]), 7.0)
+        >>> assert y.tolist() == [0.0, 7.0, 0.0, 7.0]
+    """
+    from .creation import as_tensor_like
+    v = as_tensor_like(value, x)
+    if v.dtype is not x.dtype:
+        v = E.astype(v, x.dtype)
+    spec, inputs = _index_spec(x, key if isinstance(key, tuple) else (key,))
+    return apply(index_put_p, (x, v, *inputs), {"spec": spec})
 
 
 def _advanced_index(x, key):

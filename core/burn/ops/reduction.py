@@ -70,9 +70,13 @@ def _bw_prod(c, g):
     axes, keep = c.attrs["axis"], c.attrs["keepdims"]
     out = _expand_back(c.out, x.shape, axes, keep)
     gg = _expand_back(g, x.shape, axes, keep)
-    # exact where x != 0; zeros get the product of the others via a masked product
-    nz = E.where(x == 0, 1, x)
-    return (E.where(x == 0, _expand_back(prod(nz, axis=axes, keepdims=keep), x.shape, axes, keep), out / nz) * gg,)
+    # exact where x != 0; a lone zero gets the product of the others, and where
+    # two or more zeros meet every gradient is zero
+    is0 = x == 0
+    nz = E.where(is0, 1, x)
+    lone = _expand_back(sum(is0.astype(dt.int32), axis=axes, keepdims=keep) == 1, x.shape, axes, keep)
+    others = E.where(lone, _expand_back(prod(nz, axis=axes, keepdims=keep), x.shape, axes, keep), 0)
+    return (E.where(is0, others, out / nz) * gg,)
 
 
 def _bw_extreme(c, g):
@@ -257,8 +261,15 @@ def _bw_cumprod(c, g):
     from .movement import flip
     x = c.inputs[0]
     ax = c.attrs["axis"]
-    # d out_j / d x_i = out_j / x_i for j >= i (x without zeros)
-    return (flip(cumsum(flip(g * c.out, axis=ax), axis=ax), axis=ax) / x,)
+    # d out_j / d x_i = out_j / x_i for j >= i where x_i != 0; the first zero gets
+    # the suffix sum of g * (cumprod with that zero taken as 1); later zeros get 0
+    def rcumsum(t):
+        return flip(cumsum(flip(t, axis=ax), axis=ax), axis=ax)
+    is0 = x == 0
+    first = E.logical_and(is0, cumsum(is0, axis=ax) == 1)
+    fast = rcumsum(g * c.out) / E.where(is0, 1, x)
+    at_first = rcumsum(g * cumprod(E.where(first, 1, x), axis=ax))
+    return (E.where(first, at_first, E.where(is0, 0, fast)),)
 
 
 cumsum_p = primitive("cumsum", OPAQUE, _scan_meta("cumsum"))

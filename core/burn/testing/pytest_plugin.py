@@ -31,27 +31,30 @@ def pytest_addoption(parser):
                     help="device the burn conformance suite runs on, e.g. 'flex' or 'cuda:0'")
 
 
-def selected_cases(select=None, exclude=()):
-    """Conformance cases filtered by op name (``select``: names to keep) or by
-    ``exclude`` (names of ops or of cases to drop).
+def selected_cases(select=None, exclude=(), skip_dtypes=()):
+    """Conformance cases filtered by op name (``select``: names to keep), by
+    ``exclude`` (names of ops or of cases to drop) and by ``skip_dtypes``
+    (dtype names the backend does not support, e.g. ``("float64",)``).
 
     Example:
         >>> from burn.testing.pytest_plugin import selected_cases
-        >>> cs = selected_cases(select={"matmul"})
-        >>> assert cs and all(c.op == "matmul" for c in cs)
+        >>> cs = selected_cases(select={"matmul"}, skip_dtypes={"float64"})
+        >>> assert cs and all(c.op == "matmul" and "float64" not in c.dtypes for c in cs)
     """
     from .conformance import cases
     keep = None if select is None else set(select)
-    drop = set(exclude)
-    return [c for c in cases() if (keep is None or c.op in keep) and c.op not in drop and c.name not in drop]
+    drop, no = set(exclude), set(skip_dtypes)
+    return [c for c in cases() if (keep is None or c.op in keep) and c.op not in drop and c.name not in drop
+            and not (c.dtypes & no)]
 
 
-def make_conformance_tests(device_factory, *, select=None, exclude=()):
+def make_conformance_tests(device_factory, *, select=None, exclude=(), skip_dtypes=()):
     """A pytest test function, parametrized with one test per conformance case.
 
     ``device_factory`` is a Device, a device string, or a callable returning
     one (called per test, so a missing backend fails the tests, not the import).
-    Assign the result to a ``test_*`` name in a test module.
+    ``select``/``exclude``/``skip_dtypes`` filter the cases (see
+    :func:`selected_cases`). Assign the result to a ``test_*`` name in a test module.
 
     Example:
         >>> import burn
@@ -61,7 +64,7 @@ def make_conformance_tests(device_factory, *, select=None, exclude=()):
         >>> assert marks[0].name == "parametrize" and len(marks[0].args[1]) > 10
     """
     from .conformance import run_case
-    cs = selected_cases(select, exclude)
+    cs = selected_cases(select, exclude, skip_dtypes)
 
     @pytest.mark.parametrize("case", cs, ids=[c.name for c in cs])
     def test_burn_conformance(case):

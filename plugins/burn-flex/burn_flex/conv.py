@@ -59,9 +59,8 @@ def _offsets(kernel, stride, dilation, out_hw):
 
 def _im2col(x, kernel, stride, padding, dilation, groups, out_hw):
     """Columns [N, G, C/G * kH * kW, OH * OW]: one copy of the window view, in its own order."""
-    n, c = x.shape[:2]
     v = _windows(_pad(x, padding), kernel, stride, dilation, out_hw)
-    return np.ascontiguousarray(v).reshape(n, groups, -1, out_hw[0] * out_hw[1])
+    return np.ascontiguousarray(v).reshape(x.shape[0], groups, -1, out_hw[0] * out_hw[1])
 
 
 def _im2col_wide(x, kernel, padding, dilation, groups, out_h):
@@ -83,29 +82,47 @@ def _im2col_wide(x, kernel, padding, dilation, groups, out_h):
     return np.ascontiguousarray(v).reshape(n, groups, -1, out_h * wp), wp
 
 
-WIDE_MAX = 1.25
+# wide columns cost Wp / OW more GEMM work; past this ratio the cheaper copy does not pay
+_WIDE_MAX = 1.25
+# im2col buffers are built for blocks of images no larger than this, so a big
+# batch of big images never allocates gigabytes of columns at once
+_COLS_BYTES = 64 << 20
 
 
 def _use_wide(stride, w, padding, ow):
-    return stride == (1, 1) and w + padding[2] + padding[3] <= WIDE_MAX * ow
+    return stride == (1, 1) and w + padding[2] + padding[3] <= _WIDE_MAX * ow
+
+
+def _blocks(n, bytes_per_image):
+    step = max(1, _COLS_BYTES // max(1, bytes_per_image))
+    for b in range(0, n, step):
+        yield slice(b, min(n, b + step))
+
+
+def _cols_bytes(c, kernel, out_hw, width, itemsize):
+    return c * kernel[0] * kernel[1] * out_hw[0] * width * itemsize
 
 
 def conv2d(x, w, *, stride, padding, dilation, groups):
     dt = x.dtype
     ct = _compute_dtype(dt)
     x, w = x.astype(ct, copy=False), w.astype(ct, copy=False)
-    n = x.shape[0]
+    n, c = x.shape[:2]
     c_out, kernel = w.shape[0], w.shape[2:]
     oh, ow = out_hw = _out_hw(x.shape, kernel, stride, padding, dilation)
-    wg = w.reshape(groups, c_out // groups, -1)
     # one small GEMM per image and group beats one wide GEMM: M = C_out is tiny in CNNs
-    if _use_wide(stride, x.shape[3], padding, ow):
-        cols, wp = _im2col_wide(x, kernel, padding, dilation, groups, oh)
-        y = np.matmul(wg, cols).reshape(n, c_out, oh, wp)[..., :ow]
-        return np.ascontiguousarray(y, dtype=dt)
-    cols = _im2col(x, kernel, stride, padding, dilation, groups, out_hw)
-    y = np.matmul(wg, cols)                                             # [N, G, C_out/G, P]
-    return y.reshape((n, c_out) + out_hw).astype(dt, copy=False)
+    wg = w.reshape(groups, c_out // groups, -1)
+    wide = _use_wide(stride, x.shape[3], padding, ow)
+    width = x.shape[3] + padding[2] + padding[3] if wide else ow
+    y = np.empty((n, c_out) + out_hw, dtype=dt)
+    for b in _blocks(n, _cols_bytes(c, kernel, out_hw, width, x.itemsize)):
+        if wide:
+            cols, wp = _im2col_wide(x[b], kernel, padding, dilation, groups, oh)
+            y[b] = np.matmul(wg, cols).reshape(-1, c_out, oh, wp)[..., :ow]
+        else:
+            cols = _im2col(x[b], kernel, stride, padding, dilation, groups, out_hw)
+            y[b] = np.matmul(wg, cols).reshape((-1, c_out) + out_hw)
+    return y
 
 
 def _widen(g, wp):
@@ -120,15 +137,21 @@ def conv2d_grad_weight(x, g, *, stride, padding, dilation, groups, kernel_hw):
     dt = x.dtype
     ct = _compute_dtype(dt)
     x, g = x.astype(ct, copy=False), g.astype(ct, copy=False)
-    n, c_out = g.shape[:2]
-    if _use_wide(stride, x.shape[3], padding, g.shape[3]):
-        cols, wp = _im2col_wide(x, kernel_hw, padding, dilation, groups, g.shape[2])
-        gr = _widen(g, wp).reshape(n, groups, c_out // groups, -1)
-    else:
-        cols = _im2col(x, kernel_hw, stride, padding, dilation, groups, g.shape[2:])
-        gr = g.reshape(n, groups, c_out // groups, -1)
-    gw = np.matmul(gr, cols.transpose(0, 1, 3, 2)).sum(axis=0)          # [G, C_out/G, C/G*kH*kW]
-    return gw.reshape((c_out, x.shape[1] // groups) + tuple(kernel_hw)).astype(dt, copy=False)
+    n, c = x.shape[:2]
+    c_out, out_hw = g.shape[1], g.shape[2:]
+    wide = _use_wide(stride, x.shape[3], padding, out_hw[1])
+    width = x.shape[3] + padding[2] + padding[3] if wide else out_hw[1]
+    gw = 0
+    for b in _blocks(n, _cols_bytes(c, kernel_hw, out_hw, width, x.itemsize)):
+        if wide:
+            cols, wp = _im2col_wide(x[b], kernel_hw, padding, dilation, groups, out_hw[0])
+            gr = _widen(g[b], wp)
+        else:
+            cols = _im2col(x[b], kernel_hw, stride, padding, dilation, groups, out_hw)
+            gr = g[b]
+        gr = gr.reshape(cols.shape[0], groups, c_out // groups, -1)
+        gw = gw + np.matmul(gr, cols.transpose(0, 1, 3, 2)).sum(axis=0)   # [G, C_out/G, C/G*kH*kW]
+    return gw.reshape((c_out, c // groups) + tuple(kernel_hw)).astype(dt, copy=False)
 
 
 def conv2d_grad_input(g, w, *, stride, padding, dilation, groups, input_hw):
@@ -146,21 +169,25 @@ def conv2d_grad_input(g, w, *, stride, padding, dilation, groups, input_hw):
         # Widen the gradient rows to the padded input width: the window offset (i, j)
         # then is one flat shift i*dh*Wp + j*dw, so col2im adds long contiguous runs
         # instead of OW-element rows. The extra columns hold zeros and add nothing.
-        cols = np.matmul(wt, _widen(g, wp).reshape(n, groups, c_out // groups, oh * wp))
-        cols = cols.reshape(n, c, kh * kw, oh * wp)
-        flat = np.zeros((n, c, hp * wp + dilation[1] * (kw - 1)), dtype=ct)
         span = oh * wp
-        for i in range(kh):
-            for j in range(kw):
-                off = i * dilation[0] * wp + j * dilation[1]
-                flat[:, :, off:off + span] += cols[:, :, i * kw + j]
+        flat = np.zeros((n, c, hp * wp + dilation[1] * (kw - 1)), dtype=ct)
+        for b in _blocks(n, _cols_bytes(c, kernel, (oh, ow), wp, flat.itemsize)):
+            gr = _widen(g[b], wp).reshape(-1, groups, c_out // groups, span)
+            cols = np.matmul(wt, gr).reshape(-1, c, kh * kw, span)
+            fb = flat[b]
+            for i in range(kh):
+                for j in range(kw):
+                    off = i * dilation[0] * wp + j * dilation[1]
+                    fb[:, :, off:off + span] += cols[:, :, i * kw + j]
         gxp = flat[:, :, :hp * wp].reshape(n, c, hp, wp)
     else:
-        cols = np.matmul(wt, g.reshape(n, groups, c_out // groups, oh * ow))
-        cols = cols.reshape((n, c) + tuple(kernel) + (oh, ow))
         gxp = np.zeros((n, c, hp, wp), dtype=ct)
-        for i, j, rs, cs in _offsets(kernel, stride, dilation, (oh, ow)):
-            gxp[:, :, rs, cs] += cols[:, :, i, j]
+        for b in _blocks(n, _cols_bytes(c, kernel, (oh, ow), ow, gxp.itemsize)):
+            cols = np.matmul(wt, g[b].reshape(-1, groups, c_out // groups, oh * ow))
+            cols = cols.reshape((-1, c) + tuple(kernel) + (oh, ow))
+            gb = gxp[b]
+            for i, j, rs, cs in _offsets(kernel, stride, dilation, (oh, ow)):
+                gb[:, :, rs, cs] += cols[:, :, i, j]
     return _crop(gxp, padding, input_hw).astype(dt, copy=False)
 
 

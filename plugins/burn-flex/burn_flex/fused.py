@@ -3,7 +3,7 @@
 numpy runs one op over the whole array at a time, so an 8-op chain on 4M
 floats streams 8 x 16 MB of temporaries through memory (and page-faults
 fresh 16 MB buffers in). A fused group here runs the whole chain on one
-block of ~64K elements at a time: every intermediate lives in a scratch
+block of ~32K elements at a time: every intermediate lives in a scratch
 buffer that is allocated once per call, stays in L2, and is reused by later
 ops of the chain once its last reader has run; only the group's outputs are
 written to memory. Kernels are the ordinary flex kernels applied to blocks,
@@ -20,9 +20,10 @@ import numpy as np
 
 from burn.dispatch import registry
 
-# Elements per block: 256 KiB per float32 temporary, so the few scratch buffers
-# of a chain stay in L2; measured best among 8K..128K on the 8-op chain benchmark.
-BLOCK = 65536
+# Elements per block: 128 KiB per float32 temporary, so the few scratch buffers
+# of a chain stay in L2; measured best among 8K..128K on the 8-op chain benchmark
+# (docs/benchmarks.md), though 32K and 64K are within the machine's noise.
+BLOCK = 32768
 MIN_FUSED_SIZE = 4 * BLOCK   # below this whole-array temporaries fit in L2 anyway
 
 
@@ -113,7 +114,7 @@ class _BlockedGroup:
         self.steal = self.last_use
 
     def __call__(self, *inputs):
-        n_in, steps, outputs, last_use, steal = self.n_in, self.steps, self.outputs, self.last_use, self.steal
+        n_in, steps, outputs = self.n_in, self.steps, self.outputs
         axis_len, row_shape, rows, sliced = self.layout
         if not row_shape:          # flat blocks over the whole array
             inputs = [x.reshape(-1) if s else x.reshape(()) for x, s in zip(inputs, sliced)]
@@ -139,49 +140,72 @@ class _BlockedGroup:
                 results[k] = np.empty((axis_len,) + row_shape, dtype=v.dtype)
                 results[k][:stop] = v
 
-        pool: dict = {}            # dtype -> free scratch buffers
-        owned = {}                 # env slot -> the scratch buffer holding it
+        prog, n_bufs = self._assign_buffers(mode, out_pos)
+        bufs = [np.empty((rows,) + row_shape, dtype=d) for d in n_bufs]
         for start in range(stop, axis_len, rows):
             stop = min(start + rows, axis_len)
+            n = stop - start
             env = [x[start:stop] if s else x for x, s in zip(inputs, sliced)]
-            for j, (fn, attrs, idx) in enumerate(steps):
-                d = mode[j]
-                k = out_pos.get(n_in + j)
-                if d is False:
-                    v = fn(*[env[i] for i in idx], **attrs)
-                    if k is not None:
-                        results[k][start:stop] = v
-                elif type(d) is np.ndarray:
-                    v = d
-                    if k is not None:
-                        results[k][start:stop] = v
+            targets = [b[:n] for b in bufs] if n != rows else bufs
+            for fn, attrs, idx, res, t in prog:
+                if t is None:          # a plain kernel call (or a constant, ``fn`` is then None)
+                    v = fn(*[env[i] for i in idx], **attrs) if fn is not None else attrs
+                    if res is not None:
+                        results[res][start:stop] = v
                 else:
-                    if k is not None:
-                        buf = results[k][start:stop]
-                    else:
-                        whole = None
-                        for i in steal[j]:       # in place over an input read for the last time
-                            b = owned.get(i)
-                            if b is not None and b.dtype == d:
-                                whole = owned.pop(i)
-                                break
-                        if whole is None:
-                            free = pool.get(d)
-                            whole = free.pop() if free else np.empty((rows,) + row_shape, dtype=d)
-                        owned[n_in + j] = whole
-                        buf = whole[:stop - start]
+                    o = targets[t] if res is None else results[res][start:stop]
                     if len(idx) == 1:
-                        v = fn(env[idx[0]], out=buf)
+                        v = fn(env[idx[0]], out=o)
                     elif len(idx) == 2:
-                        v = fn(env[idx[0]], env[idx[1]], out=buf)
+                        v = fn(env[idx[0]], env[idx[1]], out=o)
                     else:
-                        v = fn(*[env[i] for i in idx], out=buf)
+                        v = fn(*[env[i] for i in idx], out=o)
                 env.append(v)
-                for i in last_use[j]:
-                    b = owned.pop(i, None)
-                    if b is not None:
-                        pool.setdefault(b.dtype, []).append(b)
         return tuple(r.reshape(self.out_shape) for r in results)
+
+    def _assign_buffers(self, mode, out_pos):
+        """A static scratch-buffer assignment for the steady-state blocks.
+
+        Returns ``(prog, buffer dtypes)``: prog lists ``(fn, attrs, idx, result
+        index or None, buffer index or None)`` per op. An op writes over an
+        input's buffer when that input is read for the last time (ufuncs handle
+        exact overlap), else takes a free buffer of its dtype, else a new one;
+        buffers come free after their value's last reader."""
+        n_in = self.n_in
+        prog, dtypes = [], []
+        holder = {}                # env slot -> buffer index holding its value
+        free: dict = {}            # dtype -> free buffer indices
+        pinned = set()
+        for j, (fn, attrs, idx) in enumerate(self.steps):
+            d = mode[j]
+            res = out_pos.get(n_in + j)
+            if type(d) is np.ndarray:
+                prog.append((None, d, (), res, None))
+                continue
+            if d is False:
+                # a plain kernel may return a view of its input (cast, reshape): the
+                # buffers it reads are pinned, never reused while this call runs
+                pinned.update(holder[i] for i in idx if i in holder)
+                prog.append((fn, attrs, idx, res, None))
+            elif res is not None:
+                prog.append((fn, attrs, idx, res, -1))
+            else:
+                t = None
+                for i in self.steal[j]:
+                    if i in holder and dtypes[holder[i]] == d and holder[i] not in pinned:
+                        t = holder.pop(i)
+                        break
+                if t is None:
+                    t = free[d].pop() if free.get(d) else len(dtypes)
+                    if t == len(dtypes):
+                        dtypes.append(d)
+                holder[n_in + j] = t
+                prog.append((fn, attrs, idx, None, t))
+            for i in self.last_use[j]:
+                b = holder.pop(i, None)
+                if b is not None and b not in pinned:
+                    free.setdefault(dtypes[b], []).append(b)
+        return prog, dtypes
 
 
 def _numel(shape):

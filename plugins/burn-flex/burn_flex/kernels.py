@@ -59,9 +59,52 @@ def _fast_log1p_ufunc() -> bool:
 _log1p = np.log1p if _fast_log1p_ufunc() else _log1p_kahan
 
 
+# erf(x) = x * P(x^2) / Q(x^2) on [-4, 4] (XLA/Eigen's float32 rational fit; |erf| rounds
+# to 1 beyond). Evaluated in float64 on cache-sized chunks: within 2 float32 ulp of
+# the exact erf over the whole range, and ~2x faster than scipy.special.erf's float32
+# loop (float32 evaluation is faster still but loses ~7 ulp near |x| = 3.3).
+_ERF_P = (-2.72614225801306e-10, 2.77068142495902e-08, -2.10102402082508e-06, -5.69250639462346e-05,
+          -7.34990630326855e-04, -2.95459980854025e-03, -1.60960333262415e-02)
+_ERF_Q = (-1.45660718464996e-05, -2.13374055278905e-04, -1.68282697438203e-03, -7.37332916720468e-03,
+          -1.42647390514189e-02)
+_ERF_CHUNK = 32768
+
+
+def _horner(coefs, x2, out):
+    np.multiply(x2, coefs[0], out=out)
+    for c in coefs[1:-1]:
+        out += c
+        out *= x2
+    out += coefs[-1]
+    return out
+
+
+def _erf(x):
+    if x.dtype != np.float32:
+        r = sps.erf(x)
+        return r.astype(x.dtype, copy=False) if r.dtype != x.dtype else r
+    flat = x.reshape(-1)
+    n = flat.size
+    out = np.empty(n, np.float32)
+    m = min(_ERF_CHUNK, n)
+    xc, x2, p, q = (np.empty(m) for _ in range(4))
+    for s in range(0, n, _ERF_CHUNK):
+        e = min(s + _ERF_CHUNK, n)
+        k = e - s
+        a, b, c, d = xc[:k], x2[:k], p[:k], q[:k]
+        np.clip(flat[s:e], -4.0, 4.0, out=a)       # NaN stays NaN, +-inf -> +-4 -> +-1
+        np.multiply(a, a, out=b)
+        _horner(_ERF_P, b, c)
+        _horner(_ERF_Q, b, d)
+        c /= d
+        c *= a               # times x last: tiny (subnormal) results keep their precision
+        out[s:e] = c
+    return out.reshape(x.shape)
+
+
 def _gelu(x):
     r = np.multiply(x, np.asarray(_SQRT1_2, x.dtype))
-    r = sps.erf(r).astype(x.dtype, copy=False)
+    r = _erf(r)
     r += 1
     r *= x
     r *= np.asarray(0.5, x.dtype)
@@ -96,7 +139,7 @@ UNARY = {
     "asin": np.arcsin, "acos": np.arccos, "atan": np.arctan, "sinh": np.sinh, "cosh": np.cosh,
     "tanh": np.tanh, "asinh": np.arcsinh, "acosh": np.arccosh, "atanh": np.arctanh,
     "sigmoid": _keep(sps.expit), "relu": _relu, "gelu": _gelu, "silu": _silu,
-    "softplus": lambda x: np.logaddexp(np.zeros((), x.dtype), x), "erf": _keep(sps.erf),
+    "softplus": lambda x: np.logaddexp(np.zeros((), x.dtype), x), "erf": _erf,
     "floor": np.floor, "ceil": np.ceil, "round": np.round, "trunc": np.trunc,
     "reciprocal": np.reciprocal, "isnan": np.isnan, "isinf": np.isinf, "isfinite": np.isfinite,
     "signbit": np.signbit, "logical_not": np.logical_not, "bitwise_invert": np.invert,
@@ -265,6 +308,12 @@ def index_add(g, *idx, spec, shape):
     return z
 
 
+def index_put(x, v, *idx, spec):
+    out = np.array(x, copy=True)
+    out[build_numpy_index(spec, idx)] = v
+    return out
+
+
 def take_along_axis(x, idx, *, axis):
     shape = tuple(b if i == axis else max(a, b) for i, (a, b) in enumerate(zip(x.shape, idx.shape)))
     xs = tuple(shape[i] if i != axis else x.shape[i] for i in range(x.ndim))
@@ -307,7 +356,7 @@ def all_kernels() -> dict:
         "sum": sum_, "prod": prod, "max": max_, "min": min_, "any": any_, "all": all_, "argmax": argmax,
         "argmin": argmin, "cumsum": cumsum, "cumprod": cumprod, "reshape": reshape, "permute": permute,
         "broadcast_to": broadcast_to, "slice": slice_, "slice_grad": slice_grad, "pad": pad,
-        "concat": concat, "index": index, "index_add": index_add, "take_along_axis": take_along_axis,
+        "concat": concat, "index": index, "index_add": index_add, "index_put": index_put, "take_along_axis": take_along_axis,
         "scatter_add": scatter_add, "matmul": matmul,
     })
     return k
