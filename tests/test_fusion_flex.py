@@ -284,3 +284,39 @@ def test_erf_float32_is_within_two_ulp_of_the_exact_erf(n):
     fin = ~np.isnan(ref)
     ulp = np.spacing(np.abs(ref[fin]).astype(np.float32)).astype(np.float64)
     assert np.max(np.abs(got[fin] - ref[fin]) / ulp) <= 2.0
+
+
+@pytest.mark.parametrize("n", [SMALL, LARGE])
+def test_repeated_runs_of_a_cached_group_stay_correct(rng, n):
+    # the first run of a compiled group learns where it may write in place; later runs use that
+    xs = [rng.uniform(-2, 2, n).astype(np.float32) for _ in range(3)]
+
+    def view_hazard(x):
+        y = x.exp()
+        z = y.astype(burn.float32)            # may be a view of y: y must not be overwritten
+        w = (y * 3.0 + 1.0).log()             # y's last reader
+        return z + w
+
+    def output_hazard(x):
+        y = x.exp()
+        w = (y * 3.0 + 1.0).log()             # y's last reader inside the group...
+        return w, y                           # ...but y leaves the group
+
+    for xn in xs:
+        ey = np.exp(xn)
+        out = view_hazard(burn.from_numpy(xn))
+        np.testing.assert_allclose(out.numpy(), ey + np.log(ey * 3 + 1), rtol=2e-6)
+        w, y = output_hazard(burn.from_numpy(xn))
+        np.testing.assert_allclose(w.numpy(), np.log(ey * 3 + 1), rtol=2e-6)
+        np.testing.assert_allclose(y.numpy(), ey, rtol=1e-6)
+
+
+def test_matmul_epilogue_in_place_keeps_inputs_untouched(rng):
+    an, bn, cn = (rng.standard_normal(s).astype(np.float32) for s in ((16, 8), (8, 4), (4,)))
+    a, b, c = burn.from_numpy(an), burn.from_numpy(bn), burn.from_numpy(cn)
+    for _ in range(3):
+        y = ((a @ b) + c).relu() * 2.0
+        assert burn.fusion.explain(y).groups[-1][:2] == ("matmul", ["matmul", "add", "relu", "mul"])
+        np.testing.assert_allclose(y.numpy(), np.maximum(an @ bn + cn, 0) * 2, rtol=1e-5, atol=1e-6)
+    np.testing.assert_array_equal(c.numpy(), cn)
+    np.testing.assert_array_equal(a.numpy(), an)

@@ -198,39 +198,51 @@ def _rebuild(header, data):
 
 def _corruptions(raw):
     header, data = _header(raw)
+    # expected: the safetensors package's account of the defect, which burn passes on
     out = {
-        "empty": (b"", "fewer than the 8-byte header length"),
-        "short": (raw[:5], "fewer than the 8-byte header length"),
-        "header length": ((10 ** 6).to_bytes(8, "little") + raw[8:], "header length 1000000 runs past the end"),
-        "bad json": (raw[:8] + b"{not json" + raw[17:], "is not valid JSON"),
-        "truncated data": (raw[:-10], "run past the end of the data"),
-        "not an object": (_rebuild([1, 2], b""), "not an object"),
+        "empty": (b"", "header too small"),
+        "short": (raw[:5], "header too small"),
+        "header length": ((10 ** 6).to_bytes(8, "little") + raw[8:], "invalid header length"),
+        "bad json": (raw[:8] + b"{not json" + raw[17:], "invalid JSON in header"),
+        "truncated data": (raw[:-10], "file not fully covered"),
+        "not an object": (_rebuild([1, 2], b""), "invalid JSON in header: invalid type: sequence"),
     }
     h = json.loads(json.dumps(header))
     h["a"]["dtype"] = "F8_E4M3"
-    out["unknown dtype"] = (_rebuild(h, data), "dtype 'F8_E4M3'")
+    out["unknown dtype"] = (_rebuild(h, data), "invalid shape, data type, or offset")
+    h = json.loads(json.dumps(header))
+    h["a"]["dtype"] = "X99"
+    out["no such dtype"] = (_rebuild(h, data), "unknown variant `X99`")
     h = json.loads(json.dumps(header))
     h["a"]["shape"] = [7]
-    out["size mismatch"] = (_rebuild(h, data), "needs 28 bytes")
+    out["size mismatch"] = (_rebuild(h, data), "invalid shape, data type, or offset")
     h = json.loads(json.dumps(header))
     del h["b"]["data_offsets"]
-    out["missing field"] = (_rebuild(h, data), "entry 'b' needs")
+    out["missing field"] = (_rebuild(h, data), "missing field `data_offsets`")
+    h = json.loads(json.dumps(header))
+    h["b"]["shape"], h["b"]["data_offsets"] = h["a"]["shape"], h["a"]["data_offsets"]   # b aliases a's bytes
+    out["overlapping data"] = (_rebuild(h, data), "invalid offset for tensor")
+    out["trailing bytes"] = (raw + b"\0" * 8, "file not fully covered")
     return out
 
 
 @pytest.mark.parametrize("case", ["empty", "short", "header length", "bad json", "truncated data", "not an object",
-                                  "unknown dtype", "size mismatch", "missing field"])
+                                  "unknown dtype", "no such dtype", "size mismatch", "missing field",
+                                  "overlapping data", "trailing bytes"])
 def test_corrupt_files_raise_burn_errors_naming_file_and_defect(tmp_path, case):
     data, expected = _corruptions(_valid_bytes(tmp_path))[case]
     path = tmp_path / f"bad-{case.replace(' ', '-')}.safetensors"
     path.write_bytes(data)
-    # the reference reader agrees that the file is broken
-    with pytest.raises(Exception):
+    # the reference reader agrees that the file is broken, and says why
+    with pytest.raises(Exception) as ref:
         safetensors_numpy.load_file(str(path))
-    for load in (burn.nn.load_state_dict, lambda p: burn.nn.Linear(2, 2).load(p)):
+    assert expected in str(ref.value), str(ref.value)
+    for load in (burn.nn.load_state_dict, burn.nn.load_metadata, lambda p: burn.nn.Linear(2, 2).load(p)):
         with pytest.raises(burn.BurnError) as e:
             load(path)
-        assert str(path) in str(e.value) and expected in str(e.value), str(e.value)
+        msg = str(e.value)
+        assert str(path) in msg and "not a valid safetensors file" in msg and expected in msg, msg
+        assert f"({len(data)} bytes)" in msg, msg
 
 
 def test_missing_file_and_bad_metadata_are_burn_errors(tmp_path):
@@ -251,13 +263,15 @@ _CRASH = textwrap.dedent("""
     real = state._atomic_write
 
     def dying(path, write):
-        class Half:                       # dies once part of the tensor data is written
+        class Half:                       # dies once 200 bytes are written, however they are chunked
             def __init__(self, f): self.f, self.n = f, 0
             def write(self, b):
-                self.f.write(b); self.n += len(memoryview(b).cast("B"))
-                if self.n > 200:
+                b = memoryview(b).cast("B")
+                if self.n + len(b) > 200:
+                    self.f.write(b[:200 - self.n])
                     self.f.flush()
                     os.kill(os.getpid(), signal.SIGKILL)
+                self.f.write(b); self.n += len(b)
         real(path, lambda f: write(Half(f)))
 
     state._atomic_write = dying
@@ -390,3 +404,26 @@ def test_foreign_integer_dtypes_are_widened_losslessly_or_refused(tmp_path):
     safetensors_numpy.save_file({"u64": np.arange(3, dtype=np.uint64)}, str(tmp_path / "u64.safetensors"))
     with pytest.raises(burn.BurnError, match="tensor 'u64' has dtype 'U64', which burn cannot load"):
         burn.nn.load_state_dict(tmp_path / "u64.safetensors")
+
+
+def test_a_file_replaced_between_header_and_data_reads_is_reread(tmp_path, monkeypatch):
+    # the header (safe_open) and the tensors (deserialize) come from two reads of the path;
+    # a save renaming a new file over it in between must not pair one file's header with
+    # the other's data
+    path = tmp_path / "m.safetensors"
+    burn.nn.save_state_dict({"x": burn.ones((3,))}, path)
+    real, calls = burn.nn.state._header, []
+
+    def racing(p, size):
+        calls.append(1)
+        if len(calls) == 1:   # a writer replaces the file after burn opened it, before safe_open does
+            burn.nn.save_state_dict({"x": burn.zeros((4,)), "y": burn.ones((1,))}, path)
+        return real(p, size)
+
+    monkeypatch.setattr(burn.nn.state, "_header", racing)
+    s = burn.nn.load_state_dict(path)
+    assert len(calls) == 2 and s["x"].tolist() == [0.0] * 4 and s["y"].tolist() == [1.0]
+    # a file that keeps changing is an error, not a silent mix
+    monkeypatch.setattr(burn.nn.state, "_header", lambda p, size: ({}, [("x", "F32", (9,))]))
+    with pytest.raises(burn.BurnError, match="kept changing while it was read"):
+        burn.nn.load_state_dict(path)

@@ -15,7 +15,10 @@ from .fusion import get_plan
 __all__ = ["LazyGraph", "graph_for"]
 
 # Past this many pending nodes a flush happens at record time, bounding the
-# memory held by pending temporaries and the cost of planning one flush.
+# memory held by pending temporaries and the cost of planning one flush. Kept
+# small enough that pending nodes die before Python's GC promotes them to its
+# oldest generation (whose full collections cost ~40 ms with torch loaded);
+# see docs/benchmarks.md.
 DEFAULT_MAX_PENDING = int(os.environ.get("BURN_MAX_PENDING", "512"))
 
 

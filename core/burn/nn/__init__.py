@@ -2,5 +2,12 @@
 from . import functional, init  # noqa: F401
 from .module import Module, Parameter  # noqa: F401
 from .layers import Linear, ReLU, GELU, Sequential  # noqa: F401
+from .layers import SiLU, Identity, Dropout, Embedding  # noqa: F401
+from .conv_layers import (Conv1d, Conv2d, MaxPool1d, MaxPool2d, AvgPool1d, AvgPool2d,  # noqa: F401
+                          AdaptiveAvgPool2d, Flatten)
+from .norm import BatchNorm1d, BatchNorm2d, LayerNorm, RMSNorm  # noqa: F401
+from .attention import MultiHeadAttention, TransformerEncoderLayer, TransformerEncoder  # noqa: F401
+from .losses import CrossEntropyLoss, NLLLoss, MSELoss, BCEWithLogitsLoss  # noqa: F401
+from . import losses  # noqa: F401
 from . import state  # noqa: F401
 from .state import save_state_dict, load_state_dict, load_metadata  # noqa: F401

@@ -93,6 +93,9 @@ def cross_entropy(logits, target, /, *, reduction="mean", label_smoothing=0.0) -
             smooth = -R.mean(lp, axis=-1)
             loss_t = loss_t * (1 - label_smoothing) + smooth * label_smoothing
         return _reduce(loss_t, reduction, "cross_entropy")
+    if label_smoothing:
+        # torch smooths probability targets too: mix with the uniform distribution
+        target = target * (1 - label_smoothing) + label_smoothing / logits.shape[-1]
     return _reduce(-R.sum(target * lp, axis=-1), reduction, "cross_entropy")
 
 
@@ -207,3 +210,213 @@ def dropout(x, p=0.5, *, training=True) -> Tensor:
 from ..ops.conv import conv1d, conv2d, max_pool1d, max_pool2d, avg_pool1d, avg_pool2d  # noqa: E402
 
 __all__ += ["conv1d", "conv2d", "max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d"]
+
+
+# -- ops of the layer modules (burn.nn.norm, conv_layers, attention, losses) --------------
+
+def bce_with_logits(logits, target, /, *, weight=None, pos_weight=None, reduction="mean") -> Tensor:
+    """Binary cross-entropy of ``sigmoid(logits)`` against ``target`` in [0, 1], computed stably.
+
+    ``-[pos_weight * t * log σ(x) + (1 - t) * log(1 - σ(x))]`` written with
+    ``softplus(-x) = -log σ(x)`` so large logits neither overflow nor lose
+    precision. ``pos_weight`` (broadcast over the last axis, one per class)
+    weighs the positive term and ``weight`` each element, as in
+    ``torch.nn.functional.binary_cross_entropy_with_logits``.
+
+    Example:
+        >>> import burn, math
+        >>> loss = burn.nn.functional.bce_with_logits(burn.zeros((4,)), burn.ones((4,)))
+        >>> assert abs(loss.item() - math.log(2)) < 1e-6
+    """
+    if tuple(target.shape) != tuple(logits.shape):
+        raise ShapeError(f"bce_with_logits: target must have the logits' shape, got logits {describe(logits)}, "
+                         f"target {describe(target)}")
+    if not logits.dtype.is_floating or not target.dtype.is_floating:
+        raise DTypeError(f"bce_with_logits: logits and target must be floating (targets are probabilities), got "
+                         f"{describe(logits)}, {describe(target)}; cast integer labels with .astype(burn.float32)")
+    sp = E.softplus(-logits)                     # -log σ(x); -log(1 - σ(x)) = x + softplus(-x)
+    if pos_weight is None:
+        loss = (1.0 - target) * logits + sp
+    else:
+        loss = (1.0 - target) * logits + (1.0 + (pos_weight - 1.0) * target) * sp
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction, "bce_with_logits")
+
+
+def _out_pair(op, output_size, hw):
+    if isinstance(output_size, int) or output_size is None:
+        output_size = (output_size, output_size)
+    if len(output_size) != 2:
+        raise ValueError(f"{op}: output_size must be an int or an (H, W) pair, got {output_size!r}")
+    out = tuple(s if o is None else o for o, s in zip(output_size, hw))
+    if any(not isinstance(o, int) or o < 1 for o in out):
+        raise ValueError(f"{op}: output_size must hold positive ints (or None to keep a size), got {output_size!r}")
+    return out
+
+
+def _adaptive_matrix(n_in, n_out, dtype, device):
+    """[n_out, n_in] averaging matrix with PyTorch's windows [floor(i*n/o), ceil((i+1)*n/o))."""
+    import numpy as np
+    from ..ops.creation import tensor
+    a = np.zeros((n_out, n_in))
+    for i in range(n_out):
+        lo, hi = (i * n_in) // n_out, -((-(i + 1) * n_in) // n_out)
+        a[i, lo:hi] = 1.0 / (hi - lo)
+    return tensor(a, dtype=dtype, device=device)
+
+
+def adaptive_avg_pool2d(x, output_size) -> Tensor:
+    """Average ``x`` [N, C, H, W] (or [C, H, W]) over windows chosen to give ``output_size``.
+
+    Windows follow PyTorch (``[floor(i*H/oh), ceil((i+1)*H/oh))``, so they may
+    overlap); ``None`` in ``output_size`` keeps that size. Each axis is one
+    matmul with a constant averaging matrix, so autodiff and every backend work.
+
+    Example:
+        >>> import burn
+        >>> x = burn.arange(16, dtype=burn.float32).reshape((1, 1, 4, 4))
+        >>> assert burn.nn.functional.adaptive_avg_pool2d(x, 1).tolist() == [[[[7.5]]]]
+        >>> assert burn.nn.functional.adaptive_avg_pool2d(x, (2, None)).shape == (1, 1, 2, 4)
+    """
+    if x.ndim not in (3, 4):
+        raise ShapeError(f"adaptive_avg_pool2d: expected input [N, C, H, W] or [C, H, W], got {describe(x)}")
+    if not x.dtype.is_floating:
+        raise DTypeError(f"adaptive_avg_pool2d: not defined for {describe(x)}; cast it with .astype(burn.float32)")
+    h, w = x.shape[-2:]
+    oh, ow = _out_pair("adaptive_avg_pool2d", output_size, (h, w))
+    if h % oh == 0 and w % ow == 0 and x.ndim == 4:
+        return avg_pool2d(x, (h // oh, w // ow))        # disjoint windows: the pooling kernel is cheaper
+    y = x
+    if oh != h:
+        y = L.matmul(_adaptive_matrix(h, oh, x.dtype, x.device), y)
+    if ow != w:
+        y = L.matmul(y, M.matrix_transpose(_adaptive_matrix(w, ow, x.dtype, x.device)))
+    return y
+
+
+_FINFO_EPS = {"float16": 2.0 ** -10, "bfloat16": 2.0 ** -7, "float32": 2.0 ** -23, "float64": 2.0 ** -52}
+
+
+def rms_norm(x, normalized_shape, weight=None, eps=None) -> Tensor:
+    """``x / sqrt(mean(x², trailing axes) + eps) * weight`` (``eps`` defaults to the dtype's machine epsilon, as in torch).
+
+    Example:
+        >>> import burn
+        >>> y = burn.nn.functional.rms_norm(burn.tensor([[3.0, -3.0]]), (2,))
+        >>> assert abs(y[0, 0].item() - 1.0) < 1e-5
+    """
+    if isinstance(normalized_shape, int):
+        normalized_shape = (normalized_shape,)
+    k = len(normalized_shape)
+    if k == 0 or x.ndim < k or tuple(x.shape[-k:]) != tuple(normalized_shape):
+        raise ShapeError(f"rms_norm: trailing shape of {describe(x)} is not {tuple(normalized_shape)}")
+    if not x.dtype.is_floating:
+        raise DTypeError(f"rms_norm: needs a floating input, got {describe(x)}")
+    if eps is None:
+        eps = _FINFO_EPS[x.dtype.name]
+    axes = tuple(range(x.ndim - k, x.ndim))
+    y = x * E.rsqrt(R.mean(x * x, axis=axes, keepdims=True) + eps)
+    return y * weight if weight is not None else y
+
+
+def batch_norm(x, running_mean=None, running_var=None, weight=None, bias=None, *, training=False,
+               momentum=0.1, eps=1e-5) -> Tensor:
+    """Normalize ``x`` [N, C, ...] per channel (axis 1), as ``torch.nn.functional.batch_norm``.
+
+    In training (or without running statistics) the batch's mean and biased
+    variance normalize; then ``running_mean``/``running_var`` are updated in
+    place (``(1 - momentum) * running + momentum * batch``, with the unbiased
+    variance), outside autodiff. Otherwise the running statistics normalize.
+
+    Example:
+        >>> import burn
+        >>> x = burn.tensor([[1.0], [3.0]])
+        >>> rm, rv = burn.zeros((1,)), burn.ones((1,))
+        >>> y = burn.nn.functional.batch_norm(x, rm, rv, training=True)
+        >>> assert abs(y[0, 0].item() + 1.0) < 1e-3 and abs(rm.item() - 0.2) < 1e-6
+    """
+    from ..autodiff import no_grad
+    if x.ndim < 2:
+        raise ShapeError(f"batch_norm: expected input [N, C, ...], got {describe(x)}")
+    c = x.shape[1]
+    bshape = (1, c) + (1,) * (x.ndim - 2)
+    axes = (0,) + tuple(range(2, x.ndim))
+    if training or running_mean is None:
+        n = x.size // c
+        if training and n < 2:
+            raise ShapeError(f"batch_norm: training needs more than one value per channel, got {describe(x)}")
+        mean = R.mean(x, axis=axes, keepdims=True)
+        d = x - mean
+        var = R.mean(d * d, axis=axes, keepdims=True)
+        if training and running_mean is not None:
+            with no_grad():
+                bm = M.reshape(mean.detach(), (c,))
+                bv = M.reshape(var.detach(), (c,)) * (n / (n - 1))
+                running_mean.assign_(running_mean * (1.0 - momentum) + bm * momentum)
+                running_var.assign_(running_var * (1.0 - momentum) + bv * momentum)
+        y = d * E.rsqrt(var + eps)
+    else:
+        y = (x - M.reshape(running_mean, bshape)) * E.rsqrt(M.reshape(running_var, bshape) + eps)
+    if weight is not None:
+        y = y * M.reshape(weight, bshape)
+    if bias is not None:
+        y = y + M.reshape(bias, bshape)
+    return y
+
+
+def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, *, is_causal=False,
+                                 scale=None, training=True) -> Tensor:
+    """``softmax(q @ kᵀ * scale + mask) @ v`` over the last two axes ([..., L, E] and [..., S, E]).
+
+    ``attn_mask`` broadcasts to [..., L, S]: a bool mask marks with True the
+    pairs that **take part** (as in ``torch.nn.functional.scaled_dot_product_attention``;
+    note MultiHeadAttention's masks use the opposite, True = masked out), a float
+    mask is added to the scores. ``is_causal`` hides later keys; ``scale``
+    defaults to ``1/sqrt(E)``; ``dropout_p`` drops attention weights in training.
+
+    Example:
+        >>> import burn
+        >>> q = burn.ones((2, 3, 4))
+        >>> v = burn.arange(12, dtype=burn.float32).reshape((1, 3, 4))
+        >>> y = burn.nn.functional.scaled_dot_product_attention(q, q, v, is_causal=True)
+        >>> assert y.shape == (2, 3, 4) and y[0, 0].tolist() == [0.0, 1.0, 2.0, 3.0]
+    """
+    return _attention(query, key, value, attn_mask, dropout_p, is_causal, scale, training, keep_true=True)[0]
+
+
+def _attention(q, k, v, mask, dropout_p, is_causal, scale, training, *, keep_true):
+    """(output, weights); bool ``mask`` keeps True pairs when ``keep_true``, else hides them."""
+    import math
+    from ..ops.creation import arange
+    if q.ndim < 2 or k.ndim < 2 or v.ndim < 2 or q.shape[-1] != k.shape[-1] or k.shape[-2] != v.shape[-2]:
+        raise ShapeError(f"scaled_dot_product_attention: expected query [..., L, E], key [..., S, E], "
+                         f"value [..., S, Ev]; got {describe(q)}, {describe(k)}, {describe(v)}")
+    scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else scale
+    scores = L.matmul(q * scale, M.matrix_transpose(k))
+    ls = scores.shape[-2:]
+    if is_causal:
+        rows = M.reshape(arange(ls[0], device=q.device), (-1, 1))
+        allowed = E.greater_equal(rows, arange(ls[1], device=q.device))    # key j <= query i
+        scores = E.where(allowed, scores, float("-inf"))
+    if mask is not None:
+        try:
+            np_shape = __import__("numpy").broadcast_shapes(tuple(mask.shape), tuple(scores.shape))
+        except ValueError:
+            np_shape = None
+        if np_shape != tuple(scores.shape):
+            raise ShapeError(f"scaled_dot_product_attention: attn_mask {describe(mask)} does not broadcast to "
+                             f"the attention scores [..., L, S] = {tuple(scores.shape)}")
+        if mask.dtype.is_bool:
+            keep = mask if keep_true else E.logical_not(mask)
+            scores = E.where(keep, scores, float("-inf"))
+        elif mask.dtype.is_floating:
+            scores = scores + (mask if mask.dtype is scores.dtype else mask.astype(scores.dtype))
+        else:
+            raise DTypeError(f"scaled_dot_product_attention: attn_mask must be bool or floating, got {describe(mask)}")
+    w = softmax(scores, axis=-1)
+    wd = dropout(w, dropout_p, training=training) if dropout_p else w
+    return L.matmul(wd, v), w
+
+
+__all__ += ["bce_with_logits", "adaptive_avg_pool2d", "rms_norm", "batch_norm", "scaled_dot_product_attention"]

@@ -8,7 +8,7 @@ from . import functional as F
 from . import init
 from .module import Module, Parameter
 
-__all__ = ["Linear", "ReLU", "GELU", "Sequential"]
+__all__ = ["Linear", "ReLU", "GELU", "Sequential", "SiLU", "Identity", "Dropout", "Embedding"]
 
 
 class Linear(Module):
@@ -77,3 +77,101 @@ class Sequential(Module):
         for layer in self.layers:
             x = layer(x)
         return x
+
+
+class SiLU(Module):
+    """Element-wise ``x * sigmoid(x)`` (swish).
+
+    Example:
+        >>> import burn
+        >>> assert burn.nn.SiLU()(burn.tensor([0.0])).item() == 0.0
+    """
+
+    def forward(self, x):
+        return F.silu(x)
+
+
+class Identity(Module):
+    """Returns its input (a placeholder, e.g. for an optional norm).
+
+    Example:
+        >>> import burn
+        >>> x = burn.ones((2,))
+        >>> assert burn.nn.Identity()(x) is x
+    """
+
+    def forward(self, x):
+        return x
+
+
+class Dropout(Module):
+    """Zero each element with probability ``p`` in training and scale the rest by ``1/(1-p)``;
+    the identity after ``eval()``.
+
+    Example:
+        >>> import burn
+        >>> d = burn.nn.Dropout(0.5)
+        >>> x = burn.ones((1000,))
+        >>> assert 300 < int((d(x) == 0).sum().item()) < 700
+        >>> assert d.eval()(x) is x
+    """
+
+    def __init__(self, p: float = 0.5):
+        if not 0.0 <= p <= 1.0:
+            raise ValueError(f"Dropout: p must be in [0, 1], got {p}")
+        self.p = float(p)
+
+    def forward(self, x):
+        return F.dropout(x, self.p, training=self.training)
+
+    def extra_repr(self) -> str:
+        return f"p={self.p}"
+
+
+class Embedding(Module):
+    """Lookup table: integer indices (any shape) -> rows of ``weight`` [num_embeddings, embedding_dim].
+
+    Initialized like PyTorch: ``weight`` ~ N(0, 1), the ``padding_idx`` row (if
+    given) zero; that row also gets no gradient, so it stays as set.
+
+    Example:
+        >>> import burn
+        >>> emb = burn.nn.Embedding(10, 3, padding_idx=0)
+        >>> y = emb(burn.tensor([[0, 4], [9, 9]]))
+        >>> assert y.shape == (2, 2, 3) and y[0, 0].tolist() == [0.0, 0.0, 0.0]
+    """
+
+    def __init__(self, num_embeddings: int, embedding_dim: int, *, padding_idx: int | None = None,
+                 device=None, dtype=None):
+        from ..ops.creation import randn
+        device = _device(device)
+        if padding_idx is not None:
+            if not -num_embeddings <= padding_idx < num_embeddings:
+                raise ValueError(f"Embedding: padding_idx {padding_idx} is outside [0, {num_embeddings})")
+            padding_idx %= num_embeddings
+        self.num_embeddings, self.embedding_dim, self.padding_idx = num_embeddings, embedding_dim, padding_idx
+        w = randn((num_embeddings, embedding_dim), device=device, dtype=dtype)
+        if padding_idx is not None:
+            from ..ops.elementwise import where
+            from ..ops.creation import arange
+            from ..ops.movement import reshape
+            rows = reshape(arange(num_embeddings, device=device), (-1, 1))
+            w = where(rows == padding_idx, 0.0, w)
+        self.weight = Parameter(w)
+
+    def forward(self, indices):
+        from ..errors import DTypeError, describe
+        if not indices.dtype.is_integer:
+            raise DTypeError(f"{self!r}: indices must be integers, got {describe(indices)}; "
+                             f"cast them with .astype(burn.int64)")
+        y = F.embedding(indices, self.weight)
+        if self.padding_idx is not None:
+            from ..ops.elementwise import where
+            from ..ops.movement import expand_dims
+            # the padding row's lookups are cut from autodiff, as torch leaves that row's gradient zero
+            y = where(expand_dims(indices == self.padding_idx, axis=-1), y.detach(), y)
+        return y
+
+    def extra_repr(self) -> str:
+        pad = f", padding_idx={self.padding_idx}" if self.padding_idx is not None else ""
+        return f"{self.num_embeddings}, {self.embedding_dim}{pad}"

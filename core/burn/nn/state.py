@@ -1,17 +1,21 @@
 """State files: a module's tensors in the safetensors format, never pickle.
 
-A safetensors file is an 8-byte little-endian header length, a JSON header
-(``name -> {"dtype", "shape", "data_offsets"}`` plus ``"__metadata__"``, a
-``str -> str`` map) and the raw little-endian bytes of every tensor. The
-format is simple enough to read and write here with numpy alone, so burn-core
-needs no extra dependency, every malformed file gets a :class:`burn.BurnError`
-that names the file and the defect, and files stay readable by the
-``safetensors`` package, PyTorch, JAX and Burn (Rust).
+The ``safetensors`` package reads and writes the format (header, offsets,
+alignment, validation of every byte range), so burn's files are the ones
+PyTorch, JAX and Burn (Rust) read, and files they write load here. Burn adds
+what the format leaves to the caller:
 
-Writes are atomic: the bytes go to a temporary file next to the target,
-which is flushed and fsynced, then renamed over the target (``os.replace``),
-and the directory is fsynced. A crash mid-save leaves the old file intact;
-the only trace is a hidden ``.<name>.*.burn-tmp`` file, which nothing reads.
+- atomic writes: the bytes go to a temporary file next to the target, which
+  is flushed and fsynced, then renamed over the target (``os.replace``), and
+  the directory is fsynced. A crash mid-save leaves the old file intact; the
+  only trace is a hidden ``.<name>.*.burn-tmp`` file, which nothing reads;
+- dtypes the format has no tag for: ``complex128`` is stored as float64 pairs
+  (a trailing axis of 2), and the ``burn.dtypes`` metadata key records burn's
+  dtype of every tensor so it loads back as complex128; I16/U16/U32 tensors of
+  other writers are widened losslessly on load;
+- validation of names, shapes and dtypes against the model, and one
+  :class:`burn.BurnError` naming the file for every problem: a missing,
+  truncated or corrupted file gets the library's account of the defect.
 
 Interop with PyTorch: ``torch.nn.Linear.weight`` is ``[out, in]`` while
 burn's ``Linear.weight`` is ``[in, out]`` (Burn's layout). See
@@ -31,14 +35,12 @@ from ..tensor import Tensor
 __all__ = ["save_state_dict", "load_state_dict", "load_metadata", "load_into", "load_torch_state",
            "torch_names"]
 
-# burn dtype name -> safetensors dtype tag; complex128 has no tag and is stored
-# as float64 pairs (trailing axis of 2), recorded in the metadata's dtype names.
-_TAG = {"bool": "BOOL", "uint8": "U8", "int8": "I8", "int32": "I32", "int64": "I64",
-        "float16": "F16", "bfloat16": "BF16", "float32": "F32", "float64": "F64", "complex64": "C64"}
-_FROM_TAG = {v: k for k, v in _TAG.items()}
+# safetensors dtype tag -> burn dtype name; complex128 has no tag and is stored as F64
+# pairs, told apart by the metadata's dtype names
+_FROM_TAG = {"BOOL": "bool", "U8": "uint8", "I8": "int8", "I32": "int32", "I64": "int64", "F16": "float16",
+             "BF16": "bfloat16", "F32": "float32", "F64": "float64", "C64": "complex64"}
 # tags burn has no dtype for, widened losslessly on load
 _WIDEN = {"I16": ("<i2", "int32"), "U16": ("<u2", "int32"), "U32": ("<u4", "int64")}
-_MAX_HEADER = 100_000_000   # the safetensors reference refuses larger headers too
 
 _DTYPES_KEY = "burn.dtypes"
 _VERSION_KEY = "burn.version"
@@ -75,7 +77,8 @@ def save_state_dict(state: dict, path, metadata: dict | None = None) -> None:
     """Write ``{name: Tensor or numpy array}`` to ``path`` as safetensors, atomically.
 
     ``metadata`` (``str -> str``) is stored in the header next to burn's own
-    keys: ``burn.version`` and ``burn.dtypes`` (a JSON map of dtype names).
+    keys: ``burn.version`` and ``burn.dtypes`` (a JSON map of dtype names, in
+    the order of ``state``, which loading gives back).
 
     Example:
         >>> import burn, os, tempfile
@@ -85,6 +88,9 @@ def save_state_dict(state: dict, path, metadata: dict | None = None) -> None:
         >>> assert burn.nn.load_state_dict(p)["w"].tolist() == [0, 1, 2]
         >>> assert burn.nn.load_metadata(p)["step"] == "7"
     """
+    import safetensors
+    import safetensors.numpy
+
     path = os.fspath(path)
     meta = {}
     for k, v in (metadata or {}).items():
@@ -92,41 +98,26 @@ def save_state_dict(state: dict, path, metadata: dict | None = None) -> None:
             raise BurnError(f"save_state_dict: metadata must map str to str, got {k!r}: {v!r} "
                             f"({type(v).__name__}); convert values with str() or json.dumps()")
         meta[k] = v
-    arrays = {}
+    arrays, names = {}, {}
     for name, value in state.items():
         if not isinstance(name, str) or name == "__metadata__":
             raise BurnError(f"save_state_dict: tensor names must be strings other than '__metadata__', "
                             f"got {name!r}")
-        arrays[name] = _host(value, name)
+        arr, names[name] = _host(value, name)
+        if names[name] == "complex128":
+            arr = arr.reshape(-1).view("<f8").reshape(arr.shape + (2,))
+        arrays[name] = arr
     from .. import __version__
     meta[_VERSION_KEY] = __version__
-    meta[_DTYPES_KEY] = json.dumps({k: d for k, (_, d) in arrays.items()}, sort_keys=True)
-
-    entries, blobs, offset = {}, [], 0
-    # data: widest items first keeps every tensor aligned to its itemsize (as the reference
-    # writer does); header: the caller's order, which loading gives back
-    for name in sorted(arrays, key=lambda k: (-arrays[k][0].dtype.itemsize, k)):
-        arr, dname = arrays[name]
-        shape = list(arr.shape)
-        if dname == "complex128":
-            arr, tag, shape = arr.reshape(-1).view("<f8"), "F64", shape + [2]
-        else:
-            tag = _TAG[dname]
-        n = arr.nbytes
-        entries[name] = {"dtype": tag, "shape": shape, "data_offsets": [offset, offset + n]}
-        blobs.append(arr.reshape(-1).view(np.uint8))
-        offset += n
-    header = {"__metadata__": meta, **{k: entries[k] for k in arrays}}
-    head = json.dumps(header, separators=(",", ":")).encode("utf-8")
-    head += b" " * (-len(head) % 8)
-
-    def write(f):
-        f.write(len(head).to_bytes(8, "little"))
-        f.write(head)
-        for b in blobs:
-            f.write(b.data)
-
-    _atomic_write(path, write)
+    # not sort_keys: the library lays tensors out by alignment, this keeps the caller's order
+    meta[_DTYPES_KEY] = json.dumps(names)
+    try:
+        # safetensors.numpy.save, not safetensors.serialize: the raw-pointer TensorSpec
+        # argument of the latter changed across releases, this front end follows it
+        raw = safetensors.numpy.save(arrays, metadata=meta)
+    except safetensors.SafetensorError as e:
+        raise BurnError(f"save_state_dict: the safetensors package cannot write {path!r}: {e}") from None
+    _atomic_write(path, lambda f: f.write(raw))
 
 
 def _atomic_write(path: str, write) -> None:
@@ -164,64 +155,6 @@ def _atomic_write(path: str, write) -> None:
 
 # -- reading -------------------------------------------------------------------------------
 
-class _Entry:
-    __slots__ = ("name", "tag", "shape", "begin", "end")
-
-
-def _read_header(f, path: str, size: int):
-    """(entries, metadata, data start) of an open file, validated against its size."""
-    def bad(msg):
-        return BurnError(f"state file {path!r} is not a valid safetensors file: {msg}")
-
-    raw = f.read(8)
-    if len(raw) < 8:
-        raise bad(f"it has {size} bytes, fewer than the 8-byte header length (truncated or empty file)")
-    n = int.from_bytes(raw, "little")
-    if n > _MAX_HEADER or 8 + n > size:
-        raise bad(f"header length {n} runs past the end of the file ({size} bytes): truncated or corrupted")
-    try:
-        header = json.loads(f.read(n).decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise bad(f"the {n}-byte header is not valid JSON ({e})") from None
-    if not isinstance(header, dict):
-        raise bad(f"the header is a JSON {type(header).__name__}, not an object")
-    meta = header.pop("__metadata__", None) or {}
-    if not isinstance(meta, dict) or not all(isinstance(v, str) for v in meta.values()):
-        raise bad("'__metadata__' must map strings to strings")
-    data_size = size - 8 - n
-    entries = []
-    for name, info in header.items():
-        e = _Entry()
-        e.name = name
-        try:
-            e.tag = info["dtype"]
-            e.shape = tuple(int(s) for s in info["shape"])
-            e.begin, e.end = (int(o) for o in info["data_offsets"])
-        except (TypeError, KeyError, ValueError):
-            raise bad(f"entry '{name}' needs 'dtype', 'shape' and 'data_offsets' [begin, end], got {info!r}") \
-                from None
-        if e.tag not in _FROM_TAG and e.tag not in _WIDEN:
-            raise bad(f"tensor '{name}' has dtype {e.tag!r}, which burn cannot load "
-                      f"(supported: {', '.join(sorted(_FROM_TAG))}, and I16/U16/U32 widened)")
-        if any(s < 0 for s in e.shape) or not 0 <= e.begin <= e.end:
-            raise bad(f"tensor '{name}' has shape {e.shape} and data_offsets [{e.begin}, {e.end}]")
-        if e.end > data_size:
-            raise bad(f"data_offsets [{e.begin}, {e.end}] of tensor '{name}' run past the end of the data "
-                      f"({data_size} bytes): truncated file")
-        itemsize = int(_WIDEN[e.tag][0][-1]) if e.tag in _WIDEN else _np_size(e.tag)
-        need = int(np.prod(e.shape, dtype=np.int64)) * itemsize
-        if e.end - e.begin != need:
-            raise bad(f"tensor '{name}' of shape {e.shape} and dtype {e.tag} needs {need} bytes, "
-                      f"its data_offsets [{e.begin}, {e.end}] hold {e.end - e.begin}")
-        entries.append(e)
-    return entries, meta, 8 + n
-
-
-def _np_size(tag: str) -> int:
-    return {"BOOL": 1, "U8": 1, "I8": 1, "I32": 4, "I64": 8, "F16": 2, "BF16": 2, "F32": 4,
-            "F64": 8, "C64": 8}[tag]
-
-
 def _open(path: str):
     try:
         return open(path, "rb")
@@ -231,33 +164,84 @@ def _open(path: str):
         raise BurnError(f"cannot read state file {path!r}: {e.strerror or e}") from None
 
 
-def _read_arrays(path) -> tuple[dict[str, np.ndarray], dict[str, str]]:
-    """Every tensor of a file as a fresh host array, and the metadata."""
-    path = os.fspath(path)
+def _invalid(path: str, size: int, err: Exception) -> BurnError:
+    return BurnError(f"state file {path!r} ({size} bytes) is not a valid safetensors file "
+                     f"(truncated or corrupted?): {err}")
+
+
+def _header(path: str, size: int):
+    """(metadata, [(name, tag, shape)] in data order) through the library, which checks the
+    header against the file's size; every failure is a BurnError naming the file."""
+    import safetensors
+    try:
+        with safetensors.safe_open(path, framework="numpy") as f:
+            meta = f.metadata() or {}
+            keys = f.offset_keys() if hasattr(f, "offset_keys") else f.keys()
+            infos = []
+            for k in keys:
+                s = f.get_slice(k)
+                infos.append((k, s.get_dtype(), tuple(s.get_shape())))
+    except FileNotFoundError:
+        raise BurnError(f"state file {path!r} does not exist") from None
+    except OSError as e:
+        raise BurnError(f"cannot read state file {path!r}: {e.strerror or e}") from None
+    except Exception as e:   # SafetensorError, and whatever else the Rust reader raises
+        raise _invalid(path, size, e) from None
+    return meta, infos
+
+
+def _read_once(path: str):
+    import safetensors
     with _open(path) as f:
         size = os.fstat(f.fileno()).st_size
-        entries, meta, start = _read_header(f, path, size)
+        meta, infos = _header(path, size)
         try:
-            names = json.loads(meta.get(_DTYPES_KEY, "{}"))
-        except json.JSONDecodeError:
-            names = {}
-        out = {}
-        for e in sorted(entries, key=lambda e: e.begin):
-            if e.tag in _WIDEN:
-                arr = np.empty(e.shape, _WIDEN[e.tag][0])
-            else:
-                arr = np.empty(e.shape, _np_dtype(_FROM_TAG[e.tag]))
-            f.seek(start + e.begin)
-            if arr.nbytes and f.readinto(arr.reshape(-1).view(np.uint8)) != arr.nbytes:
-                raise BurnError(f"state file {path!r}: tensor '{e.name}' was cut short while reading "
-                                f"(file truncated under us?)")
-            if e.tag in _WIDEN:
-                arr = arr.astype(_WIDEN[e.tag][1])
-            elif names.get(e.name) == "complex128" and e.tag == "F64" and e.shape[-1:] == (2,):
-                arr = arr.view(np.complex128).reshape(e.shape[:-1])
-            out[e.name] = arr
-    # keep the file's order of names (the header's), not the data order
-    return {e.name: out[e.name] for e in entries}, meta
+            raw = f.read()
+        except OSError as e:
+            raise BurnError(f"cannot read state file {path!r}: {e.strerror or e}") from None
+    try:
+        tensors = dict(safetensors.deserialize(raw))
+    except Exception as e:
+        raise _invalid(path, len(raw), e) from None
+    return meta, infos, tensors
+
+
+def _read_arrays(path) -> tuple[dict[str, np.ndarray], dict[str, str]]:
+    """Every tensor of a file as a host array, and the metadata."""
+    path = os.fspath(path)
+    # the header comes from safe_open, the bytes from a second read: a save renaming a new
+    # file over this one in between would pair one file's metadata with the other's tensors
+    for _ in range(3):
+        meta, infos, tensors = _read_once(path)
+        if sorted(tensors) == sorted(k for k, _, _ in infos) and all(
+                tensors[k]["dtype"] == tag and tuple(tensors[k]["shape"]) == shape for k, tag, shape in infos):
+            break
+    else:
+        raise BurnError(f"state file {path!r} kept changing while it was read; retry once the writer is done")
+    for name, tag, _ in infos:
+        if tag not in _FROM_TAG and tag not in _WIDEN:
+            raise BurnError(f"state file {path!r}: tensor '{name}' has dtype {tag!r}, which burn cannot load "
+                            f"(supported: {', '.join(sorted(_FROM_TAG))}, and I16/U16/U32 widened)")
+    try:
+        names = json.loads(meta.get(_DTYPES_KEY, "{}"))
+    except json.JSONDecodeError:
+        names = {}
+    names = names if isinstance(names, dict) else {}
+    out = {}
+    for name, tag, shape in infos:
+        data = tensors.pop(name)["data"]
+        if tag in _WIDEN:
+            arr = np.frombuffer(data, _WIDEN[tag][0]).astype(_WIDEN[tag][1])
+        elif names.get(name) == "complex128" and tag == "F64" and shape[-1:] == (2,):
+            arr, shape = np.frombuffer(data, "<c16"), shape[:-1]
+        else:
+            arr = np.frombuffer(data, _np_dtype(_FROM_TAG[tag]))
+        # older releases hand out read-only bytes, newer ones writable bytearrays
+        out[name] = (arr if arr.flags.writeable else arr.copy()).reshape(shape)
+    # burn's files: the saved order; others: the data order, which is the header's for
+    # files the reference writer made
+    order = [k for k in names if k in out] + [k for k in out if k not in names]
+    return {k: out[k] for k in order}, meta
 
 
 def _torch_layout(arrays: dict) -> dict:
@@ -324,8 +308,8 @@ def load_metadata(path) -> dict[str, str]:
         >>> assert meta["burn.version"] == burn.__version__ and "bfloat16" in meta["burn.dtypes"]
     """
     path = os.fspath(path)
-    with _open(path) as f:
-        return _read_header(f, path, os.fstat(f.fileno()).st_size)[1]
+    with _open(path) as f:   # burn's own messages for a missing file or a directory
+        return _header(path, os.fstat(f.fileno()).st_size)[0]
 
 
 # -- into a module ---------------------------------------------------------------------------

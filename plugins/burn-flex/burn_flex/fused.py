@@ -8,7 +8,8 @@ buffer that is allocated once per call, stays in L2, and is reused by later
 ops of the chain once its last reader has run; only the group's outputs are
 written to memory. Kernels are the ordinary flex kernels applied to blocks,
 so every element-wise op (including opted-in extensions) fuses without a
-second implementation, and fused results equal op-by-op results exactly.
+second implementation, and fused results are op-by-op results (the same
+loops on other block boundaries).
 
 Blocks are taken along the flattened array when every input has the
 output's shape (or one element), else along the leading axis (so inputs
@@ -58,12 +59,8 @@ def compile_elementwise(group, backend_name="flex", blocked=True):
              for fn, attrs, args in kernels]
     outputs = [n_in + j for j in group.outputs]
 
-    def run_whole(*inputs):
-        env = list(inputs)
-        for fn, attrs, idx in steps:
-            env.append(fn(*[env[i] for i in idx], **attrs))
-        return tuple(np.asarray(env[j]) for j in outputs)
-
+    fresh = [type(fn) is np.ufunc or name == "matmul" for (fn, _, _), (name, _, _) in zip(kernels, group.ops)]
+    run_whole = _WholeGroup(steps, n_in, outputs, fresh)
     size = _numel(out_shape)
     if not blocked or size < MIN_FUSED_SIZE:
         return run_whole
@@ -72,6 +69,77 @@ def compile_elementwise(group, backend_name="flex", blocked=True):
     if layout is None or any(not idx and "shape" not in attrs for _, attrs, idx in steps):
         return run_whole
     return _BlockedGroup(steps, n_in, outputs, out_shape, size, layout)
+
+
+def _liveness(steps, n_in):
+    """Per op j: the env slots (op results) whose last reader is op j."""
+    last = {}
+    for j, (_, _, idx) in enumerate(steps):
+        for i in idx:
+            last[i] = j
+    return [[i for i, j2 in last.items() if j2 == j and i >= n_in] for j in range(len(steps))]
+
+
+class _WholeGroup:
+    """Runs a group whole-array, op by op, writing in place where that is safe.
+
+    The first call runs the plain kernels and learns each result's shape and
+    dtype (fixed for a compiled group: its inputs' shapes and dtypes are part of
+    the cache key). Later calls let a ufunc write over an input that (a) this
+    group allocated (a ufunc or matmul result), (b) is read for the last time,
+    (c) does not leave the group, (d) was never read by a kernel that might
+    return a view of it, and (e) has the result's shape and dtype. That saves
+    the allocation and keeps matmul epilogues and optimizer updates in cache."""
+
+    __slots__ = ("steps", "n_in", "outputs", "fresh", "prog", "__name__")
+
+    def __init__(self, steps, n_in, outputs, fresh):
+        self.steps = steps
+        self.n_in = n_in
+        self.outputs = outputs
+        self.fresh = fresh
+        self.prog = None
+        self.__name__ = "fused_whole"
+
+    def __call__(self, *inputs):
+        prog = self.prog
+        env = list(inputs)
+        if prog is None:
+            for fn, attrs, idx in self.steps:
+                env.append(fn(*[env[i] for i in idx], **attrs))
+            self.prog = self._plan(env)
+        else:
+            for fn, attrs, idx, t in prog:
+                if t is None:
+                    env.append(fn(*[env[i] for i in idx], **attrs))
+                elif len(idx) == 2:
+                    env.append(fn(env[idx[0]], env[idx[1]], out=env[t]))
+                else:
+                    env.append(fn(*[env[i] for i in idx], out=env[t]))
+        return tuple(np.asarray(env[j]) for j in self.outputs)
+
+    def _plan(self, env):
+        n_in = self.n_in
+        last_use = _liveness(self.steps, n_in)
+        leaving = set(self.outputs)
+        owned = set()              # slots holding arrays this group allocated and may overwrite
+        prog = []
+        for j, (fn, attrs, idx) in enumerate(self.steps):
+            v = env[n_in + j]
+            t = None
+            if type(fn) is np.ufunc and not attrs and type(v) is np.ndarray:
+                for i in idx:
+                    if (i in owned and i in last_use[j] and i not in leaving
+                            and env[i].shape == v.shape and env[i].dtype == v.dtype):
+                        t = i
+                        owned.discard(i)
+                        break
+            elif not (type(fn) is np.ufunc):
+                owned.difference_update(idx)      # its result may be a view of these
+            if self.fresh[j] and type(v) is np.ndarray and v.base is None:
+                owned.add(n_in + j)
+            prog.append((fn, attrs, idx, t))
+        return prog
 
 
 def _block_layout(out_shape, input_shapes):
@@ -94,7 +162,7 @@ def _block_layout(out_shape, input_shapes):
 class _BlockedGroup:
     """Runs a fused element-wise group block by block with reused scratch buffers."""
 
-    __slots__ = ("steps", "n_in", "outputs", "out_shape", "size", "layout", "last_use", "steal", "__name__")
+    __slots__ = ("steps", "n_in", "outputs", "out_shape", "size", "layout", "last_use", "__name__")
 
     def __init__(self, steps, n_in, outputs, out_shape, size, layout):
         self.steps = steps
@@ -104,14 +172,7 @@ class _BlockedGroup:
         self.size = size
         self.layout = layout
         self.__name__ = "fused_elementwise"
-        # after op j runs, the scratch buffers of these env slots are free again
-        last = {}
-        for j, (_, _, idx) in enumerate(steps):
-            for i in idx:
-                last[i] = j
-        self.last_use = [[i for i, j2 in last.items() if j2 == j and i >= n_in] for j in range(len(steps))]
-        # ufuncs handle exact overlap, so op j may write over such an input's buffer
-        self.steal = self.last_use
+        self.last_use = _liveness(steps, n_in)
 
     def __call__(self, *inputs):
         n_in, steps, outputs = self.n_in, self.steps, self.outputs
@@ -191,7 +252,7 @@ class _BlockedGroup:
                 prog.append((fn, attrs, idx, res, -1))
             else:
                 t = None
-                for i in self.steal[j]:
+                for i in self.last_use[j]:   # ufuncs handle exact overlap: write over it
                     if i in holder and dtypes[holder[i]] == d and holder[i] not in pinned:
                         t = holder.pop(i)
                         break

@@ -1,0 +1,229 @@
+"""Convolution, pooling and flattening layers (NCHW / NCL layouts, as PyTorch and Burn)."""
+from __future__ import annotations
+
+import math
+
+from ..errors import ShapeError, describe
+from ..ops import movement as M
+from ..ops.creation import _device
+from . import functional as F
+from . import init
+from .module import Module, Parameter
+
+__all__ = ["Conv1d", "Conv2d", "MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d", "AdaptiveAvgPool2d",
+           "Flatten"]
+
+
+def _tuple(v, n, what, layer):
+    t = tuple(v) if isinstance(v, (tuple, list)) else (v,) * n
+    if len(t) != n:
+        raise ValueError(f"{layer}: {what} must be an int or {n} ints, got {v!r}")
+    return tuple(int(i) for i in t)
+
+
+class _ConvNd(Module):
+    _n = 0
+    _fn = None
+    _layout = ""
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0, dilation=1,
+                 groups: int = 1, bias: bool = True, *, device=None, dtype=None):
+        name = type(self).__name__
+        if in_channels % groups or out_channels % groups:
+            raise ValueError(f"{name}: in_channels ({in_channels}) and out_channels ({out_channels}) must be "
+                             f"divisible by groups ({groups})")
+        device = _device(device)
+        n = self._n
+        self.in_channels, self.out_channels, self.groups = in_channels, out_channels, groups
+        self.kernel_size = _tuple(kernel_size, n, "kernel_size", name)
+        self.stride = _tuple(stride, n, "stride", name)
+        self.padding = padding if isinstance(padding, str) else _tuple(padding, n, "padding", name)
+        self.dilation = _tuple(dilation, n, "dilation", name)
+        fan_in = in_channels // groups * math.prod(self.kernel_size)
+        # PyTorch's default: kaiming_uniform(a=sqrt(5)) i.e. bound 1/sqrt(fan_in), bias the same bound
+        shape = (out_channels, in_channels // groups) + self.kernel_size
+        self.weight = Parameter(init.kaiming_uniform(shape, fan_in, gain=math.sqrt(1.0 / 3.0), device=device,
+                                                     dtype=dtype))
+        bound = 1.0 / math.sqrt(fan_in)
+        self.bias = Parameter(init.uniform((out_channels,), bound, device=device, dtype=dtype)) if bias else None
+
+    def forward(self, x):
+        n = self._n
+        if x.ndim not in (n + 1, n + 2) or x.shape[-n - 1] != self.in_channels:
+            raise ShapeError(f"{self!r}: expected input {self._layout.format(c=self.in_channels)}, "
+                             f"got {describe(x)}")
+        p = self.padding if isinstance(self.padding, str) else (self.padding[0] if n == 1 else self.padding)
+        one = (lambda t: t[0]) if n == 1 else (lambda t: t)
+        return type(self)._fn(x, self.weight, self.bias, stride=one(self.stride), padding=p,
+                              dilation=one(self.dilation), groups=self.groups)
+
+    def extra_repr(self) -> str:
+        s = f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, stride={self.stride}"
+        if self.padding != "valid" and self.padding != (0,) * self._n:
+            s += f", padding={self.padding!r}"
+        if self.dilation != (1,) * self._n:
+            s += f", dilation={self.dilation}"
+        if self.groups != 1:
+            s += f", groups={self.groups}"
+        if self.bias is None:
+            s += ", bias=False"
+        return s
+
+
+class Conv1d(_ConvNd):
+    """1-D convolution of [N, C_in, L] (or [C_in, L]) with ``weight`` [C_out, C_in/groups, K].
+
+    Options as :func:`burn.nn.functional.conv1d`; initialized as PyTorch's.
+
+    Example:
+        >>> import burn
+        >>> conv = burn.nn.Conv1d(2, 4, 3, padding=1)
+        >>> assert conv.weight.shape == (4, 2, 3) and conv(burn.ones((5, 2, 7))).shape == (5, 4, 7)
+    """
+    _n = 1
+    _fn = staticmethod(F.conv1d)
+    _layout = "[N, {c}, L] or [{c}, L]"
+
+
+class Conv2d(_ConvNd):
+    """2-D convolution of [N, C_in, H, W] (or [C_in, H, W]) with ``weight`` [C_out, C_in/groups, kH, kW].
+
+    Options as :func:`burn.nn.functional.conv2d` (``padding`` may be ``"same"``);
+    initialized as PyTorch's (uniform in ``±1/sqrt(fan_in)``).
+
+    Example:
+        >>> import burn
+        >>> conv = burn.nn.Conv2d(3, 8, 3, stride=2, padding=1)
+        >>> assert conv(burn.ones((2, 3, 8, 8))).shape == (2, 8, 4, 4) and conv.num_params() == 8 * 27 + 8
+    """
+    _n = 2
+    _fn = staticmethod(F.conv2d)
+    _layout = "[N, {c}, H, W] or [{c}, H, W]"
+
+
+class _Pool(Module):
+    _dims = 2
+
+    def _check(self, x):
+        lo = self._dims + 1
+        if x.ndim not in (lo, lo + 1):
+            want = "[N, C, H, W] or [C, H, W]" if self._dims == 2 else "[N, C, L] or [C, L]"
+            raise ShapeError(f"{self!r}: expected input {want}, got {describe(x)}")
+
+
+class MaxPool2d(_Pool):
+    """Maximum over ``kernel_size`` windows of [N, C, H, W] (``stride`` defaults to the kernel).
+
+    Example:
+        >>> import burn
+        >>> x = burn.arange(16, dtype=burn.float32).reshape((1, 1, 4, 4))
+        >>> assert burn.nn.MaxPool2d(2)(x).tolist() == [[[[5.0, 7.0], [13.0, 15.0]]]]
+    """
+
+    def __init__(self, kernel_size, stride=None, padding=0, dilation=1, *, ceil_mode: bool = False):
+        self.kernel_size, self.stride, self.padding = kernel_size, stride, padding
+        self.dilation, self.ceil_mode = dilation, ceil_mode
+
+    def forward(self, x):
+        self._check(x)
+        return F.max_pool2d(x, self.kernel_size, self.stride, self.padding, self.dilation, ceil_mode=self.ceil_mode)
+
+    def extra_repr(self) -> str:
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class MaxPool1d(MaxPool2d):
+    """Maximum over windows of [N, C, L].
+
+    Example:
+        >>> import burn
+        >>> assert burn.nn.MaxPool1d(2)(burn.tensor([[[1.0, 3.0, 2.0, 0.0]]])).tolist() == [[[3.0, 2.0]]]
+    """
+    _dims = 1
+
+    def forward(self, x):
+        self._check(x)
+        return F.max_pool1d(x, self.kernel_size, self.stride, self.padding, self.dilation, ceil_mode=self.ceil_mode)
+
+
+class AvgPool2d(_Pool):
+    """Mean over ``kernel_size`` windows of [N, C, H, W] (zero padding counted unless
+    ``count_include_pad=False``).
+
+    Example:
+        >>> import burn
+        >>> x = burn.arange(16, dtype=burn.float32).reshape((1, 1, 4, 4))
+        >>> assert burn.nn.AvgPool2d(2)(x).tolist() == [[[[2.5, 4.5], [10.5, 12.5]]]]
+    """
+
+    def __init__(self, kernel_size, stride=None, padding=0, *, ceil_mode: bool = False,
+                 count_include_pad: bool = True):
+        self.kernel_size, self.stride, self.padding = kernel_size, stride, padding
+        self.ceil_mode, self.count_include_pad = ceil_mode, count_include_pad
+
+    def forward(self, x):
+        self._check(x)
+        return F.avg_pool2d(x, self.kernel_size, self.stride, self.padding, ceil_mode=self.ceil_mode,
+                            count_include_pad=self.count_include_pad)
+
+    def extra_repr(self) -> str:
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class AvgPool1d(AvgPool2d):
+    """Mean over windows of [N, C, L].
+
+    Example:
+        >>> import burn
+        >>> assert burn.nn.AvgPool1d(2)(burn.tensor([[[1.0, 3.0, 2.0, 0.0]]])).tolist() == [[[2.0, 1.0]]]
+    """
+    _dims = 1
+
+    def forward(self, x):
+        self._check(x)
+        return F.avg_pool1d(x, self.kernel_size, self.stride, self.padding, ceil_mode=self.ceil_mode,
+                            count_include_pad=self.count_include_pad)
+
+
+class AdaptiveAvgPool2d(_Pool):
+    """Average [N, C, H, W] down to ``output_size`` (an int, a pair, ``None`` keeps a size),
+    with PyTorch's windows.
+
+    Example:
+        >>> import burn
+        >>> pool = burn.nn.AdaptiveAvgPool2d((1, 1))
+        >>> assert pool(burn.ones((2, 5, 7, 3))).shape == (2, 5, 1, 1)
+    """
+
+    def __init__(self, output_size):
+        self.output_size = output_size
+
+    def forward(self, x):
+        self._check(x)
+        return F.adaptive_avg_pool2d(x, self.output_size)
+
+    def extra_repr(self) -> str:
+        return f"output_size={self.output_size}"
+
+
+class Flatten(Module):
+    """Merge axes ``start_dim..end_dim`` into one (default: all but the batch axis).
+
+    Example:
+        >>> import burn
+        >>> assert burn.nn.Flatten()(burn.ones((2, 3, 4, 5))).shape == (2, 60)
+        >>> assert burn.nn.Flatten(0, 1)(burn.ones((2, 3, 4))).shape == (6, 4)
+    """
+
+    def __init__(self, start_dim: int = 1, end_dim: int = -1):
+        self.start_dim, self.end_dim = start_dim, end_dim
+
+    def forward(self, x):
+        s, e = self.start_dim % max(x.ndim, 1), self.end_dim % max(x.ndim, 1)
+        if not (-x.ndim <= self.start_dim < x.ndim and -x.ndim <= self.end_dim < x.ndim) or s > e:
+            raise ShapeError(f"{self!r}: cannot flatten axes {self.start_dim}..{self.end_dim} of {describe(x)}")
+        merged = math.prod(x.shape[s:e + 1])
+        return M.reshape(x, tuple(x.shape[:s]) + (merged,) + tuple(x.shape[e + 1:]))
+
+    def extra_repr(self) -> str:
+        return f"start_dim={self.start_dim}, end_dim={self.end_dim}"

@@ -1,0 +1,92 @@
+"""Loss modules (and their functional forms): each takes ``reduction`` = "mean", "sum" or "none"."""
+from __future__ import annotations
+
+from . import functional as F
+from .functional import bce_with_logits, cross_entropy, mse_loss, nll_loss
+from .module import Module
+
+__all__ = ["CrossEntropyLoss", "NLLLoss", "MSELoss", "BCEWithLogitsLoss",
+           "cross_entropy", "nll_loss", "mse_loss", "bce_with_logits"]
+
+_REDUCTIONS = ("mean", "sum", "none")
+
+
+class _Loss(Module):
+    def __init__(self, reduction: str = "mean"):
+        if reduction not in _REDUCTIONS:
+            raise ValueError(f"{type(self).__name__}: reduction must be one of {_REDUCTIONS}, got {reduction!r}")
+        self.reduction = reduction
+
+    def extra_repr(self) -> str:
+        return f"reduction={self.reduction!r}"
+
+
+class CrossEntropyLoss(_Loss):
+    """``cross_entropy(logits [N, C], target)`` with integer classes [N] or probabilities [N, C];
+    ``label_smoothing`` mixes the target with the uniform distribution, as PyTorch.
+
+    Example:
+        >>> import burn, math
+        >>> loss = burn.nn.CrossEntropyLoss(label_smoothing=0.1)(burn.zeros((2, 4)), burn.tensor([1, 2]))
+        >>> assert abs(loss.item() - math.log(4)) < 1e-6
+    """
+
+    def __init__(self, reduction: str = "mean", label_smoothing: float = 0.0):
+        super().__init__(reduction)
+        if not 0.0 <= label_smoothing <= 1.0:
+            raise ValueError(f"CrossEntropyLoss: label_smoothing must be in [0, 1], got {label_smoothing}")
+        self.label_smoothing = float(label_smoothing)
+
+    def forward(self, logits, target):
+        return F.cross_entropy(logits, target, reduction=self.reduction, label_smoothing=self.label_smoothing)
+
+    def extra_repr(self) -> str:
+        return f"reduction={self.reduction!r}, label_smoothing={self.label_smoothing}"
+
+
+class NLLLoss(_Loss):
+    """Negative log-likelihood of integer classes [N] under log-probabilities [N, C].
+
+    Example:
+        >>> import burn
+        >>> lp = burn.tensor([[-0.5, -1.0], [-2.0, -0.25]])
+        >>> assert burn.nn.NLLLoss(reduction="sum")(lp, burn.tensor([0, 1])).item() == 0.75
+    """
+
+    def forward(self, log_probs, target):
+        return F.nll_loss(log_probs, target, reduction=self.reduction)
+
+
+class MSELoss(_Loss):
+    """Squared error ``(input - target)²``, reduced.
+
+    Example:
+        >>> import burn
+        >>> assert burn.nn.MSELoss(reduction="sum")(burn.tensor([1.0, 3.0]), burn.tensor([0.0, 0.0])).item() == 10.0
+    """
+
+    def forward(self, input, target):
+        return F.mse_loss(input, target, reduction=self.reduction)
+
+
+class BCEWithLogitsLoss(_Loss):
+    """Binary cross-entropy on logits (stable), with optional per-class ``pos_weight`` and
+    per-element ``weight`` (see :func:`burn.nn.functional.bce_with_logits`).
+
+    Example:
+        >>> import burn, math
+        >>> loss = burn.nn.BCEWithLogitsLoss(pos_weight=burn.tensor([3.0]))
+        >>> assert abs(loss(burn.zeros((2, 1)), burn.ones((2, 1))).item() - 3 * math.log(2)) < 1e-6
+    """
+
+    def __init__(self, weight=None, reduction: str = "mean", pos_weight=None):
+        super().__init__(reduction)
+        # buffers, as in torch: they move with to_device and appear in state_dict
+        self.weight, self.pos_weight = weight, pos_weight
+
+    def forward(self, logits, target):
+        return F.bce_with_logits(logits, target, weight=self.weight, pos_weight=self.pos_weight,
+                                 reduction=self.reduction)
+
+    def extra_repr(self) -> str:
+        return f"reduction={self.reduction!r}, pos_weight={self.pos_weight is not None}"
