@@ -3,14 +3,23 @@ from __future__ import annotations
 
 from ..errors import DTypeError, ShapeError, describe
 from ..ops import elementwise as E, movement as M
-from ..ops.creation import _device
+from ..ops.creation import _device, tensor
+from ..tensor import Tensor
 from . import functional as F
 from . import init
 from .layers import Dropout, Linear
 from .module import Module, Parameter
 from .norm import LayerNorm
+from .conv_layers import _label
 
 __all__ = ["MultiHeadAttention", "TransformerEncoderLayer", "TransformerEncoder"]
+
+
+def _as_mask(mask, like):
+    """Masks given as numpy arrays or lists land on the query's device."""
+    if mask is None or isinstance(mask, Tensor):
+        return mask
+    return tensor(mask, device=like.device)
 
 
 def _additive(mask, dtype, what, layer):
@@ -78,6 +87,7 @@ class MultiHeadAttention(Module):
 
     def forward(self, query, key=None, value=None, *, key_padding_mask=None, attn_mask=None,
                 need_weights: bool = False, average_attn_weights: bool = True, is_causal: bool = False):
+        attn_mask, key_padding_mask = _as_mask(attn_mask, query), _as_mask(key_padding_mask, query)
         key = query if key is None else key
         value = key if value is None else value
         unbatched = query.ndim == 2
@@ -89,25 +99,27 @@ class MultiHeadAttention(Module):
         if (query.ndim != 3 or key.ndim != 3 or value.ndim != 3 or query.shape[-1] != self.embed_dim
                 or key.shape[-1] != self.kdim or value.shape[-1] != self.vdim or key.shape[:2] != value.shape[:2]
                 or key.shape[0] != n):
-            raise ShapeError(f"{self!r}: expected query [N, L, {self.embed_dim}], key [N, S, {self.kdim}], "
-                             f"value [N, S, {self.vdim}] (or unbatched without N); got query {describe(query)}, "
-                             f"key {describe(key)}, value {describe(value)}")
+            raise ShapeError(f"{_label(self)}: expected query [N, L, {self.embed_dim}], "
+                             f"key [N, S, {self.kdim}], value [N, S, {self.vdim}] (or unbatched without N); "
+                             f"got query {describe(query)}, key {describe(key)}, value {describe(value)}")
         s = key.shape[1]
         heads = self.num_heads
         mask = None
         if attn_mask is not None:
             if tuple(attn_mask.shape) == (l_, s):
-                mask = _additive(attn_mask, query.dtype, "attn_mask", repr(self))
+                mask = _additive(attn_mask, query.dtype, "attn_mask", _label(self))
             elif tuple(attn_mask.shape) == (n * heads, l_, s):
-                mask = M.reshape(_additive(attn_mask, query.dtype, "attn_mask", repr(self)), (n, heads, l_, s))
+                mask = M.reshape(_additive(attn_mask, query.dtype, "attn_mask", _label(self)),
+                                 (n, heads, l_, s))
             else:
-                raise ShapeError(f"{self!r}: attn_mask must be [L, S] = ({l_}, {s}) or [N * num_heads, L, S] = "
-                                 f"({n * heads}, {l_}, {s}); got {describe(attn_mask)}")
+                raise ShapeError(f"{_label(self)}: attn_mask must be [L, S] = ({l_}, {s}) or "
+                                 f"[N * num_heads, L, S] = ({n * heads}, {l_}, {s}); got {describe(attn_mask)}")
         if key_padding_mask is not None:
             if tuple(key_padding_mask.shape) != (n, s):
-                raise ShapeError(f"{self!r}: key_padding_mask must be [N, S] = ({n}, {s}); got "
+                raise ShapeError(f"{_label(self)}: key_padding_mask must be [N, S] = ({n}, {s}); got "
                                  f"{describe(key_padding_mask)}")
-            kpm = M.reshape(_additive(key_padding_mask, query.dtype, "key_padding_mask", repr(self)), (n, 1, 1, s))
+            kpm = M.reshape(_additive(key_padding_mask, query.dtype, "key_padding_mask", _label(self)),
+                            (n, 1, 1, s))
             mask = kpm if mask is None else mask + kpm
         q = self._heads(self.q_proj(query), n)
         k = self._heads(self.k_proj(key), n)

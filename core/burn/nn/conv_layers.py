@@ -14,6 +14,11 @@ __all__ = ["Conv1d", "Conv2d", "MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d
            "Flatten"]
 
 
+def _label(m) -> str:
+    """One-line name of a module for error messages (its repr may span lines)."""
+    return f"{type(m).__name__}({m.extra_repr()})"
+
+
 def _tuple(v, n, what, layer):
     t = tuple(v) if isinstance(v, (tuple, list)) else (v,) * n
     if len(t) != n:
@@ -50,7 +55,7 @@ class _ConvNd(Module):
     def forward(self, x):
         n = self._n
         if x.ndim not in (n + 1, n + 2) or x.shape[-n - 1] != self.in_channels:
-            raise ShapeError(f"{self!r}: expected input {self._layout.format(c=self.in_channels)}, "
+            raise ShapeError(f"{_label(self)}: expected input {self._layout.format(c=self.in_channels)}, "
                              f"got {describe(x)}")
         p = self.padding if isinstance(self.padding, str) else (self.padding[0] if n == 1 else self.padding)
         one = (lambda t: t[0]) if n == 1 else (lambda t: t)
@@ -108,7 +113,7 @@ class _Pool(Module):
         lo = self._dims + 1
         if x.ndim not in (lo, lo + 1):
             want = "[N, C, H, W] or [C, H, W]" if self._dims == 2 else "[N, C, L] or [C, L]"
-            raise ShapeError(f"{self!r}: expected input {want}, got {describe(x)}")
+            raise ShapeError(f"{_label(self)}: expected input {want}, got {describe(x)}")
 
 
 class MaxPool2d(_Pool):
@@ -221,7 +226,8 @@ class Flatten(Module):
     def forward(self, x):
         s, e = self.start_dim % max(x.ndim, 1), self.end_dim % max(x.ndim, 1)
         if not (-x.ndim <= self.start_dim < x.ndim and -x.ndim <= self.end_dim < x.ndim) or s > e:
-            raise ShapeError(f"{self!r}: cannot flatten axes {self.start_dim}..{self.end_dim} of {describe(x)}")
+            raise ShapeError(f"{_label(self)}: cannot flatten axes {self.start_dim}..{self.end_dim} "
+                             f"of {describe(x)}")
         merged = math.prod(x.shape[s:e + 1])
         return M.reshape(x, tuple(x.shape[:s]) + (merged,) + tuple(x.shape[e + 1:]))
 

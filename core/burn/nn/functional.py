@@ -118,7 +118,11 @@ def linear(x, weight, bias=None) -> Tensor:
         >>> y = burn.nn.functional.linear(burn.ones((2, 3)), burn.ones((3, 4)), burn.zeros((4,)))
         >>> assert y.shape == (2, 4) and y[0, 0].item() == 3.0
     """
-    y = L.matmul(x, weight)
+    if x.ndim > 2 and weight.ndim == 2 and x.shape[-1] == weight.shape[0]:
+        # one [rows, d_in] @ [d_in, d_out] GEMM (and a 2-D weight gradient) instead of a batched matmul
+        y = M.reshape(L.matmul(M.reshape(x, (-1, x.shape[-1])), weight), tuple(x.shape[:-1]) + (weight.shape[1],))
+    else:
+        y = L.matmul(x, weight)
     return y + bias if bias is not None else y
 
 
@@ -299,7 +303,9 @@ _FINFO_EPS = {"float16": 2.0 ** -10, "bfloat16": 2.0 ** -7, "float32": 2.0 ** -2
 
 
 def rms_norm(x, normalized_shape, weight=None, eps=None) -> Tensor:
-    """``x / sqrt(mean(x², trailing axes) + eps) * weight`` (``eps`` defaults to the dtype's machine epsilon, as in torch).
+    """``x / sqrt(mean(x², trailing axes) + eps) * weight``, normalizing the scale without centering.
+
+    ``eps`` defaults to the dtype's machine epsilon, as in torch.
 
     Example:
         >>> import burn
@@ -415,8 +421,9 @@ def _attention(q, k, v, mask, dropout_p, is_causal, scale, training, *, keep_tru
         else:
             raise DTypeError(f"scaled_dot_product_attention: attn_mask must be bool or floating, got {describe(mask)}")
     w = softmax(scores, axis=-1)
-    wd = dropout(w, dropout_p, training=training) if dropout_p else w
-    return L.matmul(wd, v), w
+    # the weights returned are the ones applied (after dropout), as torch's MultiheadAttention
+    w = dropout(w, dropout_p, training=training) if dropout_p else w
+    return L.matmul(w, v), w
 
 
 __all__ += ["bce_with_logits", "adaptive_avg_pool2d", "rms_norm", "batch_norm", "scaled_dot_product_attention"]

@@ -162,8 +162,8 @@ class Embedding(Module):
     def forward(self, indices):
         from ..errors import DTypeError, describe
         if not indices.dtype.is_integer:
-            raise DTypeError(f"{self!r}: indices must be integers, got {describe(indices)}; "
-                             f"cast them with .astype(burn.int64)")
+            raise DTypeError(f"{type(self).__name__}({self.extra_repr()}): indices must be integers, "
+                             f"got {describe(indices)}; cast them with .astype(burn.int64)")
         y = F.embedding(indices, self.weight)
         if self.padding_idx is not None:
             from ..ops.elementwise import where

@@ -7,6 +7,7 @@ from ..ops.creation import _device, ones, zeros, tensor
 from ..dtypes import int64
 from . import functional as F
 from .module import Module, Parameter
+from .conv_layers import _label
 
 __all__ = ["BatchNorm1d", "BatchNorm2d", "LayerNorm", "RMSNorm"]
 
@@ -32,7 +33,7 @@ class _BatchNorm(Module):
 
     def forward(self, x):
         if x.ndim not in self._ndims or x.shape[1] != self.num_features:
-            raise ShapeError(f"{self!r}: expected input {self._layout.format(c=self.num_features)}, "
+            raise ShapeError(f"{_label(self)}: expected input {self._layout.format(c=self.num_features)}, "
                              f"got {describe(x)}")
         use_batch = self.training or not self.track_running_stats
         momentum = self.momentum
@@ -107,8 +108,8 @@ class LayerNorm(Module):
     def forward(self, x):
         k = len(self.normalized_shape)
         if x.ndim < k or tuple(x.shape[-k:]) != self.normalized_shape:
-            raise ShapeError(f"{self!r}: expected input [..., {', '.join(map(str, self.normalized_shape))}], "
-                             f"got {describe(x)}")
+            want = ", ".join(map(str, self.normalized_shape))
+            raise ShapeError(f"{_label(self)}: expected input [..., {want}], got {describe(x)}")
         return F.layer_norm(x, self.normalized_shape, self.weight, self.bias, self.eps)
 
     def extra_repr(self) -> str:
@@ -136,8 +137,8 @@ class RMSNorm(Module):
     def forward(self, x):
         k = len(self.normalized_shape)
         if x.ndim < k or tuple(x.shape[-k:]) != self.normalized_shape:
-            raise ShapeError(f"{self!r}: expected input [..., {', '.join(map(str, self.normalized_shape))}], "
-                             f"got {describe(x)}")
+            want = ", ".join(map(str, self.normalized_shape))
+            raise ShapeError(f"{_label(self)}: expected input [..., {want}], got {describe(x)}")
         return F.rms_norm(x, self.normalized_shape, self.weight, self.eps)
 
     def extra_repr(self) -> str:

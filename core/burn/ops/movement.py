@@ -775,7 +775,7 @@ def _tri(x, k, upper):
     rows = reshape(arange(n, device=x.device), (n, 1))
     cols = reshape(arange(m, device=x.device), (1, m))
     mask = (cols - rows >= k) if upper else (cols - rows <= k)
-    return E.where(mask, x, 0)
+    return E.where(mask, x, False if x.dtype.is_bool else 0)
 
 
 def tril(x, /, *, k=0) -> Tensor:
@@ -784,6 +784,7 @@ def tril(x, /, *, k=0) -> Tensor:
     Example:
         >>> import burn
         >>> assert burn.tril(burn.ones((2, 2))).tolist() == [[1.0, 0.0], [1.0, 1.0]]
+        >>> assert burn.tril(burn.ones((2, 2), dtype=burn.bool)).dtype is burn.bool
     """
     return _tri(x, k, upper=False)
 

@@ -235,7 +235,7 @@ class Optimizer:
             >>> a, b = burn.nn.Linear(2, 1, device=dev), burn.nn.Linear(2, 1, device=dev)
             >>> oa, ob = burn.optim.SGD(a, lr=0.1, momentum=0.9), burn.optim.SGD(b, lr=0.5, momentum=0.9)
             >>> oa.step(a(burn.ones((1, 2), device=dev)).sum().backward())
-            >>> ob.load_state_dict(*oa.state_dict())
+            >>> _ = ob.load_state_dict(*oa.state_dict())
             >>> assert ob.lr == 0.1 and ob.state["bias"]["momentum"].tolist() == [1.0]
         """
         import numpy as np

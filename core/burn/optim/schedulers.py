@@ -1,0 +1,400 @@
+"""Learning-rate schedulers with PyTorch's conventions and values (``torch.optim.lr_scheduler``).
+
+A scheduler sets ``group["lr"]`` of every optimizer group from that group's
+base lr (``group["initial_lr"]``, recorded by the first scheduler built on
+the optimizer) and a step count: building it applies step 0, each
+``sched.step()`` advances one step (call it per batch or per epoch, as you
+count). Rates come from closed forms of the step count, so a scheduler's
+whole state is ``last_step`` and the base lrs (``state_dict()``), and
+composed schedulers need no bookkeeping: :class:`SequentialLR` runs one
+scheduler after another (e.g. warmup then cosine), :class:`ChainedScheduler`
+multiplies their factors.
+"""
+from __future__ import annotations
+
+import bisect
+import math
+
+from ..errors import BurnError
+
+__all__ = ["LRScheduler", "LambdaLR", "StepLR", "MultiStepLR", "ExponentialLR", "CosineAnnealingLR",
+           "LinearLR", "LinearWarmup", "ConstantLR", "OneCycleLR", "SequentialLR", "ChainedScheduler"]
+
+
+class LRScheduler:
+    """Base class: subclasses define ``factor(step)`` (lr = base lr x factor) or ``lr_at(step, base)``.
+
+    Example:
+        >>> import burn
+        >>> w = burn.nn.Parameter(burn.zeros((1,)))
+        >>> opt = burn.optim.SGD([w], lr=1.0)
+        >>> sched = burn.optim.StepLR(opt, step_size=2, gamma=0.5)
+        >>> lrs = [sched.get_last_lr()[0]] + [(sched.step(), sched.get_last_lr()[0])[1] for _ in range(4)]
+        >>> assert lrs == [1.0, 1.0, 0.5, 0.5, 0.25] and opt.lr == 0.25
+    """
+
+    def __init__(self, optimizer):
+        if not hasattr(optimizer, "param_groups"):
+            raise BurnError(f"{type(self).__name__}: expected a burn.optim optimizer, got {type(optimizer).__name__}")
+        self.optimizer = optimizer
+        for g in optimizer.param_groups:
+            g.setdefault("initial_lr", g["lr"])
+        self.base_lrs = [g["initial_lr"] for g in optimizer.param_groups]
+        self.last_step = 0
+        self._apply()
+
+    def factor(self, step: int) -> float:
+        """The multiplier of the base lr at ``step``."""
+        raise NotImplementedError(f"{type(self).__name__} defines lr_at, not a pure factor")
+
+    def lr_at(self, step: int, base_lr: float) -> float:
+        """The lr of a group with base lr ``base_lr`` at ``step``.
+
+        Example:
+            >>> import burn
+            >>> opt = burn.optim.SGD([burn.nn.Parameter(burn.zeros((1,)))], lr=1.0)
+            >>> assert burn.optim.ExponentialLR(opt, gamma=0.5).lr_at(3, 2.0) == 0.25
+        """
+        return base_lr * self.factor(step)
+
+    def _apply(self) -> None:
+        groups = self.optimizer.param_groups
+        if len(groups) != len(self.base_lrs):
+            raise BurnError(f"{type(self).__name__}: the optimizer has {len(groups)} groups, the scheduler "
+                            f"was built for {len(self.base_lrs)}")
+        self._last_lr = [self.lr_at(self.last_step, b) for b in self.base_lrs]
+        for g, lr in zip(groups, self._last_lr):
+            g["lr"] = lr
+
+    def step(self) -> None:
+        """Advance one step and set every group's lr.
+
+        Example:
+            >>> import burn
+            >>> opt = burn.optim.SGD([burn.nn.Parameter(burn.zeros((1,)))], lr=1.0)
+            >>> sched = burn.optim.ExponentialLR(opt, gamma=0.5)
+            >>> sched.step()
+            >>> assert sched.last_step == 1 and opt.lr == 0.5
+        """
+        self.last_step += 1
+        self._apply()
+
+    def get_last_lr(self) -> list[float]:
+        """The lr of each group (``opt.param_groups`` order) set by the last step.
+
+        Example:
+            >>> import burn
+            >>> opt = burn.optim.SGD([burn.nn.Parameter(burn.zeros((1,)))], lr=0.1)
+            >>> assert burn.optim.ConstantLR(opt, factor=0.5, total_iters=2).get_last_lr() == [0.05]
+        """
+        return list(self._last_lr)
+
+    def state_dict(self) -> dict:
+        """JSON-able position: type, ``last_step`` and base lrs.
+
+        Example:
+            >>> import burn
+            >>> opt = burn.optim.SGD([burn.nn.Parameter(burn.zeros((1,)))], lr=0.1)
+            >>> assert burn.optim.StepLR(opt, 3).state_dict() == {"type": "StepLR", "last_step": 0, "base_lrs": [0.1]}
+        """
+        return {"type": type(self).__name__, "last_step": self.last_step, "base_lrs": list(self.base_lrs)}
+
+    def load_state_dict(self, state: dict) -> None:
+        """Resume at the position :meth:`state_dict` recorded (sets the groups' lrs).
+
+        Example:
+            >>> import burn
+            >>> opt = burn.optim.SGD([burn.nn.Parameter(burn.zeros((1,)))], lr=1.0)
+            >>> sched = burn.optim.ExponentialLR(opt, gamma=0.5)
+            >>> sched.load_state_dict({"type": "ExponentialLR", "last_step": 2, "base_lrs": [1.0]})
+            >>> assert opt.lr == 0.25
+        """
+        if state.get("type") != type(self).__name__:
+            raise BurnError(f"{type(self).__name__}.load_state_dict: the state is of a {state.get('type')}")
+        if len(state["base_lrs"]) != len(self.optimizer.param_groups):
+            raise BurnError(f"{type(self).__name__}.load_state_dict: saved for {len(state['base_lrs'])} groups, "
+                            f"the optimizer has {len(self.optimizer.param_groups)}")
+        self.base_lrs = [float(b) for b in state["base_lrs"]]
+        for g, b in zip(self.optimizer.param_groups, self.base_lrs):
+            g["initial_lr"] = b
+        self.last_step = int(state["last_step"])
+        self._apply()
+
+    def __repr__(self):
+        return f"{type(self).__name__}(last_step={self.last_step}, lr={self._last_lr})"
+
+
+class LambdaLR(LRScheduler):
+    """lr = base lr x ``fn(step)`` (``torch.optim.lr_scheduler.LambdaLR`` with one function).
+
+    Example:
+        >>> import burn
+        >>> opt = burn.optim.SGD([burn.nn.Parameter(burn.zeros((1,)))], lr=2.0)
+        >>> sched = burn.optim.LambdaLR(opt, lambda s: 1 / (s + 1))
+        >>> sched.step()
+        >>> assert opt.lr == 1.0
+    """
+
+    def __init__(self, optimizer, fn):
+        if not callable(fn):
+            raise BurnError(f"LambdaLR: fn must be callable step -> factor, got {type(fn).__name__}")
+        self.fn = fn
+        super().__init__(optimizer)
+
+    def factor(self, step):
+        return float(self.fn(step))
+
+
+class StepLR(LRScheduler):
+    """Multiply by ``gamma`` every ``step_size`` steps: factor ``gamma ** (step // step_size)``.
+
+    Example:
+        >>> import burn
+        >>> opt = burn.optim.SGD([burn.nn.Parameter(burn.zeros((1,)))], lr=1.0)
+        >>> assert burn.optim.StepLR(opt, step_size=3, gamma=0.1).factor(7) == 0.1 ** 2
+    """
+
+    def __init__(self, optimizer, step_size: int, gamma: float = 0.1):
+        if int(step_size) < 1:
+            raise BurnError(f"StepLR: step_size must be >= 1, got {step_size}")
+        self.step_size, self.gamma = int(step_size), float(gamma)
+        super().__init__(optimizer)
+
+    def factor(self, step):
+        return self.gamma ** (step // self.step_size)
+
+
+class MultiStepLR(LRScheduler):
+    """Multiply by ``gamma`` at each milestone: factor ``gamma ** (number of milestones <= step)``.
+
+    Example:
+        >>> import burn
+        >>> opt = burn.optim.SGD([burn.nn.Parameter(burn.zeros((1,)))], lr=1.0)
+        >>> s = burn.optim.MultiStepLR(opt, milestones=[2, 5], gamma=0.5)
+        >>> assert [s.factor(i) for i in (1, 2, 5)] == [1.0, 0.5, 0.25]
+    """
+
+    def __init__(self, optimizer, milestones, gamma: float = 0.1):
+        self.milestones = sorted(int(m) for m in milestones)
+        self.gamma = float(gamma)
+        super().__init__(optimizer)
+
+    def factor(self, step):
+        return self.gamma ** bisect.bisect_right(self.milestones, step)
+
+
+class ExponentialLR(LRScheduler):
+    """Multiply by ``gamma`` every step: factor ``gamma ** step``.
+
+    Example:
+        >>> import burn
+        >>> opt = burn.optim.SGD([burn.nn.Parameter(burn.zeros((1,)))], lr=1.0)
+        >>> assert burn.optim.ExponentialLR(opt, gamma=0.9).factor(2) == 0.9 ** 2
+    """
+
+    def __init__(self, optimizer, gamma: float):
+        self.gamma = float(gamma)
+        super().__init__(optimizer)
+
+    def factor(self, step):
+        return self.gamma ** step
+
+
+class CosineAnnealingLR(LRScheduler):
+    """``eta_min + (base - eta_min) * (1 + cos(pi * step / T_max)) / 2`` (keeps oscillating past ``T_max``,
+    as PyTorch's does).
+
+    Example:
+        >>> import burn
+        >>> opt = burn.optim.SGD([burn.nn.Parameter(burn.zeros((1,)))], lr=1.0)
+        >>> s = burn.optim.CosineAnnealingLR(opt, T_max=10, eta_min=0.1)
+        >>> assert abs(s.lr_at(5, 1.0) - 0.55) < 1e-12 and abs(s.lr_at(10, 1.0) - 0.1) < 1e-12
+    """
+
+    def __init__(self, optimizer, T_max: int, eta_min: float = 0.0):
+        if int(T_max) < 1:
+            raise BurnError(f"CosineAnnealingLR: T_max must be >= 1, got {T_max}")
+        self.T_max, self.eta_min = int(T_max), float(eta_min)
+        super().__init__(optimizer)
+
+    def factor(self, step):
+        if self.eta_min:
+            raise BurnError("CosineAnnealingLR with eta_min != 0 is not a pure factor of the base lr; "
+                            "it cannot be chained (use SequentialLR, or eta_min=0)")
+        return (1 + math.cos(math.pi * step / self.T_max)) / 2
+
+    def lr_at(self, step, base_lr):
+        return self.eta_min + (base_lr - self.eta_min) * (1 + math.cos(math.pi * step / self.T_max)) / 2
+
+
+class LinearLR(LRScheduler):
+    """Factor moving linearly from ``start_factor`` to ``end_factor`` over ``total_iters`` steps, then constant.
+
+    Example:
+        >>> import burn
+        >>> opt = burn.optim.SGD([burn.nn.Parameter(burn.zeros((1,)))], lr=1.0)
+        >>> s = burn.optim.LinearLR(opt, start_factor=0.5, end_factor=1.0, total_iters=4)
+        >>> assert [s.factor(i) for i in (0, 2, 4, 9)] == [0.5, 0.75, 1.0, 1.0]
+    """
+
+    def __init__(self, optimizer, start_factor: float = 1 / 3, end_factor: float = 1.0, total_iters: int = 5):
+        if int(total_iters) < 1:
+            raise BurnError(f"{type(self).__name__}: total_iters must be >= 1, got {total_iters}")
+        if not (0 <= start_factor <= 1 and 0 <= end_factor <= 1):
+            raise BurnError(f"{type(self).__name__}: start_factor and end_factor must lie in [0, 1], "
+                            f"got {start_factor}, {end_factor}")
+        self.start_factor, self.end_factor, self.total_iters = float(start_factor), float(end_factor), int(total_iters)
+        super().__init__(optimizer)
+
+    def factor(self, step):
+        return self.start_factor + (self.end_factor - self.start_factor) * min(self.total_iters, step) / self.total_iters
+
+
+class LinearWarmup(LinearLR):
+    """Linear warmup from ``start_factor`` x base lr to the base lr over ``warmup_steps`` steps
+    (``LinearLR(start_factor, 1.0, warmup_steps)``); compose it with :class:`SequentialLR`.
+
+    Example:
+        >>> import burn
+        >>> opt = burn.optim.SGD([burn.nn.Parameter(burn.zeros((1,)))], lr=1.0)
+        >>> s = burn.optim.LinearWarmup(opt, warmup_steps=4)
+        >>> assert opt.lr == 0.0 and s.factor(2) == 0.5 and s.factor(10) == 1.0
+    """
+
+    def __init__(self, optimizer, warmup_steps: int, start_factor: float = 0.0):
+        super().__init__(optimizer, start_factor=start_factor, end_factor=1.0, total_iters=warmup_steps)
+
+
+class ConstantLR(LRScheduler):
+    """Factor ``factor`` for the first ``total_iters`` steps, then 1.
+
+    Example:
+        >>> import burn
+        >>> opt = burn.optim.SGD([burn.nn.Parameter(burn.zeros((1,)))], lr=1.0)
+        >>> s = burn.optim.ConstantLR(opt, factor=0.25, total_iters=2)
+        >>> assert [s.factor(i) for i in range(3)] == [0.25, 0.25, 1.0]
+    """
+
+    def __init__(self, optimizer, factor: float = 1 / 3, total_iters: int = 5):
+        if not 0 <= factor <= 1:
+            raise BurnError(f"ConstantLR: factor must lie in [0, 1], got {factor}")
+        self._factor, self.total_iters = float(factor), int(total_iters)
+        super().__init__(optimizer)
+
+    def factor(self, step):
+        return 1.0 if step >= self.total_iters else self._factor
+
+
+class OneCycleLR(LRScheduler):
+    """The 1cycle policy (PyTorch's ``OneCycleLR``, cosine or linear annealing, two or three phases).
+
+    Rises from ``max_lr / div_factor`` to ``max_lr`` over ``pct_start`` of
+    ``total_steps``, then falls to ``max_lr / div_factor / final_div_factor``.
+    ``max_lr`` is one number or one per group; the optimizer's lrs are not
+    used. Momentum is not cycled (PyTorch's ``cycle_momentum=False``).
+
+    Example:
+        >>> import burn
+        >>> opt = burn.optim.SGD([burn.nn.Parameter(burn.zeros((1,)))], lr=1.0)
+        >>> s = burn.optim.OneCycleLR(opt, max_lr=1.0, total_steps=10)
+        >>> assert abs(opt.lr - 1 / 25) < 1e-12 and abs(s.lr_at(2, None) - 1.0) < 1e-12
+    """
+
+    def __init__(self, optimizer, max_lr, total_steps: int, pct_start: float = 0.3, anneal_strategy: str = "cos",
+                 div_factor: float = 25.0, final_div_factor: float = 1e4, three_phase: bool = False):
+        if int(total_steps) < 1:
+            raise BurnError(f"OneCycleLR: total_steps must be >= 1, got {total_steps}")
+        if not 0 <= pct_start <= 1:
+            raise BurnError(f"OneCycleLR: pct_start must lie in [0, 1], got {pct_start}")
+        if anneal_strategy not in ("cos", "linear"):
+            raise BurnError(f"OneCycleLR: anneal_strategy must be 'cos' or 'linear', got {anneal_strategy!r}")
+        groups = optimizer.param_groups
+        max_lrs = list(max_lr) if isinstance(max_lr, (list, tuple)) else [max_lr] * len(groups)
+        if len(max_lrs) != len(groups):
+            raise BurnError(f"OneCycleLR: got {len(max_lrs)} max_lr values for {len(groups)} groups")
+        self.total_steps, self.anneal_strategy = int(total_steps), anneal_strategy
+        n = float(pct_start * self.total_steps)
+        if three_phase:
+            self._phases = [(n - 1, "initial", "max"), (2 * n - 2, "max", "initial"),
+                            (self.total_steps - 1, "initial", "min")]
+        else:
+            self._phases = [(n - 1, "initial", "max"), (self.total_steps - 1, "max", "min")]
+        for g, m in zip(groups, max_lrs):
+            g["initial_lr"] = float(m) / div_factor
+        self._div, self._final = float(div_factor), float(final_div_factor)
+        super().__init__(optimizer)
+
+    def lr_at(self, step, base_lr):
+        if step > self.total_steps:
+            raise BurnError(f"OneCycleLR: stepped {step} times, more than total_steps={self.total_steps}")
+        base_lr = self.base_lrs[0] if base_lr is None else base_lr
+        levels = {"initial": base_lr, "max": base_lr * self._div, "min": base_lr / self._final}
+        start = 0.0
+        for i, (end, a, b) in enumerate(self._phases):
+            if step <= end or i == len(self._phases) - 1:
+                pct = (step - start) / (end - start)
+                lo, hi = levels[a], levels[b]
+                if self.anneal_strategy == "cos":
+                    return hi + (lo - hi) / 2.0 * (math.cos(math.pi * pct) + 1)
+                return (hi - lo) * pct + lo
+            start = end
+        raise AssertionError("unreachable")
+
+
+class SequentialLR(LRScheduler):
+    """Run ``schedulers`` one after another, switching at ``milestones`` (global steps); each
+    scheduler counts its own steps from 0 when it starts, as in PyTorch.
+
+    Example:
+        >>> import burn
+        >>> opt = burn.optim.SGD([burn.nn.Parameter(burn.zeros((1,)))], lr=1.0)
+        >>> warm = burn.optim.LinearWarmup(opt, warmup_steps=2)
+        >>> cos = burn.optim.CosineAnnealingLR(opt, T_max=4)
+        >>> s = burn.optim.SequentialLR(opt, [warm, cos], milestones=[2])
+        >>> lrs = [s.get_last_lr()[0]] + [(s.step(), s.get_last_lr()[0])[1] for _ in range(4)]
+        >>> assert [round(x, 6) for x in lrs] == [0.0, 0.5, 1.0, 0.853553, 0.5]
+    """
+
+    def __init__(self, optimizer, schedulers, milestones):
+        self.schedulers, self.milestones = list(schedulers), [int(m) for m in milestones]
+        if len(self.milestones) != len(self.schedulers) - 1:
+            raise BurnError(f"SequentialLR: {len(self.schedulers)} schedulers need {len(self.schedulers) - 1} "
+                            f"milestones, got {len(self.milestones)}")
+        if self.milestones != sorted(self.milestones):
+            raise BurnError(f"SequentialLR: milestones must increase, got {self.milestones}")
+        for s in self.schedulers:
+            if s.optimizer is not optimizer:
+                raise BurnError("SequentialLR: every scheduler must drive the same optimizer")
+        super().__init__(optimizer)
+
+    def lr_at(self, step, base_lr):
+        i = bisect.bisect_right(self.milestones, step)
+        return self.schedulers[i].lr_at(step - (self.milestones[i - 1] if i else 0), base_lr)
+
+
+class ChainedScheduler(LRScheduler):
+    """Apply several schedulers at once: the base lr times the product of their factors
+    (PyTorch's ``ChainedScheduler`` for multiplicative schedulers).
+
+    Example:
+        >>> import burn
+        >>> opt = burn.optim.SGD([burn.nn.Parameter(burn.zeros((1,)))], lr=1.0)
+        >>> s = burn.optim.ChainedScheduler([burn.optim.ConstantLR(opt, 0.5, total_iters=2),
+        ...                                  burn.optim.ExponentialLR(opt, gamma=0.9)])
+        >>> s.step()
+        >>> assert abs(opt.lr - 0.5 * 0.9) < 1e-12
+    """
+
+    def __init__(self, schedulers):
+        self.schedulers = list(schedulers)
+        if not self.schedulers:
+            raise BurnError("ChainedScheduler: needs at least one scheduler")
+        opt = self.schedulers[0].optimizer
+        if any(s.optimizer is not opt for s in self.schedulers):
+            raise BurnError("ChainedScheduler: every scheduler must drive the same optimizer")
+        for s in self.schedulers:
+            s.factor(0)   # fail now for schedulers that are not a pure factor
+        super().__init__(opt)
+
+    def factor(self, step):
+        return math.prod(s.factor(step) for s in self.schedulers)
