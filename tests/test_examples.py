@@ -1,26 +1,36 @@
-"""The README's main job trains to the promised accuracy."""
+"""The README's main job trains to the promised accuracy and saves a loadable model."""
 import os
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 pytest.importorskip("sklearn")
 
+import burn  # noqa: E402
 
-def test_digits_example_reaches_97_percent(capsys):
+
+def test_digits_example_reaches_97_percent_and_saves_a_loadable_model(capsys, tmp_path):
     from burn.examples import digits
-    acc = digits.main(["--device", "flex", "--epochs", "30", "--seed", "0"])
+    acc = digits.main(["--device", "flex", "--seed", "0", "--out", str(tmp_path)])
     out = capsys.readouterr().out
     assert acc >= 0.97, out
-    assert "test accuracy" in out
+    path = tmp_path / "model.safetensors"
+    assert "test accuracy" in out and f"model saved to {path}" in out
+    model = digits.DigitsCNN(burn.Device.flex())
+    model.load_state(path)
+    _, _, xte, yte = digits.load_digits_split(0)
+    pred = burn.argmax(model(burn.tensor(xte)), axis=1).numpy()
+    assert np.mean(pred == yte) == pytest.approx(acc, abs=1e-6)
+    assert burn.nn.load_metadata(path)["test_accuracy"] == f"{acc:.4f}"
 
 
-def test_digits_example_shows_a_progress_bar_on_a_terminal():
+def test_digits_example_shows_a_progress_bar_on_a_terminal(tmp_path):
     # `script` gives the example a pseudo-terminal, so rich draws its live bar
     if subprocess.call(["which", "script"], stdout=subprocess.DEVNULL) != 0:
         pytest.skip("util-linux `script` is not installed")
-    cmd = f"{sys.executable} -m burn.examples.digits --epochs 2"
+    cmd = f"{sys.executable} -m burn.examples.digits --epochs 2 --out {tmp_path}"
     r = subprocess.run(["script", "-qec", cmd, "/dev/null"], capture_output=True, text=True,
                        env=dict(os.environ, COLUMNS="120", TERM="xterm"), timeout=120)
     assert r.returncode == 0, r.stdout + r.stderr

@@ -145,7 +145,8 @@ def test_a_group_without_parameters_is_an_error_naming_it():
 
 @pytest.mark.parametrize("name,defaults,groups", [
     ("SGD", dict(lr=0.05, momentum=0.9, weight_decay=0.01),
-     [("*.bias", dict(lr=0.2, weight_decay=0.0)), ("layers.2*", dict(momentum=0.5, nesterov=True, weight_decay=0.05))]),
+     [("*.bias", dict(lr=0.2, weight_decay=0.0)),
+      ("layers.2*", dict(momentum=0.5, nesterov=True, weight_decay=0.05))]),
     ("Adam", dict(lr=0.01, weight_decay=0.05),
      [("*.bias", dict(lr=0.03, weight_decay=0.0, betas=(0.8, 0.99))), ("layers.2*", dict(lr=0.002))]),
     ("AdamW", dict(lr=0.01, weight_decay=0.1),
@@ -336,6 +337,11 @@ def test_resume_from_a_checkpoint_is_bit_identical(tmp_path, kind):
     assert fopt.param_groups[0]["lr"] == opt.param_groups[0]["lr"]
     if sched is not None:
         assert fsched.last_step == sched.last_step == 9
+        # an optimizer built without its scheduler still loads (the groups carry the scheduler's base lr)
+        plain = burn.optim.AdamW(_mlp(2), lr=0.01, weight_decay=0.1,
+                                 groups=[(ParamGroup(glob="*.bias"), {"weight_decay": 0.0, "lr": 0.02})])
+        burn.optim.load(plain, path)
+        assert plain.param_groups[0]["initial_lr"] == 0.02 and plain.steps == 4
 
 
 def test_state_dict_is_keyed_by_path_and_load_checks_type_and_grouping(tmp_path):

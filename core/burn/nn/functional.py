@@ -11,7 +11,7 @@ from ..primitives import TensorMeta
 from ..tensor import Tensor
 
 __all__ = ["relu", "gelu", "sigmoid", "tanh", "silu", "softplus", "softmax", "log_softmax", "cross_entropy",
-           "nll_loss", "mse_loss", "linear", "linear_relu", "embedding", "layer_norm", "dropout"]
+           "softmax_cross_entropy", "softmax_cross_entropy_grad", "nll_loss", "mse_loss", "linear", "linear_relu", "embedding", "layer_norm", "dropout"]
 
 relu, gelu, sigmoid, tanh, silu, softplus = E.relu, E.gelu, E.sigmoid, E.tanh, E.silu, E.softplus
 
@@ -86,17 +86,103 @@ def cross_entropy(logits, target, /, *, reduction="mean", label_smoothing=0.0) -
     elif target.shape != logits.shape:
         raise ShapeError(f"cross_entropy: probability targets need the logits' shape ({describe(logits)}, "
                          f"{describe(target)})")
-    lp = log_softmax(logits, axis=-1)
+    if reduction not in ("mean", "sum", "none"):
+        raise ValueError(f"cross_entropy: reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
     if target.dtype.is_integer:
-        loss_t = nll_loss(lp, target, reduction="none")
-        if label_smoothing:
-            smooth = -R.mean(lp, axis=-1)
-            loss_t = loss_t * (1 - label_smoothing) + smooth * label_smoothing
-        return _reduce(loss_t, reduction, "cross_entropy")
+        if logits.dtype.is_floating:
+            # one node forward and one backward (softmax - one-hot) instead of ~30 recorded ops
+            return softmax_cross_entropy(logits, target, reduction, float(label_smoothing))
+        return _cross_entropy_classes(logits, target, reduction, label_smoothing)
+    lp = log_softmax(logits, axis=-1)
     if label_smoothing:
         # torch smooths probability targets too: mix with the uniform distribution
         target = target * (1 - label_smoothing) + label_smoothing / logits.shape[-1]
     return _reduce(-R.sum(target * lp, axis=-1), reduction, "cross_entropy")
+
+
+def _cross_entropy_classes(logits, target, reduction, label_smoothing):
+    lp = log_softmax(logits, axis=-1)
+    loss_t = nll_loss(lp, target, reduction="none")
+    if label_smoothing:
+        smooth = -R.mean(lp, axis=-1)
+        loss_t = loss_t * (1 - label_smoothing) + smooth * label_smoothing
+    return _reduce(loss_t, reduction, "cross_entropy")
+
+
+@backend_extension("burn::softmax_cross_entropy")
+def softmax_cross_entropy(logits, target, reduction="mean", label_smoothing=0.0):
+    """Cross-entropy of floating ``logits`` [N, C] against integer classes ``target`` [N].
+
+    What :func:`cross_entropy` calls for class targets. A backend extension:
+    flex runs it as one kernel, and its gradient ``(softmax - smoothed
+    one-hot) * g`` as another (``burn::softmax_cross_entropy_grad``);
+    elsewhere this reference definition (log_softmax and a gather) runs.
+
+    Example:
+        >>> import burn, math
+        >>> loss = burn.nn.functional.softmax_cross_entropy(burn.zeros((2, 4)), burn.tensor([1, 2]))
+        >>> assert abs(loss.item() - math.log(4)) < 1e-6
+    """
+    return _cross_entropy_classes(logits, target, reduction, label_smoothing)
+
+
+def _check_ce(op, logits, target, reduction):
+    if logits.ndim != 2 or target.shape != logits.shape[:1]:
+        raise ShapeError(f"{op}: expected logits [N, C] and class targets [N], got {describe(logits)}, "
+                         f"{describe(target)}")
+    if logits.shape[1] == 0:
+        raise ShapeError(f"{op}: logits {describe(logits)} have no classes")
+    if not logits.dtype.is_floating or not target.dtype.is_integer:
+        raise DTypeError(f"{op}: needs floating logits and integer class targets, got {describe(logits)}, "
+                         f"{describe(target)}")
+    if reduction not in ("mean", "sum", "none"):
+        raise ValueError(f"{op}: reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
+
+
+@softmax_cross_entropy.meta
+def _softmax_cross_entropy_meta(logits, target, reduction="mean", label_smoothing=0.0):
+    _check_ce("cross_entropy", logits, target, reduction)
+    return TensorMeta(logits.shape[:1] if reduction == "none" else (), logits.dtype)
+
+
+@softmax_cross_entropy.backward
+def _softmax_cross_entropy_backward(ctx, g):
+    logits, target = ctx.inputs
+    return softmax_cross_entropy_grad(logits, target, g, *ctx.args[2:]), None
+
+
+@backend_extension("burn::softmax_cross_entropy_grad")
+def softmax_cross_entropy_grad(logits, target, g, reduction="mean", label_smoothing=0.0):
+    """Gradient of :func:`softmax_cross_entropy` w.r.t. ``logits`` for the output gradient ``g``.
+
+    ``(softmax(logits) - t) * g`` per row, where ``t`` is the one-hot target
+    smoothed towards uniform by ``label_smoothing`` (``g`` divided by N for
+    ``reduction="mean"``). Written with burn ops, so it is differentiable
+    again; backends may register one kernel for it.
+
+    Example:
+        >>> import burn
+        >>> d = burn.nn.functional.softmax_cross_entropy_grad(burn.zeros((1, 2)), burn.tensor([0]), burn.tensor(1.0))
+        >>> assert d.tolist() == [[-0.5, 0.5]]
+    """
+    from ..ops.creation import arange
+    n, c = logits.shape
+    onehot = (M.reshape(target, (n, 1)) == arange(c, dtype=target.dtype, device=target.device)).astype(logits.dtype)
+    t = onehot * (1.0 - label_smoothing) + label_smoothing / c if label_smoothing else onehot
+    if reduction == "none":
+        scale = M.reshape(g, (n, 1))
+    else:
+        scale = g * (1.0 / n) if reduction == "mean" else g
+    return (softmax(logits, axis=-1) - t) * scale
+
+
+@softmax_cross_entropy_grad.meta
+def _softmax_cross_entropy_grad_meta(logits, target, g, reduction="mean", label_smoothing=0.0):
+    _check_ce("cross_entropy backward", logits, target, reduction)
+    want = logits.shape[:1] if reduction == "none" else ()
+    if tuple(g.shape) != want:
+        raise ShapeError(f"cross_entropy backward: output gradient {describe(g)} should have shape {want}")
+    return TensorMeta(logits.shape, logits.dtype)
 
 
 def mse_loss(input, target, /, *, reduction="mean") -> Tensor:

@@ -137,7 +137,16 @@ class Optimizer:
 
         Setting it scales every group's lr by ``new / old``, so groups keep
         their ratios to the default (a group at 10x stays at 10x). Schedulers
-        set each group's ``"lr"`` directly instead.
+        set each group's ``"lr"`` from its base lr at every step, overriding
+        this; to change the base of a scheduled run, change the groups'
+        ``"initial_lr"``.
+
+        Example:
+            >>> import burn
+            >>> w, b = burn.nn.Parameter(burn.zeros((2,))), burn.nn.Parameter(burn.zeros((1,)))
+            >>> opt = burn.optim.SGD([w, b], lr=0.1, groups=[(burn.optim.ParamGroup(paths="1"), {"lr": 1.0})])
+            >>> opt.lr = 0.01
+            >>> assert opt.lr == 0.01 and abs(opt.param_groups[0]["lr"] - 0.1) < 1e-12
         """
         return self.param_groups[-1]["lr"]
 
@@ -158,7 +167,18 @@ class Optimizer:
 
     # -- stepping ------------------------------------------------------------------------
     def step(self, grads: Gradients) -> None:
-        """Update every trainable parameter that has a gradient in ``grads``, with its group's settings."""
+        """Update every trainable parameter that has a gradient in ``grads``, with its group's settings.
+
+        With ``grad_clip``, the gradients of all trainable parameters are
+        clipped together first (on a copy; ``opt.last_grad_norm`` holds the norm).
+
+        Example:
+            >>> import burn
+            >>> w = burn.nn.Parameter(burn.tensor([2.0], device=burn.Device.flex().autodiff()))
+            >>> opt = burn.optim.SGD([w], lr=0.25)
+            >>> opt.step((w * w).sum().backward())          # gradient 4
+            >>> assert w.item() == 1.0 and opt.steps == 1 and opt.state == {"0": {}}
+        """
         if not isinstance(grads, Gradients):
             raise BurnError(f"{type(self).__name__}.step: expected burn.Gradients from backward(), "
                             f"got {type(grads).__name__}")
@@ -287,6 +307,9 @@ class Optimizer:
         for g, s in zip(self.param_groups, saved):
             for k, v in s.items():
                 if k in ("name", "paths"):
+                    continue
+                if k == "initial_lr":     # a scheduler's base lr, present once one was built
+                    g[k] = v
                     continue
                 if k not in g:
                     raise BurnError(f"{name}.load_state_dict: saved group {g['name']} has option {k!r}, "

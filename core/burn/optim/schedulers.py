@@ -44,7 +44,13 @@ class LRScheduler:
         self._apply()
 
     def factor(self, step: int) -> float:
-        """The multiplier of the base lr at ``step``."""
+        """The multiplier of the base lr at ``step`` (schedulers that :class:`ChainedScheduler` can combine).
+
+        Example:
+            >>> import burn
+            >>> opt = burn.optim.SGD([burn.nn.Parameter(burn.zeros((1,)))], lr=1.0)
+            >>> assert burn.optim.StepLR(opt, step_size=2, gamma=0.5).factor(4) == 0.25
+        """
         raise NotImplementedError(f"{type(self).__name__} defines lr_at, not a pure factor")
 
     def lr_at(self, step: int, base_lr: float) -> float:
@@ -243,7 +249,8 @@ class LinearLR(LRScheduler):
         if not (0 <= start_factor <= 1 and 0 <= end_factor <= 1):
             raise BurnError(f"{type(self).__name__}: start_factor and end_factor must lie in [0, 1], "
                             f"got {start_factor}, {end_factor}")
-        self.start_factor, self.end_factor, self.total_iters = float(start_factor), float(end_factor), int(total_iters)
+        self.start_factor, self.end_factor = float(start_factor), float(end_factor)
+        self.total_iters = int(total_iters)
         super().__init__(optimizer)
 
     def factor(self, step):
@@ -297,7 +304,7 @@ class OneCycleLR(LRScheduler):
         >>> import burn
         >>> opt = burn.optim.SGD([burn.nn.Parameter(burn.zeros((1,)))], lr=1.0)
         >>> s = burn.optim.OneCycleLR(opt, max_lr=1.0, total_steps=10)
-        >>> assert abs(opt.lr - 1 / 25) < 1e-12 and abs(s.lr_at(2, None) - 1.0) < 1e-12
+        >>> assert abs(opt.lr - 1 / 25) < 1e-12 and abs(s.lr_at(2, 1 / 25) - 1.0) < 1e-12
     """
 
     def __init__(self, optimizer, max_lr, total_steps: int, pct_start: float = 0.3, anneal_strategy: str = "cos",
@@ -327,7 +334,6 @@ class OneCycleLR(LRScheduler):
     def lr_at(self, step, base_lr):
         if step > self.total_steps:
             raise BurnError(f"OneCycleLR: stepped {step} times, more than total_steps={self.total_steps}")
-        base_lr = self.base_lrs[0] if base_lr is None else base_lr
         levels = {"initial": base_lr, "max": base_lr * self._div, "min": base_lr / self._final}
         start = 0.0
         for i, (end, a, b) in enumerate(self._phases):
