@@ -153,7 +153,8 @@ def w_argmin(burn, torch, quick):
              "torch": lambda: xt.argmin(dim=-1)})
 
 
-# MLP 64-256-256-10, batch 128, cross-entropy, Adam written by hand in each framework.
+# MLP 64-256-256-10, batch 128, cross-entropy, Adam: written by hand in numpy and torch,
+# burn.nn.Linear + burn.optim.Adam in burn (the same math).
 SIZES = (64, 256, 256, 10)
 LR, B1, B2, EPS = 1e-3, 0.9, 0.999, 1e-8
 
@@ -234,38 +235,35 @@ class TorchMLP:
 
 
 class BurnMLP:
+    """The same step with burn's real API: burn.nn.Linear layers and burn.optim.Adam
+    (whose update is the math above: m, v, bias corrections, eps outside the sqrt)."""
+
     def __init__(self, burn):
         self.burn = burn
         self.F = burn.nn.functional
         dev = burn.Device.flex().autodiff()
         p, x, y = _mlp_init()
-        self.p = [burn.tensor(a, device=dev).require_grad() for a in p]
+        self.layers = [burn.nn.Linear(din, dout, device=dev) for din, dout in zip(SIZES[:-1], SIZES[1:])]
+        for i, lin in enumerate(self.layers):     # the shared initial values, not Linear's own init
+            lin.weight.assign_(burn.tensor(p[2 * i], device=dev))
+            lin.bias.assign_(burn.tensor(p[2 * i + 1], device=dev))
+        self.opt = burn.optim.Adam([t for lin in self.layers for t in (lin.weight, lin.bias)],
+                                   lr=LR, betas=(B1, B2), eps=EPS)
         self.x, self.y = burn.tensor(x, device=dev), burn.tensor(y, device=dev)
-        self.m = [burn.zeros_like(a) for a in self.p]
-        self.v = [burn.zeros_like(a) for a in self.p]
-        self.t = 0
 
     def step(self):
         burn, F = self.burn, self.F
-        w1, b1, w2, b2, w3, b3 = self.p
-        h = burn.relu(self.x @ w1 + b1)
-        h = burn.relu(h @ w2 + b2)
-        loss = F.cross_entropy(h @ w3 + b3, self.y)
-        grads = loss.backward()
-        self.t += 1
-        c1, c2 = 1 - B1 ** self.t, 1 - B2 ** self.t
-        with burn.no_grad():
-            for i, p in enumerate(self.p):
-                g = p.grad(grads)
-                self.m[i] = B1 * self.m[i] + (1 - B1) * g
-                self.v[i] = B2 * self.v[i] + (1 - B2) * (g * g)
-                p.assign_(p - LR * (self.m[i] / c1) / (burn.sqrt(self.v[i] / c2) + EPS))
+        l1, l2, l3 = self.layers
+        h = burn.relu(l1(self.x))
+        h = burn.relu(l2(h))
+        loss = F.cross_entropy(l3(h), self.y)
+        self.opt.step(loss.backward())
         return loss.item()
 
 
 def w_mlp(burn, torch, quick):
     nb, nn_, nt = BurnMLP(burn), NumpyMLP(), TorchMLP(torch)
-    return ("MLP 64-256-256-10 train step, batch 128, Adam by hand", 1e3, "ms",
+    return ("MLP 64-256-256-10 train step, batch 128, Adam", 1e3, "ms",
             {"burn": nb.step, "numpy": nn_.step, "torch": nt.step})
 
 

@@ -117,3 +117,27 @@ def test_unknown_dtype_lists_the_valid_ones():
         burn.zeros((2,), dtype="float128")
     with pytest.raises(burn.DTypeError, match="int16"):
         burn.as_dtype(np.int16)
+
+
+def test_a_kernel_failure_surfaces_at_read_and_other_pending_values_say_why_they_are_missing():
+    @burn.backend_extension("errtest::explode")
+    def explode(x):
+        return x * 1
+
+    @explode.meta
+    def _(x):
+        return burn.TensorMeta(x.shape, x.dtype)
+
+    @explode.kernel("flex")
+    def _(x):
+        raise ValueError("kernel blew up")
+
+    x = burn.ones((2,))
+    x.numpy()                       # computed before the failure
+    y = x * 2                       # pending in the same graph as the failing op
+    z = explode(x)
+    with pytest.raises(ValueError, match="kernel blew up"):
+        z.numpy()
+    with pytest.raises(burn.BurnError, match="never computed.*kernel blew up"):
+        y.numpy()
+    assert (x * 3).tolist() == [3.0, 3.0]      # the device keeps working

@@ -35,3 +35,20 @@ def test_digits_example_shows_a_progress_bar_on_a_terminal(tmp_path):
                        env=dict(os.environ, COLUMNS="120", TERM="xterm"), timeout=120)
     assert r.returncode == 0, r.stdout + r.stderr
     assert "epoch 2/2" in r.stdout and "test accuracy" in r.stdout
+
+
+def test_digits_example_resumes_bit_exactly_from_its_checkpoints(tmp_path, capsys):
+    from burn.examples import digits
+    straight, part = tmp_path / "straight", tmp_path / "part"
+    digits.main(["--device", "flex", "--epochs", "3", "--out", str(straight),
+                 "--checkpoint-dir", str(straight / "ckpt")])
+    digits.main(["--device", "flex", "--epochs", "1", "--out", str(part), "--checkpoint-dir", str(part / "ckpt")])
+    digits.main(["--device", "flex", "--epochs", "3", "--out", str(part), "--checkpoint-dir", str(part / "ckpt"),
+                 "--resume"])
+    out = capsys.readouterr().out
+    assert "resumed from" in out and "after epoch 1" in out
+    a = burn.nn.load_state_dict(straight / "model.safetensors")
+    b = burn.nn.load_state_dict(part / "model.safetensors")
+    assert sorted(a) == sorted(b)
+    for k in a:
+        np.testing.assert_array_equal(a[k].numpy(), b[k].numpy(), err_msg=k)

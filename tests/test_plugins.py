@@ -180,7 +180,9 @@ def test_broken_plugin_is_isolated(site):
     assert r["status"] == "failed" and r["dist"] == "burn-broken-plugin"
     assert r["error"].startswith("import failed: ModuleNotFoundError") and "_native" in r["error"]
     assert r["tb"]
-    assert r["others"] == {"example-ext": "loaded", "flex": "loaded"}
+    # other installed plugins (linalg, wgpu, ...) may be present too: all of them loaded
+    assert r["others"]["example-ext"] == "loaded" and r["others"]["flex"] == "loaded"
+    assert set(r["others"].values()) == {"loaded"}
 
 
 def test_plugins_disable_skips_by_entry_point_name(site):
@@ -196,7 +198,8 @@ def test_plugins_disable_skips_by_entry_point_name(site):
         print(json.dumps([st, imported, winner, val]))
     """, env={"BURN_PLUGINS_DISABLE": "example-ext, broken"})
     st, imported, winner, val = last_json(out)
-    assert st == {"broken": "disabled", "example-ext": "disabled", "flex": "loaded"}
+    assert st["broken"] == "disabled" and st["example-ext"] == "disabled" and st["flex"] == "loaded"
+    assert "disabled" not in {v for k, v in st.items() if k not in ("broken", "example-ext")}
     assert imported is False                 # a disabled plugin is not even imported
     assert winner == "flex"                  # its kernel override is gone with it
     assert val == [[2.0] * 4] * 2

@@ -37,7 +37,7 @@ from . import _methods  # noqa: F401  (binds Tensor methods and operators)
 from . import fusion, plugins, dispatch  # noqa: F401
 from .library import backend_extension  # noqa: F401
 from .hookspecs import hookimpl  # noqa: F401
-from . import nn, optim, data  # noqa: F401
+from . import nn, optim, data, train  # noqa: F401
 from .nn.functional import softmax, log_softmax  # noqa: F401
 
 bool_ = bool
@@ -103,9 +103,15 @@ def __getattr__(name):
         import importlib
         pkg = {"linalg": "burn_linalg", "signal": "burn_signal", "fft": "burn_signal"}[name]
         plugins.ensure_loaded()
+        for rec in plugins.report():
+            if rec.status == "disabled" and rec.module.partition(":")[0].partition(".")[0] == pkg:
+                raise AttributeError(f"burn.{name} is disabled: its plugin '{rec.name}' is listed in "
+                                     f"BURN_PLUGINS_DISABLE")
         try:
             mod = importlib.import_module(pkg)
-        except ImportError:
+        except ImportError as e:
+            if e.name != pkg:
+                raise     # installed but broken (a missing dependency): say that, not "install it"
             raise AttributeError(
                 f"burn.{name} is provided by a plugin: pip install burn-{'linalg' if name == 'linalg' else 'signal'}"
             ) from None

@@ -82,14 +82,14 @@ def _bind():
         self.assign_(M.index_put(self, key, value))
     Tensor.__setitem__ = setitem
 
-    # operators
-    Tensor.__add__ = lambda a, b: E.add(a, b)
+    # operators (the functions themselves where the operand order matches: no extra frame)
+    Tensor.__add__ = E.add
     Tensor.__radd__ = lambda a, b: E.add(b, a)
-    Tensor.__sub__ = lambda a, b: E.subtract(a, b)
+    Tensor.__sub__ = E.subtract
     Tensor.__rsub__ = lambda a, b: E.subtract(b, a)
-    Tensor.__mul__ = lambda a, b: E.multiply(a, b)
+    Tensor.__mul__ = E.multiply
     Tensor.__rmul__ = lambda a, b: E.multiply(b, a)
-    Tensor.__truediv__ = lambda a, b: E.divide(a, b)
+    Tensor.__truediv__ = E.divide
     Tensor.__rtruediv__ = lambda a, b: E.divide(b, a)
     Tensor.__floordiv__ = lambda a, b: E.floor_divide(a, b)
     Tensor.__rfloordiv__ = lambda a, b: E.floor_divide(b, a)
@@ -97,7 +97,7 @@ def _bind():
     Tensor.__rmod__ = lambda a, b: E.remainder(b, a)
     Tensor.__pow__ = lambda a, b: E.pow(a, b)
     Tensor.__rpow__ = lambda a, b: E.pow(b, a)
-    Tensor.__matmul__ = lambda a, b: L.matmul(a, b)
+    Tensor.__matmul__ = L.matmul
     Tensor.__rmatmul__ = lambda a, b: L.matmul(b, a)
     Tensor.__neg__ = E.neg
     Tensor.__pos__ = lambda a: a
@@ -108,12 +108,12 @@ def _bind():
     Tensor.__xor__ = lambda a, b: E.logical_xor(a, b) if a.dtype.is_bool else E.bitwise_xor(a, b)
     Tensor.__rand__ = lambda a, b: Tensor.__and__(a, b)
     Tensor.__ror__ = lambda a, b: Tensor.__or__(a, b)
-    Tensor.__eq__ = lambda a, b: E.equal(a, b)
-    Tensor.__ne__ = lambda a, b: E.not_equal(a, b)
-    Tensor.__lt__ = lambda a, b: E.less(a, b)
-    Tensor.__le__ = lambda a, b: E.less_equal(a, b)
-    Tensor.__gt__ = lambda a, b: E.greater(a, b)
-    Tensor.__ge__ = lambda a, b: E.greater_equal(a, b)
+    Tensor.__eq__ = E.equal
+    Tensor.__ne__ = E.not_equal
+    Tensor.__lt__ = E.less
+    Tensor.__le__ = E.less_equal
+    Tensor.__gt__ = E.greater
+    Tensor.__ge__ = E.greater_equal
     Tensor.__hash__ = object.__hash__
 
     def _iadd(a, b):

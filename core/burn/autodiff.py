@@ -132,11 +132,6 @@ class Gradients:
         return f"Gradients({len(self)} tensors)"
 
 
-def _accumulate(store, key, g):
-    old = store.get(key)
-    store[key] = g if old is None else old + g
-
-
 def backward(root, grad=None) -> Gradients:
     """Differentiate ``root`` with respect to every leaf that requires grad."""
     from .tensor import Tensor
@@ -153,9 +148,11 @@ def backward(root, grad=None) -> Gradients:
             raise AutodiffError(
                 f"backward: tensor of shape {root.shape} is not a scalar; pass the seed gradient "
                 f"explicitly (t.backward(grad)) or reduce it first (t.sum().backward())")
-        from . import ops
+        from .ops import creation, elementwise
         with no_grad():
-            grad = ops.creation.ones_like(root)
+            # a 0-d loss (the usual case) is seeded with the cached constant 1: no op recorded
+            grad = (elementwise._scalar(1.0, root.dtype, root.device) if root.shape == ()
+                    else creation.ones_like(root))
     else:
         if not isinstance(grad, Tensor):
             from . import ops
@@ -182,35 +179,50 @@ def backward(root, grad=None) -> Gradients:
             if t._grad is not None and id(t._grad[0]) not in seen:
                 stack.append((t._grad[0], False))
     pending = {(id(root._grad[0]), root._grad[1]): grad}
+    by_id = grads._by_id
     with no_grad():
         for node in reversed(order):
+            nid = id(node)
             n_out = len(node.out_handles)
-            outs = [pending.pop((id(node), k), None) for k in range(n_out)]
-            if all(o is None for o in outs):
-                continue
-            if n_out > 1 and any(o is None for o in outs):
-                from .ops import creation
-                outs = [o if o is not None else creation.zeros(h.shape, dtype=h.dtype, device=node.inputs[0].device)
-                        for o, h in zip(outs, node.out_handles)]
+            if n_out == 1:               # the common case, without list/generator objects
+                g0 = pending.pop((nid, 0), None)
+                if g0 is None:
+                    continue
+                outs = (g0,)
+            else:
+                outs = [pending.pop((nid, k), None) for k in range(n_out)]
+                if all(o is None for o in outs):
+                    continue
+                if any(o is None for o in outs):
+                    from .ops import creation
+                    outs = [o if o is not None else creation.zeros(h.shape, dtype=h.dtype, device=node.inputs[0].device)
+                            for o, h in zip(outs, node.out_handles)]
             in_grads = node.backward_fn(BackwardContext(node), *outs)
             if not isinstance(in_grads, (tuple, list)):
                 in_grads = (in_grads,)
-            if len(in_grads) != len(node.inputs):
+            inputs = node.inputs
+            if len(in_grads) != len(inputs):
                 raise AutodiffError(
                     f"backward rule of '{node.prim.name}' returned {len(in_grads)} gradients "
-                    f"for {len(node.inputs)} inputs")
-            for t, g in zip(node.inputs, in_grads):
-                if g is None or not t.requires_grad:
+                    f"for {len(inputs)} inputs")
+            for t, g in zip(inputs, in_grads):
+                if g is None:
                     continue
-                if tuple(g.shape) != tuple(t.shape):
+                tg = t._grad
+                if tg is None and not t._leaf:      # not t.requires_grad
+                    continue
+                gh, th = g._h, t._h
+                if gh.shape != th.shape and tuple(gh.shape) != tuple(th.shape):
                     raise AutodiffError(
                         f"backward rule of '{node.prim.name}' returned a gradient of shape {g.shape} "
                         f"for an input of shape {t.shape}")
-                if g.dtype is not t.dtype and t.dtype.is_inexact:
-                    g = g.astype(t.dtype)
-                if t._grad is None:
-                    old = grads.get(t)
-                    grads._set(t, g if old is None else old + g)
+                if gh.dtype is not th.dtype and th.dtype.is_inexact:
+                    g = g.astype(th.dtype)
+                if tg is None:
+                    entry = by_id.get(id(t))
+                    by_id[id(t)] = (t, g if entry is None or entry[0] is not t else entry[1] + g)
                 else:
-                    _accumulate(pending, (id(t._grad[0]), t._grad[1]), g)
+                    key = (id(tg[0]), tg[1])
+                    old = pending.get(key)
+                    pending[key] = g if old is None else old + g
     return grads

@@ -17,14 +17,16 @@ __all__ = ["Handle", "Node", "record", "materialized"]
 class Node:
     """One pending op of the lazy graph."""
 
-    __slots__ = ("prim", "args", "attrs", "outs", "metas")
+    __slots__ = ("prim", "args", "attrs", "outs", "metas", "pos", "error")
 
     def __init__(self, prim, args, attrs, metas):
         self.prim = prim
+        self.error = None       # set when a flush failed before this node ran
         self.args = args        # per input: a Handle (materialized) or (Node, out_index)
         self.attrs = attrs      # dict of hashable attributes
         self.metas = metas      # tuple of TensorMeta, one per output
         self.outs = ()          # weakrefs to the output Handles
+        self.pos = -1           # index in the graph's pending list (set by LazyGraph.add)
 
 
 class Handle:
@@ -44,6 +46,12 @@ class Handle:
         """The native array, running the pending graph if needed."""
         if self.node is not None:
             self.graph.flush()
+            node = self.node
+            if node is not None:
+                from .errors import BurnError
+                raise BurnError(
+                    f"the value of this tensor (op '{node.prim.name}', shape {self.shape}) was never computed: "
+                    f"an op in the same pending graph failed: {node.error}") from node.error
         return self.data
 
     def as_arg(self):

@@ -69,38 +69,55 @@ def _attrs_key(attrs):
 
 
 def _structure_key(nodes):
-    """``(key, external signature, positions, externals)`` of a flushed node list.
+    """``(key, external signature, externals)`` of a flushed node list.
 
-    Runs on every flush, so it is one pass with no generator objects; externals
-    are listed per argument occurrence, the order ``Plan.run`` reads them in."""
-    pos = {}
+    Runs on every flush, so it is one pass with no generator objects; a node's
+    position is its ``pos`` (set when the graph appended it), and externals are
+    listed per argument occurrence, the order ``Plan.run`` reads them in."""
     parts = []
     ext_sig = []
     ext_ids = {}
     externals = []
-    for i, n in enumerate(nodes):
-        pos[id(n)] = i
-        args = []
+    add_part = parts.append
+    n_nodes = len(nodes)
+    for n in nodes:
+        codes = []
         for a in n.args:
             if type(a) is tuple:
-                args.append(pos[id(a[0])] * 16 + a[1])
+                src = a[0]
+                p = src.pos
+                if p >= n_nodes or nodes[p] is not src:
+                    raise _stale_input(n)
+                codes.append(p * 16 + a[1])
             else:
                 # the same handle read twice must map to one slot in a cached plan
-                e = ext_ids.setdefault(id(a), len(ext_ids))
-                args.append(-1 - e)
+                e = ext_ids.get(id(a))
+                if e is None:
+                    e = ext_ids[id(a)] = len(ext_ids)
+                codes.append(-1 - e)
                 externals.append(a)
-                ext_sig.append((a.shape, a.dtype.name))
+                ext_sig.append((a.shape, a.dtype))
         outs = n.outs
         if len(outs) == 1:
-            needed = 0 if outs[0]() is None else 1
+            needed = outs[0]() is not None
         else:
             needed = 0
             for k, w in enumerate(outs):
                 if w() is not None:
                     needed |= 1 << k
         attrs = n.attrs
-        parts.append((n.prim.name, _attrs_key(attrs) if attrs else (), tuple(args), needed))
-    return tuple(parts), tuple(ext_sig), pos, externals
+        add_part((n.prim.name, _attrs_key(attrs) if attrs else (), tuple(codes), needed))
+    return tuple(parts), tuple(ext_sig), externals
+
+
+def _stale_input(n):
+    from .errors import BurnError
+    return BurnError(f"'{n.prim.name}' reads a value whose computation failed in an earlier flush "
+                     f"(a kernel raised); recompute that input")
+
+
+def _positions(nodes):
+    return {id(n): i for i, n in enumerate(nodes)}
 
 
 def _is_elementwise(prim):
@@ -346,16 +363,16 @@ def _collect_externals(nodes):
 
 def get_plan(nodes, backend):
     """The (cached) plan for these nodes and the external handles it reads."""
-    key, ext_sig, pos, externals = _structure_key(nodes)
+    key, ext_sig, externals = _structure_key(nodes)
     full_key = (backend.name, key, ext_sig)
     try:
         plan = _PLAN_CACHE.get(full_key)
     except TypeError:
         _STATS["uncacheable"] += 1
-        return _build_plan(nodes, pos, backend), externals
+        return _build_plan(nodes, _positions(nodes), backend), externals
     if plan is None:
         _STATS["misses"] += 1
-        plan = _build_plan(nodes, pos, backend)
+        plan = _build_plan(nodes, _positions(nodes), backend)
         if len(_PLAN_CACHE) >= _MAX_CACHED_PLANS:
             _PLAN_CACHE.clear()
         _PLAN_CACHE[full_key] = plan

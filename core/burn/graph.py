@@ -40,8 +40,10 @@ class LazyGraph:
         self.lock = threading.RLock()
 
     def add(self, node) -> None:
-        self.pending.append(node)
-        if len(self.pending) >= self.max_pending:
+        pending = self.pending
+        node.pos = len(pending)     # the fusion planner's structure key reads positions from nodes
+        pending.append(node)
+        if len(pending) >= self.max_pending:
             self.flush()
 
     def seed(self, seed: int) -> None:
@@ -63,8 +65,15 @@ class LazyGraph:
                 return
             self.pending = []
             self.flushes += 1
-            plan, externals = get_plan(nodes, self.backend)
-            plan.run(nodes, externals, self.index)
+            try:
+                plan, externals = get_plan(nodes, self.backend)
+                plan.run(nodes, externals, self.index)
+            except Exception as e:
+                # the flushed nodes are gone from the graph: remember why their
+                # values are missing, so reading one raises instead of returning None
+                for n in nodes:
+                    n.error = e
+                raise
 
 
 _GRAPHS: dict = {}

@@ -1,11 +1,14 @@
 """Train a small CNN on scikit-learn's bundled digits on the default device.
 
     python -m burn.examples.digits [--device flex] [--epochs 15] [--seed 0] [--out runs/digits]
+        [--checkpoint-dir runs/digits/ckpt [--resume]] [--plot curves.png]
 
 A CNN (``burn.nn`` conv blocks, a head through the fused ``linear_relu``
-extension) trained with cross-entropy and ``burn.optim.Adam`` on an autodiff device;
-shows a live progress bar (rich; plain lines when not a terminal), and prints
-the test accuracy and where the model was saved (safetensors).
+extension) trained with cross-entropy and ``burn.optim.Adam`` on an autodiff device
+by ``burn.train.Learner``, which shows a live progress bar (rich; plain
+lines when not a terminal) and a summary line per epoch; prints the test
+accuracy and where the model was saved (safetensors). ``--checkpoint-dir`` and
+``--resume`` continue an interrupted run, ``--plot`` writes the curves.
 """
 from __future__ import annotations
 
@@ -54,16 +57,6 @@ class DigitsCNN(burn.nn.Module):
         return self.head(h)
 
 
-def _progress(total, enabled):
-    """A rich progress bar on a terminal, plain periodic lines otherwise."""
-    if enabled and sys.stdout.isatty():
-        from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
-                                   TimeElapsedColumn, TimeRemainingColumn)
-        return Progress(TextColumn("[bold]train"), BarColumn(), MofNCompleteColumn(),
-                        TextColumn("{task.fields[status]}"), TimeElapsedColumn(), TimeRemainingColumn())
-    return None
-
-
 def main(argv=None) -> float:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--device", default=None, help="flex, wgpu:0, cuda:0 (default: Device.default())")
@@ -72,7 +65,13 @@ def main(argv=None) -> float:
     ap.add_argument("--lr", type=float, default=3e-3)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", default=os.path.join("runs", "digits"), help="where to save the model")
+    ap.add_argument("--checkpoint-dir", default=None,
+                    help="save a checkpoint every epoch here (the newest 3 are kept)")
+    ap.add_argument("--resume", action="store_true", help="continue from the newest checkpoint of --checkpoint-dir")
+    ap.add_argument("--plot", default=None, metavar="PNG", help="write the training curves here (needs matplotlib)")
     args = ap.parse_args(argv)
+    if args.resume and not args.checkpoint_dir:
+        ap.error("--resume needs --checkpoint-dir")
 
     base = burn.Device(args.device) if args.device else burn.Device.default()
     dev = base.autodiff()
@@ -80,44 +79,24 @@ def main(argv=None) -> float:
     xtr, ytr, xte, yte = load_digits_split(args.seed)
     model = DigitsCNN(dev)
     opt = burn.optim.Adam(model, lr=args.lr)
-    steps_per_epoch = len(xtr) // args.batch_size
-    total = args.epochs * steps_per_epoch
+    train = burn.data.DataLoader(burn.data.ArrayDataset(xtr, ytr), args.batch_size, shuffle=True, seed=args.seed,
+                                 drop_last=True, device=dev)
+    test = burn.data.DataLoader(burn.data.ArrayDataset(xte, yte), 512, device=dev)
     print(f"burn {burn.__version__}: training a small CNN ({model.num_params()} parameters) on digits "
           f"({len(xtr)} train / {len(xte)} test) on {base}")
-    rng = np.random.default_rng(args.seed)
-    progress = _progress(total, True)
-    task = progress.add_task("train", total=total, status="") if progress else None
+    learner = burn.train.Learner(model, opt, F.cross_entropy, metrics=["accuracy"],
+                                 checkpoint_dir=args.checkpoint_dir,
+                                 progress=burn.train.ProgressDisplay(log_every_s=10.0))
     t0 = time.perf_counter()
-    if progress:
-        progress.start()
-    try:
-        for epoch in range(args.epochs):
-            order = rng.permutation(len(xtr))
-            running = 0.0
-            for s in range(steps_per_epoch):
-                idx = order[s * args.batch_size:(s + 1) * args.batch_size]
-                xb = burn.tensor(xtr[idx], device=dev)
-                yb = burn.tensor(ytr[idx], device=dev)
-                loss = F.cross_entropy(model(xb), yb)
-                opt.step(loss.backward())
-                running += loss.item()
-                if progress:
-                    progress.update(task, advance=1, status=f"epoch {epoch + 1}/{args.epochs} loss {loss.item():.4f}")
-            if not progress and (epoch + 1) % 5 == 0:
-                rate = (epoch + 1) * steps_per_epoch / (time.perf_counter() - t0)
-                print(f"epoch {epoch + 1:3d}/{args.epochs}  loss {running / steps_per_epoch:.4f}  "
-                      f"{rate:.0f} steps/s", flush=True)
-    finally:
-        if progress:
-            progress.stop()
-    with burn.no_grad():
-        logits = model(burn.tensor(xte, device=dev))
-        acc = float((burn.argmax(logits, axis=1) == burn.tensor(yte, device=dev)).astype(burn.float32).mean().item())
+    history = learner.fit(train, args.epochs, valid_loader=test, resume=args.resume)
+    acc = learner.evaluate(test)["accuracy"]
     print(f"test accuracy: {acc * 100:.2f}%  ({time.perf_counter() - t0:.1f} s on {base})")
     os.makedirs(args.out, exist_ok=True)
     path = os.path.abspath(os.path.join(args.out, "model.safetensors"))
     model.save(path, metadata={"test_accuracy": f"{acc:.4f}"})
     print(f"model saved to {path}")
+    if args.plot:
+        print(f"curves saved to {history.plot(args.plot, title='digits CNN')}")
     return acc
 
 

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from .. import dtypes as dt
 from ..errors import DTypeError, describe
 from ..primitives import ELEMENTWISE, TensorMeta, primitive
@@ -28,14 +30,31 @@ __all__ = [
 ]
 
 
+def _reduction_sum():
+    # reduction imports this module: bind its sum on first use, not with an
+    # import statement per call (importlib bookkeeping costs ~1 us each time)
+    global _SUM
+    if _SUM is None:
+        from .reduction import sum as _SUM
+    return _SUM
+
+
+_SUM = None
+
+
 def _unbroadcast(g: Tensor, shape) -> Tensor:
     """Sum ``g`` down to ``shape`` (the adjoint of numpy broadcasting)."""
     if g.shape == tuple(shape):
         return g
-    from .reduction import sum as _sum
+    _sum = _reduction_sum()
     lead = g.ndim - len(shape)
-    axes = tuple(range(lead)) + tuple(i + lead for i, s in enumerate(shape) if s == 1 and g.shape[i + lead] != 1)
-    r = _sum(g, axis=axes, keepdims=True) if axes else g
+    kept = tuple(i + lead for i, s in enumerate(shape) if s == 1 and g.shape[i + lead] != 1)
+    if not kept:           # only leading axes go (a bias gradient): one sum, no reshape
+        if g._h.dtype.kind in "fc":      # the meta is known: record the sum directly
+            return apply(_sum.prim, (g,), {"axis": tuple(range(lead)), "keepdims": False},
+                         (_meta(TensorMeta, (tuple(shape), g._h.dtype, None)),))
+        return _sum(g, axis=tuple(range(lead)))
+    r = _sum(g, axis=tuple(range(lead)) + kept, keepdims=True)
     return r.reshape(tuple(shape))
 
 
@@ -133,7 +152,7 @@ asinh = _unary("asinh", lambda c, g: (g * rsqrt(c.inputs[0] * c.inputs[0] + 1),)
 acosh = _unary("acosh", lambda c, g: (g * rsqrt(c.inputs[0] * c.inputs[0] - 1),), floats=True)
 atanh = _unary("atanh", lambda c, g: (g / (1 - c.inputs[0] * c.inputs[0]),), floats=True)
 sigmoid = _unary("sigmoid", lambda c, g: (g * c.out * (1 - c.out),), floats=True)
-relu = _unary("relu", lambda c, g: (g * (c.inputs[0] > 0).astype(g.dtype),))
+relu = _unary("relu", lambda c, g: (where(c.inputs[0] > 0, g, 0),))   # 2 ops, not gt+cast+mul
 erf = _unary("erf", lambda c, g: (g * exp(-(c.inputs[0] * c.inputs[0])) * (2.0 / math.sqrt(math.pi)),),
              floats=True)
 _SQRT_HALF = math.sqrt(0.5)
@@ -213,13 +232,65 @@ def _operands(name, a, b):
     return _operands(name, tensor(a), b)
 
 
+_meta = tuple.__new__        # TensorMeta(shape, dtype, None) without the namedtuple's Python __new__
+_SCALAR_TENSORS: dict = {}
+
+
+def _scalar(value, dtype, device):
+    """``creation.scalar`` for a float/int operand, memoized by device identity.
+
+    ``creation.scalar`` hashes the Device (a Python ``__hash__``) on every call;
+    keying by ``id(device)`` is safe because the entry keeps the device alive."""
+    key = (id(device), dtype, type(value), value)
+    e = _SCALAR_TENSORS.get(key)
+    if e is None:
+        if value != value or (value == 0 and type(value) is float and math.copysign(1.0, value) < 0):
+            # NaN would never hit; -0.0 == 0.0 must not share an entry (creation.scalar's
+            # cache would hand back +0.0, so build this one uncached)
+            from ..bridge import Handle
+            from ..graph import graph_for
+            graph = graph_for(device)
+            arr = np.asarray(value, dtype=np.float64 if dtype.is_floating and dtype.itemsize < 4 else None)
+            h = Handle((), dtype, graph, graph.backend.from_numpy(arr, dtype, device.index))
+            t = _new(Tensor)
+            t._h, t.device, t._grad, t._leaf = h, device, None, False
+            return t
+        if len(_SCALAR_TENSORS) > 4096:
+            _SCALAR_TENSORS.clear()
+        e = _SCALAR_TENSORS[key] = (device, _creation.scalar(value, dtype, device)._h)
+    t = _new(Tensor)
+    t._h = e[1]
+    t.device = device
+    t._grad = None
+    t._leaf = False
+    return t
+
+
+_new = object.__new__
+
+
 def _binary_meta(name, rule):
     def meta(a, b):
         shape, sb = a.shape, b.shape
-        if shape != sb:        # fast paths: a 0-d operand (a Python scalar) broadcasts to the other
-            shape = shape if not sb else sb if not shape else broadcast_shapes(name, a, b)
+        if shape != sb:
+            shape = _broadcast2(name, a, b, shape, sb)
         return TensorMeta(shape, rule(a.dtype, name, a, b))
     return meta
+
+
+def _broadcast2(name, a, b, sa, sb):
+    """The broadcast shape of two different shapes, with fast paths for the common
+    cases: a 0-d operand (a Python scalar), and a trailing-suffix operand (a bias)."""
+    if not sb:
+        return sa
+    if not sa:
+        return sb
+    na, nb = len(sa), len(sb)
+    if nb < na and sa[na - nb:] == sb:
+        return sa
+    if na < nb and sb[nb - na:] == sa:
+        return sb
+    return broadcast_shapes(name, a, b)
 
 
 def _arith(d, name, a, b):
@@ -248,6 +319,32 @@ def _binary(name, backward, rule=_arith, *, pre=None, doc="", example="burn.tens
     p.backward = backward
 
     def fn(a, b, /):
+        # fast paths (the ops of a training step): tensors of one dtype, or a tensor
+        # and a Python float/int that takes its dtype; the meta rule is inlined
+        if isinstance(a, Tensor):
+            h = a._h
+            d = h.dtype
+            if pre is None or d.kind in "fc":          # ``pre`` only casts non-float operands
+                if isinstance(b, Tensor):
+                    hb = b._h
+                    if hb.dtype is d:
+                        shape, sb = h.shape, hb.shape
+                        if shape != sb:
+                            shape = _broadcast2(name, a, b, shape, sb)
+                        return apply(p, (a, b), None, (_meta(TensorMeta, (shape, rule(d, name, a, b), None)),))
+                else:
+                    kind = type(b)
+                    if (kind is float and d.kind in "fc") or (kind is int and d.kind in "iufc"):
+                        b = _scalar(b, d, a.device)
+                        return apply(p, (a, b), None, (_meta(TensorMeta, (h.shape, rule(d, name, a, b), None)),))
+        elif isinstance(b, Tensor):
+            h = b._h
+            d = h.dtype
+            kind = type(a)
+            if (pre is None or d.kind in "fc") and ((kind is float and d.kind in "fc") or
+                                                    (kind is int and d.kind in "iufc")):
+                a = _scalar(a, d, b.device)
+                return apply(p, (a, b), None, (_meta(TensorMeta, (h.shape, rule(d, name, a, b), None)),))
         a, b = _operands(name, a, b)
         if pre is not None:
             a, b = pre(a, b)
@@ -367,6 +464,9 @@ eq, ne, lt, le, gt, ge = equal, not_equal, less, less_equal, greater, greater_eq
 def _where_meta(cond, a, b):
     if not cond.dtype.is_bool:
         raise DTypeError(f"where: condition must be bool, got {describe(cond)}")
+    sc, sa, sb = cond.shape, a.shape, b.shape
+    if sc == sa and (not sb or sb == sa):      # a relu gradient: where(x > 0, g, 0)
+        return TensorMeta(sa, a.dtype)
     return TensorMeta(broadcast_shapes("where", cond, a, b), a.dtype)
 
 
@@ -388,7 +488,16 @@ def where(condition, x1, x2, /) -> Tensor:
         >>> x = burn.tensor([-1.0, 2.0])
         >>> assert burn.where(x > 0, x, 0.0).tolist() == [0.0, 2.0]
     """
-    from .creation import tensor
+    if isinstance(condition, Tensor) and isinstance(x1, Tensor) and condition._h.dtype is dt.bool_:
+        h1 = x1._h
+        d = h1.dtype
+        kind = type(x2)
+        if (kind is int and d.kind in "iufc") or (kind is float and d.kind in "fc"):   # where(m, g, 0)
+            x2 = _scalar(x2, d, x1.device)
+            if condition._h.shape == h1.shape:
+                return apply(where_p, (condition, x1, x2), None, (_meta(TensorMeta, (h1.shape, d, None)),))
+            return apply(where_p, (condition, x1, x2))
+    tensor = _creation.tensor
     if not isinstance(condition, Tensor):
         like = x1 if isinstance(x1, Tensor) else x2 if isinstance(x2, Tensor) else None
         condition = tensor(condition, device=like.device if like is not None else None)

@@ -14,12 +14,16 @@ def burn_register_backends(registry):
 
 
 def burn_register_kernels(registry):
-    from .kernels import all_kernels, linear_relu
+    from .kernels import all_kernels, extension_kernels
     for op, fn in all_kernels().items():
         registry.register_kernel(op, "flex", fn)
-    registry.register_kernel("burn::linear_relu", "flex", linear_relu)
+    for op, fn in extension_kernels().items():
+        registry.register_kernel(op, "flex", fn)
     from .conv import conv_kernels
     for op, fn in conv_kernels().items():
+        registry.register_kernel(op, "flex", fn)
+    from .quant import quant_kernels
+    for op, fn in quant_kernels().items():
         registry.register_kernel(op, "flex", fn)
 
 

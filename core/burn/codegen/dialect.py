@@ -1,0 +1,84 @@
+"""Dialects: what differs between the C-like kernel languages burn generates.
+
+The element-wise renderer (:mod:`burn.codegen.elementwise`) writes plain C
+expressions; a :class:`Dialect` supplies the spelling of everything that
+differs per target: scalar type names, how a kernel is declared, how a
+thread finds its index, and address-space qualifiers. burn-wgpu renders with
+:data:`OPENCL`, burn-cuda with :data:`CUDA`.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["Dialect", "OPENCL", "CUDA", "DTYPE_INFO"]
+
+# burn dtype name -> (kind, itemsize); kind: "f" float, "i" signed, "u" unsigned, "b" bool
+DTYPE_INFO = {
+    "bool": ("b", 1), "uint8": ("u", 1), "int8": ("i", 1), "int32": ("i", 4), "int64": ("i", 8),
+    "float16": ("f", 2), "float32": ("f", 4), "float64": ("f", 8),
+}
+
+
+@dataclass(frozen=True)
+class Dialect:
+    """How one target spells kernels.
+
+    Example:
+        >>> from burn.codegen import OPENCL, CUDA
+        >>> assert OPENCL.ctype("int64") == "long" and CUDA.ctype("int64") == "long long"
+        >>> assert "__kernel" in OPENCL.kernel_decl("k", ["int n"])
+    """
+    name: str
+    types: dict
+    kernel_prefix: str          # before "void name(...)"
+    global_ptr: str             # qualifier of a pointer to device memory
+    global_id: str              # expression of the flat thread index
+    func_prefix: str = "inline"  # qualifiers of a helper function
+    preamble: str = ""          # typedefs and pragmas every program starts with
+
+    def ctype(self, dtype: str) -> str:
+        """The C type of a burn dtype name (bool is stored as one unsigned byte)."""
+        try:
+            return self.types[dtype]
+        except KeyError:
+            from ..errors import DTypeError
+            raise DTypeError(f"codegen ({self.name}): dtype {dtype} has no kernel type") from None
+
+    def kernel_decl(self, name: str, params: list) -> str:
+        """``<qualifiers> void name(params)``."""
+        return f"{self.kernel_prefix} void {name}({', '.join(params)})"
+
+    def ptr(self, dtype: str, const: bool = False) -> str:
+        """A pointer type to device memory holding ``dtype``."""
+        c = "const " if const else ""
+        return f"{self.global_ptr}{c}{self.ctype(dtype)}*".lstrip()
+
+    def literal(self, value: float, dtype: str) -> str:
+        """A C literal of ``value`` in ``dtype`` (floats written exactly)."""
+        kind = DTYPE_INFO[dtype][0]
+        if kind == "f":
+            return f"(({self.ctype(dtype)}){float(value).hex()})" if value == value else f"(({self.ctype(dtype)})NAN)"
+        return f"(({self.ctype(dtype)}){int(value)})"
+
+
+OPENCL = Dialect(
+    name="opencl",
+    types={"bool": "uchar", "uint8": "uchar", "int8": "char", "int32": "int", "int64": "long",
+           "float16": "half", "float32": "float", "float64": "double"},
+    kernel_prefix="__kernel",
+    global_ptr="__global ",
+    global_id="get_global_id(0)",
+    func_prefix="inline",
+    preamble="",
+)
+
+CUDA = Dialect(
+    name="cuda",
+    types={"bool": "unsigned char", "uint8": "unsigned char", "int8": "signed char", "int32": "int",
+           "int64": "long long", "float16": "__half", "float32": "float", "float64": "double"},
+    kernel_prefix='extern "C" __global__',
+    global_ptr="",
+    global_id="(blockIdx.x * blockDim.x + threadIdx.x)",
+    func_prefix="__device__ inline",
+    preamble="#include <math_constants.h>\n#define NAN CUDART_NAN_F\n",
+)

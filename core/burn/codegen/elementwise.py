@@ -1,0 +1,433 @@
+"""Element-wise kernels as C source: one expression per primitive, any chain fused.
+
+A group (the ``ops``/``outputs`` of a ``burn.fusion.FusedGroup``, or one op
+alone) is rendered into ONE kernel: each thread computes one output element,
+reads every input through its own layout (contiguous, a broadcast scalar, or
+arbitrary strides with broadcasting as stride 0) and evaluates the chain in
+registers; only the group's outputs are written. Layouts, shapes and
+attribute values (``full``'s value, ``clip``'s bounds) are run-time
+arguments, so one compiled kernel serves every shape and value of its
+structure: compiling is the expensive part on every target.
+
+Index arithmetic is 32-bit (backends check sizes); up to :data:`MAX_DIMS`
+dimensions after the backend merged the ones it could.
+
+Semantics are numpy's (NaN propagation of maximum/minimum, floor semantics of
+``remainder`` and ``floor_divide``, round half to even, wrap-around of small
+integers), so a backend's results match burn-flex.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .dialect import DTYPE_INFO, Dialect
+
+__all__ = ["MAX_DIMS", "ELEMENTWISE_OPS", "out_dtype", "op_params", "render_group", "RenderedKernel",
+           "param_words", "supports"]
+
+MAX_DIMS = 6
+_LN2 = "0x1.62e42fefa39efp-1"
+_SQRT1_2 = "0x1.6a09e667f3bcdp-1"
+
+PREDICATES = {"isnan", "isinf", "isfinite", "signbit", "logical_not", "eq", "ne", "lt", "le", "gt", "ge",
+              "logical_and", "logical_or", "logical_xor"}
+
+
+def _k(d):
+    return DTYPE_INFO[d][0]
+
+
+# -- unary -------------------------------------------------------------------------------
+# each rule: (x, T, O, C) -> expression of C type O or None (unsupported); T/O dtype names,
+# C the dialect's ctype function. Results are cast to O by the caller.
+
+def _float_fn(fn):
+    def r(x, t, o, c):
+        if _k(o) != "f":
+            return None
+        return f"{fn}(({c(o)}){x})"
+    return r
+
+
+def _int_identity_or(fn):
+    def r(x, t, o, c):
+        return x if _k(t) != "f" else f"{fn}({x})"
+    return r
+
+
+def _abs(x, t, o, c):
+    k = _k(t)
+    return f"fabs({x})" if k == "f" else x if k in "ub" else f"({x} < 0 ? -{x} : {x})"
+
+
+def _sign(x, t, o, c):
+    k = _k(t)
+    if k == "f":
+        return f"(isnan({x}) ? {x} : ({c(o)})(({x} > 0) - ({x} < 0)))"
+    return f"(({x} > 0) - ({x} < 0))" if k == "i" else f"({x} > 0)"
+
+
+def _relu(x, t, o, c):
+    if _k(t) == "f":
+        return f"((isnan({x}) || {x} > 0) ? {x} : ({c(o)})0)"
+    return f"({x} > 0 ? {x} : ({c(o)})0)"
+
+
+def _pred(ffn, default):
+    def r(x, t, o, c):
+        return f"({ffn}({x}) != 0)" if _k(t) == "f" else default
+    return r
+
+
+def _signbit(x, t, o, c):
+    k = _k(t)
+    return f"(signbit({x}) != 0)" if k == "f" else f"({x} < 0)" if k == "i" else "0"
+
+
+def _floaty(expr):
+    """A float-only rule written with ``{x}`` and ``{T}`` (the output C type)."""
+    def r(x, t, o, c):
+        if _k(o) != "f":
+            return None
+        return expr.format(x=f"(({c(o)}){x})", T=c(o))
+    return r
+
+
+UNARY = {
+    "neg": lambda x, t, o, c: None if _k(t) == "b" else f"(-{x})",
+    "positive": lambda x, t, o, c: x,
+    "abs": _abs, "sign": _sign,
+    "exp": _float_fn("exp"), "expm1": _float_fn("expm1"), "log": _float_fn("log"),
+    "log1p": _float_fn("log1p"), "log2": _float_fn("log2"), "log10": _float_fn("log10"),
+    "sqrt": _float_fn("sqrt"), "sin": _float_fn("sin"), "cos": _float_fn("cos"), "tan": _float_fn("tan"),
+    "asin": _float_fn("asin"), "acos": _float_fn("acos"), "atan": _float_fn("atan"),
+    "sinh": _float_fn("sinh"), "cosh": _float_fn("cosh"), "tanh": _float_fn("tanh"),
+    "asinh": _float_fn("asinh"), "acosh": _float_fn("acosh"), "atanh": _float_fn("atanh"),
+    "erf": _float_fn("erf"),
+    "rsqrt": _floaty("(({T})1 / sqrt({x}))"),
+    "square": lambda x, t, o, c: None if _k(t) == "b" else f"({x} * {x})",
+    "sigmoid": _floaty("(({T})1 / (({T})1 + exp(-{x})))"),
+    "relu": _relu,
+    "gelu": _floaty("({x} * (erf({x} * ({T})" + _SQRT1_2 + ") + ({T})1) * ({T})0.5)"),
+    "silu": _floaty("({x} * (({T})1 / (({T})1 + exp(-{x}))))"),
+    "softplus": _floaty("(fmax({x}, ({T})0) + log1p(exp(-fabs({x}))))"),
+    "floor": _int_identity_or("floor"), "ceil": _int_identity_or("ceil"),
+    "trunc": _int_identity_or("trunc"), "round": _int_identity_or("rint"),
+    "reciprocal": lambda x, t, o, c: None if _k(t) == "b" else f"(({c(o)})1 / {x})",
+    "isnan": _pred("isnan", "0"), "isinf": _pred("isinf", "0"), "isfinite": _pred("isfinite", "1"),
+    "signbit": _signbit,
+    "logical_not": lambda x, t, o, c: f"({x} == 0)",
+    "bitwise_invert": lambda x, t, o, c: None if _k(t) == "f" else f"(!{x})" if _k(t) == "b" else f"(~{x})",
+    "conj": lambda x, t, o, c: x, "real": lambda x, t, o, c: x,
+    "imag": lambda x, t, o, c: f"({c(o)})0",
+    "angle": lambda x, t, o, c: None if _k(o) != "f" else f"atan2(({c(o)})0, ({c(o)}){x})",
+}
+
+# -- binary ------------------------------------------------------------------------------
+
+
+def _arith(sym):
+    def r(a, b, t, o, c):
+        return None if _k(t) == "b" else f"({a} {sym} {b})"
+    return r
+
+
+def _helper(name):
+    def r(a, b, t, o, c):
+        return f"burn_{name}_{t}({a}, {b})" if (name, t) in _HELPERS_OK else None
+    return r
+
+
+def _maxmin(sym):
+    def r(a, b, t, o, c):
+        if _k(t) == "f":
+            return f"((isnan({a}) || {a} {sym} {b}) ? {a} : {b})"
+        return f"({a} {sym} {b} ? {a} : {b})"
+    return r
+
+
+def _fbin(fn):
+    def r(a, b, t, o, c):
+        return f"{fn}({a}, {b})" if _k(t) == "f" else None
+    return r
+
+
+def _bitwise(sym):
+    def r(a, b, t, o, c):
+        return None if _k(t) == "f" else f"({a} {sym} {b})"
+    return r
+
+
+BINARY = {
+    "add": lambda a, b, t, o, c: f"({a} + {b})" if _k(t) != "b" else f"(({a} | {b}) != 0)",
+    "sub": _arith("-"), "mul": lambda a, b, t, o, c: f"({a} * {b})" if _k(t) != "b" else f"({a} & {b})",
+    "div": lambda a, b, t, o, c: f"({a} / {b})" if _k(t) == "f" else None,
+    "pow": _helper("pow"), "remainder": _helper("remainder"), "floor_divide": _helper("floor_divide"),
+    "logaddexp": _helper("logaddexp"),
+    "maximum": _maxmin(">"), "minimum": _maxmin("<"),
+    "atan2": _fbin("atan2"), "hypot": _fbin("hypot"), "copysign": _fbin("copysign"),
+    "eq": lambda a, b, t, o, c: f"({a} == {b})", "ne": lambda a, b, t, o, c: f"({a} != {b})",
+    "lt": lambda a, b, t, o, c: f"({a} < {b})", "le": lambda a, b, t, o, c: f"({a} <= {b})",
+    "gt": lambda a, b, t, o, c: f"({a} > {b})", "ge": lambda a, b, t, o, c: f"({a} >= {b})",
+    "logical_and": lambda a, b, t, o, c: f"(({a} != 0) && ({b} != 0))",
+    "logical_or": lambda a, b, t, o, c: f"(({a} != 0) || ({b} != 0))",
+    "logical_xor": lambda a, b, t, o, c: f"(({a} != 0) != ({b} != 0))",
+    "bitwise_and": _bitwise("&"), "bitwise_or": _bitwise("|"), "bitwise_xor": _bitwise("^"),
+}
+
+ELEMENTWISE_OPS = frozenset(UNARY) | frozenset(BINARY) | {"where", "clip", "cast", "full"}
+
+_INTS = ("int8", "uint8", "int32", "int64")
+_FLOATS = ("float16", "float32", "float64")
+_HELPERS_OK = ({("pow", t) for t in _INTS + _FLOATS} | {("remainder", t) for t in _INTS + _FLOATS}
+               | {("floor_divide", t) for t in _INTS + _FLOATS} | {("logaddexp", t) for t in _FLOATS})
+
+
+def _helper_source(name, t, dialect):
+    """C source of a helper function (numpy's algorithm for the op)."""
+    T = dialect.ctype(t)
+    f = dialect.func_prefix
+    k = _k(t)
+    if name == "pow":
+        if k == "f":
+            return f"{f} {T} burn_pow_{t}({T} a, {T} b) {{ return pow(a, b); }}"
+        return (f"{f} {T} burn_pow_{t}({T} a, {T} b) {{ {T} r = 1; {T} e = b; {T} x = a;"
+                f" if (e < 0) return (a == 1) ? 1 : 0;"
+                f" while (e > 0) {{ if (e & 1) r = ({T})(r * x); x = ({T})(x * x); e >>= 1; }} return r; }}")
+    if name == "remainder":
+        if k == "f":
+            return (f"{f} {T} burn_remainder_{t}({T} a, {T} b) {{ {T} m = fmod(a, b);"
+                    f" if (b == 0) return m; if (m != 0) {{ if ((b < 0) != (m < 0)) m += b; }}"
+                    f" else m = copysign(({T})0, b); return m; }}")
+        if k == "u":
+            return f"{f} {T} burn_remainder_{t}({T} a, {T} b) {{ return b == 0 ? 0 : a % b; }}"
+        return (f"{f} {T} burn_remainder_{t}({T} a, {T} b) {{ if (b == 0) return 0; {T} m = a % b;"
+                f" return (m != 0 && ((m < 0) != (b < 0))) ? ({T})(m + b) : m; }}")
+    if name == "floor_divide":
+        if k == "f":
+            return (f"{f} {T} burn_floor_divide_{t}({T} a, {T} b) {{ if (b == 0) return a / b;"
+                    f" {T} m = fmod(a, b); {T} d = (a - m) / b;"
+                    f" if (m != 0 && ((b < 0) != (m < 0))) d -= 1;"
+                    f" if (d != 0) {{ {T} fd = floor(d); if (d - fd > ({T})0.5) fd += 1; return fd; }}"
+                    f" return copysign(({T})0, a / b); }}")
+        if k == "u":
+            return f"{f} {T} burn_floor_divide_{t}({T} a, {T} b) {{ return b == 0 ? 0 : a / b; }}"
+        return (f"{f} {T} burn_floor_divide_{t}({T} a, {T} b) {{ if (b == 0) return 0; {T} q = a / b;"
+                f" return ((a % b != 0) && ((a < 0) != (b < 0))) ? ({T})(q - 1) : q; }}")
+    if name == "logaddexp":
+        return (f"{f} {T} burn_logaddexp_{t}({T} a, {T} b) {{ if (a == b) return a + ({T}){_LN2};"
+                f" {T} d = a - b; if (d > 0) return a + log1p(exp(-d));"
+                f" if (d <= 0) return b + log1p(exp(d)); return d; }}")
+    raise KeyError(name)
+
+
+def out_dtype(op: str, in_dtypes, attrs) -> str:
+    """The result dtype name of element-wise ``op`` (the core's meta rules, restated).
+
+    Example:
+        >>> assert out_dtype("lt", ["int32", "int32"], {}) == "bool"
+        >>> assert out_dtype("where", ["bool", "float32", "float32"], {}) == "float32"
+    """
+    if op in ("cast", "full"):
+        d = attrs["dtype"]
+        return getattr(d, "name", d)
+    if op in PREDICATES:
+        return "bool"
+    if op == "where":
+        return in_dtypes[1]
+    if op == "angle" and _k(in_dtypes[0]) != "f":
+        return "float32"
+    return in_dtypes[0]
+
+
+def op_params(op: str, attrs, out: str) -> list:
+    """The run-time scalar arguments of ``op``: ``[(dtype, value)]``.
+
+    Values are arguments, not literals, so every value shares one compiled kernel.
+
+    Example:
+        >>> assert op_params("clip", {"min": 0.0, "max": None}, "float32")[1] == ("float32", float("inf"))
+    """
+    if op == "full":
+        v = attrs["value"]
+        if _k(out) == "b":
+            v = bool(v)
+        return [(out, v)]
+    if op == "clip":
+        lo, hi = attrs.get("min"), attrs.get("max")
+        if _k(out) == "f":
+            return [(out, -float("inf") if lo is None else float(lo)),
+                    (out, float("inf") if hi is None else float(hi))]
+        import numpy as np
+        info = np.iinfo(np.dtype(out if out != "bool" else "uint8"))
+        lo = info.min if lo is None else min(max(int(lo), info.min), info.max)
+        hi = info.max if hi is None else min(max(int(hi), info.min), info.max)
+        return [(out, lo), (out, hi)]
+    return []
+
+
+def _expr(op, args, in_dtypes, out, params, c):
+    if op == "cast":
+        t = in_dtypes[0]
+        if _k(out) == "b":
+            return f"({args[0]} != 0)"
+        return args[0] if t != "bool" else f"({args[0]} != 0)"
+    if op == "full":
+        return params[0]
+    if op == "where":
+        return f"({args[0]} ? {args[1]} : {args[2]})"
+    if op == "clip":
+        x, lo, hi = args[0], params[0], params[1]
+        return f"(({x} < {lo} ? {lo} : {x}) > {hi} ? {hi} : ({x} < {lo} ? {lo} : {x}))"
+    if op in UNARY and len(args) == 1:
+        return UNARY[op](args[0], in_dtypes[0], out, c)
+    if op in BINARY and len(args) == 2:
+        return BINARY[op](args[0], args[1], in_dtypes[0], out, c)
+    return None
+
+
+def supports(op: str, in_dtypes, dialect: Dialect, attrs=None) -> bool:
+    """Can ``op`` be rendered for these input dtypes?
+
+    Example:
+        >>> from burn.codegen import OPENCL
+        >>> assert supports("exp", ["float32"], OPENCL) and not supports("bitwise_and", ["float32"] * 2, OPENCL)
+    """
+    if op not in ELEMENTWISE_OPS:
+        return False
+    attrs = attrs or {}
+    try:
+        out = out_dtype(op, in_dtypes, attrs)
+    except KeyError:
+        return False
+    names = [f"x{i}" for i in range(len(in_dtypes))]
+    params = [f"p{i}" for i in range(len(op_params(op, attrs, out)) if op in ("clip", "full") else 0)]
+    if op == "clip":
+        params = ["p0", "p1"]
+    return _expr(op, names, list(in_dtypes), out, params, dialect.ctype) is not None
+
+
+@dataclass
+class RenderedKernel:
+    """A rendered kernel: ``source`` (helpers + kernel), its ``name``, the dtypes
+    of its outputs and run-time scalar params, and the ``words`` of its index struct."""
+    name: str
+    source: str
+    helpers: tuple
+    out_dtypes: tuple
+    param_dtypes: tuple
+    words: int
+
+
+def param_words(n_in: int) -> int:
+    """Length (in 32-bit ints) of the index struct of a kernel with ``n_in`` inputs:
+    ``[n, nd, shape[MAX_DIMS], per input (offset, mode, strides[MAX_DIMS])]``.
+    Mode 0: contiguous like the output; 1: one element (broadcast scalar); 2: strided
+    (nd > 0 then, and the shape holds the output's merged dimensions).
+
+    Example:
+        >>> assert param_words(2) == 2 + MAX_DIMS + 2 * (2 + MAX_DIMS)
+    """
+    return 2 + MAX_DIMS + n_in * (2 + MAX_DIMS)
+
+
+def render_group(name: str, ops, in_dtypes, outputs, dialect: Dialect) -> RenderedKernel:
+    """Render a chain of element-wise ops as one kernel.
+
+    ``ops`` is a list of ``(op, attrs, args)`` with args ``("in", k)`` or
+    ``("op", j)`` (as in ``burn.fusion.FusedGroup``); ``outputs`` the op indices
+    written out. Raises KeyError naming an op it cannot render.
+
+    Example:
+        >>> from burn.codegen import OPENCL
+        >>> ops = [("mul", {}, [("in", 0), ("in", 1)]), ("exp", {}, [("op", 0)])]
+        >>> k = render_group("k", ops, ["float32", "float32"], [1], OPENCL)
+        >>> assert "exp(" in k.source and k.out_dtypes == ("float32",)
+    """
+    c = dialect.ctype
+    n_in = len(in_dtypes)
+    words = param_words(n_in)
+    types = list(in_dtypes)        # dtype per env slot: inputs, then op results
+    helpers = []
+    body = []
+    param_dtypes = []
+    # the chain
+    op_vals = []
+    for j, (op, attrs, args) in enumerate(ops):
+        slots = [k if src == "in" else n_in + k for src, k in args]
+        names = [f"x{k}" if src == "in" else f"v{k}" for src, k in args]
+        ins = [types[s] for s in slots]
+        out = out_dtype(op, ins, attrs)
+        ps = []
+        for pd, _ in op_params(op, attrs, out):
+            ps.append(f"p{len(param_dtypes)}")
+            param_dtypes.append(pd)
+        e = _expr(op, names, ins, out, ps, c)
+        if e is None:
+            raise KeyError(f"codegen: op '{op}' cannot be rendered for dtypes {ins}")
+        for h in ("pow", "remainder", "floor_divide", "logaddexp"):
+            if f"burn_{h}_" in e:
+                key = (h, ins[0])
+                if key not in helpers:
+                    helpers.append(key)
+        body.append(f"  {c(out)} v{j} = ({c(out)})({e});")
+        types.append(out)
+        op_vals.append(out)
+    struct = f"burn_idx{words}"
+    params = [f"{struct} p"]
+    params += [f"{dialect.ptr(op_vals[j])} out{q}" for q, j in enumerate(outputs)]
+    params += [f"{dialect.ptr(t, const=True)} in{k}" for k, t in enumerate(in_dtypes)]
+    params += [f"const {c(d)} p{i}" for i, d in enumerate(param_dtypes)]
+    lines = [f"{dialect.kernel_decl(name, params)} {{",
+             f"  int i = {dialect.global_id};",
+             "  if (i >= p.v[0]) return;"]
+    if n_in:
+        lines += ["  int nd = p.v[1];",
+                  f"  int c[{MAX_DIMS}];",
+                  "  if (nd > 0) {",
+                  "    int r = i;",
+                  f"    for (int d = {MAX_DIMS - 1}; d >= 0; --d) {{",
+                  "      if (d < nd) { int s = p.v[2 + d]; c[d] = r % s; r /= s; } else c[d] = 0;",
+                  "    }",
+                  "  }"]
+    for k, t in enumerate(in_dtypes):
+        b = 2 + MAX_DIMS + k * (2 + MAX_DIMS)
+        lines += [f"  int j{k} = p.v[{b}];",
+                  f"  if (p.v[{b + 1}] == 0) j{k} += i;",
+                  f"  else if (p.v[{b + 1}] == 2) for (int d = 0; d < nd; ++d) j{k} += c[d] * p.v[{b + 2} + d];",
+                  f"  {c(t)} x{k} = in{k}[j{k}];"]
+    lines += body
+    lines += [f"  out{q}[i] = v{j};" for q, j in enumerate(outputs)]
+    lines.append("}")
+    src = "\n".join(lines)
+    return RenderedKernel(name, src, tuple(helpers), tuple(op_vals[j] for j in outputs), tuple(param_dtypes),
+                          words)
+
+
+def program_source(kernels, dialect: Dialect, extra: str = "") -> str:
+    """One program holding ``kernels`` (RenderedKernel), their helpers and index structs.
+
+    Example:
+        >>> from burn.codegen import OPENCL
+        >>> k = render_group("k", [("remainder", {}, [("in", 0), ("in", 1)])], ["int32"] * 2, [0], OPENCL)
+        >>> assert "burn_remainder_int32" in program_source([k], OPENCL)
+    """
+    parts = [dialect.preamble]
+    if any(_k(d) == "f" and DTYPE_INFO[d][1] == 8 for k in kernels for d in k.out_dtypes + k.param_dtypes) \
+            or "double" in "".join(k.source for k in kernels):
+        if dialect.name == "opencl":
+            parts.append("#pragma OPENCL EXTENSION cl_khr_fp64 : enable")
+    if dialect.name == "opencl" and "half" in "".join(k.source for k in kernels):
+        parts.append("#pragma OPENCL EXTENSION cl_khr_fp16 : enable")
+    seen_words, seen_helpers = set(), set()
+    for k in kernels:
+        if k.words not in seen_words:
+            seen_words.add(k.words)
+            parts.append(f"typedef struct {{ int v[{k.words}]; }} burn_idx{k.words};")
+        for h in k.helpers:
+            if h not in seen_helpers:
+                seen_helpers.add(h)
+                parts.append(_helper_source(h[0], h[1], dialect))
+    parts.append(extra)
+    parts += [k.source for k in kernels]
+    return "\n".join(p for p in parts if p)

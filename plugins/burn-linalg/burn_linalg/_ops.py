@@ -1,0 +1,671 @@
+"""The extension ops of burn.linalg: reference definitions, ``.meta`` and ``.backward`` rules.
+
+Each op is a :func:`burn.backend_extension` named ``linalg::<name>``. Tensor
+operands are positional, options are keywords (the public functions in
+:mod:`burn_linalg._api` always pass them, normalized). Kernels live per
+backend in their own modules (``_flex``) and are registered by the plugin's
+``burn_register_kernels`` hook.
+
+Backward rules are the standard matrix-calculus results for real matrices
+(Giles 2008, Murray 2016 for Cholesky, Townsend 2016 for the SVD, Walter &
+Lehmann 2018 for QR), written with burn ops and with these same extension
+ops, so they run on whichever backend the forward ran on.
+
+Degenerate spectra. The gradients of singular vectors (svd) and
+eigenvectors (eigh) contain 1/(s_j^2 - s_i^2) and 1/(w_j - w_i): they do not
+exist where values repeat, because the vectors are then not unique. We zero
+those terms where the gap is below ``k * eps * max|value|`` instead of
+returning inf/nan; the result is the exact gradient of any loss that is
+invariant to the choice of basis inside a repeated eigenspace (e.g. one
+that uses the projector ``V V^T``), and otherwise not meaningful. Gradients
+of the values alone (svdvals, eigvalsh) are always well defined.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+import burn
+from burn import DTypeError, ShapeError, TensorMeta
+
+from ._errors import LinAlgError  # noqa: F401  (re-exported for kernels of other backends)
+
+# -- meta helpers -------------------------------------------------------------------------------
+
+
+def _desc(m) -> str:
+    return f"shape={tuple(m.shape)} dtype={m.dtype}"
+
+
+def _floating(op, *metas):
+    for m in metas:
+        if m.dtype.is_complex:
+            raise DTypeError(f"linalg::{op}: complex input ({_desc(m)}) is not supported yet; "
+                             f"burn.linalg handles real floating tensors")
+        if not m.dtype.is_floating:
+            raise DTypeError(f"linalg::{op}: needs a floating tensor, got {_desc(m)}; "
+                             f"cast it with x.astype(burn.float64) (or burn.float32)")
+    for m in metas[1:]:
+        if m.dtype is not metas[0].dtype:
+            raise DTypeError(f"linalg::{op}: operands have different dtypes ({_desc(metas[0])}, "
+                             f"{_desc(m)}); cast one with .astype(...)")
+
+
+def _matrix(op, m, name="a"):
+    if len(m.shape) < 2:
+        raise ShapeError(f"linalg::{op}: {name} must have at least 2 dimensions (..., M, N), got {_desc(m)}")
+
+
+def _square(op, m, name="a"):
+    _matrix(op, m, name)
+    if m.shape[-1] != m.shape[-2]:
+        raise ShapeError(f"linalg::{op}: {name} must be square in its last two dimensions "
+                         f"(..., N, N), got {_desc(m)}")
+
+
+def _batch(op, *shapes_and_metas):
+    """numpy broadcasting of batch shapes; ``(batch_shape, meta)`` pairs, meta for the message."""
+    try:
+        return tuple(np.broadcast_shapes(*[s for s, _ in shapes_and_metas]))
+    except ValueError:
+        ops = ", ".join(_desc(m) for _, m in shapes_and_metas)
+        raise ShapeError(f"linalg::{op}: batch dimensions cannot be broadcast together ({ops}); "
+                         f"the leading dimensions must match or be 1") from None
+
+
+def _rows_match(op, a, b, a_dim, what="rows"):
+    if b.shape[-2] != a_dim:
+        raise ShapeError(f"linalg::{op}: b must have {a_dim} {what} to match a ({_desc(a)}), "
+                         f"got b {_desc(b)}")
+
+
+def _no_reference(op):
+    def ref(x, *args, **kwargs):
+        raise burn.BackendUnavailable(
+            f"linalg::{op} has no kernel for backend '{x.device.kind}' and no reference definition in "
+            f"burn ops; kernels exist for: {', '.join(_EXT[op].backend_names()) or 'none'}. "
+            f"Move the operands with .to_device(burn.Device.flex())")
+    ref.__name__ = op
+    return ref
+
+
+_EXT: dict = {}
+
+
+def _ext(name, reference=None):
+    def deco(fn):
+        ref = fn if reference is None else reference
+        ext = burn.backend_extension(f"linalg::{name}")(ref)
+        ext.__doc__ = fn.__doc__ or ext.__doc__
+        _EXT[name] = ext
+        return ext
+    return deco
+
+
+# -- burn-op helpers for references and backward rules ----------------------------------------------
+
+def _T(x):
+    return burn.matrix_transpose(x)
+
+
+def _sum_to(g, shape):
+    """The adjoint of broadcasting: sum ``g`` down to ``shape``."""
+    shape = tuple(shape)
+    if tuple(g.shape) == shape:
+        return g
+    lead = g.ndim - len(shape)
+    axes = tuple(range(lead)) + tuple(i + lead for i, s in enumerate(shape) if s == 1 and g.shape[i + lead] != 1)
+    return burn.sum(g, axis=axes, keepdims=True).reshape(shape)
+
+
+def _eye(n, like):
+    return burn.eye(n, dtype=like.dtype, device=like.device)
+
+
+def _diag_embed(v):
+    return v[..., None, :] * _eye(v.shape[-1], v)
+
+
+def _sym(x):
+    return (x + _T(x)) * 0.5
+
+
+def _inv_gaps(d, scale, k):
+    """Entry-wise 1/d with 0 where |d| is below k * eps * scale (degenerate pairs and the diagonal)."""
+    eps = float(np.finfo(np.float32 if d.dtype.itemsize <= 4 else np.float64).eps)
+    tol = scale * (eps * max(k, 1)) + float(np.finfo(np.float64).tiny)
+    ok = burn.abs(d) > tol
+    return burn.where(ok, 1.0 / burn.where(ok, d, burn.ones_like(d)), burn.zeros_like(d))
+
+
+def _selectors(m, n, offset, like):
+    """Constant 0/1 matrices R (m, L), C (L, n) with diag_offset(x)[j] = (R^T x C^T)[j, j]."""
+    r0, c0 = max(0, -offset), max(0, offset)
+    k = max(0, min(m - r0, n - c0))
+    R = np.zeros((m, k))
+    C = np.zeros((k, n))
+    j = np.arange(k)
+    R[j + r0, j] = 1
+    C[j, j + c0] = 1
+    return (burn.tensor(R, dtype=like.dtype, device=like.device),
+            burn.tensor(C, dtype=like.dtype, device=like.device))
+
+
+# -- diagonal -----------------------------------------------------------------------------------------
+
+def _diagonal_ref(x, *, offset=0):
+    R, C = _selectors(x.shape[-2], x.shape[-1], offset, x)
+    return burn.sum((_T(R) @ x) * C, axis=-1)
+
+
+@_ext("diagonal", _diagonal_ref)
+def diagonal_op():
+    """``linalg::diagonal``: the ``offset`` diagonal of the last two axes."""
+
+
+@diagonal_op.meta
+def _(x, *, offset=0):
+    _matrix("diagonal", x, "x")
+    m, n = x.shape[-2:]
+    k = max(0, min(m - max(0, -offset), n - max(0, offset)))
+    return TensorMeta(tuple(x.shape[:-2]) + (k,), x.dtype)
+
+
+@diagonal_op.backward
+def _(ctx, g):
+    (x,) = ctx.inputs
+    R, C = _selectors(x.shape[-2], x.shape[-1], ctx.kwargs.get("offset", 0), g)
+    return ((R * g[..., None, :]) @ C,)
+
+
+# -- solve / inv / det / slogdet ------------------------------------------------------------------
+
+
+@_ext("solve", _no_reference("solve"))
+def solve_op():
+    """``linalg::solve``: X with A X = B, A (..., N, N), B (..., N, K)."""
+
+
+@solve_op.meta
+def _(a, b):
+    _floating("solve", a, b)
+    _square("solve", a)
+    _matrix("solve", b, "b")
+    _rows_match("solve", a, b, a.shape[-1])
+    return TensorMeta(_batch("solve", (a.shape[:-2], a), (b.shape[:-2], b)) + tuple(b.shape[-2:]), a.dtype)
+
+
+@solve_op.backward
+def _(ctx, g):
+    a, b = ctx.inputs
+    x = ctx.out
+    gb = solve_op(_T(a), g)
+    ga = -(gb @ _T(x))
+    return _sum_to(ga, a.shape), _sum_to(gb, b.shape)
+
+
+@_ext("inv", _no_reference("inv"))
+def inv_op():
+    """``linalg::inv``."""
+
+
+@inv_op.meta
+def _(a):
+    _floating("inv", a)
+    _square("inv", a)
+    return TensorMeta(tuple(a.shape), a.dtype)
+
+
+@inv_op.backward
+def _(ctx, g):
+    xt = _T(ctx.out)
+    return (-(xt @ g @ xt),)
+
+
+@_ext("det", _no_reference("det"))
+def det_op():
+    """``linalg::det``."""
+
+
+@det_op.meta
+def _(a):
+    _floating("det", a)
+    _square("det", a)
+    return TensorMeta(tuple(a.shape[:-2]), a.dtype)
+
+
+@det_op.backward
+def _(ctx, g):
+    # d det = det * tr(A^-1 dA): needs A invertible (a singular A raises at the flush)
+    (a,) = ctx.inputs
+    return ((g * ctx.out)[..., None, None] * _T(inv_op(a)),)
+
+
+@_ext("slogdet", _no_reference("slogdet"))
+def slogdet_op():
+    """``linalg::slogdet``: (sign, log|det|)."""
+
+
+@slogdet_op.meta
+def _(a):
+    _floating("slogdet", a)
+    _square("slogdet", a)
+    m = TensorMeta(tuple(a.shape[:-2]), a.dtype)
+    return (m, m)
+
+
+@slogdet_op.backward
+def _(ctx, gsign, glog):
+    (a,) = ctx.inputs
+    return (glog[..., None, None] * _T(inv_op(a)),)
+
+
+# -- cholesky ---------------------------------------------------------------------------------------
+
+def _cholesky_ref(a, *, upper=False):
+    # Cholesky-Banachiewicz, one column per step, in burn ops (any backend)
+    n = a.shape[-1]
+    cols = []
+    for j in range(n):
+        if j:
+            Lj = burn.stack(cols, axis=-1)            # (..., n, j): columns so far
+            c = a[..., :, j] - burn.sum(Lj * Lj[..., j:j + 1, :], axis=-1)
+        else:
+            c = a[..., :, 0]
+        d = burn.sqrt(c[..., j:j + 1])
+        mask = burn.tensor(np.arange(n) >= j, device=a.device)
+        cols.append(burn.where(mask, c / d, burn.zeros_like(c)))
+    L = burn.stack(cols, axis=-1)
+    return _T(L) if upper else L
+
+
+@_ext("cholesky", _cholesky_ref)
+def cholesky_op():
+    """``linalg::cholesky``."""
+
+
+@cholesky_op.meta
+def _(a, *, upper=False):
+    _floating("cholesky", a)
+    _square("cholesky", a)
+    return TensorMeta(tuple(a.shape), a.dtype)
+
+
+@cholesky_op.backward
+def _(ctx, g):
+    # Murray (2016): A_bar = sym(L^-T Phi(L^T L_bar) L^-1), Phi = lower triangle with half diagonal
+    L = ctx.out
+    if ctx.kwargs.get("upper", False):
+        L, g = _T(L), _T(g)
+    P = burn.tril(_T(L) @ g)
+    P = P - 0.5 * _diag_embed(diagonal_op(P, offset=0))
+    Y = solve_triangular_op(L, P, trans=1, lower=True, unit_diagonal=False)           # L^-T P
+    Z = _T(solve_triangular_op(L, _T(Y), trans=1, lower=True, unit_diagonal=False))   # ... L^-1
+    return (_sym(Z),)
+
+
+# -- qr --------------------------------------------------------------------------------------------
+
+
+@_ext("qr", _no_reference("qr"))
+def qr_op():
+    """``linalg::qr``."""
+
+
+@qr_op.meta
+def _(a, *, mode="reduced"):
+    _floating("qr", a)
+    _matrix("qr", a)
+    b, (m, n) = tuple(a.shape[:-2]), a.shape[-2:]
+    k = min(m, n)
+    if mode == "reduced":
+        return (TensorMeta(b + (m, k), a.dtype), TensorMeta(b + (k, n), a.dtype))
+    if mode == "complete":
+        return (TensorMeta(b + (m, m), a.dtype), TensorMeta(b + (m, n), a.dtype))
+    return TensorMeta(b + (k, n), a.dtype)
+
+
+def _copyltu(M):
+    return burn.tril(M) + _T(burn.tril(M, k=-1))
+
+
+def _qr_bw_tall(Q, R, gQ, gR):
+    # m >= n (Walter & Lehmann): A_bar = (Q_bar + Q copyltu(M)) R^-T, M = R R_bar^T - Q_bar^T Q
+    M = R @ _T(gR) - _T(gQ) @ Q
+    b = gQ + Q @ _copyltu(M)
+    return _T(solve_triangular_op(R, _T(b), trans=0, lower=False, unit_diagonal=False))
+
+
+@qr_op.backward
+def _(ctx, *grads):
+    (a,) = ctx.inputs
+    mode = ctx.kwargs.get("mode", "reduced")
+    m, n = a.shape[-2:]
+    if mode == "complete" and m > n:
+        raise burn.AutodiffError(
+            f"linalg::qr: no gradient for mode='complete' with more rows than columns ({_desc(a)}): "
+            f"the extra columns of Q are not unique; use mode='reduced'")
+    if mode == "r":
+        Q, R = qr_op(a, mode="reduced")
+        gQ, gR = burn.zeros_like(Q), grads[0]
+    else:
+        (Q, R), (gQ, gR) = ctx.outputs, grads
+    if m >= n:
+        return (_qr_bw_tall(Q, R, gQ, gR),)
+    # wide: A = [X | Y], R = [U | V]; X = Q U is a square QR, Y = Q V
+    Y, U, gU, gV = a[..., :, m:], R[..., :, :m], gR[..., :, :m], gR[..., :, m:]
+    gX = _qr_bw_tall(Q, U, gQ + Y @ _T(gV), gU)
+    return (burn.concat([gX, Q @ gV], axis=-1),)
+
+
+# -- svd / svdvals ------------------------------------------------------------------------------------
+
+
+@_ext("svd", _no_reference("svd"))
+def svd_op():
+    """``linalg::svd``."""
+
+
+@svd_op.meta
+def _(a, *, full_matrices=True):
+    _floating("svd", a)
+    _matrix("svd", a)
+    b, (m, n) = tuple(a.shape[:-2]), a.shape[-2:]
+    k = min(m, n)
+    return (TensorMeta(b + (m, m if full_matrices else k), a.dtype), TensorMeta(b + (k,), a.dtype),
+            TensorMeta(b + (n if full_matrices else k, n), a.dtype))
+
+
+@svd_op.backward
+def _(ctx, gU, gS, gVh):
+    (a,) = ctx.inputs
+    U, S, Vh = ctx.outputs
+    m, n = a.shape[-2:]
+    k = min(m, n)
+    if ctx.kwargs.get("full_matrices", True) and m != n:
+        # the extra singular vectors are not unique: only the reduced part has a gradient
+        U, Vh, gU, gVh = U[..., :, :k], Vh[..., :k, :], gU[..., :, :k], gVh[..., :k, :]
+    V, gV = _T(Vh), _T(gVh)
+    S2 = S * S
+    F = _inv_gaps(S2[..., None, :] - S2[..., :, None],
+                  burn.max(S2, axis=-1, keepdims=True)[..., None], k)   # F_ij = 1/(s_j^2 - s_i^2)
+    UtgU, VtgV = _T(U) @ gU, _T(V) @ gV
+    J = F * (UtgU - _T(UtgU))
+    K = F * (VtgV - _T(VtgV))
+    inner = _diag_embed(gS) + J * S[..., None, :] + S[..., :, None] * K
+    ga = U @ inner @ Vh
+    if m > k or n > k:
+        smax = burn.max(S, axis=-1, keepdims=True)
+        inv_s = _inv_gaps(S, smax, max(m, n))
+        if m > k:    # (I - U U^T) U_bar S^-1 V^T
+            ga = ga + ((gU - U @ UtgU) * inv_s[..., None, :]) @ Vh
+        if n > k:    # U S^-1 V_bar^T (I - V V^T)
+            ga = ga + U @ (inv_s[..., :, None] * _T(gV - V @ VtgV))
+    return (ga,)
+
+
+@_ext("svdvals", _no_reference("svdvals"))
+def svdvals_op():
+    """``linalg::svdvals``."""
+
+
+@svdvals_op.meta
+def _(a):
+    _floating("svdvals", a)
+    _matrix("svdvals", a)
+    return TensorMeta(tuple(a.shape[:-2]) + (min(a.shape[-2:]),), a.dtype)
+
+
+@svdvals_op.backward
+def _(ctx, gS):
+    (a,) = ctx.inputs
+    U, _, Vh = svd_op(a, full_matrices=False)
+    return (U @ (gS[..., :, None] * Vh),)
+
+
+# -- eigh / eigvalsh -----------------------------------------------------------------------------------
+
+
+@_ext("eigh", _no_reference("eigh"))
+def eigh_op():
+    """``linalg::eigh``."""
+
+
+@eigh_op.meta
+def _(a, *, UPLO="L"):
+    _floating("eigh", a)
+    _square("eigh", a)
+    return (TensorMeta(tuple(a.shape[:-1]), a.dtype), TensorMeta(tuple(a.shape), a.dtype))
+
+
+@eigh_op.backward
+def _(ctx, gw, gV):
+    # A_bar = V (diag(w_bar) + F o (V^T V_bar)) V^T, F_ij = 1/(w_j - w_i); symmetric, as A is
+    w, V = ctx.outputs
+    k = w.shape[-1]
+    F = _inv_gaps(w[..., None, :] - w[..., :, None],
+                  burn.max(burn.abs(w), axis=-1, keepdims=True)[..., None], k)
+    inner = _diag_embed(gw) + F * (_T(V) @ gV)
+    return (_sym(V @ inner @ _T(V)),)
+
+
+@_ext("eigvalsh", _no_reference("eigvalsh"))
+def eigvalsh_op():
+    """``linalg::eigvalsh``."""
+
+
+@eigvalsh_op.meta
+def _(a, *, UPLO="L"):
+    _floating("eigvalsh", a)
+    _square("eigvalsh", a)
+    return TensorMeta(tuple(a.shape[:-1]), a.dtype)
+
+
+@eigvalsh_op.backward
+def _(ctx, gw):
+    (a,) = ctx.inputs
+    _, V = eigh_op(a, UPLO=ctx.kwargs.get("UPLO", "L"))
+    return ((V * gw[..., None, :]) @ _T(V),)
+
+
+# -- pinv / lstsq ------------------------------------------------------------------------------------
+
+
+@_ext("pinv", _no_reference("pinv"))
+def pinv_op():
+    """``linalg::pinv``."""
+
+
+@pinv_op.meta
+def _(a, *, rcond, hermitian=False):
+    _floating("pinv", a)
+    _matrix("pinv", a)
+    return TensorMeta(tuple(a.shape[:-2]) + (a.shape[-1], a.shape[-2]), a.dtype)
+
+
+def _pinv_grad(a, P, gP):
+    Pt, gPt = _T(P), _T(gP)
+    ga = -(Pt @ gP @ Pt)
+    ga = ga + (gPt - a @ (P @ gPt)) @ (P @ Pt)          # (I - A P) gP^T P P^T
+    ga = ga + (Pt @ P) @ (gPt - (gPt @ P) @ a)          # P^T P gP^T (I - P A)
+    return ga
+
+
+@pinv_op.backward
+def _(ctx, g):
+    (a,) = ctx.inputs
+    return (_pinv_grad(a, ctx.out, g),)
+
+
+@_ext("lstsq", _no_reference("lstsq"))
+def lstsq_op():
+    """``linalg::lstsq``: the minimum-norm least-squares solution X of A X ~ B."""
+
+
+@lstsq_op.meta
+def _(a, b, *, rcond):
+    _floating("lstsq", a, b)
+    _matrix("lstsq", a)
+    _matrix("lstsq", b, "b")
+    _rows_match("lstsq", a, b, a.shape[-2])
+    batch = _batch("lstsq", (a.shape[:-2], a), (b.shape[:-2], b))
+    return TensorMeta(batch + (a.shape[-1], b.shape[-1]), a.dtype)
+
+
+@lstsq_op.backward
+def _(ctx, g):
+    # X = pinv(A) B (what gelsd computes): differentiate through the pseudo-inverse
+    a, b = ctx.inputs
+    P = pinv_op(a, rcond=ctx.kwargs["rcond"], hermitian=False)
+    gb = _T(P) @ g
+    ga = _pinv_grad(a, P, g @ _T(b))
+    return _sum_to(ga, a.shape), _sum_to(gb, b.shape)
+
+
+# -- lu / lu_factor / lu_solve ----------------------------------------------------------------------------
+
+
+@_ext("lu", _no_reference("lu"))
+def lu_op():
+    """``linalg::lu``: P, L, U with A = P L U (scipy.linalg.lu)."""
+
+
+@lu_op.meta
+def _(a, *, permute_l=False):
+    _floating("lu", a)
+    _matrix("lu", a)
+    b, (m, n) = tuple(a.shape[:-2]), a.shape[-2:]
+    k = min(m, n)
+    L, U = TensorMeta(b + (m, k), a.dtype), TensorMeta(b + (k, n), a.dtype)
+    return (L, U) if permute_l else (TensorMeta(b + (m, m), a.dtype), L, U)
+
+
+def _lu_grad(P, L, U, gL, gU):
+    # square A = P L U: A_bar = P L^-T (tril_-1(L^T L_bar) + triu(U_bar U^T)) U^-T
+    M = burn.tril(_T(L) @ gL, k=-1) + burn.triu(gU @ _T(U))
+    X = solve_triangular_op(L, M, trans=1, lower=True, unit_diagonal=True)
+    Y = _T(solve_triangular_op(U, _T(X), trans=0, lower=False, unit_diagonal=False))
+    return P @ Y
+
+
+def _need_square(op, a):
+    if a.shape[-1] != a.shape[-2]:
+        raise burn.AutodiffError(f"linalg::{op}: the gradient is implemented for square matrices only, "
+                                 f"got {_desc(a)}")
+
+
+@lu_op.backward
+def _(ctx, *grads):
+    (a,) = ctx.inputs
+    _need_square("lu", a)
+    if ctx.kwargs.get("permute_l", False):
+        P, L, U = lu_op(a, permute_l=False)
+        gPL, gU = grads
+        return (_lu_grad(P, L, U, _T(P) @ gPL, gU),)
+    P, L, U = ctx.outputs
+    return (_lu_grad(P, L, U, grads[1], grads[2]),)
+
+
+@_ext("lu_factor", _no_reference("lu_factor"))
+def lu_factor_op():
+    """``linalg::lu_factor``: (LU packed, pivots) as scipy.linalg.lu_factor."""
+
+
+@lu_factor_op.meta
+def _(a):
+    _floating("lu_factor", a)
+    _square("lu_factor", a)
+    return (TensorMeta(tuple(a.shape), a.dtype), TensorMeta(tuple(a.shape[:-1]), burn.int32))
+
+
+@lu_factor_op.backward
+def _(ctx, glu, gpiv):
+    (a,) = ctx.inputs
+    P, L, U = lu_op(a, permute_l=False)
+    return (_lu_grad(P, L, U, burn.tril(glu, k=-1), burn.triu(glu)),)
+
+
+@_ext("lu_solve", _no_reference("lu_solve"))
+def lu_solve_op():
+    """``linalg::lu_solve``: solve A X = B (trans=0) or A^T X = B (trans=1) from lu_factor's output."""
+
+
+@lu_solve_op.meta
+def _(lu, piv, b, *, trans=0):
+    _floating("lu_solve", lu, b)
+    _square("lu_solve", lu, "lu")
+    _matrix("lu_solve", b, "b")
+    if not piv.dtype.is_integer or len(piv.shape) < 1 or piv.shape[-1] != lu.shape[-1]:
+        raise ShapeError(f"linalg::lu_solve: piv must be an integer tensor of shape (..., {lu.shape[-1]}) "
+                         f"as returned by lu_factor, got {_desc(piv)}")
+    _rows_match("lu_solve", lu, b, lu.shape[-1])
+    batch = _batch("lu_solve", (lu.shape[:-2], lu), (piv.shape[:-1], piv), (b.shape[:-2], b))
+    return TensorMeta(batch + tuple(b.shape[-2:]), b.dtype)
+
+
+@lu_solve_op.backward
+def _(ctx, g):
+    lu, piv, b = ctx.inputs
+    trans = ctx.kwargs.get("trans", 0)
+    x = ctx.out
+    gb = lu_solve_op(lu, piv, g, trans=1 - trans)
+    L = burn.tril(lu, k=-1) + _eye(lu.shape[-1], lu)
+    U = burn.triu(lu)
+
+    def lt_ut(y):   # L^-T U^-T y  (= P^T A^-T y)
+        z = solve_triangular_op(U, y, trans=1, lower=False, unit_diagonal=False)
+        return solve_triangular_op(L, z, trans=1, lower=True, unit_diagonal=True)
+
+    # P^T A_bar, with A = P L U; A_bar = -A^-T g x^T (trans=0) or -x (A^-1 g)^T (trans=1)
+    PtgA = -(lt_ut(g) @ _T(x)) if trans == 0 else -(lt_ut(b) @ _T(gb))
+    glu = burn.tril(PtgA @ _T(U), k=-1) + burn.triu(_T(L) @ PtgA)
+    return _sum_to(glu, lu.shape), None, _sum_to(gb, b.shape)
+
+
+# -- solve_triangular ----------------------------------------------------------------------------------
+
+def _solve_triangular_ref(a, b, *, trans=0, lower=False, unit_diagonal=False):
+    # substitution, one row per step, in burn ops (any backend)
+    if trans:
+        a, lower = _T(a), not lower
+    n = a.shape[-1]
+    rows = [None] * n
+    order = range(n) if lower else range(n - 1, -1, -1)
+    done = []
+    for i in order:
+        r = b[..., i, :]
+        if done:
+            idx = done
+            coeffs = burn.stack([a[..., i, j] for j in idx], axis=-1)          # (..., len)
+            xs = burn.stack([rows[j] for j in idx], axis=-2)                    # (..., len, k)
+            r = r - burn.sum(coeffs[..., :, None] * xs, axis=-2)
+        rows[i] = r if unit_diagonal else r / a[..., i, i][..., None]
+        done.append(i)
+    return burn.stack(rows, axis=-2)
+
+
+@_ext("solve_triangular", _solve_triangular_ref)
+def solve_triangular_op():
+    """``linalg::solve_triangular``."""
+
+
+@solve_triangular_op.meta
+def _(a, b, *, trans=0, lower=False, unit_diagonal=False):
+    _floating("solve_triangular", a, b)
+    _square("solve_triangular", a)
+    _matrix("solve_triangular", b, "b")
+    _rows_match("solve_triangular", a, b, a.shape[-1])
+    batch = _batch("solve_triangular", (a.shape[:-2], a), (b.shape[:-2], b))
+    return TensorMeta(batch + tuple(b.shape[-2:]), b.dtype)
+
+
+@solve_triangular_op.backward
+def _(ctx, g):
+    a, b = ctx.inputs
+    kw = ctx.kwargs
+    trans, lower, unit = kw.get("trans", 0), kw.get("lower", False), kw.get("unit_diagonal", False)
+    x = ctx.out
+    gb = solve_triangular_op(a, g, trans=1 - trans, lower=lower, unit_diagonal=unit)
+    ga = -(gb @ _T(x)) if trans == 0 else -(x @ _T(gb))
+    k = (-1 if lower else 1) if unit else 0
+    ga = burn.tril(ga, k=k) if lower else burn.triu(ga, k=k)
+    return _sum_to(ga, a.shape), _sum_to(gb, b.shape)

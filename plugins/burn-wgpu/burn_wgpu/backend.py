@@ -1,0 +1,103 @@
+"""The wgpu backend: OpenCL devices through PyOpenCL."""
+from __future__ import annotations
+
+import numpy as np
+
+import burn
+from burn.errors import BackendUnavailable, DTypeError
+
+from . import runtime
+from .tensor import NUMPY, WTensor
+
+
+class WgpuBackend(burn.Backend):
+    """Serves ``burn.Device.wgpu(i)``: the i-th OpenCL device, GPUs first.
+
+    Native arrays are :class:`burn_wgpu.tensor.WTensor` views of pooled buffers.
+    """
+
+    name = "wgpu"
+    owns_memory = True
+
+    def __init__(self):
+        self._devices = runtime.list_devices()
+
+    # -- devices ----------------------------------------------------------------
+    def device_indices(self):
+        return list(range(len(self._devices)))
+
+    def unavailable_reason(self, index):
+        if not self._devices:
+            return ("no OpenCL device found (install a GPU driver with OpenCL support, or "
+                    "pip install burn-wgpu[pocl] for PoCL's CPU device)")
+        if index >= len(self._devices):
+            return f"there are {len(self._devices)} OpenCL devices here (wgpu:0..wgpu:{len(self._devices) - 1})"
+        return None
+
+    def is_accelerator(self, index):
+        # an OpenCL CPU device (PoCL) is never the default: flex is faster on a CPU
+        return index < len(self._devices) and runtime.device_kind(self._devices[index]) != "CPU"
+
+    def describe_devices(self):
+        if not self._devices:
+            return ["wgpu: no OpenCL device (" + self.unavailable_reason(0) + ")"]
+        out = []
+        for i, d in enumerate(self._devices):
+            ext = d.extensions.split()
+            dts = "float32, ints, bool" + (", float64" if "cl_khr_fp64" in ext else "") + \
+                  (", float16" if "cl_khr_fp16" in ext else "")
+            out.append(f"wgpu:{i} {d.name.strip()} [{runtime.device_kind(d)}] ({d.platform.name.strip()}, "
+                       f"driver {d.driver_version}, {d.max_compute_units} compute units, "
+                       f"{d.global_mem_size // 2 ** 20} MiB; {dts})")
+        return out
+
+    def _dc(self, index):
+        if self.unavailable_reason(index):
+            raise BackendUnavailable(f"wgpu:{index}: {self.unavailable_reason(index)}")
+        return runtime.context(index)
+
+    # -- data -------------------------------------------------------------------
+    def native_dtype(self, dtype):
+        if dtype.name not in NUMPY:
+            raise DTypeError(f"wgpu: dtype {dtype} is not supported (supported: {', '.join(NUMPY)})")
+        return dtype.name
+
+    def from_numpy(self, array, dtype, index):
+        from .kernels import upload
+        arr = np.asarray(array)
+        name = dtype.name if dtype is not None else burn.as_dtype(arr.dtype).name
+        self.native_dtype(burn.as_dtype(name))
+        return upload(self._dc(index), arr, name)
+
+    def to_numpy(self, native, index):
+        from .kernels import download
+        if isinstance(native, WTensor):
+            return download(native)
+        return np.asarray(native)
+
+    def from_dlpack(self, obj, index):
+        return self.from_numpy(np.from_dlpack(obj), None, index)
+
+    def to_dlpack_source(self, native, index):
+        return self.to_numpy(native, index)
+
+    # -- execution --------------------------------------------------------------
+    def compile_group(self, group):
+        from .fused import compile_group
+        return compile_group(group)
+
+    def sync(self, index):
+        runtime.context(index).finish()
+
+    def stats(self, index=0) -> dict:
+        """Counters of device ``index``: kernel launches, programs compiled from source, loaded from disk."""
+        return dict(runtime.context(index).stats)
+
+    # -- memory -----------------------------------------------------------------
+    def memory_stats(self, index):
+        return runtime.context(index).pool.stats()
+
+    def memory_cleanup(self, index):
+        dc = runtime.context(index)
+        dc.finish()
+        dc.pool.cleanup()

@@ -1,0 +1,236 @@
+"""OpenCL C of the kernels that are not element-wise, one program per dtype.
+
+Each dtype's program holds its reductions, scans, matmul, creation kernels
+and the strided write used by slicing gradients, padding and concatenation;
+sizes, strides and offsets are run-time arguments, so a program is compiled
+once per dtype and device (then loaded from the disk cache).
+"""
+from __future__ import annotations
+
+from functools import lru_cache
+
+from burn.codegen import MAX_DIMS, OPENCL, param_words
+
+TILE = 64          # matmul tile (rows and columns of C per work-group)
+TK = 16            # matmul depth per tile
+WPT = 4            # matmul: each work-item computes WPT x WPT values of C
+
+
+def _k(dtype):
+    return "f" if dtype.startswith("float") else "b" if dtype == "bool" else "u" if dtype == "uint8" else "i"
+
+
+def _reduce_src(T, t, fp64):
+    k = _k(t)
+    acc_int = "long"
+    out = []
+    # sum / prod: integers and bool accumulate in int64 (numpy's rule); floats in their own
+    # type with Kahan compensation, so long rows stay within float32 tolerance
+    if k == "f":
+        out.append(f"""
+__kernel void reduce_sum(int M, int R, __global {T}* out, __global const {T}* in, int off) {{
+  int m = get_global_id(0); if (m >= M) return;
+  __global const {T}* p = in + off + (long)m * R;
+  {T} s = 0, c = 0;
+  for (int r = 0; r < R; ++r) {{ {T} y = p[r] - c; {T} t = s + y; c = (t - s) - y; s = t; }}
+  out[m] = s;
+}}
+__kernel void reduce_prod(int M, int R, __global {T}* out, __global const {T}* in, int off) {{
+  int m = get_global_id(0); if (m >= M) return;
+  __global const {T}* p = in + off + (long)m * R;
+  {T} s = 1; for (int r = 0; r < R; ++r) s *= p[r]; out[m] = s;
+}}""")
+    else:
+        out.append(f"""
+__kernel void reduce_sum(int M, int R, __global long* out, __global const {T}* in, int off) {{
+  int m = get_global_id(0); if (m >= M) return;
+  __global const {T}* p = in + off + (long)m * R;
+  {acc_int} s = 0; for (int r = 0; r < R; ++r) s += p[r]; out[m] = s;
+}}
+__kernel void reduce_prod(int M, int R, __global long* out, __global const {T}* in, int off) {{
+  int m = get_global_id(0); if (m >= M) return;
+  __global const {T}* p = in + off + (long)m * R;
+  {acc_int} s = 1; for (int r = 0; r < R; ++r) s *= p[r]; out[m] = s;
+}}""")
+    nan = (lambda v: f"isnan({v})") if k == "f" else (lambda v: "0")
+    for name, cmp in (("max", ">"), ("min", "<")):
+        out.append(f"""
+__kernel void reduce_{name}(int M, int R, __global {T}* out, __global const {T}* in, int off) {{
+  int m = get_global_id(0); if (m >= M) return;
+  __global const {T}* p = in + off + (long)m * R;
+  {T} b = p[0];
+  for (int r = 1; r < R; ++r) {{ {T} v = p[r]; if (!({nan('b')}) && ({nan('v')} || v {cmp} b)) b = v; }}
+  out[m] = b;
+}}
+__kernel void reduce_arg{name}(int M, int R, __global long* out, __global const {T}* in, int off) {{
+  int m = get_global_id(0); if (m >= M) return;
+  __global const {T}* p = in + off + (long)m * R;
+  {T} b = p[0]; long bi = 0;
+  for (int r = 1; r < R; ++r) {{ {T} v = p[r]; if (!({nan('b')}) && ({nan('v')} || v {cmp} b)) {{ b = v; bi = r; }} }}
+  out[m] = bi;
+}}""")
+    out.append(f"""
+__kernel void reduce_any(int M, int R, __global uchar* out, __global const {T}* in, int off) {{
+  int m = get_global_id(0); if (m >= M) return;
+  __global const {T}* p = in + off + (long)m * R;
+  uchar s = 0; for (int r = 0; r < R; ++r) if (p[r] != 0) {{ s = 1; break; }} out[m] = s;
+}}
+__kernel void reduce_all(int M, int R, __global uchar* out, __global const {T}* in, int off) {{
+  int m = get_global_id(0); if (m >= M) return;
+  __global const {T}* p = in + off + (long)m * R;
+  uchar s = 1; for (int r = 0; r < R; ++r) if (p[r] == 0) {{ s = 0; break; }} out[m] = s;
+}}""")
+    A = T if k == "f" else "long"
+    for name, init, opx in (("cumsum", "0", "s += p[r]"), ("cumprod", "1", "s *= p[r]")):
+        out.append(f"""
+__kernel void scan_{name}(int M, int L, __global {A}* out, __global const {T}* in, int off) {{
+  int m = get_global_id(0); if (m >= M) return;
+  __global const {T}* p = in + off + (long)m * L;
+  __global {A}* q = out + (long)m * L;
+  {A} s = {init}; for (int r = 0; r < L; ++r) {{ {opx}; q[r] = s; }}
+}}""")
+    return "\n".join(out)
+
+
+def _matmul_src(T):
+    return f"""
+__kernel __attribute__((reqd_work_group_size({TILE // WPT}, {TILE // WPT}, 1)))
+void matmul(const int M, const int N, const int K,
+            __global const {T}* A, const int offA, const int sam, const int sak, const int sab,
+            __global const {T}* B, const int offB, const int sbk, const int sbn, const int sbb,
+            __global {T}* C) {{
+  const int L = {TILE // WPT};
+  int tx = get_local_id(0), ty = get_local_id(1);
+  int bn = get_group_id(0) * {TILE}, bm = get_group_id(1) * {TILE};
+  int b = get_global_id(2);
+  __local {T} As[{TK}][{TILE}];
+  __local {T} Bs[{TK}][{TILE}];
+  {T} acc[{WPT}][{WPT}];
+  for (int i = 0; i < {WPT}; ++i) for (int j = 0; j < {WPT}; ++j) acc[i][j] = 0;
+  A += offA + (long)b * sab;
+  B += offB + (long)b * sbb;
+  int t = ty * L + tx;
+  for (int k0 = 0; k0 < K; k0 += {TK}) {{
+    for (int l = 0; l < {TILE * TK} / (L * L); ++l) {{
+      int e = t + l * L * L;
+      int mm = e / {TK}, kk = e % {TK};
+      int gm = bm + mm, gk = k0 + kk;
+      As[kk][mm] = (gm < M && gk < K) ? A[(long)gm * sam + (long)gk * sak] : ({T})0;
+      int kb = e / {TILE}, nn = e % {TILE};
+      int gn = bn + nn, gkb = k0 + kb;
+      Bs[kb][nn] = (gn < N && gkb < K) ? B[(long)gkb * sbk + (long)gn * sbn] : ({T})0;
+    }}
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int kk = 0; kk < {TK}; ++kk) {{
+      {T} a[{WPT}], c[{WPT}];
+      for (int i = 0; i < {WPT}; ++i) a[i] = As[kk][ty + L * i];
+      for (int j = 0; j < {WPT}; ++j) c[j] = Bs[kk][tx + L * j];
+      for (int i = 0; i < {WPT}; ++i) for (int j = 0; j < {WPT}; ++j) acc[i][j] += a[i] * c[j];
+    }}
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }}
+  for (int i = 0; i < {WPT}; ++i) for (int j = 0; j < {WPT}; ++j) {{
+    int gm = bm + ty + L * i, gn = bn + tx + L * j;
+    if (gm < M && gn < N) C[((long)b * M + gm) * N + gn] = acc[i][j];
+  }}
+}}"""
+
+
+def _creation_src(T, fp64):
+    F = "double" if fp64 else "float"
+    return f"""
+__kernel void arange_i(int n, __global {T}* out, long start, long step) {{
+  int i = get_global_id(0); if (i < n) out[i] = ({T})(start + (long)i * step);
+}}
+__kernel void arange_f(int n, __global {T}* out, {F} start, {F} step) {{
+  int i = get_global_id(0); if (i < n) out[i] = ({T})(start + ({F})i * step);
+}}
+__kernel void linspace(int n, __global {T}* out, {F} start, {F} step, {F} stop, int endpoint) {{
+  int i = get_global_id(0); if (i >= n) return;
+  {F} v = ({F})i * step + start;
+  if (endpoint && n > 1 && i == n - 1) v = stop;
+  out[i] = ({T})v;
+}}
+__kernel void eye(int n, __global {T}* out, int m, int k) {{
+  int i = get_global_id(0); if (i >= n) return;
+  int r = i / m, c = i % m;
+  out[i] = (c - r == k) ? ({T})1 : ({T})0;
+}}"""
+
+
+def _copy_into_src(T):
+    """dst (a strided view, input 0 of the index struct) = src (input 1, any layout)."""
+    W = param_words(2)
+    b0, b1 = 2 + MAX_DIMS, 2 + MAX_DIMS + (2 + MAX_DIMS)
+    return f"""
+__kernel void copy_into(burn_idx{W} p, __global {T}* dst, __global const {T}* src) {{
+  int i = get_global_id(0); if (i >= p.v[0]) return;
+  int nd = p.v[1];
+  int c[{MAX_DIMS}];
+  int r = i;
+  for (int d = {MAX_DIMS - 1}; d >= 0; --d) {{
+    if (d < nd) {{ int s = p.v[2 + d]; c[d] = r % s; r /= s; }} else c[d] = 0;
+  }}
+  int j0 = p.v[{b0}], j1 = p.v[{b1}];
+  if (p.v[{b0 + 1}] == 0) j0 += i; else if (p.v[{b0 + 1}] == 2) for (int d = 0; d < nd; ++d) j0 += c[d] * p.v[{b0 + 2} + d];
+  if (p.v[{b1 + 1}] == 0) j1 += i; else if (p.v[{b1 + 1}] == 2) for (int d = 0; d < nd; ++d) j1 += c[d] * p.v[{b1 + 2} + d];
+  dst[j0] = src[j1];
+}}"""
+
+
+def _coords(n_views):
+    """C statements: coordinates ``c`` of item ``i`` and offsets ``j0..`` of ``n_views`` views
+    (the index struct of burn.codegen.param_words(n_views))."""
+    lines = ["  int nd = p.v[1];", f"  int c[{MAX_DIMS}];", "  int r = i;",
+             f"  for (int d = {MAX_DIMS - 1}; d >= 0; --d) {{",
+             "    if (d < nd) { int s = p.v[2 + d]; c[d] = r % s; r /= s; } else c[d] = 0;", "  }"]
+    for k in range(n_views):
+        b = 2 + MAX_DIMS + k * (2 + MAX_DIMS)
+        lines.append(f"  int j{k} = p.v[{b}];")
+        lines.append(f"  if (p.v[{b + 1}] == 0) j{k} += i; else if (p.v[{b + 1}] == 2) "
+                     f"for (int d = 0; d < nd; ++d) j{k} += c[d] * p.v[{b + 2} + d];")
+    return "\n".join(lines)
+
+
+def _gather_src(T):
+    """take_along_axis: view 0 is x with its axis stride zeroed, view 1 the indices (int64);
+    scatter_add: one work-item per line along the axis (no atomics: deterministic sums)."""
+    W2, W3 = param_words(2), param_words(3)
+    return f"""
+typedef struct {{ int v[{W3}]; }} burn_idx{W3};
+__kernel void take_along(burn_idx{W2} p, __global {T}* out, __global const {T}* x, __global const long* idx,
+                         const int n_axis, const int st_axis) {{
+  int i = get_global_id(0); if (i >= p.v[0]) return;
+{_coords(2)}
+  long k = idx[j1]; if (k < 0) k += n_axis;
+  out[i] = x[j0 + (int)k * st_axis];
+}}
+__kernel void scatter_add(burn_idx{W3} p, __global {T}* out, __global const long* idx, __global const {T}* src,
+                          const int L, const int n_axis, const int so, const int si, const int ss) {{
+  int i = get_global_id(0); if (i >= p.v[0]) return;
+{_coords(3)}
+  for (int l = 0; l < L; ++l) {{
+    long k = idx[j1 + l * si]; if (k < 0) k += n_axis;
+    out[j0 + (int)k * so] += src[j2 + l * ss];
+  }}
+}}"""
+
+
+@lru_cache(maxsize=None)
+def library_source(dtype: str, fp64: bool) -> str:
+    """The program of the non-element-wise kernels of ``dtype``."""
+    T = OPENCL.ctype(dtype)
+    parts = []
+    if fp64:
+        parts.append("#pragma OPENCL EXTENSION cl_khr_fp64 : enable")
+    if dtype == "float16":
+        parts.append("#pragma OPENCL EXTENSION cl_khr_fp16 : enable")
+    parts.append(f"typedef struct {{ int v[{param_words(2)}]; }} burn_idx{param_words(2)};")
+    if dtype != "float16":
+        parts.append(_reduce_src(T, dtype, fp64))
+    if dtype != "bool":
+        parts.append(_matmul_src(T))
+    parts.append(_creation_src(T, fp64))
+    parts.append(_copy_into_src(T))
+    parts.append(_gather_src(T))
+    return "\n".join(parts)

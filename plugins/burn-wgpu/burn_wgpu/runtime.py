@@ -1,0 +1,188 @@
+"""OpenCL runtime: device selection, one context + in-order queue per device,
+the program cache (memory, then disk, then compile) and counted launches.
+
+Compiling is the expensive step on every OpenCL driver (PoCL: ~0.4 s per
+program on this kind of machine), so programs are cached in memory by their
+source and on disk as driver binaries keyed by (source, build options,
+device, driver version): a second process loads binaries and compiles
+nothing. ``BURN_WGPU_CACHE_DIR`` moves the disk cache (default
+``$XDG_CACHE_HOME/burn/wgpu`` or ``~/.cache/burn/wgpu``); ``BURN_WGPU_CACHE=0``
+disables it.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+
+import numpy as np
+import pyopencl as cl
+
+from burn.errors import BackendUnavailable, BurnError
+
+BUILD_OPTIONS = ""       # no fast-math: results must match flex at float32 tolerance
+_TYPE_ORDER = ((cl.device_type.GPU, "GPU"), (cl.device_type.ACCELERATOR, "accelerator"),
+               (cl.device_type.CPU, "CPU"))
+
+
+def list_devices():
+    """OpenCL devices in burn's order: GPUs, then accelerators, then CPUs (then the rest).
+
+    ``BURN_WGPU_PLATFORM`` keeps only platforms whose name contains it (case-insensitive)."""
+    want = os.environ.get("BURN_WGPU_PLATFORM", "").strip().lower()
+    try:
+        platforms = cl.get_platforms()
+    except cl.Error:
+        return []
+    found = []
+    for p in platforms:
+        if want and want not in p.name.lower():
+            continue
+        try:
+            found.extend(p.get_devices())
+        except cl.Error:
+            continue
+
+    def rank(d):
+        for i, (t, _) in enumerate(_TYPE_ORDER):
+            if d.type & t:
+                return i
+        return len(_TYPE_ORDER)
+    return sorted(found, key=rank)
+
+
+def device_kind(d) -> str:
+    for t, name in _TYPE_ORDER:
+        if d.type & t:
+            return name
+    return "other"
+
+
+def cache_dir() -> str | None:
+    if os.environ.get("BURN_WGPU_CACHE", "1") == "0":
+        return None
+    d = os.environ.get("BURN_WGPU_CACHE_DIR")
+    if not d:
+        base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+        d = os.path.join(base, "burn", "wgpu")
+    return d
+
+
+class DeviceContext:
+    """One OpenCL device: context, in-order queue, allocator, programs, counters."""
+
+    def __init__(self, device, index: int):
+        from .memory import Pool
+        self.index = index
+        self.device = device
+        self.ctx = cl.Context([device])
+        self.queue = cl.CommandQueue(self.ctx)
+        ext = device.extensions.split()
+        self.fp64 = "cl_khr_fp64" in ext
+        self.fp16 = "cl_khr_fp16" in ext
+        self.is_cpu = bool(device.type & cl.device_type.CPU)
+        self.local_size = 256 if device.max_work_group_size >= 256 else int(device.max_work_group_size)
+        self.pool = Pool(self)
+        self._programs: dict = {}
+        self._kernels: dict = {}
+        # compiles: programs built from source; disk_loads: programs loaded as binaries
+        self.stats = {"launches": 0, "compiles": 0, "disk_loads": 0}
+        ident = f"{device.name}|{device.vendor}|{device.driver_version}|{device.platform.version}|{cl.VERSION}"
+        self._ident = ident.encode()
+
+    # -- programs ---------------------------------------------------------------
+    def program(self, source: str):
+        """The built program of ``source``: memory cache, disk cache, or a compile."""
+        prg = self._programs.get(source)
+        if prg is not None:
+            return prg
+        key = hashlib.sha256(self._ident + b"\0" + BUILD_OPTIONS.encode() + b"\0" + source.encode()).hexdigest()
+        d = cache_dir()
+        path = os.path.join(d, key + ".bin") if d else None
+        if path and os.path.exists(path):
+            try:
+                with open(path, "rb") as f:
+                    binary = f.read()
+                prg = cl.Program(self.ctx, [self.device], [binary]).build(BUILD_OPTIONS)
+                self.stats["disk_loads"] += 1
+            except (cl.Error, OSError):
+                prg = None      # stale or corrupt entry: rebuild and overwrite
+        if prg is None:
+            try:
+                prg = cl.Program(self.ctx, source).build(BUILD_OPTIONS)
+            except cl.RuntimeError as e:
+                raise BurnError(f"wgpu: OpenCL compile failed on {self.device.name}: {e}\n--- source ---\n"
+                                f"{source}") from None
+            self.stats["compiles"] += 1
+            if path:
+                self._store(d, path, prg)
+        self._programs[source] = prg
+        return prg
+
+    def _store(self, d, path, prg):
+        try:
+            binary = prg.get_info(cl.program_info.BINARIES)[0]
+            os.makedirs(d, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=d, suffix=".tmp")
+            with os.fdopen(fd, "wb") as f:
+                f.write(binary)
+            os.replace(tmp, path)       # atomic: a concurrent reader never sees half a file
+        except (OSError, cl.Error):
+            pass                        # a read-only cache dir only costs recompiles
+
+    def kernel(self, source: str, name: str):
+        """A ``cl.Kernel`` (one object per (program, name), reused for every launch)."""
+        k = self._kernels.get((source, name))
+        if k is None:
+            k = self._kernels[(source, name)] = cl.Kernel(self.program(source), name)
+        return k
+
+    # -- launches ---------------------------------------------------------------
+    def launch(self, kernel, n: int, args, local: int | None = None):
+        """Run ``kernel`` over ``n`` work items (rounded up to whole work-groups)."""
+        if n <= 0:
+            return
+        ls = local or self.local_size
+        kernel.set_args(*args)
+        try:
+            cl.enqueue_nd_range_kernel(self.queue, kernel, (-(-n // ls) * ls,), (ls,))
+        except cl.Error as e:
+            raise BurnError(f"wgpu: launching kernel '{kernel.function_name}' over {n} items on "
+                            f"{self.device.name} failed: {e}") from None
+        self.stats["launches"] += 1
+
+    def launch2d(self, kernel, gsize, lsize, args):
+        kernel.set_args(*args)
+        try:
+            cl.enqueue_nd_range_kernel(self.queue, kernel, gsize, lsize)
+        except cl.Error as e:
+            raise BurnError(f"wgpu: launching kernel '{kernel.function_name}' {gsize}/{lsize} on "
+                            f"{self.device.name} failed: {e}") from None
+        self.stats["launches"] += 1
+
+    # -- transfers --------------------------------------------------------------
+    def upload(self, array: np.ndarray, buf, offset_bytes: int = 0):
+        if array.nbytes:
+            cl.enqueue_copy(self.queue, buf, np.asarray(array, order="C"), dst_offset=offset_bytes,
+                            is_blocking=True)
+
+    def download(self, buf, nbytes_offset: int, out: np.ndarray):
+        if out.nbytes:
+            cl.enqueue_copy(self.queue, out, buf, src_offset=nbytes_offset, is_blocking=True)
+        return out
+
+    def finish(self):
+        self.queue.finish()
+
+
+_CONTEXTS: dict = {}
+
+
+def context(index: int = 0) -> DeviceContext:
+    c = _CONTEXTS.get(index)
+    if c is None:
+        devs = list_devices()
+        if index >= len(devs):
+            raise BackendUnavailable(f"wgpu:{index}: there are {len(devs)} OpenCL devices here")
+        c = _CONTEXTS[index] = DeviceContext(devs[index], index)
+    return c
