@@ -77,7 +77,13 @@ class NF4Linear(Module):
 
     @classmethod
     def from_linear(cls, linear: Linear, *, block_size: int = 64, scale_block: int = 256) -> "NF4Linear":
-        """Quantize ``linear``'s weight; its bias is kept (frozen)."""
+        """Quantize ``linear``'s weight; its bias is kept (frozen).
+
+        Example:
+            >>> import burn
+            >>> q = burn.nn.NF4Linear.from_linear(burn.nn.Linear(8, 4))
+            >>> assert q.codes.shape == (32,) and q.bias.frozen
+        """
         q = quantize_nf4(linear.weight, block_size=block_size, scale_block=scale_block)
         bias = None if linear.bias is None else Parameter(linear.bias.detach(), frozen=True)
         return cls(q, bias)
@@ -137,7 +143,13 @@ class LoRALinear(Module):
         self.lora_B = Parameter(zeros((rank, self.d_out), device=dev, dtype=dtype))
 
     def delta(self):
-        """The update ``scale * A @ B`` [d_in, d_out]."""
+        """The update ``scale * A @ B`` [d_in, d_out].
+
+        Example:
+            >>> import burn
+            >>> lora = burn.nn.LoRALinear(burn.nn.Linear(5, 3), rank=2)
+            >>> assert lora.delta().shape == (5, 3) and lora.delta().abs().max().item() == 0.0
+        """
         return matmul(self.lora_A, self.lora_B) * self.scale
 
     @property
@@ -213,7 +225,7 @@ def _targets(model, targets):
         if not isinstance(targets, ParamGroup):
             raise BurnError(f"apply_lora: targets must be a burn.optim.ParamGroup or None, "
                             f"got {type(targets).__name__}")
-        selected = targets.select(model) if hasattr(targets, "select") else []
+        selected = targets.select(model)
         others = [n for n, p in selected if n not in linear_weights and p.ndim >= 2]
         if others:
             raise BurnError(f"apply_lora: targets {targets!r} select weights that are not Linear weights: "

@@ -148,11 +148,24 @@ class NF4Tensor:
         return self.nbytes / max(self.size, 1)
 
     def dequantize(self, dtype=None) -> Tensor:
-        """The weight as a float tensor (float32 unless ``dtype``) on the storage device."""
+        """The weight as a float tensor (float32 unless ``dtype``) on the storage device.
+
+        Example:
+            >>> import burn
+            >>> q = burn.nn.quant.quantize_nf4(burn.full((2, 32), -3.0))
+            >>> assert q.dequantize(burn.float64).tolist() == [[-3.0] * 32] * 2
+        """
         w = nf4_dequantize(*self.tensors, **self.attrs)
         return w if dtype is None or dt.as_dtype(dtype) is w.dtype else w.astype(dtype)
 
     def to_device(self, device) -> "NF4Tensor":
+        """The same storage on ``device`` (e.g. ``device.autodiff()``, to meet autodiff inputs).
+
+        Example:
+            >>> import burn
+            >>> ad = burn.Device.flex().autodiff()
+            >>> assert burn.nn.quant.quantize_nf4(burn.ones((4, 4))).to_device(ad).codes.device == ad
+        """
         return NF4Tensor(*(t.detach().to_device(device) for t in self.tensors), **self.attrs)
 
     def __repr__(self):

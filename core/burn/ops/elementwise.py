@@ -66,6 +66,8 @@ def _cast_meta(x, *, dtype):
 
 def _cast_backward(ctx, g):
     x = ctx.inputs[0]
+    if g.dtype.is_complex and not x.dtype.is_complex and x.dtype.is_inexact:
+        g = real(g)     # real -> complex cast: the gradient of the real input is the real part (as torch)
     return (g.astype(x.dtype) if x.dtype.is_inexact else None,)
 
 
@@ -108,8 +110,14 @@ def _unary(name, backward, *, rule=_same, floats=False, allow_bool=False, doc=""
     p = primitive(name, ELEMENTWISE, meta, differentiable=backward is not None)
     p.backward = backward
 
+    same = rule is _same
+
     def fn(x, /):
-        if not isinstance(x, Tensor):
+        if isinstance(x, Tensor):
+            h = x._h
+            if same and h.dtype.kind in "fc":       # a float in, the same float out: meta known
+                return apply(p, (x,), None, (_meta(TensorMeta, (h.shape, h.dtype, None)),))
+        else:
             from .creation import tensor
             x = tensor(x)
         if floats and not x.dtype.is_inexact:
@@ -241,23 +249,22 @@ def _scalar(value, dtype, device):
 
     ``creation.scalar`` hashes the Device (a Python ``__hash__``) on every call;
     keying by ``id(device)`` is safe because the entry keeps the device alive."""
-    key = (id(device), dtype, type(value), value)
-    e = _SCALAR_TENSORS.get(key)
-    if e is None:
-        if value != value or (value == 0 and type(value) is float and math.copysign(1.0, value) < 0):
-            # NaN would never hit; -0.0 == 0.0 must not share an entry (creation.scalar's
-            # cache would hand back +0.0, so build this one uncached)
-            from ..bridge import Handle
-            from ..graph import graph_for
-            graph = graph_for(device)
-            arr = np.asarray(value, dtype=np.float64 if dtype.is_floating and dtype.itemsize < 4 else None)
-            h = Handle((), dtype, graph, graph.backend.from_numpy(arr, dtype, device.index))
-            t = _new(Tensor)
-            t._h, t.device, t._grad, t._leaf = h, device, None, False
-            return t
-        if len(_SCALAR_TENSORS) > 4096:
-            _SCALAR_TENSORS.clear()
-        e = _SCALAR_TENSORS[key] = (device, _creation.scalar(value, dtype, device)._h)
+    if type(value) is float and (value != value or (value == 0 and math.copysign(1.0, value) < 0)):
+        # NaN would never hit; -0.0 == 0.0 must not share an entry (creation.scalar's
+        # cache would hand back +0.0 too, so build this one uncached)
+        from ..bridge import Handle
+        from ..graph import graph_for
+        graph = graph_for(device)
+        arr = np.asarray(value, dtype=np.float64 if dtype.is_floating and dtype.itemsize < 4 else None)
+        h = Handle((), dtype, graph, graph.backend.from_numpy(arr, dtype, device.index))
+        e = (device, h)
+    else:
+        key = (id(device), dtype, type(value), value)
+        e = _SCALAR_TENSORS.get(key)
+        if e is None:
+            if len(_SCALAR_TENSORS) > 4096:
+                _SCALAR_TENSORS.clear()
+            e = _SCALAR_TENSORS[key] = (device, _creation.scalar(value, dtype, device)._h)
     t = _new(Tensor)
     t._h = e[1]
     t.device = device
@@ -317,6 +324,7 @@ def _bitwise(d, name, a, b):
 def _binary(name, backward, rule=_arith, *, pre=None, doc="", example="burn.tensor([1.0, 2.0]), 2.0"):
     p = primitive(name, ELEMENTWISE, _binary_meta(name, rule), differentiable=backward is not None)
     p.backward = backward
+    arith = rule is _arith         # its dtype rule only rejects bool: checked inline
 
     def fn(a, b, /):
         # fast paths (the ops of a training step): tensors of one dtype, or a tensor
@@ -331,12 +339,14 @@ def _binary(name, backward, rule=_arith, *, pre=None, doc="", example="burn.tens
                         shape, sb = h.shape, hb.shape
                         if shape != sb:
                             shape = _broadcast2(name, a, b, shape, sb)
-                        return apply(p, (a, b), None, (_meta(TensorMeta, (shape, rule(d, name, a, b), None)),))
+                        d = d if arith and d.kind != "b" else rule(d, name, a, b)
+                        return apply(p, (a, b), None, (_meta(TensorMeta, (shape, d, None)),))
                 else:
                     kind = type(b)
                     if (kind is float and d.kind in "fc") or (kind is int and d.kind in "iufc"):
                         b = _scalar(b, d, a.device)
-                        return apply(p, (a, b), None, (_meta(TensorMeta, (h.shape, rule(d, name, a, b), None)),))
+                        d = d if arith else rule(d, name, a, b)
+                        return apply(p, (a, b), None, (_meta(TensorMeta, (h.shape, d, None)),))
         elif isinstance(b, Tensor):
             h = b._h
             d = h.dtype
@@ -344,7 +354,8 @@ def _binary(name, backward, rule=_arith, *, pre=None, doc="", example="burn.tens
             if (pre is None or d.kind in "fc") and ((kind is float and d.kind in "fc") or
                                                     (kind is int and d.kind in "iufc")):
                 a = _scalar(a, d, b.device)
-                return apply(p, (a, b), None, (_meta(TensorMeta, (h.shape, rule(d, name, a, b), None)),))
+                d = d if arith else rule(d, name, a, b)
+                return apply(p, (a, b), None, (_meta(TensorMeta, (h.shape, d, None)),))
         a, b = _operands(name, a, b)
         if pre is not None:
             a, b = pre(a, b)
