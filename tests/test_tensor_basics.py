@@ -77,3 +77,11 @@ def test_creation_functions_match_numpy():
     np.testing.assert_array_equal(burn.eye(3, 4, k=1).numpy(), np.eye(3, 4, k=1))
     np.testing.assert_array_equal(burn.full((2, 2), 7).numpy(), np.full((2, 2), 7))
     assert burn.zeros_like(burn.ones((2, 3), dtype=burn.int8)).dtype is burn.int8
+
+
+def test_scalar_operands_keep_the_sign_of_zero_and_nan():
+    x = burn.ones((2,))
+    _ = (x * 0.0).numpy()              # warms the scalar cache with +0.0
+    assert np.signbit((x * -0.0).numpy()).all()
+    assert np.isnan((x + float("nan")).numpy()).all()
+    assert not np.signbit(burn.ops.creation.scalar(0.0, burn.float32, x.device).numpy())

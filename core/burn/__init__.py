@@ -115,6 +115,8 @@ def __getattr__(name):
             raise AttributeError(
                 f"burn.{name} is provided by a plugin: pip install burn-{'linalg' if name == 'linalg' else 'signal'}"
             ) from None
+        if name == "fft":       # burn.fft is burn-signal's numpy.fft-like subset where it declares one
+            return getattr(mod, "fft_namespace", getattr(mod, "namespace", mod))
         return getattr(mod, "namespace", mod)
     if name == "testing":
         import importlib

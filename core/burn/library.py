@@ -131,7 +131,12 @@ class Extension:
             for o, g in zip(outs, grads):
                 if g is None or not o.requires_grad:
                     continue
-                term = (o * g).sum()
+                if o.dtype.is_complex:
+                    # <o, g> = sum(Re(o conj(g))): its gradient for o is g in torch's complex convention
+                    from .ops.elementwise import conj, real
+                    term = real(o * conj(g)).sum()
+                else:
+                    term = (o * g).sum()
                 total = term if total is None else total + term
             if total is None:
                 return (None,) * len(leaves)

@@ -331,8 +331,13 @@ def param_words(n_in: int) -> int:
     return 2 + MAX_DIMS + n_in * (2 + MAX_DIMS)
 
 
-def render_group(name: str, ops, in_dtypes, outputs, dialect: Dialect) -> RenderedKernel:
+def render_group(name: str, ops, in_dtypes, outputs, dialect: Dialect, patterns=(), general=True) -> RenderedKernel:
     """Render a chain of element-wise ops as one kernel.
+
+    Entry points: ``name`` reads any layout (see :func:`param_words`); for each
+    ``pattern`` in ``patterns`` also ``name_c<pattern>``, a kernel without index
+    arithmetic for inputs that are all contiguous (bit k of the pattern 0) or
+    broadcast scalars (bit k 1). ``general=False`` leaves out ``name``.
 
     ``ops`` is a list of ``(op, attrs, args)`` with args ``("in", k)`` or
     ``("op", j)`` (as in ``burn.fusion.FusedGroup``); ``outputs`` the op indices
@@ -378,9 +383,25 @@ def render_group(name: str, ops, in_dtypes, outputs, dialect: Dialect) -> Render
     params += [f"{dialect.ptr(op_vals[j])} out{q}" for q, j in enumerate(outputs)]
     params += [f"{dialect.ptr(t, const=True)} in{k}" for k, t in enumerate(in_dtypes)]
     params += [f"const {c(d)} p{i}" for i, d in enumerate(param_dtypes)]
-    lines = [f"{dialect.kernel_decl(name, params)} {{",
-             f"  int i = {dialect.global_id};",
-             "  if (i >= p.v[0]) return;"]
+    # ``name_c<bits>`` kernels (no index arithmetic: drivers vectorize them) serve launches
+    # whose inputs are all contiguous (bit k = 0) or broadcast scalars (bit k = 1)
+    lines = []
+    for pat in patterns:
+        lines += [f"{dialect.kernel_decl(f'{name}_c{pat}', params)} {{",
+                  f"  int i = {dialect.global_id};",
+                  "  if (i >= p.v[0]) return;"]
+        for k, t in enumerate(in_dtypes):
+            b = 2 + MAX_DIMS + k * (2 + MAX_DIMS)
+            lines.append(f"  {c(t)} x{k} = in{k}[p.v[{b}]{'' if pat >> k & 1 else ' + i'}];")
+        lines += body
+        lines += [f"  out{q}[i] = v{j};" for q, j in enumerate(outputs)]
+        lines.append("}")
+    if not general:
+        return RenderedKernel(name, "\n".join(lines), tuple(helpers), tuple(op_vals[j] for j in outputs),
+                              tuple(param_dtypes), words)
+    lines += [f"{dialect.kernel_decl(name, params)} {{",
+              f"  int i = {dialect.global_id};",
+              "  if (i >= p.v[0]) return;"]
     if n_in:
         lines += ["  int nd = p.v[1];",
                   f"  int c[{MAX_DIMS}];",

@@ -11,7 +11,8 @@ from ..primitives import TensorMeta
 from ..tensor import Tensor
 
 __all__ = ["relu", "gelu", "sigmoid", "tanh", "silu", "softplus", "softmax", "log_softmax", "cross_entropy",
-           "softmax_cross_entropy", "softmax_cross_entropy_grad", "nll_loss", "mse_loss", "linear", "linear_relu", "embedding", "layer_norm", "dropout"]
+           "softmax_cross_entropy", "softmax_cross_entropy_grad", "nll_loss", "mse_loss", "linear", "linear_relu",
+           "embedding", "layer_norm", "dropout"]
 
 relu, gelu, sigmoid, tanh, silu, softplus = E.relu, E.gelu, E.sigmoid, E.tanh, E.silu, E.softplus
 

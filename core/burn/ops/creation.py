@@ -390,8 +390,12 @@ _SCALARS: dict = {}
 
 
 def scalar(value, dtype, device) -> Tensor:
-    """A 0-d tensor for a Python scalar operand (cached: hot in loops)."""
-    key = (device, dtype, type(value), value)
+    """A 0-d tensor for a Python scalar operand (cached: hot in loops).
+
+    The key tells -0.0 from 0.0 (they compare equal) by the sign bit; NaN never
+    equals itself, so it is not cached.
+    """
+    key = (device, dtype, type(value), value, isinstance(value, float) and math.copysign(1.0, value) < 0)
     try:
         h = _SCALARS.get(key)
     except TypeError:
@@ -406,10 +410,11 @@ def scalar(value, dtype, device) -> Tensor:
         h = Handle((), dtype, graph, graph.backend.from_numpy(arr, dtype, device.index))
         if len(_SCALARS) > 4096:
             _SCALARS.clear()
-        try:
-            _SCALARS[key] = h
-        except TypeError:
-            pass
+        if value == value:      # not NaN: a NaN key could never be found again
+            try:
+                _SCALARS[key] = h
+            except TypeError:
+                pass
     return Tensor._wrap(h, device)
 
 

@@ -7,7 +7,6 @@ array of the dtype the primitive's meta rule promised.
 from __future__ import annotations
 
 import numpy as np
-import scipy.special as sps
 
 from burn.ops.movement import build_numpy_index
 
@@ -16,11 +15,25 @@ from .dtypes import native
 _SQRT1_2 = np.sqrt(0.5)
 
 
-def _keep(f):
-    """Wrap a float ufunc so the result keeps the input dtype (scipy upcasts halves)."""
+_SPECIAL = None
+
+
+def _sps():
+    # scipy.special costs ~150 ms to import: load it at the first kernel that needs it
+    # (sigmoid, silu, non-float32 erf), not when a flex device is first used
+    global _SPECIAL
+    if _SPECIAL is None:
+        import scipy.special
+        _SPECIAL = scipy.special
+    return _SPECIAL
+
+
+def _keep(name):
+    """A scipy.special float ufunc whose result keeps the input dtype (scipy upcasts halves)."""
     def k(x):
-        r = f(x)
+        r = getattr(_sps(), name)(x)
         return r.astype(x.dtype, copy=False) if r.dtype != x.dtype else r
+    k.__name__ = name
     return k
 
 
@@ -81,7 +94,7 @@ def _horner(coefs, x2, out):
 
 def _erf(x):
     if x.dtype != np.float32:
-        r = sps.erf(x)
+        r = _sps().erf(x)
         return r.astype(x.dtype, copy=False) if r.dtype != x.dtype else r
     flat = x.reshape(-1)
     n = flat.size
@@ -112,7 +125,7 @@ def _gelu(x):
 
 
 def _silu(x):
-    return x * sps.expit(x).astype(x.dtype, copy=False)
+    return x * _sps().expit(x).astype(x.dtype, copy=False)
 
 
 def _relu(x):
@@ -138,7 +151,7 @@ UNARY = {
     "sqrt": np.sqrt, "rsqrt": _rsqrt, "square": np.square, "sin": np.sin, "cos": np.cos, "tan": np.tan,
     "asin": np.arcsin, "acos": np.arccos, "atan": np.arctan, "sinh": np.sinh, "cosh": np.cosh,
     "tanh": np.tanh, "asinh": np.arcsinh, "acosh": np.arccosh, "atanh": np.arctanh,
-    "sigmoid": _keep(sps.expit), "relu": _relu, "gelu": _gelu, "silu": _silu,
+    "sigmoid": _keep("expit"), "relu": _relu, "gelu": _gelu, "silu": _silu,
     "softplus": lambda x: np.logaddexp(np.zeros((), x.dtype), x), "erf": _erf,
     "floor": np.floor, "ceil": np.ceil, "round": np.round, "trunc": np.trunc,
     "reciprocal": np.reciprocal, "isnan": np.isnan, "isinf": np.isinf, "isfinite": np.isfinite,

@@ -42,15 +42,30 @@ def _struct_key(ops, in_dtypes, outputs):
 
 
 def render_cached(dc, ops, in_dtypes, outputs):
-    """(cl.Kernel, RenderedKernel) of an element-wise chain; values of attributes are
+    """``(kernel_for, RenderedKernel)`` of an element-wise chain: ``kernel_for(pattern)``
+    is the chain's kernel for a layout pattern (``burn_wgpu.kernels.layout_pattern``),
+    each variant its own small program compiled on first use. Attribute values are
     run-time arguments, so the key is the chain's structure and dtypes only."""
     key = (dc.index, _struct_key(ops, in_dtypes, outputs))
     hit = _RENDERED.get(key)
     if hit is None:
-        rk = render_group("fused", [(op, attrs, [tuple(a) for a in args]) for op, attrs, args in ops],
-                          list(in_dtypes), list(outputs), OPENCL)
-        src = program_source([rk], OPENCL)
-        hit = _RENDERED[key] = (dc.kernel(src, "fused"), rk)
+        ops = [(op, attrs, [tuple(a) for a in args]) for op, attrs, args in ops]
+        rk = render_group("fused", ops, list(in_dtypes), list(outputs), OPENCL)
+        kernels = {}
+
+        def kernel_for(pat):
+            k = kernels.get(pat)
+            if k is None:
+                if pat is None:
+                    src = program_source([rk], OPENCL)
+                    k = dc.kernel(src, "fused")
+                else:
+                    v = render_group("fused", ops, list(in_dtypes), list(outputs), OPENCL, patterns=(pat,),
+                                     general=False)
+                    k = dc.kernel(program_source([v], OPENCL), f"fused_c{pat}")
+                kernels[pat] = k
+            return k
+        hit = _RENDERED[key] = (kernel_for, rk)
     return hit
 
 

@@ -104,7 +104,13 @@ def index_struct(shape, views, strided=()):
         v[b + 1] = m
         if st is not None:
             v[b + 2:b + 2 + len(st)] = st
-    return v.view(np.dtype((np.void, v.nbytes)))[0]
+    return v.view(_struct_dtype(v.size))[0]
+
+
+@lru_cache(maxsize=None)
+def _struct_dtype(words):
+    # named fields: the launcher reads nd (``f1``) back to pick the kernel variant
+    return np.dtype([(f"f{i}", np.int32) for i in range(words)])
 
 
 def _bshape(shapes):
@@ -132,7 +138,7 @@ def family_source(in_dtypes: tuple, out: str) -> str | None:
             continue
         try:
             kernels.append(render_group(f"k_{op}", [(op, attrs, [("in", k) for k in range(len(in_dtypes))])],
-                                        list(in_dtypes), [0], OPENCL))
+                                        list(in_dtypes), [0], OPENCL, patterns=range(1 << len(in_dtypes))))
         except KeyError:
             continue
     return program_source(kernels, OPENCL) if kernels else None
@@ -142,14 +148,27 @@ def _scalar_args(params):
     return [_PARAM_NP[d].type(v) for d, v in params]
 
 
-def run_elementwise(dc, kernel, shape, inputs, out_dtypes, params):
-    """Launch a generated kernel: allocate its outputs, build the index struct."""
+def layout_pattern(shape, inputs):
+    """None if some input needs index arithmetic, else the bit pattern of broadcast scalars."""
+    pat = 0
+    for k, x in enumerate(inputs):
+        if x.size == 1:
+            pat |= 1 << k
+        elif x.shape != shape or not x.is_contiguous:
+            return None
+    return pat
+
+
+def run_elementwise(dc, kernel_for, shape, inputs, out_dtypes, params):
+    """Launch a generated kernel: allocate its outputs, build the index struct.
+
+    ``kernel_for(pattern)`` gives the kernel for a layout pattern (None: the general one)."""
     outs = [empty(dc, shape, d) for d in out_dtypes]
     n = numel(shape)
     if n:
-        args = [index_struct(shape, inputs)] + [o.buf for o in outs] + [x.buf for x in inputs] \
-            + _scalar_args(params)
-        dc.launch(kernel, n, args)
+        st = index_struct(shape, inputs)
+        args = [st] + [o.buf for o in outs] + [x.buf for x in inputs] + _scalar_args(params)
+        dc.launch(kernel_for(layout_pattern(shape, inputs)), n, args)
     return outs
 
 
@@ -162,8 +181,7 @@ def elementwise(op):
         src = family_source(in_dtypes, out)
         if src is None or f"k_{op}(" not in src:
             raise BurnError(f"wgpu: op '{op}' has no kernel for dtypes {list(in_dtypes)}")
-        kern = dc.kernel(src, f"k_{op}")
-        return run_elementwise(dc, kern, shape, list(xs), [out], op_params(op, attrs, out))[0]
+        return run_elementwise(dc, lambda pat: dc.kernel(src, f"k_{op}" if pat is None else f"k_{op}_c{pat}"), shape, list(xs), [out], op_params(op, attrs, out))[0]
     k.__name__ = f"wgpu_{op}"
     return k
 
@@ -241,8 +259,13 @@ def copy_into(dst_view: WTensor, src: WTensor):
 
 def _filled(dc, shape, dtype, value):
     return elementwise("full")(shape=shape, value=value, dtype=dtype) if dc is None else \
-        run_elementwise(dc, dc.kernel(family_source((), dtype), "k_full"), tuple(shape), [], [dtype],
+        run_elementwise(dc, _full_kernels(dc, dtype), tuple(shape), [], [dtype],
                         op_params("full", {"value": value}, dtype))[0]
+
+
+def _full_kernels(dc, dtype):
+    src = family_source((), dtype)
+    return lambda pat: dc.kernel(src, "k_full" if pat is None else f"k_full_c{pat}")
 
 
 def slice_grad(g, *, shape, starts, stops, steps):
@@ -382,8 +405,8 @@ def linear_relu(x, w, b):
 def _fused_bias_relu(y, b):
     from .fused import render_cached
     ops = [("add", {}, [("in", 0), ("in", 1)]), ("relu", {}, [("op", 0)])]
-    kern, rk = render_cached(y.dc, ops, (y.dtype, b.dtype), (1,))
-    return run_elementwise(y.dc, kern, y.shape, [y, b], list(rk.out_dtypes), [])[0]
+    kernel_for, rk = render_cached(y.dc, ops, (y.dtype, b.dtype), (1,))
+    return run_elementwise(y.dc, kernel_for, y.shape, [y, b], list(rk.out_dtypes), [])[0]
 
 
 # -- creation ----------------------------------------------------------------------------------

@@ -1,0 +1,143 @@
+"""flex kernels of burn.signal: scipy.fft / scipy.signal on numpy arrays.
+
+Kernels receive numpy arrays exactly as given and the op's keyword options
+(already normalized by the public functions), and return arrays of the
+dtypes the ops' ``.meta`` rules declare (scipy keeps float32/complex64 in
+single precision; the casts below are no-ops then). SciPy's ValueErrors for
+value-dependent problems (``a[0] == 0``) become :class:`SignalError` naming
+the op. This module is imported only from the ``burn_register_kernels``
+hook, when burn-flex is installed.
+"""
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+import scipy.fft as sfft
+import scipy.signal as ss
+
+from ._errors import SignalError
+
+
+def _complex(x):
+    return np.complex64 if x.dtype in (np.float32, np.complex64) else np.complex128
+
+
+def _real(x):
+    return np.float32 if x.dtype in (np.float32, np.complex64) else np.float64
+
+
+def _scipy(name):
+    def deco(fn):
+        @functools.wraps(fn)
+        def run(*arrays, **kw):
+            try:
+                return fn(*arrays, **kw)
+            except ValueError as e:
+                ops = ", ".join(f"shape={tuple(a.shape)} dtype={a.dtype}" for a in arrays)
+                raise SignalError(f"signal::{name}: {e} (inputs {ops})") from e
+        return run
+    return deco
+
+
+def fft(x, *, n, axis, norm):
+    return sfft.fft(x, n=n, axis=axis, norm=norm).astype(_complex(x), copy=False)
+
+
+def ifft(x, *, n, axis, norm):
+    return sfft.ifft(x, n=n, axis=axis, norm=norm).astype(_complex(x), copy=False)
+
+
+def rfft(x, *, n, axis, norm):
+    return sfft.rfft(x, n=n, axis=axis, norm=norm).astype(_complex(x), copy=False)
+
+
+def irfft(x, *, n, axis, norm):
+    return sfft.irfft(x, n=n, axis=axis, norm=norm).astype(_real(x), copy=False)
+
+
+def fftn(x, *, s, axes, norm):
+    return sfft.fftn(x, s=s, axes=axes, norm=norm).astype(_complex(x), copy=False)
+
+
+def ifftn(x, *, s, axes, norm):
+    return sfft.ifftn(x, s=s, axes=axes, norm=norm).astype(_complex(x), copy=False)
+
+
+def rfftn(x, *, s, axes, norm):
+    return sfft.rfftn(x, s=s, axes=axes, norm=norm).astype(_complex(x), copy=False)
+
+
+def irfftn(x, *, s, axes, norm):
+    return sfft.irfftn(x, s=s, axes=axes, norm=norm).astype(_real(x), copy=False)
+
+
+@_scipy("convolve")
+def convolve(a, b, *, mode="full"):
+    return np.asarray(ss.convolve(a, b, mode=mode)).astype(a.dtype, copy=False)
+
+
+@_scipy("correlate")
+def correlate(a, b, *, mode="full"):
+    return np.asarray(ss.correlate(a, b, mode=mode)).astype(a.dtype, copy=False)
+
+
+@_scipy("fftconvolve")
+def fftconvolve(a, b, *, mode="full", axes=None):
+    return np.asarray(ss.fftconvolve(a, b, mode=mode, axes=axes)).astype(a.dtype, copy=False)
+
+
+def _a0(a):
+    if a[0] == 0:
+        raise SignalError(f"signal::lfilter: the first denominator coefficient a[0] is zero (a={a.tolist()}); "
+                          f"the filter is not causal. Normalize a so that a[0] != 0")
+
+
+def lfilter(b, a, x, zi=None, *, axis):
+    _a0(a)
+    if zi is None:
+        return ss.lfilter(b, a, x, axis=axis).astype(x.dtype, copy=False)
+    return ss.lfilter(b, a, x, axis=axis, zi=zi)[0].astype(x.dtype, copy=False)
+
+
+@_scipy("sosfilt")
+def sosfilt(sos, x, zi=None, *, axis):
+    if np.any(sos[:, 3] != 1):
+        # scipy wants a0 == 1; each section is normalized by its a0 as lfilter does (the reference's semantics)
+        sos = sos / sos[:, 3:4]
+    if zi is None:
+        return ss.sosfilt(sos, x, axis=axis).astype(x.dtype, copy=False)
+    y, zf = ss.sosfilt(sos, x, axis=axis, zi=zi)
+    return y.astype(x.dtype, copy=False), zf.astype(x.dtype, copy=False)
+
+
+@_scipy("stft")
+def stft(x, win, *, fs, noverlap, nfft, boundary, padded, onesided, scaling):
+    _, _, z = ss.stft(x, fs=fs, window=win, nperseg=win.shape[0], noverlap=noverlap, nfft=nfft,
+                      detrend=False, return_onesided=onesided, boundary=boundary, padded=padded, axis=-1,
+                      scaling=scaling)
+    return z.astype(_complex(x), copy=False)
+
+
+@_scipy("istft")
+def istft(z, win, *, fs, noverlap, nfft, onesided, boundary, scaling):
+    import warnings
+    with warnings.catch_warnings():
+        # NOLA: scipy warns and divides where the window overlap is non-zero; so does the reference
+        warnings.simplefilter("ignore", UserWarning)
+        _, x = ss.istft(z, fs=fs, window=win, nperseg=win.shape[0], noverlap=noverlap, nfft=nfft,
+                        input_onesided=onesided, boundary=boundary, time_axis=-1, freq_axis=-2, scaling=scaling)
+    return x.astype(_real(z) if onesided else _complex(z), copy=False)
+
+
+@_scipy("resample")
+def resample(x, *, num, axis):
+    return ss.resample(x, num, axis=axis).astype(x.dtype, copy=False)
+
+
+KERNELS = {
+    "fft": fft, "ifft": ifft, "rfft": rfft, "irfft": irfft,
+    "fftn": fftn, "ifftn": ifftn, "rfftn": rfftn, "irfftn": irfftn,
+    "convolve": convolve, "correlate": correlate, "fftconvolve": fftconvolve,
+    "lfilter": lfilter, "sosfilt": sosfilt, "stft": stft, "istft": istft, "resample": resample,
+}
