@@ -284,6 +284,21 @@ def test_lfilter_grads_finite_differences(rng):
     assert gradcheck(lambda p, q, u: S.lfilter(p, q, u), rng.standard_normal(5), a[:2], x)
 
 
+def test_lfilter_complex_grads_vs_torch(rng):
+    torch = pytest.importorskip("torch")
+
+    def t_lfilter(b, a, x):     # the difference equation, differentiated by torch
+        y = []
+        for n in range(x.shape[0]):
+            acc = sum(b[j] * x[n - j] for j in range(b.shape[0]) if n - j >= 0)
+            acc = acc - sum(a[j] * y[n - j] for j in range(1, a.shape[0]) if n - j >= 0)
+            y.append(acc / a[0])
+        return torch.stack(y)
+    b, a, x = crandn(rng, 3), np.array([1.3, 0.2 - 0.3j, 0.1j]), crandn(rng, 9)
+    vs_torch(lambda p, q, u: S.lfilter(p, q, u), t_lfilter, b, a, x, rng=rng)
+    vs_torch(lambda p, q, u: S.lfilter(p, q, u), t_lfilter, b.real, a.real, x.real, rng=rng)
+
+
 def test_sosfilt(rng):
     sos = ss.butter(4, 0.15, output="sos")
     x = rng.standard_normal((2, 60))

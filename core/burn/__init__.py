@@ -116,8 +116,11 @@ def __getattr__(name):
                 f"burn.{name} is provided by a plugin: pip install burn-{'linalg' if name == 'linalg' else 'signal'}"
             ) from None
         if name == "fft":       # burn.fft is burn-signal's numpy.fft-like subset where it declares one
-            return getattr(mod, "fft_namespace", getattr(mod, "namespace", mod))
-        return getattr(mod, "namespace", mod)
+            ns = getattr(mod, "fft_namespace", getattr(mod, "namespace", mod))
+        else:
+            ns = getattr(mod, "namespace", mod)
+        globals()[name] = ns    # resolved once: later lookups are plain attribute reads
+        return ns
     if name == "testing":
         import importlib
         return importlib.import_module("burn.testing")
