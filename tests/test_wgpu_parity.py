@@ -92,3 +92,24 @@ def test_digits_like_mlp_trains_on_wgpu_autodiff_like_on_flex():
     (lw, accw), (lf, accf) = curves
     assert lw[-1] < 0.3 * lw[0] and accw > 0.9
     np.testing.assert_allclose(lw, lf, rtol=1e-3, atol=1e-4)
+
+
+def test_cnn_step_matches_flex():
+    """conv2d (native im2col + matmul) and its gradients, pooling (host fallback) and a linear head."""
+    dev = _wgpu_or_skip().autodiff()
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((4, 1, 12, 12)).astype(np.float32)
+    y = rng.integers(0, 3, 4)
+    results = []
+    for d in (dev, FLEX.autodiff()):
+        d.inner().seed(2)
+        conv = burn.nn.Conv2d(1, 4, 3, padding=1, device=d)
+        head = burn.nn.Linear(4 * 6 * 6, 3, device=d)
+        h = F.max_pool2d(conv(burn.tensor(x, device=d)).relu(), 2)
+        loss = F.cross_entropy(head(h.reshape((4, -1))), burn.tensor(y, device=d))
+        grads = loss.backward()
+        results.append((loss.item(), [p.grad(grads).numpy() for p in (conv.weight, conv.bias, head.weight)]))
+    (lw, gw), (lf, gf) = results
+    assert abs(lw - lf) < 1e-5
+    for a, b in zip(gw, gf):
+        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)

@@ -14,7 +14,8 @@ def burn_register_backends(registry):
 
 
 def burn_register_kernels(registry):
-    from .kernels import all_kernels, extension_kernels
+    from .kernels import all_kernels, extension_kernels, tune_malloc
+    tune_malloc()
     for op, fn in all_kernels().items():
         registry.register_kernel(op, "flex", fn)
     for op, fn in extension_kernels().items():

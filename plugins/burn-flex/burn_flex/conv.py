@@ -103,7 +103,46 @@ def _cols_bytes(c, kernel, out_hw, width, itemsize):
     return c * kernel[0] * kernel[1] * out_hw[0] * width * itemsize
 
 
+# The forward convolution's columns, kept for the weight gradient of the same input
+# (autodiff hands the very same input array to conv2d_grad_weight): saves the second
+# im2col copy, the largest single cost of a small CNN's backward pass. Entries are
+# keyed by the input array's identity (checked through a weak reference, so a new
+# array at a recycled address never matches) and the conv attributes; the weight
+# gradient takes its entry out, and the cache holds at most a few entries / bytes,
+# so forward-only use keeps only the latest columns alive.
+_COLS_CACHE: dict = {}
+_COLS_CACHE_MAX_BYTES = 64 << 20
+_COLS_CACHE_MAX_ENTRIES = 8
+
+
+def _cols_key(x, kernel, stride, padding, dilation, groups):
+    return (id(x), x.shape, x.dtype.str, tuple(kernel), stride, padding, dilation, groups)
+
+
+def _cols_put(x, key, value, nbytes):
+    import weakref
+    try:
+        ref = weakref.ref(x)
+    except TypeError:
+        return
+    if nbytes > _COLS_CACHE_MAX_BYTES:
+        return
+    _COLS_CACHE[key] = (ref, value, nbytes)
+    total = sum(e[2] for e in _COLS_CACHE.values())
+    while _COLS_CACHE and (len(_COLS_CACHE) > _COLS_CACHE_MAX_ENTRIES or total > _COLS_CACHE_MAX_BYTES):
+        old = next(iter(_COLS_CACHE))
+        total -= _COLS_CACHE.pop(old)[2]
+
+
+def _cols_take(x, key):
+    e = _COLS_CACHE.pop(key, None)
+    if e is None or e[0]() is not x:
+        return None
+    return e[1]
+
+
 def conv2d(x, w, *, stride, padding, dilation, groups):
+    x_in = x
     dt = x.dtype
     ct = _compute_dtype(dt)
     x, w = x.astype(ct, copy=False), w.astype(ct, copy=False)
@@ -115,13 +154,17 @@ def conv2d(x, w, *, stride, padding, dilation, groups):
     wide = _use_wide(stride, x.shape[3], padding, ow)
     width = x.shape[3] + padding[2] + padding[3] if wide else ow
     y = np.empty((n, c_out) + out_hw, dtype=dt)
-    for b in _blocks(n, _cols_bytes(c, kernel, out_hw, width, x.itemsize)):
+    blocks = list(_blocks(n, _cols_bytes(c, kernel, out_hw, width, x.itemsize)))
+    for b in blocks:
         if wide:
             cols, wp = _im2col_wide(x[b], kernel, padding, dilation, groups, oh)
             y[b] = np.matmul(wg, cols).reshape(-1, c_out, oh, wp)[..., :ow]
         else:
             cols = _im2col(x[b], kernel, stride, padding, dilation, groups, out_hw)
             y[b] = np.matmul(wg, cols).reshape((-1, c_out) + out_hw)
+    if len(blocks) == 1:
+        key = _cols_key(x_in, kernel, stride, padding, dilation, groups)
+        _cols_put(x_in, key, (cols, wp if wide else None), cols.nbytes)
     return y
 
 
@@ -134,6 +177,7 @@ def _widen(g, wp):
 
 
 def conv2d_grad_weight(x, g, *, stride, padding, dilation, groups, kernel_hw):
+    cached = _cols_take(x, _cols_key(x, kernel_hw, stride, padding, dilation, groups))
     dt = x.dtype
     ct = _compute_dtype(dt)
     x, g = x.astype(ct, copy=False), g.astype(ct, copy=False)
@@ -143,7 +187,10 @@ def conv2d_grad_weight(x, g, *, stride, padding, dilation, groups, kernel_hw):
     width = x.shape[3] + padding[2] + padding[3] if wide else out_hw[1]
     gw = 0
     for b in _blocks(n, _cols_bytes(c, kernel_hw, out_hw, width, x.itemsize)):
-        if wide:
+        if cached is not None:        # one block: the forward's columns of this very input
+            cols, wp = cached
+            gr = _widen(g[b], wp) if wide else g[b]
+        elif wide:
             cols, wp = _im2col_wide(x[b], kernel_hw, padding, dilation, groups, out_hw[0])
             gr = _widen(g[b], wp)
         else:
@@ -215,7 +262,36 @@ def max_pool2d(x, *, kernel, stride, padding, dilation):
     return out
 
 
+def _max_pool2d_grad_tiled(x, out, g, kernel):
+    """Windows tiling the input (stride = kernel, no padding or dilation): each input
+    element belongs to one window, so every window offset writes its slice of the
+    result once (no zero fill, no accumulation, no padded copy)."""
+    oh, ow = out.shape[2:]
+    kh, kw = kernel
+    exact = x.shape[2] == oh * kh and x.shape[3] == ow * kw
+    gx = (np.empty if exact else np.zeros)(x.shape, dtype=g.dtype)
+    hit = np.empty(out.shape, dtype=bool)
+    taken = None
+    last = kh * kw - 1
+    for i in range(kh):
+        for j in range(kw):
+            rs, cs = slice(i, i + kh * (oh - 1) + 1, kh), slice(j, j + kw * (ow - 1) + 1, kw)
+            np.equal(x[:, :, rs, cs], out, out=hit)
+            # PyTorch routes each window's gradient to its first maximum (row-major):
+            # ties are common after a relu (all-zero windows)
+            if taken is None:
+                taken = hit.copy()
+            else:
+                np.greater(hit, taken, out=hit)          # hit and not taken
+                if i * kw + j < last:
+                    taken |= hit
+            np.multiply(hit, g, out=gx[:, :, rs, cs])
+    return gx
+
+
 def max_pool2d_grad(x, out, g, *, kernel, stride, padding, dilation):
+    if tuple(stride) == tuple(kernel) and not any(padding) and tuple(dilation) == (1, 1) and x.size:
+        return _max_pool2d_grad_tiled(x, out, g, kernel)
     xp = _pad(x, padding, _lowest(x.dtype))
     gxp = np.zeros(xp.shape, dtype=g.dtype)
     # windows that do not overlap write each input once: assign instead of accumulate

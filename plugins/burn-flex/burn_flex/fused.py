@@ -59,7 +59,7 @@ def compile_elementwise(group, backend_name="flex", blocked=True):
              for fn, attrs, args in kernels]
     outputs = [n_in + j for j in group.outputs]
 
-    fresh = [type(fn) is np.ufunc or name == "matmul" for (fn, _, _), (name, _, _) in zip(kernels, group.ops)]
+    fresh = [_ufunc_like(fn) or name == "matmul" for (fn, _, _), (name, _, _) in zip(kernels, group.ops)]
     run_whole = _WholeGroup(steps, n_in, outputs, fresh)
     size = _numel(out_shape)
     if not blocked or size < MIN_FUSED_SIZE:
@@ -69,6 +69,11 @@ def compile_elementwise(group, backend_name="flex", blocked=True):
     if layout is None or any(not idx and "shape" not in attrs for _, attrs, idx in steps):
         return run_whole
     return _BlockedGroup(steps, n_in, outputs, out_shape, size, layout)
+
+
+def _ufunc_like(fn):
+    """A numpy ufunc, or a kernel declaring ``accepts_out`` (takes ``out=``, returns fresh arrays)."""
+    return type(fn) is np.ufunc or getattr(fn, "accepts_out", False) is True
 
 
 def _liveness(steps, n_in):
@@ -127,14 +132,14 @@ class _WholeGroup:
         for j, (fn, attrs, idx) in enumerate(self.steps):
             v = env[n_in + j]
             t = None
-            if type(fn) is np.ufunc and not attrs and type(v) is np.ndarray:
+            if _ufunc_like(fn) and not attrs and type(v) is np.ndarray:
                 for i in idx:
                     if (i in owned and i in last_use[j] and i not in leaving
                             and env[i].shape == v.shape and env[i].dtype == v.dtype):
                         t = i
                         owned.discard(i)
                         break
-            elif not (type(fn) is np.ufunc):
+            elif not _ufunc_like(fn):
                 owned.difference_update(idx)      # its result may be a view of these
             if self.fresh[j] and type(v) is np.ndarray and v.base is None:
                 owned.add(n_in + j)
@@ -193,7 +198,7 @@ class _BlockedGroup:
                 mode.append(v)
             else:
                 v = np.asarray(fn(*[env[i] for i in idx], **attrs))
-                ok = type(fn) is np.ufunc and not attrs and v.shape == blk_shape
+                ok = _ufunc_like(fn) and not attrs and v.shape == blk_shape
                 mode.append(v.dtype if ok else False)
             env.append(v)
             k = out_pos.get(n_in + j)

@@ -15,6 +15,35 @@ from .dtypes import native
 _SQRT1_2 = np.sqrt(0.5)
 
 
+def tune_malloc() -> bool:
+    """Keep freed arrays of up to 32 MiB in glibc's heap instead of returning them to the OS.
+
+    numpy allocates every result with malloc; glibc serves blocks over its mmap
+    threshold (128 KiB, adapting up to 32 MiB) with fresh mmap pages and trims the
+    heap top after frees, so a training step that allocates and frees the same
+    few-MiB arrays each step page-faults them in again every time (~2 us per 4 KiB
+    page on a VM: 1.3 ms instead of 0.35 ms for ``maximum(x + b, 0)`` on [1024, 512]).
+    Raising both thresholds lets those blocks be reused. Process-wide (it helps every
+    library in the process alike); glibc only; ``BURN_FLEX_MALLOC_TUNE=0`` skips it.
+    Returns whether the thresholds were set.
+
+    Example:
+        >>> assert tune_malloc() in (True, False)
+    """
+    import os
+    import sys
+    if os.environ.get("BURN_FLEX_MALLOC_TUNE", "1") == "0" or not sys.platform.startswith("linux"):
+        return False
+    try:
+        import ctypes
+        libc = ctypes.CDLL("libc.so.6")
+        m_trim_threshold, m_mmap_threshold = -1, -3
+        ok = libc.mallopt(m_mmap_threshold, 32 << 20) == 1
+        return bool(libc.mallopt(m_trim_threshold, 256 << 20) == 1 and ok)
+    except (OSError, AttributeError):     # not glibc (musl, ...): keep the defaults
+        return False
+
+
 _SPECIAL = None
 
 
@@ -128,8 +157,13 @@ def _silu(x):
     return x * _sps().expit(x).astype(x.dtype, copy=False)
 
 
-def _relu(x):
-    return np.maximum(x, np.zeros((), x.dtype))
+def _relu(x, out=None):
+    return np.maximum(x, np.zeros((), x.dtype), out=out)
+
+
+# writes its result into ``out=`` like a ufunc, never returns a view of its input: fused
+# groups may run it into their scratch buffers (fused.py)
+_relu.accepts_out = True
 
 
 def _rsqrt(x):
@@ -202,6 +236,9 @@ def where(c, a, b):
         return np.where(c, a, b)
     m = c.astype(it)
     np.negative(m, out=m)
+    if b.size == 1 and b.ndim <= a.ndim and c.shape == a.shape and not b.view(it).any():
+        # where(c, a, +0.0), a relu gradient: with b's bits all zero the select is a & mask
+        return np.bitwise_and(a.view(it), m, out=m).view(a.dtype)
     bi = b.view(it)
     r = np.bitwise_xor(a.view(it), bi)
     r = np.bitwise_and(r, m, out=m if m.shape == np.broadcast_shapes(r.shape, m.shape) else None)
@@ -424,6 +461,157 @@ def softmax_cross_entropy_grad(logits, target, g, reduction="mean", label_smooth
     return p.astype(logits.dtype, copy=False)
 
 
+def _rows(x, axis):
+    """``x`` as a C-contiguous [rows, n] array with ``axis`` last, and a function putting
+    a result of that layout back into ``x``'s."""
+    if axis == x.ndim - 1:
+        shape = x.shape
+        return np.ascontiguousarray(x).reshape(-1, shape[-1]), lambda r: r.reshape(shape)
+    xm = np.moveaxis(x, axis, -1)
+    shape = xm.shape
+    return (np.ascontiguousarray(xm).reshape(-1, shape[-1]),
+            lambda r: np.ascontiguousarray(np.moveaxis(r.reshape(shape), -1, axis)))
+
+
+def _row_max(x2):
+    # numpy reduces short contiguous rows slowly (~1.4 ns per element for rows of 64);
+    # folding the halves with element-wise maximum first is ~1.5x faster (NaN propagates)
+    a = x2
+    while a.shape[1] >= 16 and a.shape[1] % 2 == 0:
+        h = a.shape[1] // 2
+        a = np.maximum(a[:, :h], a[:, h:])
+    return a.max(axis=1)
+
+
+def softmax(x, axis):
+    """burn::softmax: max shift, exp, row sums as a BLAS matrix-vector product, divide."""
+    if x.size == 0:
+        return x.copy()
+    x2, back = _rows(x, axis)
+    with np.errstate(invalid="ignore"):        # all -inf rows give NaN, as in torch
+        e = np.subtract(x2, _row_max(x2)[:, None])
+        np.exp(e, out=e)
+        e /= _row_sums(e)[:, None]
+    return back(e)
+
+
+def softmax_grad(y, g, axis):
+    """burn::softmax_grad: ``y * (g - sum(g * y))`` along ``axis``."""
+    if y.size == 0:
+        return np.zeros_like(y)
+    y2, back = _rows(y, axis)
+    g2, _ = _rows(g, axis)
+    t = np.multiply(g2, y2)
+    s = _row_sums(t)
+    np.subtract(g2, s[:, None], out=t)
+    t *= y2
+    return back(t)
+
+
+def _ln_stats(x2, eps):
+    """Centered rows and 1/sqrt(var + eps) (row means as BLAS products with 1/D)."""
+    inv = np.full(x2.shape[1], 1.0 / x2.shape[1], dtype=x2.dtype)
+    d = np.subtract(x2, (x2 @ inv)[:, None])
+    sq = np.multiply(d, d)
+    r = sq @ inv
+    r += np.asarray(eps, r.dtype)
+    np.sqrt(r, out=r)
+    np.reciprocal(r, out=r)
+    return d, r, inv, sq
+
+
+def layer_norm(x, w, b, eps):
+    """burn::layer_norm over the last axis, with weight and bias."""
+    if x.size == 0:
+        return x.copy()
+    x2 = np.ascontiguousarray(x).reshape(-1, x.shape[-1])
+    d, r, _, _ = _ln_stats(x2, eps)
+    d *= r[:, None]
+    d *= w
+    d += b
+    return d.reshape(x.shape)
+
+
+def layer_norm_grad(x, w, g, eps):
+    """burn::layer_norm_grad: (dx, dweight, dbias) in a few passes over [rows, D]."""
+    n = x.shape[-1]
+    if x.size == 0:
+        return np.zeros_like(x), np.zeros(n, x.dtype), np.zeros(n, x.dtype)
+    x2 = np.ascontiguousarray(x).reshape(-1, n)
+    g2 = np.ascontiguousarray(g).reshape(-1, n)
+    xh, r, inv, t = _ln_stats(x2, eps)
+    xh *= r[:, None]
+    ones = np.ones(x2.shape[0], x2.dtype)
+    gb = ones @ g2                         # column sums as BLAS products
+    np.multiply(g2, xh, out=t)
+    gw = ones @ t
+    gh = np.multiply(g2, w)
+    mean_gh = gh @ inv
+    np.multiply(gh, xh, out=t)
+    mean_ghxh = t @ inv
+    gh -= mean_gh[:, None]
+    xh *= mean_ghxh[:, None]
+    gh -= xh
+    gh *= r[:, None]
+    return gh.reshape(x.shape), gw, gb
+
+
+def _hyper_scalars(h, dtype):
+    # 0-d arrays of the parameter's dtype: the operands op-by-op execution would use
+    return [np.asarray(x, dtype=dtype) for x in h.tolist()]
+
+
+def adam_update(p, g, m, v, h, mode="none"):
+    """burn::adam_update: the reference's ops in its order (bit-identical), with out= buffers."""
+    if p.ndim == 0:       # ufuncs return numpy scalars for 0-d operands, which out= cannot take
+        return tuple(r.reshape(()) for r in adam_update(p.reshape(1), g.reshape(1), m.reshape(1), v.reshape(1),
+                                                        h, mode))
+    lr, b1, omb1, b2, omb2, c1, c2, eps, wd, decay = _hyper_scalars(h, p.dtype)
+    mul, add = np.multiply, np.add
+    if mode == "l2":
+        t = mul(p, wd)
+        g = add(g, t, out=t)
+    m2 = mul(m, b1)
+    t = mul(g, omb1)
+    add(m2, t, out=m2)
+    v2 = mul(g, g)
+    mul(v2, omb2, out=v2)
+    mul(v, b2, out=t)
+    add(t, v2, out=v2)                      # v*b2 + g*g*(1-b2) (addition commutes exactly)
+    mul(v2, c2, out=t)
+    np.sqrt(t, out=t)
+    add(t, eps, out=t)
+    s = mul(m2, c1)
+    np.divide(s, t, out=s)
+    mul(s, lr, out=s)
+    if mode == "decoupled":
+        mul(p, decay, out=t)
+        return np.subtract(t, s, out=s), m2, v2
+    return np.subtract(p, s, out=s), m2, v2
+
+
+def sgd_update(p, g, buf, h, mode=("next", False, False)):
+    """burn::sgd_update: the reference's ops in its order (bit-identical)."""
+    if p.ndim == 0:
+        return tuple(r.reshape(()) for r in sgd_update(p.reshape(1), g.reshape(1), buf.reshape(1), h, mode))
+    first, decay, nesterov = mode
+    lr, wd, mom, omd = _hyper_scalars(h, p.dtype)
+    if decay:
+        g = np.add(g, np.multiply(p, wd))
+    if first == "first":
+        b = g.copy()
+    else:
+        b = np.multiply(buf, mom)
+        b += np.multiply(g, omd)
+    if nesterov:
+        d = np.multiply(b, mom)
+        np.add(g, d, out=d)
+    else:
+        d = b.copy()
+    d *= lr
+    return np.subtract(p, d, out=d), b
+
+
 def all_kernels() -> dict:
     """op name -> kernel, for registration."""
     k = {}
@@ -447,4 +635,7 @@ def all_kernels() -> dict:
 def extension_kernels() -> dict:
     """``burn::`` extension op name -> kernel, for registration."""
     return {"burn::linear_relu": linear_relu, "burn::softmax_cross_entropy": softmax_cross_entropy,
-            "burn::softmax_cross_entropy_grad": softmax_cross_entropy_grad}
+            "burn::softmax_cross_entropy_grad": softmax_cross_entropy_grad,
+            "burn::adam_update": adam_update, "burn::sgd_update": sgd_update,
+            "burn::softmax": softmax, "burn::softmax_grad": softmax_grad,
+            "burn::layer_norm": layer_norm, "burn::layer_norm_grad": layer_norm_grad}

@@ -19,9 +19,8 @@ from burn.codegen import MAX_DIMS, OPENCL, op_params, out_dtype, param_words, pr
 from burn.codegen.elementwise import BINARY, UNARY
 from burn.errors import BurnError
 
-from . import runtime
-from .library import TILE, WPT, library_source
-from .tensor import NUMPY, WTensor, contiguous_strides, empty, numel, reshape_view
+from .library import RM, TILE, VW, WPT, library_source
+from .tensor import NUMPY, WTensor, empty, numel, reshape_view
 
 _NP = {k: np.dtype(v) for k, v in NUMPY.items()}
 _PARAM_NP = dict(_NP, bool=np.dtype(np.uint8))
@@ -32,6 +31,11 @@ def _dc_of(xs):
         if isinstance(x, WTensor):
             return x.dc
     # creation kernels receive no array and no device index (core passes only attrs)
+    return _default_dc()
+
+
+def _default_dc():
+    from . import runtime      # PyOpenCL is imported on first use, never at plugin discovery
     return runtime.context(0)
 
 
@@ -126,6 +130,12 @@ _RENDER_ATTRS = {"cast": lambda out: {"dtype": out}, "full": lambda out: {"dtype
                  "clip": lambda out: {"min": 0, "max": 0}}
 
 
+def family_patterns(arity):
+    """Layout patterns with a fast kernel in the per-op programs: every mix of contiguous
+    inputs and broadcast scalars except all-scalar (one element: the general kernel is fine)."""
+    return tuple(p for p in range(1 << arity) if arity == 0 or p != (1 << arity) - 1)
+
+
 @lru_cache(maxsize=None)
 def family_source(in_dtypes: tuple, out: str) -> str | None:
     """One program with a kernel ``k_<op>`` for every element-wise op of this dtype signature."""
@@ -138,7 +148,7 @@ def family_source(in_dtypes: tuple, out: str) -> str | None:
             continue
         try:
             kernels.append(render_group(f"k_{op}", [(op, attrs, [("in", k) for k in range(len(in_dtypes))])],
-                                        list(in_dtypes), [0], OPENCL, patterns=range(1 << len(in_dtypes))))
+                                        list(in_dtypes), [0], OPENCL, patterns=family_patterns(len(in_dtypes))))
         except KeyError:
             continue
     return program_source(kernels, OPENCL) if kernels else None
@@ -181,7 +191,8 @@ def elementwise(op):
         src = family_source(in_dtypes, out)
         if src is None or f"k_{op}(" not in src:
             raise BurnError(f"wgpu: op '{op}' has no kernel for dtypes {list(in_dtypes)}")
-        return run_elementwise(dc, lambda pat: dc.kernel(src, f"k_{op}" if pat is None else f"k_{op}_c{pat}"), shape, list(xs), [out], op_params(op, attrs, out))[0]
+        fast = family_patterns(len(in_dtypes))
+        return run_elementwise(dc, lambda pat: dc.kernel(src, f"k_{op}_c{pat}" if pat in fast else f"k_{op}"), shape, list(xs), [out], op_params(op, attrs, out))[0]
     k.__name__ = f"wgpu_{op}"
     return k
 
@@ -387,9 +398,16 @@ def matmul(a, b):
         return out
     if K == 0:
         return _filled(dc, out.shape, a.dtype, 0)
+    i32 = np.int32
+    if dc.is_cpu and b.strides[-1] == 1:
+        gx = -(-N // VW)
+        gs = (-(-gx // 8) * 8, -(-M // RM), nb)
+        dc.launch2d(_lib(dc, a.dtype, "matmul_rows"), gs, (8, 1, 1),
+                    [i32(M), i32(N), i32(K), a.buf, i32(a.offset), i32(a.strides[-2]), i32(a.strides[-1]),
+                     i32(sa), b.buf, i32(b.offset), i32(b.strides[-2]), i32(sb), out.buf])
+        return out
     L = TILE // WPT
     gs = (-(-N // TILE) * L, -(-M // TILE) * L, nb)
-    i32 = np.int32
     dc.launch2d(_lib(dc, a.dtype, "matmul"), gs, (L, L, 1),
                 [i32(M), i32(N), i32(K), a.buf, i32(a.offset), i32(a.strides[-2]), i32(a.strides[-1]), i32(sa),
                  b.buf, i32(b.offset), i32(b.strides[-2]), i32(b.strides[-1]), i32(sb), out.buf])
@@ -417,7 +435,7 @@ def full(*, shape, value, dtype):
 
 def arange(*, start, stop, step, dtype):
     dtype = _name(dtype)
-    dc = runtime.context(0)
+    dc = _default_dc()
     n = len(np.arange(start, stop, step)) if not all(isinstance(v, (int, np.integer)) for v in (start, stop, step)) \
         else len(range(start, stop, step))
     out = empty(dc, (n,), dtype)
@@ -433,7 +451,7 @@ def arange(*, start, stop, step, dtype):
 
 def linspace(*, start, stop, num, endpoint, dtype):
     dtype = _name(dtype)
-    dc = runtime.context(0)
+    dc = _default_dc()
     out = empty(dc, (num,), dtype)
     div = (num - 1) if endpoint else num
     step = (stop - start) / div if div > 0 else 0.0
@@ -446,7 +464,7 @@ def linspace(*, start, stop, num, endpoint, dtype):
 
 def eye(*, n, m, k, dtype):
     dtype = _name(dtype)
-    dc = runtime.context(0)
+    dc = _default_dc()
     m = n if m is None else m
     out = empty(dc, (n, m), dtype)
     dc.launch(_lib(dc, dtype, "eye"), n * m, [np.int32(n * m), out.buf, np.int32(m), np.int32(k)])
@@ -471,7 +489,7 @@ def _host_random(name):
     def k(**attrs):
         from burn_flex import kernels as fk
         arr = getattr(fk, name)(**attrs)
-        return upload(runtime.context(0), arr, _name(attrs["dtype"]))
+        return upload(_default_dc(), arr, _name(attrs["dtype"]))
     k.__name__ = f"wgpu_{name}"
     return k
 
@@ -536,8 +554,7 @@ def _host(fn, name):
 
 
 HOST_FALLBACK_OPS = ("index", "index_add", "index_put")
-HOST_FALLBACK_CONV = ("conv2d", "conv2d_grad_input", "conv2d_grad_weight", "max_pool2d", "max_pool2d_grad",
-                      "avg_pool2d", "avg_pool2d_grad")
+HOST_FALLBACK_CONV = ("max_pool2d", "max_pool2d_grad", "avg_pool2d", "avg_pool2d_grad")
 
 
 def host_fallbacks() -> dict:
@@ -565,4 +582,6 @@ def all_kernels() -> dict:
     })
     for op in _REDUCE_OUT:
         k[op] = reduction(op)
+    from .conv import conv_kernels
+    k.update(conv_kernels())
     return k

@@ -136,6 +136,59 @@ void matmul(const int M, const int N, const int K,
 }}"""
 
 
+VW = 16           # matmul_rows: columns of C per work-item (one vector)
+RM = 4            # matmul_rows: rows of C per work-item
+
+
+def _matmul_rows_src(T, is_float):
+    """CPU-friendly matmul (PoCL): no local memory or barriers; each work-item keeps a
+    RM x VW block of C in vector registers, reading rows of B as vectors (B's rows must
+    be contiguous) and A as broadcast scalars. ~4x the tiled kernel on a CPU device."""
+    V = f"{T}{VW}"
+    rows = range(RM)
+    ptrs = "\n".join(f"  __global const {T}* a{i} = A + (long)min(m0 + {i}, M - 1) * sam;" for i in rows)
+    if is_float:
+        upd = "\n".join(f"      acc{i} = fma(({V})(a{i}[ka]), bv, acc{i});" for i in rows)
+    else:
+        upd = "\n".join(f"      acc{i} += ({V})(a{i}[ka]) * bv;" for i in rows)
+    init = " ".join(f"{V} acc{i} = ({V})(0);" for i in rows)
+    store = "\n".join(f"    if (m0 + {i} < M) vstore{VW}(acc{i}, 0, Cb + (long)(m0 + {i}) * N + n0);" for i in rows)
+    return f"""
+__kernel void matmul_rows(const int M, const int N, const int K,
+            __global const {T}* A, const int offA, const int sam, const int sak, const int sab,
+            __global const {T}* B, const int offB, const int sbk, const int sbb,
+            __global {T}* C) {{
+  int n0 = get_global_id(0) * {VW}, m0 = get_global_id(1) * {RM}, b = get_global_id(2);
+  if (n0 >= N || m0 >= M) return;
+  A += offA + (long)b * sab;
+  B += offB + (long)b * sbb;
+  __global {T}* Cb = C + (long)b * M * N;
+{ptrs}
+  if (n0 + {VW} <= N) {{
+    {init}
+    __global const {T}* bp = B + n0;
+    for (int k = 0; k < K; ++k) {{
+      {V} bv = vload{VW}(0, bp);
+      bp += sbk;
+      int ka = k * sak;
+{upd}
+    }}
+{store}
+  }} else {{
+    __global const {T}* ar[{RM}] = {{{", ".join(f"a{i}" for i in rows)}}};
+    for (int j = n0; j < N; ++j) {{
+      {T} acc[{RM}];
+      for (int i = 0; i < {RM}; ++i) acc[i] = 0;
+      for (int k = 0; k < K; ++k) {{
+        {T} bv = B[(long)k * sbk + j];
+        for (int i = 0; i < {RM}; ++i) acc[i] += ar[i][k * sak] * bv;
+      }}
+      for (int i = 0; i < {RM}; ++i) if (m0 + i < M) Cb[(long)(m0 + i) * N + j] = acc[i];
+    }}
+  }}
+}}"""
+
+
 def _creation_src(T, fp64):
     F = "double" if fp64 else "float"
     return f"""
@@ -230,6 +283,7 @@ def library_source(dtype: str, fp64: bool) -> str:
         parts.append(_reduce_src(T, dtype, fp64))
     if dtype != "bool":
         parts.append(_matmul_src(T))
+        parts.append(_matmul_rows_src(T, dtype.startswith("float")))
     parts.append(_creation_src(T, fp64))
     parts.append(_copy_into_src(T))
     parts.append(_gather_src(T))

@@ -1,0 +1,149 @@
+"""conv2d and its gradients on the device: im2col / col2im kernels around the matmul kernels.
+
+``cols[n, (c, kh, kw), (oh, ow)]`` holds the input pixel each kernel tap reads
+(zero in the padding), so a convolution is one (batched) matmul per group;
+the input gradient is the transposed matmul followed by ``col2im``, which
+gathers (never scatters: no atomics, deterministic sums) every tap that read
+each input pixel.
+"""
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+
+from burn.codegen import OPENCL
+
+from .kernels import _slice_view, contiguous, copy_into, empty, matmul, permute, reshape
+
+
+@lru_cache(maxsize=None)
+def _source(dtype: str, fp64: bool) -> str:
+    T = OPENCL.ctype(dtype)
+    pre = "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n" if fp64 else ""
+    geo = ("const int C, const int H, const int W, const int KH, const int KW, const int OH, const int OW, "
+           "const int sh, const int sw, const int pt, const int pl, const int dh, const int dw")
+    return pre + f"""
+__kernel void im2col(const int total, __global {T}* cols, __global const {T}* x, const int xoff, {geo}) {{
+  int i = get_global_id(0); if (i >= total) return;
+  int ow = i % OW; int r = i / OW; int oh = r % OH; r /= OH;
+  int kw = r % KW; r /= KW; int kh = r % KH; r /= KH; int c = r % C; int n = r / C;
+  int ih = oh * sh - pt + kh * dh, iw = ow * sw - pl + kw * dw;
+  cols[i] = (ih >= 0 && ih < H && iw >= 0 && iw < W) ? x[xoff + ((n * C + c) * H + ih) * W + iw] : ({T})0;
+}}
+__kernel void col2im(const int total, __global {T}* x, __global const {T}* cols, const int coff, {geo}) {{
+  int i = get_global_id(0); if (i >= total) return;
+  int iw = i % W; int r = i / W; int ih = r % H; r /= H; int c = r % C; int n = r / C;
+  {T} s = 0;
+  for (int kh = 0; kh < KH; ++kh) {{
+    int th = ih + pt - kh * dh;
+    if (th < 0 || th % sh) continue;
+    int oh = th / sh; if (oh >= OH) continue;
+    for (int kw = 0; kw < KW; ++kw) {{
+      int tw = iw + pl - kw * dw;
+      if (tw < 0 || tw % sw) continue;
+      int ow = tw / sw; if (ow >= OW) continue;
+      s += cols[coff + ((((long)n * C + c) * KH + kh) * KW + kw) * OH * OW + oh * OW + ow];
+    }}
+  }}
+  x[i] = s;
+}}"""
+
+
+def _geo(C, H, W, KH, KW, OH, OW, stride, padding, dilation):
+    i32 = np.int32
+    return [i32(C), i32(H), i32(W), i32(KH), i32(KW), i32(OH), i32(OW), i32(stride[0]), i32(stride[1]),
+            i32(padding[0]), i32(padding[2]), i32(dilation[0]), i32(dilation[1])]
+
+
+def _out_hw(H, W, kernel, stride, padding, dilation):
+    return ((H + padding[0] + padding[1] - dilation[0] * (kernel[0] - 1) - 1) // stride[0] + 1,
+            (W + padding[2] + padding[3] - dilation[1] * (kernel[1] - 1) - 1) // stride[1] + 1)
+
+
+def _im2col(x, kernel, stride, padding, dilation, out_hw):
+    dc = x.dc
+    x = contiguous(x)
+    N, C, H, W = x.shape
+    (KH, KW), (OH, OW) = kernel, out_hw
+    cols = empty(dc, (N, C * KH * KW, OH * OW), x.dtype)
+    total = cols.size
+    if total:
+        k = dc.kernel(_source(x.dtype, dc.fp64), "im2col")
+        dc.launch(k, total, [np.int32(total), cols.buf, x.buf, np.int32(x.offset)]
+                  + _geo(C, H, W, KH, KW, OH, OW, stride, padding, dilation))
+    return cols
+
+
+def _group_views(t, axis, groups):
+    """``groups`` views of ``t`` split evenly along ``axis``."""
+    n = t.shape[axis] // groups
+    out = []
+    for g in range(groups):
+        starts = [0] * t.ndim
+        stops = list(t.shape)
+        starts[axis], stops[axis] = g * n, (g + 1) * n
+        out.append(_slice_view(t, starts, stops, [1] * t.ndim))
+    return out
+
+
+def _per_group(groups, fn, out, axis, *parts):
+    """Run ``fn`` per group and write each result into its slice of ``out``."""
+    if groups == 1:
+        return fn(*[p[0] for p in parts])
+    for g, view in enumerate(_group_views(out, axis, groups)):
+        copy_into(view, fn(*[p[g] for p in parts]))
+    return out
+
+
+def conv2d(x, w, *, stride, padding, dilation, groups):
+    N, C, H, W = x.shape
+    Cout, Cg, KH, KW = w.shape
+    OH, OW = _out_hw(H, W, (KH, KW), stride, padding, dilation)
+    cols = _im2col(x, (KH, KW), stride, padding, dilation, (OH, OW))      # [N, C*KH*KW, P]
+    wm = reshape(w, shape=(Cout, Cg * KH * KW))
+    out = empty(x.dc, (N, Cout, OH * OW), x.dtype)
+    y = _per_group(groups, lambda wg, cg: matmul(wg, cg), out, 1,
+                   _group_views(wm, 0, groups), _group_views(cols, 1, groups))
+    return reshape(y, shape=(N, Cout, OH, OW))
+
+
+def conv2d_grad_weight(x, g, *, stride, padding, dilation, groups, kernel_hw):
+    N, C, H, W = x.shape
+    Cout, OH, OW = g.shape[1], g.shape[2], g.shape[3]
+    KH, KW = kernel_hw
+    cols = _im2col(x, (KH, KW), stride, padding, dilation, (OH, OW))      # [N, C*KH*KW, P]
+    # sum over images inside one matmul: [Cout, N*P] @ [N*P, C*KH*KW]
+    gm = reshape(contiguous(permute(reshape(g, shape=(N, Cout, OH * OW)), axes=(1, 0, 2))),
+                 shape=(Cout, N * OH * OW))
+    ct = reshape(contiguous(permute(cols, axes=(0, 2, 1))), shape=(N * OH * OW, C * KH * KW))
+    Cg = C // groups
+    out = empty(x.dc, (Cout, Cg * KH * KW), x.dtype)
+    gw = _per_group(groups, lambda a, b: matmul(a, b), out, 0,
+                    _group_views(gm, 0, groups), _group_views(ct, 1, groups))
+    return reshape(gw, shape=(Cout, Cg, KH, KW))
+
+
+def conv2d_grad_input(g, w, *, stride, padding, dilation, groups, input_hw):
+    N, Cout, OH, OW = g.shape
+    _, Cg, KH, KW = w.shape
+    H, W = input_hw
+    C = Cg * groups
+    dc = g.dc
+    wt = permute(reshape(w, shape=(Cout, Cg * KH * KW)), axes=(1, 0))     # [Cg*KH*KW, Cout]
+    gm = reshape(g, shape=(N, Cout, OH * OW))
+    out = empty(dc, (N, C * KH * KW, OH * OW), g.dtype)
+    cols = _per_group(groups, lambda a, b: matmul(a, b), out, 1,
+                      _group_views(wt, 1, groups), _group_views(gm, 1, groups))
+    cols = contiguous(cols)
+    gx = empty(dc, (N, C, H, W), g.dtype)
+    total = gx.size
+    if total:
+        k = dc.kernel(_source(g.dtype, dc.fp64), "col2im")
+        dc.launch(k, total, [np.int32(total), gx.buf, cols.buf, np.int32(cols.offset)]
+                  + _geo(C, H, W, KH, KW, OH, OW, stride, padding, dilation))
+    return gx
+
+
+def conv_kernels() -> dict:
+    return {"conv2d": conv2d, "conv2d_grad_weight": conv2d_grad_weight, "conv2d_grad_input": conv2d_grad_input}
