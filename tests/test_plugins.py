@@ -12,6 +12,7 @@ the installed burn-flex plugin is discovered the same way, from the venv.
 from __future__ import annotations
 
 import json
+import re
 import os
 import subprocess
 import sys
@@ -138,7 +139,8 @@ def test_burn_info_and_python_m_burn_info_list_plugins_ops_and_winning_kernels(s
     script = Path(sys.executable).with_name("burn")      # burn-core's console script
     assert script.exists(), f"{script} missing: burn-core is not installed in this environment"
     via_script = run_py(site, None, args=[str(script), "info"], python=False)
-    assert via_script == via_module
+    # device memory sizes (e.g. PoCL's, derived from free RAM) may differ between two runs
+    assert re.sub(r"\d+ MiB", "N MiB", via_script) == re.sub(r"\d+ MiB", "N MiB", via_module)
     lines = via_module.splitlines()
 
     def line(start):
