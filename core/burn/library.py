@@ -209,3 +209,31 @@ def backend_extension(name: str, *, elementwise: bool = False) -> Callable[[Call
     def deco(reference):
         return Extension(name, reference, elementwise=elementwise)
     return deco
+
+
+def register_kernel_modules(registry, namespace: str, modules: dict, *, priority: int = 0) -> list[str]:
+    """Register a kernel library's per-backend kernels, for installed backends only.
+
+    ``modules`` maps a backend name to the import path of a module holding a
+    ``KERNELS`` dict (op name without namespace -> kernel). A module is imported
+    only when its backend is registered, so a library never drags in code for
+    a backend that is not installed. Returns the backends served. Call it from
+    the ``burn_register_kernels`` hook.
+
+    Example:
+        >>> import sys, types, burn
+        >>> mod = types.ModuleType("doc_kernels_flex"); mod.KERNELS = {"twice": lambda x: x * 2}
+        >>> sys.modules["doc_kernels_flex"] = mod
+        >>> reg = burn.dispatch.Registry(); reg.register_backend("flex", object)
+        >>> assert register_kernel_modules(reg, "doc", {"flex": "doc_kernels_flex", "cuda": "absent"}) == ["flex"]
+        >>> assert reg.kernel("doc::twice", "flex")(3) == 6
+    """
+    import importlib
+    served = []
+    for backend, modname in modules.items():
+        if backend not in registry.backends:
+            continue
+        for name, fn in importlib.import_module(modname).KERNELS.items():
+            registry.register_kernel(f"{namespace}::{name}", backend, fn, priority=priority)
+        served.append(backend)
+    return served

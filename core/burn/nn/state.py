@@ -144,13 +144,18 @@ def _atomic_write(path: str, write) -> None:
         except OSError:
             pass
         raise
-    # make the rename itself durable; directories cannot be opened on Windows
+    fsync_dir(directory)     # make the rename itself durable
+
+
+def fsync_dir(path: str) -> None:
+    """Flush a directory's entries (a rename in it) to disk; a no-op where
+    directories cannot be opened (Windows)."""
     if hasattr(os, "O_DIRECTORY"):
-        dfd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
         try:
-            os.fsync(dfd)
+            os.fsync(fd)
         finally:
-            os.close(dfd)
+            os.close(fd)
 
 
 # -- reading -------------------------------------------------------------------------------

@@ -28,6 +28,7 @@ import shutil
 import numpy as np
 
 from ..errors import BurnError
+from ..nn.state import fsync_dir
 
 __all__ = ["list_checkpoints", "latest_checkpoint", "write_checkpoint_dir", "read_checkpoint_meta",
            "capture_rng", "restore_rng"]
@@ -86,15 +87,6 @@ def _sha256(path: str) -> str:
     return h.hexdigest()
 
 
-def _fsync_dir(path: str) -> None:
-    if hasattr(os, "O_DIRECTORY"):
-        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-
-
 def write_checkpoint_dir(directory, epoch: int, write_files, meta: dict, keep_last: int | None) -> str:
     """Write checkpoint ``epoch`` atomically and prune to the newest ``keep_last``; returns its path.
 
@@ -115,7 +107,7 @@ def write_checkpoint_dir(directory, epoch: int, write_files, meta: dict, keep_la
             json.dump(meta, f)
             f.flush()
             os.fsync(f.fileno())
-        _fsync_dir(tmp)
+        fsync_dir(tmp)
         if os.path.exists(final):   # a re-run over an old checkpoint of the same epoch: swap it out
             old = os.path.join(directory, f".{checkpoint_name(epoch)}.old-{os.urandom(4).hex()}")
             os.rename(final, old)
@@ -123,7 +115,7 @@ def write_checkpoint_dir(directory, epoch: int, write_files, meta: dict, keep_la
             shutil.rmtree(old, ignore_errors=True)
         else:
             os.rename(tmp, final)
-        _fsync_dir(directory)
+        fsync_dir(directory)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise

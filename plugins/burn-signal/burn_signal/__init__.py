@@ -37,13 +37,8 @@ _KERNEL_MODULES = {"flex": "burn_signal._flex"}
 
 def burn_register_kernels(registry):
     """Hook: register our kernels for every backend whose plugin is installed."""
-    import importlib
-    for backend, modname in _KERNEL_MODULES.items():
-        if backend not in registry.backends:
-            continue
-        kernels = importlib.import_module(modname).KERNELS
-        for name, fn in kernels.items():
-            registry.register_kernel(f"signal::{name}", backend, fn)
+    from burn.library import register_kernel_modules
+    register_kernel_modules(registry, "signal", _KERNEL_MODULES)
 
 
 def burn_plugin_info():
