@@ -8,14 +8,14 @@ thread finds its index, and address-space qualifiers. burn-wgpu renders with
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 __all__ = ["Dialect", "OPENCL", "CUDA", "DTYPE_INFO"]
 
 # burn dtype name -> (kind, itemsize); kind: "f" float, "i" signed, "u" unsigned, "b" bool
 DTYPE_INFO = {
     "bool": ("b", 1), "uint8": ("u", 1), "int8": ("i", 1), "int32": ("i", 4), "int64": ("i", 8),
-    "float16": ("f", 2), "float32": ("f", 4), "float64": ("f", 8),
+    "float16": ("f", 2), "bfloat16": ("f", 2), "float32": ("f", 4), "float64": ("f", 8),
 }
 
 
@@ -35,6 +35,11 @@ class Dialect:
     global_id: str              # expression of the flat thread index
     func_prefix: str = "inline"  # qualifiers of a helper function
     preamble: str = ""          # typedefs and pragmas every program starts with
+    # register type of a dtype whose storage type has no arithmetic of its own (CUDA's
+    # __half / __nv_bfloat16 compute in float: float32 accumulation, numpy's results)
+    compute_types: dict = field(default_factory=dict)
+    # (marker, line): a program whose source contains marker gets line after the preamble
+    headers: tuple = ()
 
     def ctype(self, dtype: str) -> str:
         """The C type of a burn dtype name (bool is stored as one unsigned byte)."""
@@ -43,6 +48,11 @@ class Dialect:
         except KeyError:
             from ..errors import DTypeError
             raise DTypeError(f"codegen ({self.name}): dtype {dtype} has no kernel type") from None
+
+    def vtype(self, dtype: str) -> str:
+        """The C type values of ``dtype`` are computed in (the storage type unless the
+        dialect widens it: CUDA computes float16/bfloat16 in float)."""
+        return self.compute_types.get(dtype) or self.ctype(dtype)
 
     def kernel_decl(self, name: str, params: list) -> str:
         """``<qualifiers> void name(params)``."""
@@ -75,10 +85,14 @@ OPENCL = Dialect(
 CUDA = Dialect(
     name="cuda",
     types={"bool": "unsigned char", "uint8": "unsigned char", "int8": "signed char", "int32": "int",
-           "int64": "long long", "float16": "__half", "float32": "float", "float64": "double"},
+           "int64": "long long", "float16": "__half", "bfloat16": "__nv_bfloat16", "float32": "float",
+           "float64": "double"},
     kernel_prefix='extern "C" __global__',
     global_ptr="",
     global_id="(blockIdx.x * blockDim.x + threadIdx.x)",
     func_prefix="__device__ inline",
-    preamble="#include <math_constants.h>\n#define NAN CUDART_NAN_F\n",
+    # no toolkit header for NAN: NVRTC (CuPy) may run where math_constants.h is not installed
+    preamble="#ifndef NAN\n#define NAN __int_as_float(0x7fc00000)\n#endif",
+    compute_types={"float16": "float", "bfloat16": "float"},
+    headers=(("__half", "#include <cuda_fp16.h>"), ("__nv_bfloat16", "#include <cuda_bf16.h>")),
 )

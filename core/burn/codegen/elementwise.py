@@ -178,14 +178,14 @@ BINARY = {
 ELEMENTWISE_OPS = frozenset(UNARY) | frozenset(BINARY) | {"where", "clip", "cast", "full"}
 
 _INTS = ("int8", "uint8", "int32", "int64")
-_FLOATS = ("float16", "float32", "float64")
+_FLOATS = ("float16", "bfloat16", "float32", "float64")
 _HELPERS_OK = ({("pow", t) for t in _INTS + _FLOATS} | {("remainder", t) for t in _INTS + _FLOATS}
                | {("floor_divide", t) for t in _INTS + _FLOATS} | {("logaddexp", t) for t in _FLOATS})
 
 
 def _helper_source(name, t, dialect):
     """C source of a helper function (numpy's algorithm for the op)."""
-    T = dialect.ctype(t)
+    T = dialect.vtype(t)
     f = dialect.func_prefix
     k = _k(t)
     if name == "pow":
@@ -304,7 +304,7 @@ def supports(op: str, in_dtypes, dialect: Dialect, attrs=None) -> bool:
     params = [f"p{i}" for i in range(len(op_params(op, attrs, out)) if op in ("clip", "full") else 0)]
     if op == "clip":
         params = ["p0", "p1"]
-    return _expr(op, names, list(in_dtypes), out, params, dialect.ctype) is not None
+    return _expr(op, names, list(in_dtypes), out, params, dialect.vtype) is not None
 
 
 @dataclass
@@ -349,7 +349,7 @@ def render_group(name: str, ops, in_dtypes, outputs, dialect: Dialect, patterns=
         >>> k = render_group("k", ops, ["float32", "float32"], [1], OPENCL)
         >>> assert "exp(" in k.source and k.out_dtypes == ("float32",)
     """
-    c = dialect.ctype
+    c = dialect.vtype          # values live in registers in the compute type; pointers keep storage
     n_in = len(in_dtypes)
     words = param_words(n_in)
     types = list(in_dtypes)        # dtype per env slot: inputs, then op results
@@ -434,6 +434,8 @@ def program_source(kernels, dialect: Dialect, extra: str = "") -> str:
         >>> assert "burn_remainder_int32" in program_source([k], OPENCL)
     """
     parts = [dialect.preamble]
+    text = "".join(k.source for k in kernels)
+    parts += [line for marker, line in dialect.headers if marker in text]
     if any(_k(d) == "f" and DTYPE_INFO[d][1] == 8 for k in kernels for d in k.out_dtypes + k.param_dtypes) \
             or "double" in "".join(k.source for k in kernels):
         if dialect.name == "opencl":
