@@ -1,6 +1,7 @@
-"""wgpu's allocator: every buffer comes from the pool; in-use memory returns to its
-baseline after ``del``, ``memory_cleanup`` gives free blocks back, and a repeated
-training step reuses its buffers (reserved stays flat)."""
+"""wgpu's adaptive memory pool (DESIGN §8): every buffer is a sub-range of a pooled page;
+in-use memory returns to its baseline after ``del``, ``memory_cleanup`` gives empty pages
+back, repeated training steps reuse their ranges (reserved stays flat), outdated pages are
+drained, and running out of memory is a clear ``burn.BurnError`` naming the sizes."""
 import gc
 
 import numpy as np
@@ -16,16 +17,84 @@ def _wgpu_or_skip():
         burn.Device.wgpu().backend
     except Exception as e:
         pytest.skip(f"no usable wgpu device: {e}")
+    from burn_wgpu.memory import Pool
+    from burn_wgpu import runtime
+    if not isinstance(runtime.context(0).pool, Pool):
+        pytest.skip("BURN_WGPU_POOL selects another allocator")
     return burn.Device.wgpu()
 
 
-def test_size_classes_waste_at_most_a_quarter():
+def _fresh_pool():
+    from burn_wgpu import runtime
+    from burn_wgpu.memory import Pool
+    return Pool(runtime.context(0))
+
+
+def test_round_page_bounds_slack():
     _wgpu_or_skip()
-    from burn_wgpu.memory import MIN_BLOCK, size_class
-    for n in [1, 255, 256, 257, 1000, 4097, 10_000, 123_457, 5_000_000]:
-        c = size_class(n)
-        assert c >= n and c >= MIN_BLOCK
-        assert c <= max(MIN_BLOCK, 1.25 * n) or c <= 1024
+    from burn_wgpu.memory import ALIGN, round_page
+    rng = np.random.default_rng(0)
+    for n in [1, 255, 256, 257, 1000, 4097, 10_000, 123_457, 5_000_000] + list(rng.integers(1, 2 ** 28, 50)):
+        c = round_page(int(n))
+        assert c >= n and c % ALIGN == 0
+        assert c - n < max(ALIGN, n * 0.07), (n, c)
+
+
+def test_freed_ranges_coalesce_and_are_reused():
+    _wgpu_or_skip()
+    pool = _fresh_pool()
+    blocks = [pool.alloc(40_000) for _ in range(5)]       # main pool, one MIN_PAGE page
+    assert len(pool.pages) == 1 and pool.driver_allocs == 1
+    page = pool.pages[0]
+    offs = sorted(b.off for b in blocks)
+    assert len(set(offs)) == 5 and all(b - a >= 40_000 for a, b in zip(offs, offs[1:]))
+    del blocks[1:3]                                        # two neighbours: one free range
+    gc.collect()
+    big = pool.alloc(80_000)                               # fits the coalesced hole, no new page
+    assert pool.driver_allocs == 1 and big.page is page
+    del blocks, big
+    gc.collect()
+    assert page.used == 0 and page.starts == [0] and page.lens == [page.size]
+    assert pool.in_use == 0 and pool.free_count == pool.alloc_count == 6
+
+
+def test_small_allocations_use_their_own_pages():
+    _wgpu_or_skip()
+    pool = _fresh_pool()
+    from burn_wgpu.memory import SMALL_MAX
+    small = [pool.alloc(4) for _ in range(50)] + [pool.alloc(SMALL_MAX)]
+    assert pool.pages == [] and len(pool.small_pages) == 1
+    large = pool.alloc(SMALL_MAX + 1)
+    assert len(pool.pages) == 1 and large.page is pool.pages[0]
+    assert all(b.page.small for b in small) and not large.page.small
+    del small, large
+    gc.collect()
+    pool.cleanup()
+    assert pool.reserved == 0 and pool.pages == [] and pool.small_pages == []
+
+
+def test_page_size_follows_observed_allocations_and_outdated_pages_drain():
+    _wgpu_or_skip()
+    pool = _fresh_pool()
+    from burn_wgpu.memory import MIN_PAGE
+    early = [pool.alloc(100_000) for _ in range(10)]        # ~1 MB in MIN_PAGE pages
+    assert all(p.size == MIN_PAGE for p in pool.pages)
+    n_early = len(pool.pages)
+    big = pool.alloc(48 * 2 ** 20)                           # a page that just fits (+ slack)
+    assert 48 * 2 ** 20 <= big.page.size <= 48 * 2 ** 20 * 1.1
+    assert pool.target >= 6 * 2 ** 20                        # an eighth of the peak in use
+    mid = pool.alloc(300_000)                                # new pages now have the larger target
+    assert mid.page.size in (big.page.size, pool.target) or mid.page is big.page
+    reserved = pool.reserved
+    del early
+    gc.collect()
+    # the 1 MiB pages are outdated (< target / 2): released as they empty, without cleanup
+    assert pool.driver_frees == n_early
+    assert pool.reserved == reserved - n_early * MIN_PAGE
+    del big, mid
+    gc.collect()
+    pool.cleanup()
+    assert pool.reserved == 0 and pool.in_use == 0
 
 
 def test_in_use_returns_to_baseline_after_del_and_cleanup_releases():
@@ -43,31 +112,84 @@ def test_in_use_returns_to_baseline_after_del_and_cleanup_releases():
     gc.collect()
     after = dev.memory_stats()
     assert after["in_use_bytes"] == base["in_use_bytes"]
-    assert after["reserved_bytes"] >= mid["in_use_bytes"] - base["in_use_bytes"]   # kept for reuse
     dev.memory_cleanup()
     cleaned = dev.memory_stats()
-    assert cleaned["reserved_bytes"] <= after["reserved_bytes"] - 4 * 256 * 256 * 4
+    assert cleaned["reserved_bytes"] < mid["reserved_bytes"] or mid["reserved_bytes"] == base["reserved_bytes"]
+    assert cleaned["reserved_bytes"] <= base["reserved_bytes"] + 256 * 1024
     assert cleaned["peak_in_use_bytes"] >= mid["in_use_bytes"]
+    from burn_wgpu import runtime
+    pool = runtime.context(0).pool
+    assert all(p.used > 0 for p in pool.pages + pool.small_pages)   # no empty page survives cleanup
 
 
-def test_reserved_stays_flat_over_repeated_training_steps():
+def test_reserved_stays_flat_over_500_training_steps():
     dev = _wgpu_or_skip()
     ad = dev.autodiff()
     ad.seed(0)
-    model = burn.nn.Sequential(burn.nn.Linear(32, 64, device=ad), burn.nn.ReLU(), burn.nn.Linear(64, 5, device=ad))
+    model = burn.nn.Sequential(burn.nn.Linear(16, 32, device=ad), burn.nn.ReLU(), burn.nn.Linear(32, 4, device=ad))
     # SGD: Adam's bias correction makes a new Python scalar every step, and core keeps a
     # device buffer per distinct scalar in its scalar cache
     opt = burn.optim.SGD(model.parameters(), lr=1e-2, momentum=0.9)
     rng = np.random.default_rng(0)
-    x = rng.standard_normal((128, 32)).astype(np.float32)
-    y = rng.integers(0, 5, 128)
-    reserved, driver = [], []
-    for step in range(40):
-        loss = F.cross_entropy(model(burn.tensor(x, device=ad)), burn.tensor(y, device=ad))
+    x = burn.tensor(rng.standard_normal((64, 16)).astype(np.float32), device=ad)
+    y = burn.tensor(rng.integers(0, 4, 64), device=ad)
+    reserved, driver, in_use = [], [], []
+    losses = []
+    for step in range(500):
+        loss = F.cross_entropy(model(x), y)
         opt.step(loss.backward())
-        loss.item()
+        if step % 50 == 0 or step == 499:
+            losses.append(loss.item())
         s = dev.memory_stats()
         reserved.append(s["reserved_bytes"])
         driver.append(s["driver_alloc_count"])
-    assert reserved[-1] == reserved[10], reserved
-    assert driver[-1] == driver[10]          # no new driver allocations once warm
+        in_use.append(s["in_use_bytes"])
+    assert losses[-1] < losses[0]                    # it trained
+    assert max(reserved[20:]) == reserved[20] == reserved[-1], (reserved[20], max(reserved[20:]))
+    assert driver[-1] == driver[20]                  # no new driver allocations once warm
+    assert in_use[-1] == in_use[20]                  # nothing leaks step to step
+
+
+def test_out_of_memory_is_a_clear_burn_error():
+    dev = _wgpu_or_skip()
+    from burn_wgpu import runtime
+    dc = runtime.context(0)
+    n = dc.device.max_mem_alloc_size // 4 + 1024            # one float32 element per 4 bytes
+    if n >= 2 ** 31:
+        pytest.skip("the device allows allocations beyond the 2**31-element limit")
+    before = dev.memory_stats()
+    with pytest.raises(burn.BurnError) as ei:
+        burn.zeros((n,), device=dev).numpy()
+    msg = str(ei.value)
+    assert "out of device memory" in msg and str(n * 4) in msg and str(dc.device.max_mem_alloc_size) in msg
+    assert f"({n},)" in msg                                  # the tensor's shape
+    # nothing was reserved for the failed request and the device still works
+    assert dev.memory_stats()["reserved_bytes"] <= before["reserved_bytes"] + 256 * 1024
+    np.testing.assert_allclose((burn.ones((4,), device=dev) * 2).numpy(), np.full(4, 2, np.float32))
+
+
+def test_live_blocks_move_off_a_nearly_empty_page_under_pressure():
+    _wgpu_or_skip()
+    import pyopencl as cl
+    pool = _fresh_pool()
+    q = pool.dc.queue
+    a1 = pool.alloc(600_000)                    # page 1 fits it (+ slack)
+    b = pool.alloc(40_000)                      # lands in page 1's slack
+    assert b.page is a1.page
+    a2 = pool.alloc(600_000)                    # page 2
+    p1, p2 = a1.page, a2.page
+    assert p1 is not p2 and pool.driver_allocs == 2
+    data = np.arange(10_000, dtype=np.float32)
+    cl.enqueue_copy(q, b.buf, data, is_blocking=True)
+    del a1
+    gc.collect()
+    c = pool.alloc(620_000)                     # fits page 1 only once b moves to page 2
+    assert pool.moves == 1 and pool.driver_allocs == 2
+    assert c.page is p1 and b.page is p2
+    back = np.empty_like(data)
+    cl.enqueue_copy(q, back, b.buf, is_blocking=True)
+    np.testing.assert_array_equal(back, data)   # b's contents came along
+    del b, c, a2
+    gc.collect()
+    assert p1.used == 0 and p2.used == 0 and pool.in_use == 0
+    pool.cleanup()

@@ -29,11 +29,24 @@ def _bind():
     Tensor.clip = E.clip
     Tensor.clamp = E.clip
     Tensor.astype = lambda self, dtype, copy=True: E.astype(self, dtype, copy=copy)
+    Tensor.astype.__doc__ = """This tensor converted to ``dtype`` (``burn.astype`` as a method).
+
+        Example:
+            >>> import burn
+            >>> assert burn.tensor([1.7, -2.2]).astype(burn.int32).tolist() == [1, -2]
+        """
     Tensor.real = property(E.real)
     Tensor.imag = property(E.imag)
     Tensor.angle = E.angle
 
     def reshape(self, *shape):
+        """The same values in a new shape, given as ints or one tuple (one entry may be -1).
+
+        Example:
+            >>> import burn
+            >>> x = burn.arange(6)
+            >>> assert x.reshape(2, 3).shape == x.reshape((-1, 3)).shape == (2, 3)
+        """
         if len(shape) == 1 and not isinstance(shape[0], int):
             shape = shape[0]
         return M.reshape(self, shape)
@@ -41,6 +54,12 @@ def _bind():
     Tensor.view = reshape
 
     def permute(self, *axes):
+        """Reorder the axes (``burn.permute_dims``), given as ints or one tuple.
+
+        Example:
+            >>> import burn
+            >>> assert burn.zeros((2, 3, 4)).permute(2, 0, 1).shape == (4, 2, 3)
+        """
         if len(axes) == 1 and not isinstance(axes[0], int):
             axes = axes[0]
         return M.permute_dims(self, axes)
@@ -48,16 +67,34 @@ def _bind():
     Tensor.permute_dims = permute
 
     def transpose(self, *axes):
+        """Reverse the axes, or reorder them as given (ints or one tuple).
+
+        Example:
+            >>> import burn
+            >>> x = burn.zeros((2, 3, 4))
+            >>> assert x.transpose().shape == (4, 3, 2) and x.transpose(1, 0, 2).shape == (3, 2, 4)
+        """
         if not axes:
             return M.transpose(self)
         if len(axes) == 1 and not isinstance(axes[0], int):
             axes = axes[0]
         return M.transpose(self, axes)
     Tensor.transpose = transpose
-    Tensor.T = property(lambda self: M.transpose(self))
+    Tensor.T = property(lambda self: M.transpose(self), doc="""All axes reversed (a matrix's transpose).
+
+        Example:
+            >>> import burn
+            >>> assert burn.tensor([[1, 2, 3]]).T.tolist() == [[1], [2], [3]]
+        """)
     Tensor.mT = property(M.matrix_transpose)
     Tensor.broadcast_to = M.broadcast_to
     Tensor.expand = lambda self, *shape: M.broadcast_to(self, shape[0] if len(shape) == 1 and not isinstance(shape[0], int) else shape)
+    Tensor.expand.__doc__ = """``broadcast_to`` with the shape given as ints or one tuple.
+
+        Example:
+            >>> import burn
+            >>> assert burn.tensor([1, 2]).expand(3, 2).tolist() == [[1, 2]] * 3
+        """
     Tensor.squeeze = M.squeeze
     Tensor.expand_dims = M.expand_dims
     Tensor.unsqueeze = M.expand_dims
@@ -130,3 +167,6 @@ def _bind():
 
 
 _bind()
+
+# doctest does not look inside _bind(); name the methods defined there so their examples run
+__test__ = {n: getattr(Tensor, n) for n in ("astype", "reshape", "permute", "transpose", "expand")}

@@ -19,7 +19,16 @@ _state = threading.local()
 
 
 def is_grad_enabled() -> bool:
-    """False inside ``with burn.no_grad():``."""
+    """False inside ``with burn.no_grad():``.
+
+    Use it in code that should skip work only needed for gradients.
+
+    Example:
+        >>> import burn
+        >>> with burn.no_grad():
+        ...     inside = burn.is_grad_enabled()
+        >>> assert burn.is_grad_enabled() and not inside
+    """
     return getattr(_state, "enabled", True)
 
 
@@ -44,7 +53,16 @@ def no_grad():
 
 @contextmanager
 def enable_grad():
-    """Re-enable gradient recording inside a ``no_grad`` block."""
+    """Re-enable gradient recording inside a ``no_grad`` block.
+
+    Example:
+        >>> import burn
+        >>> w = burn.ones((2,), device=burn.Device.flex().autodiff()).require_grad()
+        >>> with burn.no_grad():
+        ...     with burn.enable_grad():
+        ...         y = w * 2
+        >>> assert y.requires_grad
+    """
     prev = is_grad_enabled()
     _state.enabled = True
     try:
@@ -54,7 +72,17 @@ def enable_grad():
 
 
 class GradNode:
-    """The backward record of one op application."""
+    """The backward record of one op application.
+
+    Core creates one per recorded op; a result tensor points at it. You only
+    meet it when debugging autodiff.
+
+    Example:
+        >>> import burn
+        >>> w = burn.ones((2,), device=burn.Device.flex().autodiff()).require_grad()
+        >>> node, _ = (w * 2)._grad
+        >>> assert node.prim.name == "mul" and node.inputs[0] is w
+    """
 
     __slots__ = ("prim", "inputs", "attrs", "out_handles", "saved", "backward_fn", "__weakref__")
 
@@ -107,12 +135,30 @@ class Gradients:
         self._by_id = {}   # id(leaf) -> (leaf, grad)
 
     def get(self, tensor):
-        """The gradient of ``tensor`` or None if it did not take part."""
+        """The gradient of ``tensor`` or None if it did not take part.
+
+        Example:
+            >>> import burn
+            >>> dev = burn.Device.flex().autodiff()
+            >>> w = burn.tensor([1.0, 2.0], device=dev).require_grad()
+            >>> unused = burn.zeros((1,), device=dev).require_grad()
+            >>> grads = (w * 3).sum().backward()
+            >>> assert grads.get(w).tolist() == [3.0, 3.0] and grads.get(unused) is None
+        """
         entry = self._by_id.get(id(tensor))
         return None if entry is None or entry[0] is not tensor else entry[1]
 
     def remove(self, tensor):
-        """Remove and return the gradient of ``tensor`` (None if absent)."""
+        """Remove and return the gradient of ``tensor`` (None if absent).
+
+        Use it to free gradients one by one as an optimizer consumes them.
+
+        Example:
+            >>> import burn
+            >>> w = burn.tensor([1.0], device=burn.Device.flex().autodiff()).require_grad()
+            >>> grads = (w * 3).sum().backward()
+            >>> assert grads.remove(w).tolist() == [3.0] and w not in grads
+        """
         entry = self._by_id.pop(id(tensor), None)
         return None if entry is None else entry[1]
 
@@ -126,6 +172,14 @@ class Gradients:
         return self.get(tensor) is not None
 
     def items(self):
+        """A list of ``(leaf, gradient)`` pairs.
+
+        Example:
+            >>> import burn
+            >>> w = burn.tensor([2.0], device=burn.Device.flex().autodiff()).require_grad()
+            >>> [(leaf, g)] = (w * w).sum().backward().items()
+            >>> assert leaf is w and g.tolist() == [4.0]
+        """
         return [(t, g) for t, g in self._by_id.values()]
 
     def __repr__(self):
@@ -133,7 +187,18 @@ class Gradients:
 
 
 def backward(root, grad=None) -> Gradients:
-    """Differentiate ``root`` with respect to every leaf that requires grad."""
+    """Differentiate ``root`` with respect to every leaf that requires grad.
+
+    ``Tensor.backward`` calls it. Args: ``root``, the tensor to differentiate;
+    ``grad``, the seed gradient (defaults to ones; required for non-scalars).
+
+    Example:
+        >>> import burn
+        >>> from burn.autodiff import backward
+        >>> w = burn.ones((2,), device=burn.Device.flex().autodiff()).require_grad()
+        >>> grads = backward(w * 2, burn.tensor([1.0, 10.0], device=w.device))
+        >>> assert grads.get(w).tolist() == [2.0, 20.0]
+    """
     from .tensor import Tensor
     if not root.device.is_autodiff:
         raise AutodiffError(

@@ -36,56 +36,145 @@ class Backend:
 
     # -- devices ----------------------------------------------------------
     def device_indices(self) -> list[int]:
-        """Indices of the devices of this kind that can run here."""
+        """Indices of the devices of this kind that can run here.
+
+        Override it in a backend with several devices; ``Device.enumerate()``
+        lists one device per index.
+
+        Example:
+            >>> import burn
+            >>> assert burn.Device.flex().backend.device_indices() == [0]
+        """
         return [0]
 
     def is_accelerator(self, index: int) -> bool:
-        """True for a real accelerator (used by Device.default())."""
+        """True for a real accelerator (used by Device.default()).
+
+        Example:
+            >>> import burn
+            >>> assert burn.Device.flex().backend.is_accelerator(0) is False
+        """
         return False
 
     def unavailable_reason(self, index: int) -> str | None:
-        """None if device ``index`` can run, else why not (shown to the user)."""
+        """None if device ``index`` can run, else why not (shown to the user).
+
+        Example:
+            >>> import burn
+            >>> be = burn.Device.flex().backend
+            >>> assert be.unavailable_reason(0) is None and "index 3" in be.unavailable_reason(3)
+        """
         return None if index in self.device_indices() else f"no device with index {index}"
 
     def describe_devices(self) -> list[str]:
-        """Human-readable lines for `burn info`."""
+        """Human-readable lines for `burn info`.
+
+        Example:
+            >>> import burn
+            >>> assert burn.Device.flex().backend.describe_devices()[0].startswith("flex:0")
+        """
         return [f"{self.name}:{i}" for i in self.device_indices()]
 
     # -- data ---------------------------------------------------------------
     def native_dtype(self, dtype: DType):
-        """The backend's dtype object for a burn DType (or raise DTypeError)."""
+        """The backend's dtype object for a burn DType (or raise DTypeError).
+
+        Example:
+            >>> import burn, numpy as np
+            >>> assert burn.Device.flex().backend.native_dtype(burn.float32) == np.float32
+        """
         raise NotImplementedError
 
     def from_numpy(self, array: np.ndarray, dtype: DType, index: int):
-        """Copy/convert a host array to a native array of ``dtype``."""
+        """Copy/convert a host array to a native array of ``dtype``.
+
+        Args:
+            array: the host values.
+            dtype: the burn DType of the result.
+            index: the device index.
+
+        Example:
+            >>> import burn, numpy as np
+            >>> be = burn.Device.flex().backend
+            >>> native = be.from_numpy(np.arange(3), burn.float32, 0)
+            >>> assert be.to_numpy(native, 0).dtype == np.float32
+        """
         raise NotImplementedError
 
     def to_numpy(self, native, index: int) -> np.ndarray:
-        """A host numpy array with the native array's values."""
+        """A host numpy array with the native array's values.
+
+        Example:
+            >>> import burn, numpy as np
+            >>> be = burn.Device.flex().backend
+            >>> native = be.from_numpy(np.array([1.5, 2.5]), burn.float64, 0)
+            >>> assert be.to_numpy(native, 0).tolist() == [1.5, 2.5]
+        """
         raise NotImplementedError
 
     def from_dlpack(self, obj, index: int):
-        """Wrap a DLPack-capable object without copying where possible."""
+        """Wrap a DLPack-capable object without copying where possible.
+
+        Example:
+            >>> import burn, numpy as np
+            >>> be = burn.Device.flex().backend
+            >>> assert be.to_numpy(be.from_dlpack(np.arange(2.0), 0), 0).tolist() == [0.0, 1.0]
+        """
         return self.from_numpy(np.from_dlpack(obj), None, index)
 
     def to_dlpack_source(self, native, index: int):
-        """An object with ``__dlpack__`` sharing the native array's memory."""
+        """An object with ``__dlpack__`` sharing the native array's memory.
+
+        Example:
+            >>> import burn, numpy as np
+            >>> be = burn.Device.flex().backend
+            >>> src = be.to_dlpack_source(be.from_numpy(np.arange(3.0), burn.float32, 0), 0)
+            >>> assert np.from_dlpack(src).tolist() == [0.0, 1.0, 2.0]
+        """
         return self.to_numpy(native, index)
 
     # -- execution ------------------------------------------------------------
     def compile_group(self, group):
         """Return a callable running a fused group (see burn.fusion), or None
-        to have core run the group's nodes one kernel at a time."""
+        to have core run the group's nodes one kernel at a time.
+
+        The base class compiles nothing, so a new backend works with kernels
+        alone and can add fusion later.
+
+        Example:
+            >>> import burn
+            >>> class Mine(burn.Backend):
+            ...     name = "mine"
+            >>> assert Mine().compile_group(group=None) is None
+        """
         return None
 
     def sync(self, index: int) -> None:
-        """Wait until every queued kernel on device ``index`` has finished."""
+        """Wait until every queued kernel on device ``index`` has finished.
+
+        Users call ``Device.sync()``, which also runs the pending lazy graph.
+
+        Example:
+            >>> import burn
+            >>> assert burn.Device.flex().backend.sync(0) is None
+        """
 
     # -- memory ---------------------------------------------------------------
     def memory_stats(self, index: int) -> dict:
-        """Bytes reserved/in use and peaks, and allocation counts."""
+        """Bytes reserved/in use and peaks, and allocation counts.
+
+        Example:
+            >>> import burn
+            >>> stats = burn.Device.flex().backend.memory_stats(0)
+            >>> assert {"reserved_bytes", "in_use_bytes", "alloc_count"} <= set(stats)
+        """
         return {"reserved_bytes": 0, "in_use_bytes": 0, "peak_reserved_bytes": 0,
                 "peak_in_use_bytes": 0, "alloc_count": 0, "free_count": 0}
 
     def memory_cleanup(self, index: int) -> None:
-        """Release cached memory that no tensor uses."""
+        """Release cached memory that no tensor uses.
+
+        Example:
+            >>> import burn
+            >>> assert burn.Device.flex().backend.memory_cleanup(0) is None
+        """

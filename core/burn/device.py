@@ -63,17 +63,44 @@ class Device:
     # -- constructors -------------------------------------------------------
     @staticmethod
     def flex() -> "Device":
-        """The numpy CPU device (package burn-flex)."""
+        """The numpy CPU device (package burn-flex).
+
+        Always available, so use it for tests and small CPU work.
+
+        Example:
+            >>> import burn
+            >>> assert str(burn.Device.flex()) == "flex:0"
+        """
         return Device("flex", 0)
 
     @staticmethod
     def wgpu(index: int = 0) -> "Device":
-        """An OpenCL device served by burn-wgpu."""
+        """An OpenCL device served by burn-wgpu.
+
+        Args:
+            index: which OpenCL device (``Device.enumerate()`` lists them).
+
+        Nothing is checked until a tensor is made on it.
+
+        Example:
+            >>> import burn
+            >>> assert burn.Device.wgpu(1) == burn.Device("wgpu:1")
+        """
         return Device("wgpu", index)
 
     @staticmethod
     def cuda(index: int = 0) -> "Device":
-        """An NVIDIA GPU served by burn-cuda."""
+        """An NVIDIA GPU served by burn-cuda.
+
+        Args:
+            index: the CUDA device ordinal.
+
+        Nothing is checked until a tensor is made on it.
+
+        Example:
+            >>> import burn
+            >>> assert burn.Device.cuda(0).kind == "cuda"
+        """
         return Device("cuda", index)
 
     @staticmethod
@@ -126,39 +153,93 @@ class Device:
 
     # -- autodiff -----------------------------------------------------------
     def autodiff(self) -> "Device":
-        """The same device with autodiff enabled for tensors made on it."""
+        """The same device with autodiff enabled for tensors made on it.
+
+        Use it for tensors whose gradients you want (``require_grad``).
+
+        Example:
+            >>> import burn
+            >>> dev = burn.Device.flex().autodiff()
+            >>> assert dev.is_autodiff and dev.kind == "flex"
+        """
         return Device(self.kind, self.index, autodiff=True)
 
     def inner(self) -> "Device":
-        """The same device without autodiff."""
+        """The same device without autodiff.
+
+        Example:
+            >>> import burn
+            >>> dev = burn.Device.flex().autodiff()
+            >>> assert dev.inner() == burn.Device.flex() and not dev.inner().is_autodiff
+        """
         return Device(self.kind, self.index, autodiff=False)
 
     # -- runtime ------------------------------------------------------------
     @property
     def backend(self):
-        """The backend object serving this device (resolving plugins on first use)."""
+        """The backend object serving this device (resolving plugins on first use).
+
+        Raises :class:`BackendUnavailable` if no installed plugin can serve it.
+
+        Example:
+            >>> import burn
+            >>> assert burn.Device.flex().backend.name == "flex"
+        """
         from . import dispatch
         return dispatch.registry.backend_for(self)
 
     def sync(self) -> None:
-        """Run every pending op of this device and wait for the backend."""
+        """Run every pending op of this device and wait for the backend.
+
+        Use it before timing code: ops are lazy and backends may be asynchronous.
+
+        Example:
+            >>> import burn
+            >>> y = burn.ones((2,)) * 3
+            >>> burn.Device.flex().sync()
+            >>> assert y.tolist() == [3.0, 3.0]
+        """
         from .graph import graph_for
         graph_for(self).flush()
         self.backend.sync(self.index)
 
     def seed(self, seed: int) -> None:
-        """Seed this device's random stream (rand, randn, dropout)."""
+        """Seed this device's random stream (rand, randn, dropout).
+
+        Args:
+            seed: an integer; the same seed gives the same random values.
+
+        Example:
+            >>> import burn
+            >>> dev = burn.Device.flex()
+            >>> dev.seed(7); a = burn.rand((3,), device=dev).tolist()
+            >>> dev.seed(7); b = burn.rand((3,), device=dev).tolist()
+            >>> assert a == b
+        """
         from .graph import graph_for
         graph_for(self).seed(int(seed))
 
     def memory_stats(self) -> dict:
-        """Bytes reserved and in use (and their peaks) and allocation counts."""
+        """Bytes reserved and in use (and their peaks) and allocation counts.
+
+        Runs pending work first, so the numbers include it.
+
+        Example:
+            >>> import burn
+            >>> assert isinstance(burn.Device.flex().memory_stats(), dict)
+        """
         from .graph import graph_for
         graph_for(self).flush()
         return dict(self.backend.memory_stats(self.index))
 
     def memory_cleanup(self) -> None:
-        """Return cached but unused device memory to the system."""
+        """Return cached but unused device memory to the system.
+
+        Example:
+            >>> import burn
+            >>> burn.Device.flex().memory_cleanup()
+            >>> assert burn.ones((2,)).sum().item() == 2.0
+        """
         from .graph import graph_for
         graph_for(self).flush()
         self.backend.memory_cleanup(self.index)

@@ -17,6 +17,15 @@ __all__ = ["Registry", "registry", "KernelEntry"]
 
 @dataclass
 class KernelEntry:
+    """One registered kernel: which op, backend and plugin, and its priority.
+
+    Example:
+        >>> import burn
+        >>> from burn.dispatch import registry
+        >>> burn.plugins.ensure_loaded()       # plugins register lazily
+        >>> [entry] = registry.kernel_entries("add", "flex")[:1]
+        >>> assert entry.op == "add" and entry.backend == "flex" and callable(entry.fn)
+    """
     op: str
     backend: str
     fn: Callable
@@ -41,6 +50,7 @@ class Registry:
     Example:
         >>> import burn
         >>> from burn.dispatch import registry
+        >>> burn.plugins.ensure_loaded()       # plugins register lazily
         >>> assert registry.kernel("add", "flex") is not None
     """
 
@@ -53,7 +63,18 @@ class Registry:
 
     # -- registration ---------------------------------------------------------
     def register_backend(self, name: str, factory, *, plugin: str | None = None) -> None:
-        """Make backend ``name`` available; ``factory()`` builds it on first use."""
+        """Make backend ``name`` available; ``factory()`` builds it on first use.
+
+        Call it from the ``burn_register_backends`` hook. A name taken by
+        another plugin raises :class:`PluginError`.
+
+        Example:
+            >>> import burn
+            >>> from burn.dispatch import Registry
+            >>> r = Registry()
+            >>> r.register_backend("mine", burn.Backend, plugin="mine")
+            >>> assert r.backends["mine"].plugin == "mine"
+        """
         plugin = plugin or self.current_plugin
         old = self.backends.get(name)
         if old is not None and old.plugin != plugin:
@@ -98,7 +119,15 @@ class Registry:
 
     def forget_plugin(self, name: str) -> None:
         """Remove every kernel, backend and op registered by plugin ``name``
-        (a plugin whose registration failed half-way leaves nothing behind)."""
+        (a plugin whose registration failed half-way leaves nothing behind).
+
+        Example:
+            >>> from burn.dispatch import Registry
+            >>> r = Registry()
+            >>> r.register_kernel("doc::op", "flex", abs, plugin="broken")
+            >>> r.forget_plugin("broken")
+            >>> assert r.kernel("doc::op", "flex") is None
+        """
         for key in list(self.kernels):
             entries = [e for e in self.kernels[key] if e.plugin != name]
             if entries:
@@ -119,6 +148,11 @@ class Registry:
         plugins, so its decorators ran early) it is the top-level package of
         ``fn``; discovery then renames it to the entry point name
         (:meth:`rename_plugin`), so ``burn info`` and tie errors name the plugin.
+
+        Example:
+            >>> from burn.dispatch import Registry
+            >>> r = Registry()
+            >>> assert r.owner(abs, "mine") == "mine" and r.owner(abs) == "burn"
         """
         if plugin:
             return plugin
@@ -128,7 +162,15 @@ class Registry:
         return "burn" if top in ("burn", "builtins", "__main__") else top
 
     def rename_plugin(self, old: str, new: str) -> None:
-        """Attribute everything registered under ``old`` to ``new``."""
+        """Attribute everything registered under ``old`` to ``new``.
+
+        Example:
+            >>> from burn.dispatch import Registry
+            >>> r = Registry()
+            >>> r.register_kernel("doc::op", "flex", abs, plugin="pkg_name")
+            >>> r.rename_plugin("pkg_name", "entry_point_name")
+            >>> assert r.kernel_entries("doc::op", "flex")[0].plugin == "entry_point_name"
+        """
         if old == new or old in ("burn", "?"):
             return
         for entries in self.kernels.values():
@@ -151,7 +193,19 @@ class Registry:
                 b.plugin = new
 
     def register_op(self, op) -> None:
-        """Declare a primitive or extension op by its unique name."""
+        """Declare a primitive or extension op by its unique name.
+
+        ``burn.backend_extension`` calls it; a second, different op of the same
+        name raises :class:`PluginError`.
+
+        Example:
+            >>> from types import SimpleNamespace
+            >>> from burn.dispatch import Registry
+            >>> r = Registry()
+            >>> op = SimpleNamespace(name="doc::op")
+            >>> r.register_op(op)
+            >>> assert r.ops["doc::op"] is op
+        """
         old = self.ops.get(op.name)
         if old is not None and old is not op:
             raise PluginError(f"op '{op.name}' is already defined (by {getattr(old, 'plugin', 'burn')}); "
@@ -160,7 +214,15 @@ class Registry:
 
     # -- lookup ---------------------------------------------------------------
     def kernel(self, op: str, backend: str):
-        """The winning kernel of ``op`` on ``backend``, or None."""
+        """The winning kernel of ``op`` on ``backend``, or None.
+
+        Example:
+            >>> import burn
+            >>> from burn.dispatch import registry
+            >>> burn.plugins.ensure_loaded()       # plugins register lazily
+            >>> assert callable(registry.kernel("add", "flex"))
+            >>> assert registry.kernel("no::such_op", "flex") is None
+        """
         try:
             return self._winner[(op, backend)]
         except KeyError:
@@ -172,20 +234,48 @@ class Registry:
         return fn
 
     def kernel_entries(self, op: str, backend: str) -> list[KernelEntry]:
+        """Every kernel registered for ``op`` on ``backend``, winner first.
+
+        Example:
+            >>> from burn.dispatch import Registry
+            >>> r = Registry()
+            >>> r.register_kernel("doc::op", "flex", abs, plugin="a")
+            >>> r.register_kernel("doc::op", "flex", round, plugin="b", priority=5)
+            >>> assert [e.plugin for e in r.kernel_entries("doc::op", "flex")] == ["b", "a"]
+        """
         return list(self.kernels.get((op, backend), ()))
 
     def backend_names(self) -> list[str]:
+        """Names of the registered backends (loading plugins first).
+
+        Example:
+            >>> from burn.dispatch import registry
+            >>> assert "flex" in registry.backend_names()
+        """
         from . import plugins
         plugins.ensure_loaded()
         return list(self.backends)
 
     def accelerator_preference(self) -> list[str]:
+        """Backend names to try for ``Device.default()``: cuda, wgpu, then others; never flex.
+
+        Example:
+            >>> from burn.dispatch import registry
+            >>> assert "flex" not in registry.accelerator_preference()
+        """
         names = self.backend_names()
         first = [n for n in ("cuda", "wgpu") if n in names]
         return first + [n for n in names if n not in first and n != "flex"]
 
     def try_backend(self, name: str):
-        """The backend instance, or None if it is missing or failed to start."""
+        """The backend instance, or None if it is missing or failed to start.
+
+        Example:
+            >>> import burn
+            >>> from burn.dispatch import registry
+            >>> assert isinstance(registry.try_backend("flex"), burn.Backend)
+            >>> assert registry.try_backend("nosuch") is None
+        """
         from . import plugins
         plugins.ensure_loaded()
         entry = self.backends.get(name)
@@ -199,7 +289,13 @@ class Registry:
         return entry.instance
 
     def backend_for(self, device):
-        """The backend serving ``device``, or raise BackendUnavailable."""
+        """The backend serving ``device``, or raise BackendUnavailable.
+
+        Example:
+            >>> import burn
+            >>> from burn.dispatch import registry
+            >>> assert registry.backend_for(burn.Device.flex()).name == "flex"
+        """
         be = self._resolved.get((device.kind, device.index))
         if be is not None:
             return be

@@ -35,22 +35,52 @@ class DType:
 
     @property
     def is_floating(self) -> bool:
+        """True for real floating types (float16, bfloat16, float32, float64).
+
+        Example:
+            >>> import burn
+            >>> assert burn.float16.is_floating and not burn.complex64.is_floating
+        """
         return self.kind == "f"
 
     @property
     def is_complex(self) -> bool:
+        """True for complex64 and complex128.
+
+        Example:
+            >>> import burn
+            >>> assert burn.complex64.is_complex and not burn.float32.is_complex
+        """
         return self.kind == "c"
 
     @property
     def is_integer(self) -> bool:
+        """True for signed and unsigned integer types (not bool).
+
+        Example:
+            >>> import burn
+            >>> assert burn.uint8.is_integer and not burn.bool.is_integer
+        """
         return self.kind in "iu"
 
     @property
     def is_bool(self) -> bool:
+        """True for the boolean type only.
+
+        Example:
+            >>> import burn
+            >>> assert burn.bool.is_bool and not burn.int8.is_bool
+        """
         return self.kind == "b"
 
     @property
     def is_inexact(self) -> bool:
+        """True for floating and complex types: the ones that can have gradients.
+
+        Example:
+            >>> import burn
+            >>> assert burn.complex128.is_inexact and not burn.int32.is_inexact
+        """
         return self.kind in "fc"
 
     def __repr__(self) -> str:

@@ -26,27 +26,95 @@ class BurnError(Exception):
 
 
 class ShapeError(BurnError, ValueError):
-    """Operands' shapes do not fit the op (broadcasting, matmul, reshape...)."""
+    """Operands' shapes do not fit the op (broadcasting, matmul, reshape...).
+
+    Also a ``ValueError``, so code written for numpy keeps catching it.
+
+    Example:
+        >>> import burn
+        >>> try:
+        ...     burn.zeros((2, 3)) + burn.zeros((4,))
+        ... except burn.ShapeError as e:
+        ...     err = e
+        >>> assert isinstance(err, ValueError) and "broadcast" in str(err)
+    """
 
 
 class DTypeError(BurnError, TypeError):
-    """An operand's dtype is not accepted by the op or the backend."""
+    """An operand's dtype is not accepted by the op or the backend.
+
+    Also a ``TypeError``.
+
+    Example:
+        >>> import burn
+        >>> x = burn.arange(3, device=burn.Device.flex().autodiff())
+        >>> try:
+        ...     x.require_grad()        # integers have no gradient
+        ... except burn.DTypeError as e:
+        ...     err = e
+        >>> assert isinstance(err, TypeError) and "int64" in str(err)
+    """
 
 
 class DeviceMismatch(BurnError, ValueError):
-    """Operands live on different devices, or mix autodiff and plain devices."""
+    """Operands live on different devices, or mix autodiff and plain devices.
+
+    Burn never moves data implicitly: use ``t.to_device(...)`` or ``.detach()``.
+
+    Example:
+        >>> import burn
+        >>> a = burn.ones((2,))
+        >>> b = burn.ones((2,), device=burn.Device.flex().autodiff())
+        >>> try:
+        ...     a + b
+        ... except burn.DeviceMismatch as e:
+        ...     err = e
+        >>> assert "autodiff" in str(err)
+    """
 
 
 class BackendUnavailable(BurnError, RuntimeError):
-    """A device's backend is not installed or cannot run on this machine."""
+    """A device's backend is not installed or cannot run on this machine.
+
+    Raised when the device is first used, with the package to install.
+
+    Example:
+        >>> import burn
+        >>> try:
+        ...     burn.zeros((1,), device="nosuch:0")
+        ... except burn.BackendUnavailable as e:
+        ...     err = e
+        >>> assert "nosuch" in str(err)
+    """
 
 
 class PluginError(BurnError, RuntimeError):
-    """A plugin failed to load or registered something inconsistent."""
+    """A plugin failed to load or registered something inconsistent.
+
+    Example:
+        >>> from burn import PluginError
+        >>> from burn.dispatch import Registry
+        >>> r = Registry()
+        >>> r.register_backend("mine", object, plugin="a")
+        >>> try:
+        ...     r.register_backend("mine", object, plugin="b")
+        ... except PluginError as e:
+        ...     err = e
+        >>> assert "'a'" in str(err) and "'b'" in str(err)
+    """
 
 
 class AutodiffError(BurnError, RuntimeError):
-    """Misuse of autodiff: require_grad on a non-leaf, backward of a non-scalar..."""
+    """Misuse of autodiff: require_grad on a non-leaf, backward of a non-scalar...
+
+    Example:
+        >>> import burn
+        >>> try:
+        ...     burn.ones((2,)).require_grad()      # not an autodiff device
+        ... except burn.AutodiffError as e:
+        ...     err = e
+        >>> assert "autodiff()" in str(err)
+    """
 
 
 def describe(t) -> str:

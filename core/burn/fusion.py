@@ -42,6 +42,14 @@ class FusedGroup:
     ``ops`` lists ``(op_name, attrs, args)`` in order, where each arg is
     ``("in", k)`` (the k-th group input) or ``("op", j)`` (the result of op j).
     ``outputs`` lists the op indices whose results leave the group.
+
+    Example (what ``exp(a * b)`` looks like to a backend's compiler):
+        >>> import burn
+        >>> from burn.fusion import FusedGroup
+        >>> m = burn.TensorMeta((4,), burn.float32)
+        >>> ops = [("mul", {}, [("in", 0), ("in", 1)]), ("exp", {}, [("op", 0)])]
+        >>> g = FusedGroup("elementwise", ops, [m, m], [1], [m])
+        >>> assert g.outputs == [1] and g.output_metas[0].shape == (4,)
     """
     kind: str
     ops: list
@@ -50,6 +58,18 @@ class FusedGroup:
     output_metas: list
 
     def key(self):
+        """A hashable key: equal for groups with the same ops, attrs, input shapes and dtypes.
+
+        Backends cache compiled groups under it.
+
+        Example:
+            >>> import burn
+            >>> from burn.fusion import FusedGroup
+            >>> def group(n):
+            ...     m = burn.TensorMeta((n,), burn.float32)
+            ...     return FusedGroup("elementwise", [("exp", {}, [("in", 0)])], [m], [0], [m])
+            >>> assert group(4).key() == group(4).key() != group(5).key()
+        """
         return (self.kind, tuple((n, _attrs_key(a), tuple(args)) for n, a, args in self.ops),
                 tuple((tuple(m.shape), m.dtype.name) for m in self.input_metas), tuple(self.outputs))
 
@@ -214,7 +234,16 @@ def _make_fused_group(kind, positions, nodes, pos, needed_outside):
 
 
 class Plan:
-    """An executable plan: a list of steps over a slot environment."""
+    """An executable plan: a list of steps over a slot environment.
+
+    The planner builds one per distinct graph structure and caches it (see
+    :func:`plan_cache_info`); users never build one.
+
+    Example:
+        >>> from burn.fusion import Plan
+        >>> p = Plan()
+        >>> assert p.steps == [] and p.run([], [], 0) is None     # an empty plan does nothing
+    """
 
     __slots__ = ("steps", "n_slots", "ext_slots", "results", "groups")
 
@@ -226,6 +255,14 @@ class Plan:
         self.groups = []
 
     def run(self, nodes, externals, index):
+        """Execute the steps: ``nodes`` is the flushed node list, ``externals`` the
+        handles of already computed inputs, ``index`` the device index. Results
+        are stored into the output handles that are still referenced.
+
+        Example:
+            >>> from burn.fusion import Plan
+            >>> assert Plan().run(nodes=[], externals=[], index=0) is None
+        """
         env = [None] * self.n_slots
         for slot, h in zip(self.ext_slots, externals):
             env[slot] = h.data
@@ -393,7 +430,15 @@ def plan_cache_info() -> dict:
 
 
 def clear_plan_cache() -> None:
-    """Forget cached plans and compiled groups."""
+    """Forget cached plans and compiled groups.
+
+    The registry calls it when kernels change; call it to measure planning cost.
+
+    Example:
+        >>> import burn
+        >>> burn.fusion.clear_plan_cache()
+        >>> assert burn.fusion.plan_cache_info()["size"] == 0
+    """
     _PLAN_CACHE.clear()
     _GROUP_CACHE.clear()
 
@@ -411,7 +456,15 @@ def _format_groups(groups, nodes):
 @dataclass
 class Explanation:
     """What fusion would do with the pending work: ``groups`` is a list of
-    ``(kind, [op names], boundary reason)``; ``str()`` renders it."""
+    ``(kind, [op names], boundary reason)``; ``str()`` renders it.
+
+    Example:
+        >>> import burn
+        >>> y = (burn.ones((4,)) * 2).exp()
+        >>> e = burn.fusion.explain(y)
+        >>> assert e.groups[0][0] == "elementwise" and "exp" in e.groups[0][1]
+        >>> assert "elementwise" in str(e)
+    """
     groups: list = field(default_factory=list)
     text: str = ""
 

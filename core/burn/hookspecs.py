@@ -20,7 +20,18 @@ def burn_register_backends(registry):
     ``registry.register_backend(name, factory)``; ``factory()`` is called the
     first time a device of that kind is used, so it may import heavy modules
     and raise (the error is shown when the user asks for that device).
-    Returns nothing."""
+    Returns nothing.
+
+    Example (an implementation, in a plugin module):
+        >>> import burn
+        >>> from burn.dispatch import Registry
+        >>> @burn.hookimpl
+        ... def burn_register_backends(registry):
+        ...     registry.register_backend("mine", burn.Backend, plugin="mine")
+        >>> r = Registry()
+        >>> burn_register_backends(r)
+        >>> assert "mine" in r.backends
+    """
 
 
 @hookspec
@@ -28,10 +39,29 @@ def burn_register_kernels(registry):
     """Called once, after every plugin's backends are registered. Register
     kernels with ``registry.register_kernel(op, backend, fn, priority=0)``
     (for any op and any backend, including ones other plugins define).
-    Returns nothing."""
+    Returns nothing.
+
+    Example (an implementation, in a plugin module):
+        >>> import burn
+        >>> from burn.dispatch import Registry
+        >>> @burn.hookimpl
+        ... def burn_register_kernels(registry):
+        ...     registry.register_kernel("mine::double", "flex", lambda x: x * 2, plugin="mine")
+        >>> r = Registry()
+        >>> burn_register_kernels(r)
+        >>> assert r.kernel("mine::double", "flex")(21) == 42
+    """
 
 
 @hookspec
 def burn_plugin_info():
     """Return a dict of extra facts shown by ``burn info`` for this plugin
-    (e.g. ``{"devices": ..., "notes": ...}``), or None."""
+    (e.g. ``{"devices": ..., "notes": ...}``), or None.
+
+    Example (an implementation, in a plugin module):
+        >>> import burn
+        >>> @burn.hookimpl
+        ... def burn_plugin_info():
+        ...     return {"notes": "adds mine::double"}
+        >>> assert burn_plugin_info()["notes"].startswith("adds")
+    """

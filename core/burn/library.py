@@ -43,7 +43,26 @@ _TENSOR = _TensorSlot()
 class ExtensionContext:
     """What an extension's ``.backward`` rule receives: ``inputs`` (the tensor
     arguments), ``outputs``, ``saved``, and the call as made, ``args`` (tensors
-    in place) and ``kwargs``, so non-tensor arguments need no unpacking."""
+    in place) and ``kwargs``, so non-tensor arguments need no unpacking.
+
+    Example:
+        >>> import burn
+        >>> @burn.backend_extension("doc::ctx_scale")
+        ... def scale(x, factor=2.0):
+        ...     return x * factor
+        >>> @scale.meta
+        ... def _(x, factor=2.0):
+        ...     return burn.TensorMeta(x.shape, x.dtype)
+        >>> @scale.kernel("flex")
+        ... def _(x, factor=2.0):
+        ...     return x * factor
+        >>> @scale.backward
+        ... def _(ctx, g):
+        ...     assert ctx.args[0] is ctx.inputs[0] and ctx.kwargs == {"factor": 3.0}
+        ...     return (g * ctx.kwargs["factor"],)
+        >>> w = burn.tensor([1.0], device=burn.Device.flex().autodiff()).require_grad()
+        >>> assert w.grad(scale(w, factor=3.0).sum().backward()).tolist() == [3.0]
+    """
 
     __slots__ = ("inputs", "saved", "attrs", "args", "kwargs", "_ctx")
 
@@ -57,15 +76,66 @@ class ExtensionContext:
 
     @property
     def outputs(self):
+        """The op's results, as a tuple of tensors (for rules that reuse them).
+
+        Example:
+            >>> import burn, numpy as np
+            >>> @burn.backend_extension("doc::ctx_exp")
+            ... def exp2(x):
+            ...     return x.exp()
+            >>> @exp2.meta
+            ... def _(x):
+            ...     return burn.TensorMeta(x.shape, x.dtype)
+            >>> @exp2.kernel("flex")
+            ... def _(x):
+            ...     return np.exp(x)
+            >>> @exp2.backward
+            ... def _(ctx, g):
+            ...     (y,) = ctx.outputs            # d/dx exp(x) = exp(x)
+            ...     return (g * y,)
+            >>> w = burn.tensor([0.0], device=burn.Device.flex().autodiff()).require_grad()
+            >>> assert w.grad(exp2(w).sum().backward()).tolist() == [1.0]
+        """
         return self._ctx.outputs
 
     @property
     def out(self):
+        """The first (usually only) result: ``outputs[0]``.
+
+        Example:
+            >>> import burn, numpy as np
+            >>> @burn.backend_extension("doc::ctx_sigmoid")
+            ... def sig(x):
+            ...     return x.sigmoid()
+            >>> @sig.meta
+            ... def _(x):
+            ...     return burn.TensorMeta(x.shape, x.dtype)
+            >>> @sig.kernel("flex")
+            ... def _(x):
+            ...     return 1 / (1 + np.exp(-x))
+            >>> @sig.backward
+            ... def _(ctx, g):
+            ...     return (g * ctx.out * (1 - ctx.out),)
+            >>> w = burn.tensor([0.0], device=burn.Device.flex().autodiff()).require_grad()
+            >>> assert w.grad(sig(w).sum().backward()).tolist() == [0.25]
+        """
         return self._ctx.outputs[0]
 
 
 class Extension:
-    """An op declared with :func:`backend_extension` (see there)."""
+    """An op declared with :func:`backend_extension` (see there).
+
+    Call it like its reference function; declare its rules with the
+    decorators ``.meta``, ``.kernel(backend)``, ``.backward`` and ``.template``.
+
+    Example:
+        >>> import burn
+        >>> @burn.backend_extension("doc::ext_neg")
+        ... def neg(x):
+        ...     return -x
+        >>> assert isinstance(neg, burn.library.Extension) and neg.name == "doc::ext_neg"
+        >>> assert neg(burn.ones((2,))).tolist() == [-1.0, -1.0]   # no kernel yet: the reference runs
+    """
 
     is_extension = True
 
@@ -88,24 +158,96 @@ class Extension:
 
     # -- declaration decorators ----------------------------------------------
     def meta(self, fn: Callable) -> Callable:
-        """Declare the output TensorMeta rule (receives TensorMeta per tensor argument)."""
+        """Declare the output TensorMeta rule (receives TensorMeta per tensor argument).
+
+        The rule runs eagerly at every call, so shape errors surface there.
+        Non-tensor arguments are passed as given.
+
+        Example:
+            >>> import burn
+            >>> @burn.backend_extension("doc::meta_rowsum")
+            ... def rowsum(x):
+            ...     return x.sum(axis=1)
+            >>> @rowsum.meta
+            ... def _(x):
+            ...     return burn.TensorMeta(x.shape[:1], x.dtype)
+            >>> @rowsum.kernel("flex")
+            ... def _(x):
+            ...     return x.sum(axis=1)
+            >>> assert rowsum(burn.ones((3, 4))).shape == (3,)
+        """
         self._meta = fn
         return fn
 
     def kernel(self, backend: str, *, priority: int = 0, host_fallback: bool = False):
-        """Register a kernel of this op for ``backend`` (decorator)."""
+        """Register a kernel of this op for ``backend`` (decorator).
+
+        Args:
+            backend: the backend name, e.g. ``"flex"``.
+            priority: a higher priority wins over other kernels for the same backend.
+            host_fallback: the kernel runs on host memory (``burn info`` says so).
+
+        The kernel gets native arrays and the non-tensor arguments.
+
+        Example:
+            >>> import burn
+            >>> @burn.backend_extension("doc::kernel_twice")
+            ... def twice(x):
+            ...     return x * 2
+            >>> @twice.meta
+            ... def _(x):
+            ...     return burn.TensorMeta(x.shape, x.dtype)
+            >>> @twice.kernel("flex")
+            ... def _(x):
+            ...     return x + x
+            >>> assert twice(burn.ones((2,))).tolist() == [2.0, 2.0] and twice.backend_names() == ["flex"]
+        """
         def deco(fn):
             registry.register_kernel(self.name, backend, fn, priority=priority, host_fallback=host_fallback)
             return fn
         return deco
 
     def backward(self, fn: Callable) -> Callable:
-        """Declare ``fn(ctx, *grad_outputs) -> one gradient per tensor input``."""
+        """Declare ``fn(ctx, *grad_outputs) -> one gradient per tensor input``.
+
+        ``ctx`` is an :class:`ExtensionContext`. Without a backward rule,
+        gradients come from differentiating the reference definition.
+
+        Example:
+            >>> import burn
+            >>> @burn.backend_extension("doc::bw_cube")
+            ... def cube(x):
+            ...     return x * x * x
+            >>> @cube.meta
+            ... def _(x):
+            ...     return burn.TensorMeta(x.shape, x.dtype)
+            >>> @cube.kernel("flex")
+            ... def _(x):
+            ...     return x ** 3
+            >>> @cube.backward
+            ... def _(ctx, g):
+            ...     (x,) = ctx.inputs
+            ...     return (g * 3 * x * x,)
+            >>> w = burn.tensor([2.0], device=burn.Device.flex().autodiff()).require_grad()
+            >>> assert w.grad(cube(w).sum().backward()).tolist() == [12.0]
+        """
         self._backward = fn
         return fn
 
     def template(self, backend: str):
-        """Register a code template used when ``backend`` fuses this element-wise op."""
+        """Register a code template used when ``backend`` fuses this element-wise op.
+
+        What a template is depends on the backend's code generator; the op is
+        stored under ``templates[backend]`` for it to read.
+
+        Example:
+            >>> import burn
+            >>> @burn.backend_extension("doc::tpl_sq", elementwise=True)
+            ... def sq(x):
+            ...     return x * x
+            >>> tpl = sq.template("wgpu")("{x} * {x}")
+            >>> assert sq.templates["wgpu"] == tpl == "{x} * {x}"
+        """
         def deco(obj):
             self.templates[backend] = obj
             return obj
@@ -113,11 +255,36 @@ class Extension:
 
     # -- used by the planner and autodiff ----------------------------------------
     def adapt(self, fn: Callable) -> Callable:
+        """Wrap a kernel ``fn`` so the executor can call it with native arrays only.
+
+        Used by the planner: the wrapper puts the arrays back among the call's
+        non-tensor arguments (``template``) and passes ``kwargs``.
+
+        Example:
+            >>> import burn
+            >>> from burn.library import _TENSOR
+            >>> @burn.backend_extension("doc::adapt_mul")
+            ... def mul(x, k=1):
+            ...     return x * k
+            >>> run = mul.adapt(lambda a, k=1: a * k)
+            >>> assert run(3, template=(_TENSOR,), kwargs=(("k", 2),)) == 6
+        """
         def run(*natives, template, kwargs):
             return fn(*_fill(template, natives), **dict(kwargs))
         return run
 
     def backend_names(self) -> list[str]:
+        """The backends that have a kernel for this op (others run the reference).
+
+        Example:
+            >>> import burn
+            >>> @burn.backend_extension("doc::names_id")
+            ... def ident(x):
+            ...     return x
+            >>> assert ident.backend_names() == []
+            >>> _ = ident.kernel("flex")(lambda x: x)
+            >>> assert ident.backend_names() == ["flex"]
+        """
         return sorted(b for (op, b) in registry.kernels if op == self.name)
 
     def _vjp_reference(self, ctx, *grads):
@@ -183,6 +350,15 @@ class Extension:
 
     @property
     def backward_fn(self):
+        """The rule autodiff calls: ``.backward``'s, else one through the reference.
+
+        Example:
+            >>> import burn
+            >>> @burn.backend_extension("doc::bwfn_id")
+            ... def ident(x):
+            ...     return x
+            >>> assert callable(ident.backward_fn)
+        """
         return self._backward_rule
 
     def __repr__(self):

@@ -34,7 +34,15 @@ GROUP = "burn.plugins"
 
 @dataclass
 class PluginRecord:
-    """What ``burn info`` shows for one plugin."""
+    """What ``burn info`` shows for one plugin.
+
+    ``status`` is loaded, failed or disabled; a failed plugin's ``error`` says why.
+
+    Example:
+        >>> import burn
+        >>> flex = [r for r in burn.plugins.report() if r.name == "flex"][0]
+        >>> assert flex.status == "loaded" and "flex" in flex.backends
+    """
     name: str
     distribution: str = "?"
     version: str = "?"
@@ -169,6 +177,12 @@ def ensure_loaded() -> None:
 
     Two phases, so a kernel plugin sees every backend: import each plugin and
     call its ``burn_register_backends``, then every ``burn_register_kernels``.
+    Ops call it for you; call it to inspect the registry first.
+
+    Example:
+        >>> import burn
+        >>> burn.plugins.ensure_loaded()
+        >>> assert "flex" in burn.dispatch.registry.backends
     """
     global _loaded
     if _loaded:

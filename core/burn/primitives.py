@@ -36,10 +36,22 @@ class TensorMeta(NamedTuple):
 
     @property
     def ndim(self) -> int:
+        """The number of axes.
+
+        Example:
+            >>> import burn
+            >>> assert burn.TensorMeta((4, 5, 6), burn.float32).ndim == 3
+        """
         return len(self.shape)
 
     @property
     def size(self) -> int:
+        """The number of elements (the product of ``shape``).
+
+        Example:
+            >>> import burn
+            >>> assert burn.TensorMeta((4, 5), burn.float32).size == 20
+        """
         n = 1
         for s in self.shape:
             n *= s
@@ -53,6 +65,13 @@ class Primitive:
     a TensorMeta (or a tuple of them for several outputs); it raises the
     user-facing errors. ``backward(ctx, *grads)`` returns one gradient per
     tensor input (None where there is none).
+
+    Example:
+        >>> import burn
+        >>> burn.plugins.ensure_loaded()
+        >>> add = burn.dispatch.registry.ops["add"]
+        >>> assert add.kind == "elementwise" and add.n_out == 1
+        >>> assert add.meta(burn.TensorMeta((2, 1), burn.float32), burn.TensorMeta((3,), burn.float32)).shape == (2, 3)
     """
 
     __slots__ = ("name", "kind", "meta", "backward", "n_out", "differentiable", "doc")
@@ -69,7 +88,13 @@ class Primitive:
 
     @property
     def backward_fn(self):
-        """The rule autodiff calls (extensions compute theirs)."""
+        """The rule autodiff calls (extensions compute theirs).
+
+        Example:
+            >>> import burn
+            >>> burn.plugins.ensure_loaded()
+            >>> assert callable(burn.dispatch.registry.ops["mul"].backward_fn)
+        """
         return self.backward
 
     def __repr__(self):

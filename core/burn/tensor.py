@@ -40,6 +40,16 @@ def apply(prim, tensors, attrs=None, metas=None):
     """Apply primitive ``prim`` to Tensors; return the output Tensor (or tuple).
 
     ``metas`` may be given when the caller already ran the meta rule.
+
+    Every op in ``burn.ops`` is a thin wrapper over it: checks devices, runs
+    the meta rule eagerly, records the node lazily and its autodiff record.
+
+    Example:
+        >>> import burn
+        >>> from burn.tensor import apply
+        >>> burn.plugins.ensure_loaded()
+        >>> mul = burn.dispatch.registry.ops["mul"]
+        >>> assert apply(mul, (burn.tensor([2.0]), burn.tensor([3.0]))).tolist() == [6.0]
     """
     if attrs is None:
         attrs = {}
@@ -141,18 +151,42 @@ class Tensor:
     # -- metadata ---------------------------------------------------------------
     @property
     def shape(self) -> tuple:
+        """The size of each axis, as a tuple of ints (known without running anything).
+
+        Example:
+            >>> import burn
+            >>> assert burn.zeros((2, 3)).shape == (2, 3)
+        """
         return self._h.shape
 
     @property
     def dtype(self):
+        """The element type, a :class:`burn.DType` such as ``burn.float32``.
+
+        Example:
+            >>> import burn
+            >>> assert burn.arange(3).dtype is burn.int64
+        """
         return self._h.dtype
 
     @property
     def ndim(self) -> int:
+        """The number of axes (0 for a scalar tensor).
+
+        Example:
+            >>> import burn
+            >>> assert burn.zeros((2, 3, 4)).ndim == 3
+        """
         return len(self._h.shape)
 
     @property
     def size(self) -> int:
+        """The number of elements (the product of ``shape``).
+
+        Example:
+            >>> import burn
+            >>> assert burn.zeros((2, 3)).size == 6
+        """
         n = 1
         for s in self._h.shape:
             n *= s
@@ -179,14 +213,27 @@ class Tensor:
         return a if dtype is None else a.astype(dtype, copy=False)
 
     def item(self):
-        """The single value of a one-element tensor as a Python scalar."""
+        """The single value of a one-element tensor as a Python scalar.
+
+        Use it to log a loss or a metric; it runs pending work. Raises
+        :class:`ShapeError` if the tensor has more than one element.
+
+        Example:
+            >>> import burn
+            >>> assert burn.tensor([1.0, 2.0]).sum().item() == 3.0
+        """
         if self.size != 1:
             from .errors import ShapeError
             raise ShapeError(f"item: tensor of shape {self.shape} has {self.size} elements, not 1")
         return self.numpy().reshape(()).item()
 
     def tolist(self):
-        """Nested Python lists of the values."""
+        """Nested Python lists of the values (runs pending work).
+
+        Example:
+            >>> import burn
+            >>> assert burn.ones((2, 1)).tolist() == [[1.0], [1.0]]
+        """
         return self.numpy().tolist()
 
     def __float__(self):
@@ -246,10 +293,25 @@ class Tensor:
     # -- autodiff -----------------------------------------------------------------
     @property
     def requires_grad(self) -> bool:
+        """True for a leaf marked with ``require_grad()`` or a result computed from one.
+
+        Example:
+            >>> import burn
+            >>> w = burn.ones((2,), device=burn.Device.flex().autodiff()).require_grad()
+            >>> assert w.requires_grad and (w * 2).requires_grad
+            >>> assert not burn.ones((2,)).requires_grad
+        """
         return self._leaf or self._grad is not None
 
     @property
     def is_leaf(self) -> bool:
+        """True unless this tensor is the recorded result of an op on tensors that need grad.
+
+        Example:
+            >>> import burn
+            >>> w = burn.ones((2,), device=burn.Device.flex().autodiff()).require_grad()
+            >>> assert w.is_leaf and not (w * 2).is_leaf
+        """
         return self._grad is None
 
     def require_grad(self, flag: bool = True) -> "Tensor":
@@ -275,15 +337,46 @@ class Tensor:
         return self
 
     def detach(self) -> "Tensor":
-        """The same values with no gradient history (shares the lazy value)."""
+        """The same values with no gradient history (shares the lazy value).
+
+        Use it to stop gradients flowing through a value (targets, running stats).
+
+        Example:
+            >>> import burn
+            >>> w = burn.ones((2,), device=burn.Device.flex().autodiff()).require_grad()
+            >>> d = (w * 2).detach()
+            >>> assert not d.requires_grad and d.tolist() == [2.0, 2.0]
+        """
         return Tensor._wrap(self._h, self.device)
 
     def grad(self, grads) -> "Tensor | None":
-        """This tensor's gradient in ``grads`` (from ``backward()``), or None."""
+        """This tensor's gradient in ``grads`` (from ``backward()``), or None.
+
+        Args:
+            grads: the :class:`burn.Gradients` returned by ``backward()``.
+
+        Example:
+            >>> import burn
+            >>> w = burn.tensor([1.0, 2.0], device=burn.Device.flex().autodiff()).require_grad()
+            >>> grads = (w * w).sum().backward()
+            >>> assert w.grad(grads).tolist() == [2.0, 4.0]
+        """
         return grads.get(self)
 
     def backward(self, grad=None):
-        """Gradients of this (scalar) tensor w.r.t. every leaf that requires grad."""
+        """Gradients of this (scalar) tensor w.r.t. every leaf that requires grad.
+
+        Args:
+            grad: the seed gradient; defaults to ones (required for non-scalars).
+
+        Returns a :class:`burn.Gradients`; read it with ``leaf.grad(grads)``.
+
+        Example:
+            >>> import burn
+            >>> x = burn.tensor([3.0], device=burn.Device.flex().autodiff()).require_grad()
+            >>> grads = (x * x).sum().backward()
+            >>> assert x.grad(grads).tolist() == [6.0]
+        """
         return autodiff.backward(self, grad)
 
     # -- in-place style updates ---------------------------------------------------
@@ -292,6 +385,17 @@ class Tensor:
 
         Pending work that read the old value keeps seeing it: handles are
         immutable, this only rebinds the tensor to a new one.
+
+        Args:
+            value: a tensor or Python scalar, broadcast and cast to this tensor's
+                shape and dtype.
+
+        Example:
+            >>> import burn
+            >>> x = burn.zeros((2,))
+            >>> y = x + 1                 # recorded before the update
+            >>> _ = x.assign_(5.0)
+            >>> assert x.tolist() == [5.0, 5.0] and y.tolist() == [1.0, 1.0]
         """
         h = self._h
         if isinstance(value, Tensor):

@@ -87,6 +87,16 @@ class MultiHeadAttention(Module):
 
     def forward(self, query, key=None, value=None, *, key_padding_mask=None, attn_mask=None,
                 need_weights: bool = False, average_attn_weights: bool = True, is_causal: bool = False):
+        """Attend from ``query`` to ``key``/``value`` (self-attention when they are omitted).
+
+        Returns the output [N, S, E], or ``(output, weights)`` with ``need_weights=True``.
+
+        Example:
+            >>> import burn
+            >>> mha = burn.nn.MultiHeadAttention(8, 2)
+            >>> out, w = mha.forward(burn.ones((2, 5, 8)), need_weights=True)
+            >>> assert out.shape == (2, 5, 8) and w.shape == (2, 5, 5)
+        """
         attn_mask, key_padding_mask = _as_mask(attn_mask, query), _as_mask(key_padding_mask, query)
         key = query if key is None else key
         value = key if value is None else value
@@ -136,6 +146,12 @@ class MultiHeadAttention(Module):
         return out, (M.reshape(w, w.shape[1:]) if unbatched else w)
 
     def extra_repr(self) -> str:
+        """Sizes and dropout, shown in ``repr``.
+
+        Example:
+            >>> import burn
+            >>> assert burn.nn.MultiHeadAttention(8, 2).extra_repr() == "embed_dim=8, num_heads=2, dropout=0.0"
+        """
         return f"embed_dim={self.embed_dim}, num_heads={self.num_heads}, dropout={self.dropout.p}"
 
 
@@ -189,6 +205,13 @@ class TransformerEncoderLayer(Module):
         return self.dropout2(self.linear2(self.dropout(_ACTIVATIONS[self.activation](self.linear1(x)))))
 
     def forward(self, src, src_mask=None, src_key_padding_mask=None, *, is_causal: bool = False):
+        """Self-attention then feed-forward (each with residual and norm) over ``src`` [N, S, d_model].
+
+        Example:
+            >>> import burn
+            >>> layer = burn.nn.TransformerEncoderLayer(8, 2, 16)
+            >>> assert layer.forward(burn.ones((2, 5, 8)), is_causal=True).shape == (2, 5, 8)
+        """
         d = self.config["d_model"]
         if src.ndim not in (2, 3) or src.shape[-1] != d:
             raise ShapeError(f"TransformerEncoderLayer(d_model={d}): expected src [N, S, {d}] or [S, {d}], "
@@ -201,6 +224,12 @@ class TransformerEncoderLayer(Module):
         return self.norm2(x + self._ff(x))
 
     def extra_repr(self) -> str:
+        """Sizes and options, shown in ``repr``.
+
+        Example:
+            >>> import burn
+            >>> assert burn.nn.TransformerEncoderLayer(8, 2, 16).extra_repr().startswith("d_model=8, nhead=2")
+        """
         c = self.config
         return (f"d_model={c['d_model']}, nhead={c['nhead']}, dim_feedforward={c['dim_feedforward']}, "
                 f"activation={c['activation']}, norm_first={c['norm_first']}")
@@ -230,6 +259,13 @@ class TransformerEncoder(Module):
         self.norm = norm
 
     def forward(self, src, mask=None, src_key_padding_mask=None, *, is_causal: bool = False):
+        """Run ``src`` through every layer (then the final norm, if any).
+
+        Example:
+            >>> import burn
+            >>> enc = burn.nn.TransformerEncoder(burn.nn.TransformerEncoderLayer(8, 2, 16), 2)
+            >>> assert enc.forward(burn.ones((2, 5, 8))).shape == (2, 5, 8)
+        """
         x = src
         for layer in self.layers:
             x = layer(x, mask, src_key_padding_mask, is_causal=is_causal)

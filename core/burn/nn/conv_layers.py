@@ -53,6 +53,13 @@ class _ConvNd(Module):
         self.bias = Parameter(init.uniform((out_channels,), bound, device=device, dtype=dtype)) if bias else None
 
     def forward(self, x):
+        """Convolve ``x`` [N, C_in, *spatial] (or unbatched [C_in, *spatial]) with ``weight``, add ``bias``.
+
+        Example:
+            >>> import burn
+            >>> conv = burn.nn.Conv1d(2, 4, 3, padding=1)
+            >>> assert conv.forward(burn.ones((1, 2, 10))).shape == (1, 4, 10)
+        """
         n = self._n
         if x.ndim not in (n + 1, n + 2) or x.shape[-n - 1] != self.in_channels:
             raise ShapeError(f"{_label(self)}: expected input {self._layout.format(c=self.in_channels)}, "
@@ -63,6 +70,12 @@ class _ConvNd(Module):
                               dilation=one(self.dilation), groups=self.groups)
 
     def extra_repr(self) -> str:
+        """Channels and non-default settings, shown in ``repr``.
+
+        Example:
+            >>> import burn
+            >>> assert burn.nn.Conv1d(2, 4, 3).extra_repr() == "2, 4, kernel_size=(3,), stride=(1,)"
+        """
         s = f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, stride={self.stride}"
         if self.padding != "valid" and self.padding != (0,) * self._n:
             s += f", padding={self.padding!r}"
@@ -130,10 +143,23 @@ class MaxPool2d(_Pool):
         self.dilation, self.ceil_mode = dilation, ceil_mode
 
     def forward(self, x):
+        """Window maxima of ``x`` [N, C, H, W].
+
+        Example:
+            >>> import burn
+            >>> x = burn.arange(16, dtype=burn.float32).reshape(1, 1, 4, 4)
+            >>> assert burn.nn.MaxPool2d(2).forward(x).tolist() == [[[[5.0, 7.0], [13.0, 15.0]]]]
+        """
         self._check(x)
         return F.max_pool2d(x, self.kernel_size, self.stride, self.padding, self.dilation, ceil_mode=self.ceil_mode)
 
     def extra_repr(self) -> str:
+        """Window settings, shown in ``repr``.
+
+        Example:
+            >>> import burn
+            >>> assert burn.nn.MaxPool2d(2).extra_repr() == "kernel_size=2, stride=None, padding=0"
+        """
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
 
 
@@ -147,6 +173,13 @@ class MaxPool1d(MaxPool2d):
     _dims = 1
 
     def forward(self, x):
+        """Window maxima of ``x`` [N, C, L].
+
+        Example:
+            >>> import burn
+            >>> x = burn.tensor([[[1.0, 3.0, 2.0, 0.0]]])
+            >>> assert burn.nn.MaxPool1d(2).forward(x).tolist() == [[[3.0, 2.0]]]
+        """
         self._check(x)
         return F.max_pool1d(x, self.kernel_size, self.stride, self.padding, self.dilation, ceil_mode=self.ceil_mode)
 
@@ -167,11 +200,24 @@ class AvgPool2d(_Pool):
         self.ceil_mode, self.count_include_pad = ceil_mode, count_include_pad
 
     def forward(self, x):
+        """Window means of ``x`` [N, C, H, W].
+
+        Example:
+            >>> import burn
+            >>> x = burn.arange(16, dtype=burn.float32).reshape(1, 1, 4, 4)
+            >>> assert burn.nn.AvgPool2d(2).forward(x).tolist() == [[[[2.5, 4.5], [10.5, 12.5]]]]
+        """
         self._check(x)
         return F.avg_pool2d(x, self.kernel_size, self.stride, self.padding, ceil_mode=self.ceil_mode,
                             count_include_pad=self.count_include_pad)
 
     def extra_repr(self) -> str:
+        """Window settings, shown in ``repr``.
+
+        Example:
+            >>> import burn
+            >>> assert burn.nn.AvgPool2d(3, 1, 1).extra_repr() == "kernel_size=3, stride=1, padding=1"
+        """
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
 
 
@@ -185,6 +231,13 @@ class AvgPool1d(AvgPool2d):
     _dims = 1
 
     def forward(self, x):
+        """Window means of ``x`` [N, C, L].
+
+        Example:
+            >>> import burn
+            >>> x = burn.tensor([[[1.0, 3.0, 2.0, 0.0]]])
+            >>> assert burn.nn.AvgPool1d(2).forward(x).tolist() == [[[2.0, 1.0]]]
+        """
         self._check(x)
         return F.avg_pool1d(x, self.kernel_size, self.stride, self.padding, ceil_mode=self.ceil_mode,
                             count_include_pad=self.count_include_pad)
@@ -204,10 +257,23 @@ class AdaptiveAvgPool2d(_Pool):
         self.output_size = output_size
 
     def forward(self, x):
+        """Average ``x`` [N, C, H, W] down to ``output_size``.
+
+        Example:
+            >>> import burn
+            >>> x = burn.arange(16, dtype=burn.float32).reshape(1, 1, 4, 4)
+            >>> assert burn.nn.AdaptiveAvgPool2d(1).forward(x).tolist() == [[[[7.5]]]]
+        """
         self._check(x)
         return F.adaptive_avg_pool2d(x, self.output_size)
 
     def extra_repr(self) -> str:
+        """The output size, shown in ``repr``.
+
+        Example:
+            >>> import burn
+            >>> assert burn.nn.AdaptiveAvgPool2d((2, 3)).extra_repr() == "output_size=(2, 3)"
+        """
         return f"output_size={self.output_size}"
 
 
@@ -224,6 +290,12 @@ class Flatten(Module):
         self.start_dim, self.end_dim = start_dim, end_dim
 
     def forward(self, x):
+        """``x`` with axes ``start_dim..end_dim`` merged.
+
+        Example:
+            >>> import burn
+            >>> assert burn.nn.Flatten().forward(burn.zeros((2, 3, 4))).shape == (2, 12)
+        """
         s, e = self.start_dim % max(x.ndim, 1), self.end_dim % max(x.ndim, 1)
         if not (-x.ndim <= self.start_dim < x.ndim and -x.ndim <= self.end_dim < x.ndim) or s > e:
             raise ShapeError(f"{_label(self)}: cannot flatten axes {self.start_dim}..{self.end_dim} "
@@ -232,4 +304,10 @@ class Flatten(Module):
         return M.reshape(x, tuple(x.shape[:s]) + (merged,) + tuple(x.shape[e + 1:]))
 
     def extra_repr(self) -> str:
+        """The merged axes, shown in ``repr``.
+
+        Example:
+            >>> import burn
+            >>> assert burn.nn.Flatten().extra_repr() == "start_dim=1, end_dim=-1"
+        """
         return f"start_dim={self.start_dim}, end_dim={self.end_dim}"

@@ -30,9 +30,23 @@ class Linear(Module):
         self.bias = Parameter(init.uniform((d_out,), bound, device=device, dtype=dtype)) if bias else None
 
     def forward(self, x):
+        """``x @ weight + bias`` over the last axis of ``x`` [..., d_in] -> [..., d_out].
+
+        Example:
+            >>> import burn, numpy as np
+            >>> lin = burn.nn.Linear(2, 1)
+            >>> x = burn.tensor([[1.0, 2.0]])
+            >>> assert np.allclose(lin.forward(x).numpy(), (x @ lin.weight + lin.bias).numpy())
+        """
         return F.linear(x, self.weight, self.bias)
 
     def extra_repr(self) -> str:
+        """The layer's sizes, shown in ``repr``.
+
+        Example:
+            >>> import burn
+            >>> assert burn.nn.Linear(4, 2, bias=False).extra_repr() == "d_in=4, d_out=2, bias=False"
+        """
         return f"d_in={self.d_in}, d_out={self.d_out}, bias={self.bias is not None}"
 
 
@@ -45,6 +59,12 @@ class ReLU(Module):
     """
 
     def forward(self, x):
+        """``max(x, 0)`` element-wise.
+
+        Example:
+            >>> import burn
+            >>> assert burn.nn.ReLU().forward(burn.tensor([-1.0, 2.0])).tolist() == [0.0, 2.0]
+        """
         return F.relu(x)
 
 
@@ -57,6 +77,13 @@ class GELU(Module):
     """
 
     def forward(self, x):
+        """Exact GELU ``x * Phi(x)`` element-wise.
+
+        Example:
+            >>> import burn
+            >>> y = burn.nn.GELU().forward(burn.tensor([0.0, 10.0]))
+            >>> assert y[0].item() == 0.0 and abs(y[1].item() - 10.0) < 1e-5
+        """
         return F.gelu(x)
 
 
@@ -74,6 +101,13 @@ class Sequential(Module):
         self.layers = list(layers)
 
     def forward(self, x):
+        """Feed ``x`` through each layer in order.
+
+        Example:
+            >>> import burn
+            >>> seq = burn.nn.Sequential(burn.nn.ReLU(), burn.nn.Flatten(start_dim=0))
+            >>> assert seq.forward(burn.tensor([[-1.0], [3.0]])).tolist() == [0.0, 3.0]
+        """
         for layer in self.layers:
             x = layer(x)
         return x
@@ -88,6 +122,13 @@ class SiLU(Module):
     """
 
     def forward(self, x):
+        """``x * sigmoid(x)`` element-wise.
+
+        Example:
+            >>> import burn
+            >>> y = burn.nn.SiLU().forward(burn.tensor([0.0, 20.0]))
+            >>> assert y[0].item() == 0.0 and abs(y[1].item() - 20.0) < 1e-4
+        """
         return F.silu(x)
 
 
@@ -101,6 +142,13 @@ class Identity(Module):
     """
 
     def forward(self, x):
+        """Return ``x`` unchanged.
+
+        Example:
+            >>> import burn
+            >>> x = burn.ones((2,))
+            >>> assert burn.nn.Identity().forward(x) is x
+        """
         return x
 
 
@@ -122,9 +170,22 @@ class Dropout(Module):
         self.p = float(p)
 
     def forward(self, x):
+        """Drop and rescale in training mode; return ``x`` unchanged in eval mode.
+
+        Example:
+            >>> import burn
+            >>> y = burn.nn.Dropout(0.5).forward(burn.ones((1000,)))
+            >>> assert set(y.tolist()) <= {0.0, 2.0}
+        """
         return F.dropout(x, self.p, training=self.training)
 
     def extra_repr(self) -> str:
+        """The drop probability, shown in ``repr``.
+
+        Example:
+            >>> import burn
+            >>> assert burn.nn.Dropout(0.25).extra_repr() == "p=0.25"
+        """
         return f"p={self.p}"
 
 
@@ -160,6 +221,15 @@ class Embedding(Module):
         self.weight = Parameter(w)
 
     def forward(self, indices):
+        """Rows of ``weight`` for integer ``indices`` of any shape: [...] -> [..., embedding_dim].
+
+        Float indices raise :class:`burn.DTypeError`.
+
+        Example:
+            >>> import burn
+            >>> emb = burn.nn.Embedding(4, 2)
+            >>> assert emb.forward(burn.tensor([3])).tolist() == [emb.weight[3].tolist()]
+        """
         from ..errors import DTypeError, describe
         if not indices.dtype.is_integer:
             raise DTypeError(f"{type(self).__name__}({self.extra_repr()}): indices must be integers, "
@@ -173,5 +243,11 @@ class Embedding(Module):
         return y
 
     def extra_repr(self) -> str:
+        """Table size and padding row, shown in ``repr``.
+
+        Example:
+            >>> import burn
+            >>> assert burn.nn.Embedding(10, 3, padding_idx=0).extra_repr() == "10, 3, padding_idx=0"
+        """
         pad = f", padding_idx={self.padding_idx}" if self.padding_idx is not None else ""
         return f"{self.num_embeddings}, {self.embedding_dim}{pad}"

@@ -18,6 +18,12 @@ class _Loss(Module):
         self.reduction = reduction
 
     def extra_repr(self) -> str:
+        """The reduction, shown in ``repr``.
+
+        Example:
+            >>> import burn
+            >>> assert burn.nn.MSELoss(reduction="sum").extra_repr() == "reduction='sum'"
+        """
         return f"reduction={self.reduction!r}"
 
 
@@ -38,9 +44,22 @@ class CrossEntropyLoss(_Loss):
         self.label_smoothing = float(label_smoothing)
 
     def forward(self, logits, target):
+        """Cross entropy of ``logits`` [N, C] against class indices ``target`` [N].
+
+        Example:
+            >>> import burn, math
+            >>> loss = burn.nn.CrossEntropyLoss().forward(burn.tensor([[0.0, 0.0]]), burn.tensor([1]))
+            >>> assert abs(loss.item() - math.log(2)) < 1e-6
+        """
         return F.cross_entropy(logits, target, reduction=self.reduction, label_smoothing=self.label_smoothing)
 
     def extra_repr(self) -> str:
+        """Reduction and label smoothing, shown in ``repr``.
+
+        Example:
+            >>> import burn
+            >>> assert burn.nn.CrossEntropyLoss().extra_repr() == "reduction='mean', label_smoothing=0.0"
+        """
         return f"reduction={self.reduction!r}, label_smoothing={self.label_smoothing}"
 
 
@@ -54,6 +73,13 @@ class NLLLoss(_Loss):
     """
 
     def forward(self, log_probs, target):
+        """Negative log-likelihood of ``log_probs`` [N, C] at class indices ``target`` [N].
+
+        Example:
+            >>> import burn
+            >>> loss = burn.nn.NLLLoss().forward(burn.tensor([[-1.0, -2.0]]), burn.tensor([1]))
+            >>> assert loss.item() == 2.0
+        """
         return F.nll_loss(log_probs, target, reduction=self.reduction)
 
 
@@ -66,6 +92,13 @@ class MSELoss(_Loss):
     """
 
     def forward(self, input, target):
+        """Mean (or summed) squared difference of ``input`` and ``target``.
+
+        Example:
+            >>> import burn
+            >>> loss = burn.nn.MSELoss().forward(burn.tensor([1.0, 3.0]), burn.tensor([1.0, 1.0]))
+            >>> assert loss.item() == 2.0
+        """
         return F.mse_loss(input, target, reduction=self.reduction)
 
 
@@ -85,8 +118,21 @@ class BCEWithLogitsLoss(_Loss):
         self.weight, self.pos_weight = weight, pos_weight
 
     def forward(self, logits, target):
+        """Binary cross entropy of ``sigmoid(logits)`` against ``target`` in [0, 1] (computed stably).
+
+        Example:
+            >>> import burn, math
+            >>> loss = burn.nn.BCEWithLogitsLoss().forward(burn.tensor([0.0]), burn.tensor([1.0]))
+            >>> assert abs(loss.item() - math.log(2)) < 1e-6
+        """
         return F.bce_with_logits(logits, target, weight=self.weight, pos_weight=self.pos_weight,
                                  reduction=self.reduction)
 
     def extra_repr(self) -> str:
+        """Reduction and whether ``pos_weight`` is set, shown in ``repr``.
+
+        Example:
+            >>> import burn
+            >>> assert burn.nn.BCEWithLogitsLoss().extra_repr() == "reduction='mean', pos_weight=False"
+        """
         return f"reduction={self.reduction!r}, pos_weight={self.pos_weight is not None}"

@@ -44,13 +44,27 @@ class Parameter(Tensor):
         pass
 
     def freeze(self) -> "Parameter":
-        """Stop tracking this parameter: it keeps its value, gets no gradient."""
+        """Stop tracking this parameter: it keeps its value, gets no gradient.
+
+        Use it to fine-tune part of a model. Returns the parameter.
+
+        Example:
+            >>> import burn
+            >>> p = burn.nn.Parameter(burn.ones((2,), device=burn.Device.flex().autodiff()))
+            >>> assert p.freeze().frozen and not p.requires_grad
+        """
         self.frozen = True
         self._leaf = False
         return self
 
     def unfreeze(self) -> "Parameter":
-        """Track this parameter again (on an autodiff device)."""
+        """Track this parameter again (on an autodiff device). Returns the parameter.
+
+        Example:
+            >>> import burn
+            >>> p = burn.nn.Parameter(burn.ones((2,), device=burn.Device.flex().autodiff()), frozen=True)
+            >>> assert not p.requires_grad and p.unfreeze().requires_grad
+        """
         self.frozen = False
         self._leaf = self.device.is_autodiff and self.dtype.is_inexact
         return self
@@ -102,6 +116,15 @@ class Module:
     training: bool = True
 
     def forward(self, *args, **kwargs):
+        """The computation of the module; subclasses define it, users call ``module(x)``.
+
+        Example:
+            >>> import burn
+            >>> class Double(burn.nn.Module):
+            ...     def forward(self, x):
+            ...         return x * 2
+            >>> assert Double()(burn.ones((2,))).tolist() == [2.0, 2.0]
+        """
         raise NotImplementedError(f"{type(self).__name__} must define forward()")
 
     def __call__(self, *args, **kwargs):
@@ -109,14 +132,28 @@ class Module:
 
     # -- discovery ------------------------------------------------------------------
     def named_modules(self, prefix: str = "") -> Iterator[tuple[str, "Module"]]:
-        """This module and every sub-module with dotted paths ("" for self)."""
+        """This module and every sub-module with dotted paths ("" for self).
+
+        Example:
+            >>> import burn
+            >>> m = burn.nn.Sequential(burn.nn.Linear(2, 3), burn.nn.ReLU())
+            >>> assert [n for n, _ in m.named_modules()] == ["", "layers.0", "layers.1"]
+        """
         yield prefix, self
         for name, value in vars(self).items():
             for path, child in _children(value, f"{prefix}.{name}" if prefix else name):
                 yield from child.named_modules(path)
 
     def named_parameters(self) -> Iterator[tuple[str, Parameter]]:
-        """``(dotted_path, Parameter)`` for every parameter, frozen ones included."""
+        """``(dotted_path, Parameter)`` for every parameter, frozen ones included.
+
+        A parameter shared by two sub-modules is listed once.
+
+        Example:
+            >>> import burn
+            >>> m = burn.nn.Sequential(burn.nn.Linear(2, 3), burn.nn.ReLU())
+            >>> assert [n for n, _ in m.named_parameters()] == ["layers.0.weight", "layers.0.bias"]
+        """
         seen = set()
         for path, m in self.named_modules():
             for name, value in vars(m).items():
@@ -125,11 +162,22 @@ class Module:
                     yield (f"{path}.{name}" if path else name), value
 
     def parameters(self) -> list[Parameter]:
-        """Every parameter (frozen ones included)."""
+        """Every parameter (frozen ones included), e.g. to give to an optimizer.
+
+        Example:
+            >>> import burn
+            >>> assert [p.shape for p in burn.nn.Linear(2, 3).parameters()] == [(2, 3), (3,)]
+        """
         return [p for _, p in self.named_parameters()]
 
     def named_buffers(self) -> Iterator[tuple[str, Tensor]]:
-        """Tensors that are state but not trained (e.g. running statistics)."""
+        """Tensors that are state but not trained (e.g. running statistics).
+
+        Example:
+            >>> import burn
+            >>> names = [n for n, _ in burn.nn.BatchNorm1d(3).named_buffers()]
+            >>> assert "running_mean" in names and "running_var" in names
+        """
         for path, m in self.named_modules():
             for name, value in vars(m).items():
                 if isinstance(value, Tensor) and not isinstance(value, Parameter):
@@ -146,17 +194,38 @@ class Module:
 
     # -- modes ------------------------------------------------------------------------
     def train(self, mode: bool = True) -> "Module":
-        """Set training mode (dropout active, batch statistics) on every sub-module."""
+        """Set training mode (dropout active, batch statistics) on every sub-module.
+
+        Args:
+            mode: False is the same as :meth:`eval`. Returns the module.
+
+        Example:
+            >>> import burn
+            >>> m = burn.nn.Sequential(burn.nn.Dropout(0.5))
+            >>> assert not m.train(False).layers[0].training and m.train().layers[0].training
+        """
         for _, m in self.named_modules():
             m.training = mode
         return self
 
     def eval(self) -> "Module":
-        """Set evaluation mode."""
+        """Set evaluation mode (dropout off, running statistics) on every sub-module.
+
+        Example:
+            >>> import burn
+            >>> m = burn.nn.Dropout(0.5).eval()
+            >>> assert not m.training and m(burn.ones((4,))).tolist() == [1.0] * 4
+        """
         return self.train(False)
 
     def freeze(self) -> "Module":
-        """Freeze every parameter (they stay in parameters() and state_dict())."""
+        """Freeze every parameter (they stay in parameters() and state_dict()).
+
+        Example:
+            >>> import burn
+            >>> m = burn.nn.Linear(2, 2).to_device(burn.Device.flex().autodiff()).freeze()
+            >>> assert all(p.frozen and not p.requires_grad for p in m.parameters())
+        """
         for p in self.parameters():
             p.freeze()
         return self
@@ -166,6 +235,11 @@ class Module:
         """Move every parameter and buffer to ``device`` (in place; returns self).
 
         On an autodiff device, unfrozen parameters require grad.
+
+        Example:
+            >>> import burn
+            >>> m = burn.nn.Linear(2, 2).to_device(burn.Device.flex().autodiff())
+            >>> assert m.weight.device.is_autodiff and m.weight.requires_grad
         """
         device = device if isinstance(device, Device) else Device(device)
         for _, m in self.named_modules():
@@ -178,7 +252,13 @@ class Module:
 
     # -- state -------------------------------------------------------------------------
     def state_dict(self) -> dict[str, Tensor]:
-        """Parameters and buffers by dotted path."""
+        """Parameters and buffers by dotted path (the tensors themselves, not copies).
+
+        Example:
+            >>> import burn
+            >>> sd = burn.nn.Linear(2, 3).state_dict()
+            >>> assert sorted(sd) == ["bias", "weight"] and sd["weight"].shape == (2, 3)
+        """
         out = {n: p for n, p in self.named_parameters()}
         out.update(self.named_buffers())
         return out
@@ -188,6 +268,16 @@ class Module:
 
         Every mismatch (missing or unexpected names, shapes, dtypes) is listed
         in one BurnError.
+
+        Args:
+            state: name -> tensor or array, e.g. from :meth:`state_dict`.
+            strict: also reject missing and unexpected names.
+
+        Example:
+            >>> import burn
+            >>> a, b = burn.nn.Linear(2, 3), burn.nn.Linear(2, 3)
+            >>> _ = b.load_state_dict(a.state_dict())
+            >>> assert b.weight.tolist() == a.weight.tolist()
         """
         import numpy as np
         from ..dtypes import as_dtype
@@ -303,4 +393,10 @@ class Module:
         return "\n".join(lines + [")"])
 
     def extra_repr(self) -> str:
+        """The settings shown inside ``repr(module)``; override it in a layer.
+
+        Example:
+            >>> import burn
+            >>> assert burn.nn.Linear(2, 3).extra_repr() == "d_in=2, d_out=3, bias=True"
+        """
         return ""

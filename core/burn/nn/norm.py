@@ -32,6 +32,16 @@ class _BatchNorm(Module):
             self.running_mean = self.running_var = self.num_batches_tracked = None
 
     def forward(self, x):
+        """Normalize each channel of ``x`` (batch statistics in training, running ones in eval).
+
+        Training mode also updates ``running_mean`` and ``running_var``.
+
+        Example:
+            >>> import burn
+            >>> bn = burn.nn.BatchNorm1d(2)
+            >>> y = bn.forward(burn.tensor([[1.0, 10.0], [3.0, 30.0]]))
+            >>> assert [round(v, 3) for v in y[:, 0].tolist()] == [-1.0, 1.0]
+        """
         if x.ndim not in self._ndims or x.shape[1] != self.num_features:
             raise ShapeError(f"{_label(self)}: expected input {self._layout.format(c=self.num_features)}, "
                              f"got {describe(x)}")
@@ -48,6 +58,12 @@ class _BatchNorm(Module):
                             self.weight, self.bias, training=use_batch, momentum=momentum or 0.0, eps=self.eps)
 
     def extra_repr(self) -> str:
+        """Features and settings, shown in ``repr``.
+
+        Example:
+            >>> import burn
+            >>> assert burn.nn.BatchNorm1d(3).extra_repr().startswith("3, eps=1e-05, momentum=0.1")
+        """
         return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine={self.affine}, "
                 f"track_running_stats={self.track_running_stats}")
 
@@ -106,6 +122,13 @@ class LayerNorm(Module):
         self.bias = Parameter(zeros(self.normalized_shape, device=device, dtype=dtype)) if affine and bias else None
 
     def forward(self, x):
+        """Normalize over the trailing ``normalized_shape`` axes, then scale and shift.
+
+        Example:
+            >>> import burn
+            >>> y = burn.nn.LayerNorm(2).forward(burn.tensor([[1.0, 3.0]]))
+            >>> assert [round(v, 3) for v in y[0].tolist()] == [-1.0, 1.0]
+        """
         k = len(self.normalized_shape)
         if x.ndim < k or tuple(x.shape[-k:]) != self.normalized_shape:
             want = ", ".join(map(str, self.normalized_shape))
@@ -113,6 +136,12 @@ class LayerNorm(Module):
         return F.layer_norm(x, self.normalized_shape, self.weight, self.bias, self.eps)
 
     def extra_repr(self) -> str:
+        """The normalized shape and settings, shown in ``repr``.
+
+        Example:
+            >>> import burn
+            >>> assert burn.nn.LayerNorm(4).extra_repr() == "(4,), eps=1e-05, elementwise_affine=True"
+        """
         return f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.weight is not None}"
 
 
@@ -135,6 +164,13 @@ class RMSNorm(Module):
             else None
 
     def forward(self, x):
+        """Divide by the root mean square over the trailing axes, then scale.
+
+        Example:
+            >>> import burn
+            >>> y = burn.nn.RMSNorm(2).forward(burn.tensor([[3.0, -3.0]]))
+            >>> assert [round(v, 3) for v in y[0].tolist()] == [1.0, -1.0]
+        """
         k = len(self.normalized_shape)
         if x.ndim < k or tuple(x.shape[-k:]) != self.normalized_shape:
             want = ", ".join(map(str, self.normalized_shape))
@@ -142,4 +178,10 @@ class RMSNorm(Module):
         return F.rms_norm(x, self.normalized_shape, self.weight, self.eps)
 
     def extra_repr(self) -> str:
+        """The normalized shape and settings, shown in ``repr``.
+
+        Example:
+            >>> import burn
+            >>> assert burn.nn.RMSNorm(4).extra_repr() == "(4,), eps=None, elementwise_affine=True"
+        """
         return f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.weight is not None}"

@@ -127,24 +127,55 @@ class NF4Tensor:
 
     @property
     def size(self) -> int:
+        """The number of weight elements (not of stored codes).
+
+        Example:
+            >>> import burn
+            >>> assert burn.nn.quant.quantize_nf4(burn.randn((128, 64))).size == 128 * 64
+        """
         return math.prod(self.shape)
 
     @property
     def tensors(self) -> tuple:
-        """The four storage tensors, in the order the extension ops take them."""
+        """The four storage tensors, in the order the extension ops take them.
+
+        Example:
+            >>> import burn
+            >>> codes, scale_codes, steps, offset = burn.nn.quant.quantize_nf4(burn.randn((128, 64))).tensors
+            >>> assert codes.dtype is burn.uint8 and scale_codes.dtype is burn.int8
+        """
         return self.codes, self.scale_codes, self.steps, self.offset
 
     @property
     def attrs(self) -> dict:
+        """The non-tensor arguments of the NF4 extension ops (shape and block sizes).
+
+        Example:
+            >>> import burn
+            >>> q = burn.nn.quant.quantize_nf4(burn.randn((128, 64)))
+            >>> assert q.attrs == {"shape": (128, 64), "block_size": 64, "scale_block": 256}
+        """
         return {"shape": self.shape, "block_size": self.block_size, "scale_block": self.scale_block}
 
     @property
     def nbytes(self) -> int:
-        """Bytes actually stored (codes + int8 scales + float32 steps + offset)."""
+        """Bytes actually stored (codes + int8 scales + float32 steps + offset).
+
+        Example:
+            >>> import burn
+            >>> q = burn.nn.quant.quantize_nf4(burn.randn((128, 64)))
+            >>> assert q.nbytes == sum(t.size * t.dtype.itemsize for t in q.tensors) < 128 * 64
+        """
         return sum(t.size * t.dtype.itemsize for t in self.tensors)
 
     @property
     def bytes_per_element(self) -> float:
+        """Stored bytes per weight element: about 0.52 (float32 is 4).
+
+        Example:
+            >>> import burn
+            >>> assert 0.5 < burn.nn.quant.quantize_nf4(burn.randn((128, 64))).bytes_per_element < 0.52
+        """
         return self.nbytes / max(self.size, 1)
 
     def dequantize(self, dtype=None) -> Tensor:

@@ -208,25 +208,61 @@ def _like(x, dtype, device):
 
 
 def zeros_like(x, /, *, dtype=None, device=None) -> Tensor:
-    """Zeros of ``x``'s shape, dtype and device."""
+    """Zeros of ``x``'s shape, dtype and device.
+
+    Args:
+        x: the tensor to copy the shape (and by default dtype and device) from.
+        dtype, device: override ``x``'s.
+
+    Example:
+        >>> import burn
+        >>> z = burn.zeros_like(burn.arange(3), dtype=burn.float32)
+        >>> assert z.tolist() == [0.0, 0.0, 0.0] and z.dtype is burn.float32
+    """
     s, d, dev = _like(x, dtype, device)
     return full(s, 0, dtype=d, device=dev)
 
 
 def ones_like(x, /, *, dtype=None, device=None) -> Tensor:
-    """Ones of ``x``'s shape, dtype and device."""
+    """Ones of ``x``'s shape, dtype and device.
+
+    Args:
+        x: the tensor to copy the shape (and by default dtype and device) from.
+        dtype, device: override ``x``'s.
+
+    Example:
+        >>> import burn
+        >>> o = burn.ones_like(burn.zeros((2, 1), dtype=burn.int32))
+        >>> assert o.tolist() == [[1], [1]] and o.dtype is burn.int32
+    """
     s, d, dev = _like(x, dtype, device)
     return full(s, 1, dtype=d, device=dev)
 
 
 def full_like(x, /, fill_value, *, dtype=None, device=None) -> Tensor:
-    """``fill_value`` in ``x``'s shape, dtype and device."""
+    """``fill_value`` in ``x``'s shape, dtype and device.
+
+    Args:
+        x: the tensor to copy the shape (and by default dtype and device) from.
+        fill_value: the value of every element.
+        dtype, device: override ``x``'s.
+
+    Example:
+        >>> import burn
+        >>> assert burn.full_like(burn.zeros((2,)), 7.5).tolist() == [7.5, 7.5]
+    """
     s, d, dev = _like(x, dtype, device)
     return full(s, fill_value, dtype=d, device=dev)
 
 
 def empty_like(x, /, *, dtype=None, device=None) -> Tensor:
-    """An uninitialised tensor like ``x``."""
+    """An uninitialised tensor like ``x`` (Array API name; values are unspecified).
+
+    Example:
+        >>> import burn
+        >>> e = burn.empty_like(burn.ones((2, 3)))
+        >>> assert e.shape == (2, 3) and e.dtype is burn.float32
+    """
     return zeros_like(x, dtype=dtype, device=device)
 
 
@@ -373,13 +409,25 @@ def randint(low, high, shape, *, dtype=None, device=None) -> Tensor:
 
 
 def rand_like(x, /, *, dtype=None, device=None) -> Tensor:
-    """Uniform random values shaped like ``x``."""
+    """Uniform random values in [0, 1) shaped like ``x``.
+
+    Example:
+        >>> import burn
+        >>> r = burn.rand_like(burn.zeros((100,)))
+        >>> assert r.shape == (100,) and 0.0 <= r.min().item() and r.max().item() < 1.0
+    """
     s, d, dev = _like(x, dtype, device)
     return rand(s, dtype=d, device=dev)
 
 
 def randn_like(x, /, *, dtype=None, device=None) -> Tensor:
-    """Normal random values shaped like ``x``."""
+    """Standard normal random values shaped like ``x``.
+
+    Example:
+        >>> import burn
+        >>> r = burn.randn_like(burn.zeros((1000,), dtype=burn.float64))
+        >>> assert r.dtype is burn.float64 and abs(r.mean().item()) < 0.2
+    """
     s, d, dev = _like(x, dtype, device)
     return randn(s, dtype=d, device=dev)
 

@@ -206,7 +206,23 @@ class Optimizer:
                     p.assign_(self.update(p, g, self.state.setdefault(path, {}), group))
 
     def update(self, p, g, state, group):
-        """The new value of ``p`` given its gradient ``g``, its ``state`` dict (to update) and ``group``."""
+        """The new value of ``p`` given its gradient ``g``, its ``state`` dict (to update) and ``group``.
+
+        Subclasses define it to make a new optimizer; ``step()`` handles
+        gradients, frozen parameters, clipping and state bookkeeping.
+
+        Example:
+            >>> import burn
+            >>> class SignSGD(burn.optim.Optimizer):
+            ...     def __init__(self, params, lr=0.1):
+            ...         super().__init__(params, lr=lr)
+            ...     def update(self, p, g, state, group):
+            ...         return p - g.sign() * group["lr"]
+            >>> w = burn.nn.Parameter(burn.tensor([1.0, -1.0], device=burn.Device.flex().autodiff()))
+            >>> opt = SignSGD([w])
+            >>> opt.step((w * 5).sum().backward())
+            >>> assert [round(v, 6) for v in w.tolist()] == [0.9, -1.1]
+        """
         raise NotImplementedError(f"{type(self).__name__} must define update(p, g, state, group)")
 
     # -- state ---------------------------------------------------------------------------
@@ -361,6 +377,17 @@ class SGD(Optimizer):
                             f"(got momentum={group['momentum']}, dampening={group['dampening']})")
 
     def update(self, p, g, state, group):
+        """One SGD step for parameter ``p`` with gradient ``g`` (momentum buffer kept in ``state``).
+
+        ``step()`` calls it for each parameter; call it directly to test an update rule.
+
+        Example:
+            >>> import burn
+            >>> p = burn.nn.Parameter(burn.tensor([1.0]))
+            >>> opt = burn.optim.SGD([p], lr=0.1)
+            >>> new = opt.update(p, burn.tensor([2.0]), {}, opt.param_groups[0])
+            >>> assert abs(new.item() - 0.8) < 1e-6
+        """
         mom = group["momentum"]
         if mom:
             # one fused node per parameter instead of ~6 recorded ops
@@ -405,6 +432,16 @@ class Adam(Optimizer):
             raise BurnError(f"{type(self).__name__}: eps must be >= 0 in {where}, got {group['eps']}")
 
     def update(self, p, g, state, group):
+        """One Adam step for ``p`` with gradient ``g``; ``state`` holds ``m``, ``v`` and the step count ``t``.
+
+        Example:
+            >>> import burn
+            >>> p = burn.nn.Parameter(burn.tensor([1.0]))
+            >>> opt = burn.optim.Adam([p], lr=0.1)
+            >>> state = {}
+            >>> new = opt.update(p, burn.tensor([3.0]), state, opt.param_groups[0])
+            >>> assert abs(new.item() - 0.9) < 1e-5 and state["t"] == 1     # Adam's first step moves by lr
+        """
         b1, b2 = group["betas"]
         lr, wd = group["lr"], group["weight_decay"]
         if "m" not in state:

@@ -148,6 +148,13 @@ class LambdaLR(LRScheduler):
         super().__init__(optimizer)
 
     def factor(self, step):
+        """``fn(step)``.
+
+        Example:
+            >>> import burn
+            >>> opt = burn.optim.SGD([burn.nn.Parameter(burn.zeros((1,)))], lr=1.0)
+            >>> assert burn.optim.LambdaLR(opt, lambda s: 0.5 ** s).factor(3) == 0.125
+        """
         return float(self.fn(step))
 
 
@@ -167,6 +174,13 @@ class StepLR(LRScheduler):
         super().__init__(optimizer)
 
     def factor(self, step):
+        """``gamma ** (step // step_size)``.
+
+        Example:
+            >>> import burn
+            >>> opt = burn.optim.SGD([burn.nn.Parameter(burn.zeros((1,)))], lr=1.0)
+            >>> assert burn.optim.StepLR(opt, step_size=2, gamma=0.5).factor(5) == 0.25
+        """
         return self.gamma ** (step // self.step_size)
 
 
@@ -186,6 +200,13 @@ class MultiStepLR(LRScheduler):
         super().__init__(optimizer)
 
     def factor(self, step):
+        """``gamma`` to the number of milestones reached by ``step``.
+
+        Example:
+            >>> import burn
+            >>> opt = burn.optim.SGD([burn.nn.Parameter(burn.zeros((1,)))], lr=1.0)
+            >>> assert burn.optim.MultiStepLR(opt, milestones=[3], gamma=0.1).factor(3) == 0.1
+        """
         return self.gamma ** bisect.bisect_right(self.milestones, step)
 
 
@@ -203,6 +224,13 @@ class ExponentialLR(LRScheduler):
         super().__init__(optimizer)
 
     def factor(self, step):
+        """``gamma ** step``.
+
+        Example:
+            >>> import burn
+            >>> opt = burn.optim.SGD([burn.nn.Parameter(burn.zeros((1,)))], lr=1.0)
+            >>> assert burn.optim.ExponentialLR(opt, gamma=0.5).factor(3) == 0.125
+        """
         return self.gamma ** step
 
 
@@ -224,12 +252,27 @@ class CosineAnnealingLR(LRScheduler):
         super().__init__(optimizer)
 
     def factor(self, step):
+        """The cosine factor ``(1 + cos(pi * step / T_max)) / 2``; only defined for ``eta_min=0``
+        (otherwise raises BurnError, as the lr is then not a multiple of the base lr).
+
+        Example:
+            >>> import burn
+            >>> opt = burn.optim.SGD([burn.nn.Parameter(burn.zeros((1,)))], lr=1.0)
+            >>> assert burn.optim.CosineAnnealingLR(opt, T_max=4).factor(2) == 0.5
+        """
         if self.eta_min:
             raise BurnError("CosineAnnealingLR with eta_min != 0 is not a pure factor of the base lr; "
                             "it cannot be chained (use SequentialLR, or eta_min=0)")
         return (1 + math.cos(math.pi * step / self.T_max)) / 2
 
     def lr_at(self, step, base_lr):
+        """``eta_min + (base_lr - eta_min) * (1 + cos(pi * step / T_max)) / 2``.
+
+        Example:
+            >>> import burn
+            >>> opt = burn.optim.SGD([burn.nn.Parameter(burn.zeros((1,)))], lr=1.0)
+            >>> assert burn.optim.CosineAnnealingLR(opt, T_max=4, eta_min=0.2).lr_at(4, 1.0) == 0.2
+        """
         return self.eta_min + (base_lr - self.eta_min) * (1 + math.cos(math.pi * step / self.T_max)) / 2
 
 
@@ -254,6 +297,13 @@ class LinearLR(LRScheduler):
         super().__init__(optimizer)
 
     def factor(self, step):
+        """Linear from ``start_factor`` (step 0) to ``end_factor`` (step ``total_iters`` and after).
+
+        Example:
+            >>> import burn
+            >>> opt = burn.optim.SGD([burn.nn.Parameter(burn.zeros((1,)))], lr=1.0)
+            >>> assert burn.optim.LinearLR(opt, 0.0, 1.0, total_iters=4).factor(1) == 0.25
+        """
         return self.start_factor + (self.end_factor - self.start_factor) * min(self.total_iters, step) / self.total_iters
 
 
@@ -289,6 +339,14 @@ class ConstantLR(LRScheduler):
         super().__init__(optimizer)
 
     def factor(self, step):
+        """``factor`` before ``total_iters`` steps, 1 after.
+
+        Example:
+            >>> import burn
+            >>> opt = burn.optim.SGD([burn.nn.Parameter(burn.zeros((1,)))], lr=1.0)
+            >>> s = burn.optim.ConstantLR(opt, factor=0.5, total_iters=1)
+            >>> assert (s.factor(0), s.factor(1)) == (0.5, 1.0)
+        """
         return 1.0 if step >= self.total_iters else self._factor
 
 
@@ -332,6 +390,16 @@ class OneCycleLR(LRScheduler):
         super().__init__(optimizer)
 
     def lr_at(self, step, base_lr):
+        """The 1cycle lr at ``step``, where ``base_lr`` is the group's initial lr ``max_lr / div_factor``.
+
+        Raises BurnError past ``total_steps``.
+
+        Example:
+            >>> import burn
+            >>> opt = burn.optim.SGD([burn.nn.Parameter(burn.zeros((1,)))], lr=1.0)
+            >>> s = burn.optim.OneCycleLR(opt, max_lr=1.0, total_steps=10)
+            >>> assert abs(s.lr_at(9, 1 / 25) - 4e-6) < 1e-12   # last step: max_lr / div_factor / final_div_factor
+        """
         if step > self.total_steps:
             raise BurnError(f"OneCycleLR: stepped {step} times, more than total_steps={self.total_steps}")
         levels = {"initial": base_lr, "max": base_lr * self._div, "min": base_lr / self._final}
@@ -374,6 +442,15 @@ class SequentialLR(LRScheduler):
         super().__init__(optimizer)
 
     def lr_at(self, step, base_lr):
+        """The lr of the scheduler active at ``step``, counted from that scheduler's start.
+
+        Example:
+            >>> import burn
+            >>> opt = burn.optim.SGD([burn.nn.Parameter(burn.zeros((1,)))], lr=1.0)
+            >>> s = burn.optim.SequentialLR(opt, [burn.optim.ConstantLR(opt, 0.5, total_iters=9),
+            ...                                   burn.optim.ExponentialLR(opt, gamma=0.5)], milestones=[2])
+            >>> assert [s.lr_at(i, 1.0) for i in (1, 2, 3)] == [0.5, 1.0, 0.5]
+        """
         i = bisect.bisect_right(self.milestones, step)
         return self.schedulers[i].lr_at(step - (self.milestones[i - 1] if i else 0), base_lr)
 
@@ -403,4 +480,13 @@ class ChainedScheduler(LRScheduler):
         super().__init__(opt)
 
     def factor(self, step):
+        """The product of the schedulers' factors.
+
+        Example:
+            >>> import burn
+            >>> opt = burn.optim.SGD([burn.nn.Parameter(burn.zeros((1,)))], lr=1.0)
+            >>> s = burn.optim.ChainedScheduler([burn.optim.ConstantLR(opt, 0.5, total_iters=2),
+            ...                                  burn.optim.ExponentialLR(opt, gamma=0.5)])
+            >>> assert s.factor(1) == 0.25
+        """
         return math.prod(s.factor(step) for s in self.schedulers)

@@ -73,10 +73,24 @@ class Arg:
 
     @property
     def is_float(self) -> bool:
+        """True for a real floating dtype.
+
+        Example:
+            >>> assert Arg((2,), "float64").is_float and not Arg((2,), "int32").is_float
+        """
         return self.dtype in FLOATS
 
     def values(self, rng) -> np.ndarray:
-        """float64 / int64 / bool values in this argument's domain (before the cast to ``dtype``)."""
+        """float64 / int64 / bool values in this argument's domain (before the cast to ``dtype``).
+
+        Args:
+            rng: a ``numpy.random.Generator``; the same seed gives the same values.
+
+        Example:
+            >>> import numpy as np
+            >>> v = Arg((4,), "float32", 0.0, 1.0).values(np.random.default_rng(0))
+            >>> assert v.dtype == np.float64 and ((0.0 <= v) & (v <= 1.0)).all()
+        """
         shape, n = self.shape, int(np.prod(self.shape, dtype=np.int64))
         lo, hi = self.low, self.high
         if self.dtype == "uint8":
@@ -149,7 +163,13 @@ class Case:
     @property
     def dtypes(self) -> frozenset:
         """Names of the dtypes the case needs (inputs, a fixed output, float64 for a
-        gradient check), so a backend without e.g. float64 can skip what it lacks."""
+        gradient check), so a backend without e.g. float64 can skip what it lacks.
+
+        Example:
+            >>> case = Case("doc_add", "add", "value", lambda a, b: a + b,
+            ...             (Arg((2,), "float32"), Arg((2,), "int32")))
+            >>> assert case.dtypes == {"float32", "int32"}
+        """
         ds = {a.dtype for a in self.args}
         if isinstance(self.out, str):
             ds.add(self.out)

@@ -93,6 +93,18 @@ def write_checkpoint_dir(directory, epoch: int, write_files, meta: dict, keep_la
     ``write_files(tmp_dir)`` writes the state files into the temporary
     directory; ``meta`` (JSON-able) becomes ``learner.json`` together with
     the files' checksums.
+
+    Example:
+        >>> import os, tempfile
+        >>> from burn.train.checkpoint import write_checkpoint_dir, read_checkpoint_meta
+        >>> def files(tmp):
+        ...     for name in ("model.safetensors", "optimizer.safetensors"):
+        ...         with open(os.path.join(tmp, name), "wb") as f:
+        ...             f.write(b"...")
+        >>> root = tempfile.mkdtemp()
+        >>> _ = write_checkpoint_dir(root, 1, files, {"epoch": 1}, keep_last=1)
+        >>> path = write_checkpoint_dir(root, 2, files, {"epoch": 2}, keep_last=1)
+        >>> assert os.listdir(root) == [os.path.basename(path)] and read_checkpoint_meta(path)["epoch"] == 2
     """
     directory = os.fspath(directory)
     os.makedirs(directory, exist_ok=True)
@@ -126,7 +138,26 @@ def write_checkpoint_dir(directory, epoch: int, write_files, meta: dict, keep_la
 
 
 def read_checkpoint_meta(path: str) -> dict:
-    """``learner.json`` of checkpoint ``path``, after checking every file against its checksum."""
+    """``learner.json`` of checkpoint ``path``, after checking every file against its checksum.
+
+    A missing or corrupted file raises a BurnError that names it.
+
+    Example:
+        >>> import os, tempfile, burn
+        >>> from burn.train.checkpoint import write_checkpoint_dir, read_checkpoint_meta
+        >>> def files(tmp):
+        ...     for name in ("model.safetensors", "optimizer.safetensors"):
+        ...         with open(os.path.join(tmp, name), "wb") as f:
+        ...             f.write(b"...")
+        >>> path = write_checkpoint_dir(tempfile.mkdtemp(), 3, files, {"epoch": 3}, keep_last=None)
+        >>> assert read_checkpoint_meta(path)["epoch"] == 3
+        >>> with open(os.path.join(path, "model.safetensors"), "ab") as f:
+        ...     _ = f.write(b"tampered")
+        >>> try:
+        ...     read_checkpoint_meta(path)
+        ... except burn.BurnError as e:
+        ...     assert "corrupted" in str(e)
+    """
     meta_path = os.path.join(path, META)
     if not os.path.isfile(meta_path):
         raise BurnError(f"checkpoint {path!r} is incomplete or not a checkpoint: it has no {META}")
@@ -198,7 +229,18 @@ def capture_rng(devices, loaders: dict, generators: dict) -> dict:
 
 
 def restore_rng(state: dict, devices, loaders: dict, generators: dict) -> None:
-    """Put back what :func:`capture_rng` recorded (devices by kind and index, loaders and generators by name)."""
+    """Put back what :func:`capture_rng` recorded (devices by kind and index, loaders and generators by name).
+
+    A resumed fit uses it so its random draws continue as in an uninterrupted run.
+
+    Example:
+        >>> import burn, numpy as np
+        >>> gen = np.random.default_rng(0)
+        >>> state = burn.train.capture_rng([], {}, {"gen": gen})
+        >>> a = gen.random()
+        >>> burn.train.restore_rng(state, [], {}, {"gen": gen})
+        >>> assert gen.random() == a
+    """
     from ..graph import graph_for
     for d in devices:
         s = state["devices"].get(f"{d.kind}:{d.index}")

@@ -47,14 +47,29 @@ class EarlyStopping:
         self.stopped = False
 
     def resolve_mode(self, higher_is_better: bool | None) -> None:
-        """Fix ``mode="auto"`` to ``"max"`` or ``"min"`` (the Learner calls it with the metric's preference)."""
+        """Fix ``mode="auto"`` to ``"max"`` or ``"min"`` (the Learner calls it with the metric's preference).
+
+        ``None`` guesses from the key: ``"max"`` for accuracies. An explicit mode is kept.
+
+        Example:
+            >>> import burn
+            >>> es = burn.train.EarlyStopping("valid_top5")
+            >>> es.resolve_mode(True)
+            >>> assert es.mode == "max"
+        """
         if self.mode == "auto":
             if higher_is_better is None:
                 higher_is_better = "acc" in self.monitor
             self.mode = "max" if higher_is_better else "min"
 
     def update(self, value: float) -> bool:
-        """Record one epoch's value; True when training should stop now."""
+        """Record one epoch's value; True when training should stop now.
+
+        Example:
+            >>> import burn
+            >>> es = burn.train.EarlyStopping("valid_accuracy", patience=1)
+            >>> assert es.update(0.8) is False and es.update(0.7) is True and es.mode == "max"
+        """
         if self.mode == "auto":
             self.resolve_mode(None)
         self.epochs_seen += 1
@@ -85,7 +100,16 @@ class EarlyStopping:
                 "wait": self.wait, "epochs_seen": self.epochs_seen, "stopped": self.stopped}
 
     def load_state_dict(self, state: dict) -> None:
-        """Restore :meth:`state_dict`'s position; the monitored key must be the same."""
+        """Restore :meth:`state_dict`'s position; the monitored key must be the same.
+
+        Example:
+            >>> import burn
+            >>> es = burn.train.EarlyStopping("valid_loss", patience=2)
+            >>> _ = es.update(1.0)
+            >>> resumed = burn.train.EarlyStopping("valid_loss", patience=2)
+            >>> resumed.load_state_dict(es.state_dict())
+            >>> assert resumed.best == 1.0 and resumed.epochs_seen == 1
+        """
         if state.get("monitor") != self.monitor:
             raise BurnError(f"EarlyStopping.load_state_dict: the state monitors {state.get('monitor')!r}, "
                             f"this one monitors {self.monitor!r}")

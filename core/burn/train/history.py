@@ -30,6 +30,14 @@ class History:
         self.stopped_early = False
 
     def append(self, record: dict) -> None:
+        """Add one epoch's record (copied).
+
+        Example:
+            >>> import burn
+            >>> h = burn.train.History()
+            >>> h.append({"epoch": 1, "train_loss": 0.5})
+            >>> assert h["train_loss"] == [0.5]
+        """
         self.records.append(dict(record))
 
     def __len__(self) -> int:
@@ -46,7 +54,13 @@ class History:
         return [r.get(key) for r in self.records]
 
     def keys(self) -> list[str]:
-        """Every key seen, in first-seen order."""
+        """Every key seen, in first-seen order.
+
+        Example:
+            >>> import burn
+            >>> h = burn.train.History([{"epoch": 1, "train_loss": 1.0}, {"epoch": 2, "valid_loss": 2.0}])
+            >>> assert h.keys() == ["epoch", "train_loss", "valid_loss"]
+        """
         out: dict = {}
         for r in self.records:
             out.update(dict.fromkeys(r))
@@ -54,11 +68,25 @@ class History:
 
     @property
     def last(self) -> dict | None:
-        """The latest epoch's record (None before the first epoch)."""
+        """The latest epoch's record (None before the first epoch).
+
+        Example:
+            >>> import burn
+            >>> assert burn.train.History().last is None
+            >>> assert burn.train.History([{"epoch": 1}, {"epoch": 2}]).last == {"epoch": 2}
+        """
         return self.records[-1] if self.records else None
 
     def best(self, key: str, mode: str = "auto") -> dict | None:
-        """The record with the best value of ``key`` (``"max"`` for accuracies in ``"auto"`` mode)."""
+        """The record with the best value of ``key`` (``"max"`` for accuracies in ``"auto"`` mode).
+
+        NaN and missing values are skipped; None if there is none.
+
+        Example:
+            >>> import burn
+            >>> h = burn.train.History([{"epoch": 1, "valid_accuracy": 0.7}, {"epoch": 2, "valid_accuracy": 0.9}])
+            >>> assert h.best("valid_accuracy")["epoch"] == 2 and h.best("valid_accuracy", "min")["epoch"] == 1
+        """
         if mode == "auto":
             mode = "max" if "acc" in key else "min"
         rows = [r for r in self.records if isinstance(r.get(key), (int, float)) and not math.isnan(r[key])]
@@ -67,7 +95,13 @@ class History:
         return (max if mode == "max" else min)(rows, key=lambda r: r[key])
 
     def to_list(self) -> list[dict]:
-        """The records as plain JSON-able dicts."""
+        """The records as plain JSON-able dicts (copies).
+
+        Example:
+            >>> import burn, json
+            >>> h = burn.train.History([{"epoch": 1, "train_loss": 0.5}])
+            >>> assert json.loads(json.dumps(h.to_list())) == [{"epoch": 1, "train_loss": 0.5}]
+        """
         return [dict(r) for r in self.records]
 
     def __repr__(self):

@@ -44,12 +44,37 @@ class Metric:
     higher_is_better: bool = True
 
     def reset(self) -> None:
+        """Forget everything seen (the Learner calls it at the start of each epoch).
+
+        Example:
+            >>> import burn
+            >>> acc = burn.train.Accuracy()
+            >>> acc.update(burn.tensor([[0.0, 1.0]]), burn.tensor([0]))
+            >>> acc.reset(); acc.update(burn.tensor([[0.0, 1.0]]), burn.tensor([1]))
+            >>> assert acc.compute() == 1.0
+        """
         raise NotImplementedError(f"{type(self).__name__} must define reset()")
 
     def update(self, outputs, targets) -> None:
+        """Add one batch: the model's ``outputs`` and the ``targets``.
+
+        Example:
+            >>> import burn
+            >>> acc = burn.train.Accuracy()
+            >>> acc.update(burn.tensor([[0.0, 1.0], [1.0, 0.0]]), burn.tensor([1, 1]))
+            >>> assert acc.compute() == 0.5
+        """
         raise NotImplementedError(f"{type(self).__name__} must define update(outputs, targets)")
 
     def compute(self) -> float:
+        """The value over every batch since the last ``reset()``, as a Python float.
+
+        Example:
+            >>> import burn
+            >>> acc = burn.train.Accuracy()
+            >>> acc.update(burn.tensor([[2.0, 1.0]]), burn.tensor([0]))
+            >>> assert acc.compute() == 1.0
+        """
         raise NotImplementedError(f"{type(self).__name__} must define compute()")
 
     def __repr__(self):
@@ -97,9 +122,27 @@ class MeanMetric(Metric):
         self.reset()
 
     def reset(self) -> None:
+        """Forget every value seen.
+
+        Example:
+            >>> import burn
+            >>> m = burn.train.MeanMetric(lambda o, t: o - t)
+            >>> m.update(burn.tensor([5.0]), burn.tensor([0.0]))
+            >>> m.reset(); m.update(burn.tensor([1.0]), burn.tensor([0.0]))
+            >>> assert m.compute() == 1.0
+        """
         self._sum = _Sum()
 
     def update(self, outputs, targets) -> None:
+        """Add ``fn(outputs, targets)``: per-sample values, or a scalar counted once per sample.
+
+        Example:
+            >>> import burn
+            >>> m = burn.train.MeanMetric(lambda o, t: ((o - t) ** 2).mean())     # a batch mean
+            >>> m.update(burn.tensor([1.0, 3.0]), burn.tensor([0.0, 0.0]))       # 5.0 for 2 samples
+            >>> m.update(burn.tensor([2.0]), burn.tensor([0.0]))                 # 4.0 for 1 sample
+            >>> assert abs(m.compute() - 14.0 / 3) < 1e-6
+        """
         v = self.fn(outputs, targets)
         if not isinstance(v, Tensor):
             raise BurnError(f"MeanMetric {self.name!r}: fn returned {type(v).__name__}, expected a burn tensor")
@@ -110,6 +153,14 @@ class MeanMetric(Metric):
             self._sum.add(v.sum(), v.size)
 
     def compute(self) -> float:
+        """The mean over all samples seen.
+
+        Example:
+            >>> import burn
+            >>> m = burn.train.MeanMetric(lambda o, t: o)
+            >>> m.update(burn.tensor([1.0, 2.0, 6.0]), None)
+            >>> assert m.compute() == 3.0
+        """
         return self._sum.mean()
 
 
@@ -136,20 +187,53 @@ class Loss(Metric):
         self.reset()
 
     def reset(self) -> None:
+        """Forget every loss seen.
+
+        Example:
+            >>> import burn
+            >>> loss = burn.train.Loss()
+            >>> loss.update_loss(burn.tensor(9.0), 1)
+            >>> loss.reset(); loss.update_loss(burn.tensor(1.0), 1)
+            >>> assert loss.compute() == 1.0
+        """
         self._sum = _Sum()
 
     def update_loss(self, loss: Tensor, n: int) -> None:
-        """Add one batch's mean ``loss`` over ``n`` samples."""
+        """Add one batch's mean ``loss`` over ``n`` samples.
+
+        Example:
+            >>> import burn
+            >>> loss = burn.train.Loss()
+            >>> loss.update_loss(burn.tensor(1.0), 3)
+            >>> loss.update_loss(burn.tensor(5.0), 1)
+            >>> assert loss.compute() == 2.0
+        """
         loss = loss.detach()
         self._sum.add(loss * n, n)
 
     def update(self, outputs, targets) -> None:
+        """Add ``fn(outputs, targets)`` for a Loss built with ``fn`` (raises BurnError otherwise).
+
+        Example:
+            >>> import burn
+            >>> mse = burn.train.Loss(lambda o, t: ((o - t) ** 2).mean(), name="mse")
+            >>> mse.update(burn.tensor([1.0, 3.0]), burn.tensor([1.0, 1.0]))
+            >>> assert mse.compute() == 2.0
+        """
         if self.fn is None:
             raise BurnError("Loss.update: this Loss metric has no fn; the Learner feeds it through "
                             "update_loss(loss, n), or build it as Loss(fn)")
         self.update_loss(self.fn(outputs, targets), _batch_size(outputs, targets))
 
     def compute(self) -> float:
+        """The mean loss per sample over every batch since ``reset()``.
+
+        Example:
+            >>> import burn
+            >>> loss = burn.train.Loss()
+            >>> loss.update_loss(burn.tensor(2.0), 3)
+            >>> assert loss.compute() == 2.0
+        """
         return self._sum.mean()
 
 
@@ -200,9 +284,26 @@ class Accuracy(Metric):
         self.reset()
 
     def reset(self) -> None:
+        """Forget every sample seen.
+
+        Example:
+            >>> import burn
+            >>> acc = burn.train.Accuracy()
+            >>> acc.update(burn.tensor([[1.0, 0.0]]), burn.tensor([1]))
+            >>> acc.reset(); acc.update(burn.tensor([[1.0, 0.0]]), burn.tensor([0]))
+            >>> assert acc.compute() == 1.0
+        """
         self._sum = _Sum()
 
     def update(self, outputs, targets) -> None:
+        """Count the samples of the batch whose argmax output is the target (indices or one-hot).
+
+        Example:
+            >>> import burn
+            >>> acc = burn.train.Accuracy()
+            >>> acc.update(burn.tensor([[0.2, 0.8], [0.6, 0.4]]), burn.tensor([[0.0, 1.0], [0.0, 1.0]]))
+            >>> assert acc.compute() == 0.5
+        """
         from ..ops.reduction import argmax
         t = _class_targets("Accuracy", outputs, targets)
         if t.device != outputs.device:
@@ -210,6 +311,14 @@ class Accuracy(Metric):
         self._sum.add((argmax(outputs, axis=1) == t).sum(), int(t.shape[0]))
 
     def compute(self) -> float:
+        """The fraction correct over every sample since ``reset()``.
+
+        Example:
+            >>> import burn
+            >>> acc = burn.train.Accuracy()
+            >>> acc.update(burn.tensor([[0.0, 1.0]] * 4), burn.tensor([1, 1, 1, 0]))
+            >>> assert acc.compute() == 0.75
+        """
         return self._sum.mean()
 
 
@@ -238,9 +347,26 @@ class TopKAccuracy(Metric):
         self.reset()
 
     def reset(self) -> None:
+        """Forget every sample seen.
+
+        Example:
+            >>> import burn
+            >>> top1 = burn.train.TopKAccuracy(1)
+            >>> top1.update(burn.tensor([[1.0, 0.0]]), burn.tensor([1]))
+            >>> top1.reset(); top1.update(burn.tensor([[1.0, 0.0]]), burn.tensor([0]))
+            >>> assert top1.compute() == 1.0
+        """
         self._sum = _Sum()
 
     def update(self, outputs, targets) -> None:
+        """Count the samples of the batch whose target is among the ``k`` highest outputs.
+
+        Example:
+            >>> import burn
+            >>> top2 = burn.train.TopKAccuracy(2)
+            >>> top2.update(burn.tensor([[0.1, 0.5, 0.4]]), burn.tensor([2]))
+            >>> assert top2.compute() == 1.0
+        """
         from ..ops.creation import arange
         from ..ops.elementwise import where
         t = _class_targets("TopKAccuracy", outputs, targets)
@@ -252,6 +378,14 @@ class TopKAccuracy(Metric):
         self._sum.add((higher < self.k).sum(), int(t.shape[0]))
 
     def compute(self) -> float:
+        """The fraction of samples counted correct since ``reset()``.
+
+        Example:
+            >>> import burn
+            >>> top1 = burn.train.TopKAccuracy(1)
+            >>> top1.update(burn.tensor([[0.1, 0.5, 0.4], [0.9, 0.0, 0.1]]), burn.tensor([2, 0]))
+            >>> assert top1.compute() == 0.5
+        """
         return self._sum.mean()
 
 

@@ -72,7 +72,13 @@ class ProgressDisplay:
 
     @classmethod
     def coerce(cls, progress) -> "ProgressDisplay":
-        """The display for a Learner's ``progress=`` argument (bool, mode string or display)."""
+        """The display for a Learner's ``progress=`` argument (bool, mode string or display).
+
+        Example:
+            >>> import burn
+            >>> D = burn.train.ProgressDisplay
+            >>> assert D.coerce(False).mode == "none" and D.coerce("plain").mode == "plain"
+        """
         if isinstance(progress, ProgressDisplay):
             return progress
         if progress is True or progress is None:
@@ -86,7 +92,17 @@ class ProgressDisplay:
 
     # -- lifecycle ---------------------------------------------------------------------
     def start(self, *, epochs: int, start_epoch: int, steps_per_epoch: int | None) -> None:
-        """Begin a fit of ``epochs`` epochs in total, of which ``start_epoch`` are already done."""
+        """Begin a fit of ``epochs`` epochs in total, of which ``start_epoch`` are already done.
+
+        ``steps_per_epoch`` (None if unknown) sizes the bar and the eta.
+
+        Example:
+            >>> import burn, io
+            >>> d = burn.train.ProgressDisplay("plain", file=io.StringIO())
+            >>> d.start(epochs=3, start_epoch=1, steps_per_epoch=10)
+            >>> assert d.epochs == 3 and d.start_epoch == 1
+            >>> d.close()
+        """
         self._out = self.file if self.file is not None else sys.stdout
         mode = self.mode
         if mode == "auto":
@@ -114,7 +130,20 @@ class ProgressDisplay:
             self._progress.start()
 
     def update(self, *, epoch: int, step: int, samples: int, read) -> None:
-        """One training step is done (``step`` counts from 1 within ``epoch``, 0-based)."""
+        """One training step is done (``step`` counts from 1 within ``epoch``, 0-based).
+
+        ``read()`` returns the current metric values; it is only called when a
+        line is shown, since reading values waits for the device.
+
+        Example:
+            >>> import burn, io
+            >>> out = io.StringIO()
+            >>> d = burn.train.ProgressDisplay("plain", log_every_steps=2, file=out)
+            >>> d.start(epochs=1, start_epoch=0, steps_per_epoch=4)
+            >>> for step in (1, 2):
+            ...     d.update(epoch=0, step=step, samples=8, read=lambda: {"loss": 0.5})
+            >>> assert out.getvalue().startswith("epoch 1/1 step 2/4  loss 0.5000")
+        """
         self._steps_done += 1
         self._epoch_samples += samples
         if self._mode == "none":
@@ -146,7 +175,16 @@ class ProgressDisplay:
         return f"step {step}{of}  {format_metrics(values)}  {rate:.0f} samples/s"
 
     def epoch_end(self, epoch: int, record: dict) -> None:
-        """Show the summary line of ``epoch`` (0-based) from its history ``record``."""
+        """Show the summary line of ``epoch`` (0-based) from its history ``record``.
+
+        Example:
+            >>> import burn, io
+            >>> out = io.StringIO()
+            >>> d = burn.train.ProgressDisplay("plain", file=out)
+            >>> d.start(epochs=2, start_epoch=0, steps_per_epoch=None)
+            >>> d.epoch_end(0, {"epoch": 1, "train_loss": 0.25})
+            >>> assert out.getvalue().splitlines() == ["epoch 1/2  train loss 0.2500"]
+        """
         self._epoch_t0 = time.perf_counter()
         self._epoch_samples = 0
         if self._mode == "none":
@@ -183,7 +221,16 @@ class ProgressDisplay:
         return line
 
     def message(self, text: str) -> None:
-        """Print a line above the bar (or plainly)."""
+        """Print a line above the bar (or plainly); nothing in mode ``"none"``.
+
+        Example:
+            >>> import burn, io
+            >>> out = io.StringIO()
+            >>> d = burn.train.ProgressDisplay("plain", file=out)
+            >>> d.start(epochs=1, start_epoch=0, steps_per_epoch=1)
+            >>> d.message("checkpoint saved")
+            >>> assert out.getvalue().splitlines() == ["checkpoint saved"]
+        """
         if self._mode == "none":
             return
         if self._mode == "rich":
@@ -192,6 +239,15 @@ class ProgressDisplay:
             print(text, file=self._out, flush=True)
 
     def close(self) -> None:
+        """Stop the progress bar (if any); call it when the fit ends, even on error.
+
+        Example:
+            >>> import burn, io
+            >>> d = burn.train.ProgressDisplay("plain", file=io.StringIO())
+            >>> d.start(epochs=1, start_epoch=0, steps_per_epoch=1)
+            >>> d.close()
+            >>> assert d._progress is None
+        """
         if self._progress is not None:
             self._progress.stop()
             self._progress = None

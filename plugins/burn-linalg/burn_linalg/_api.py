@@ -26,27 +26,62 @@ __all__ = [
 
 
 class SlogdetResult(NamedTuple):
+    """What :func:`slogdet` returns: ``sign`` and ``logabsdet`` (unpack it or use the names).
+
+    Example:
+        >>> import burn
+        >>> r = burn.linalg.slogdet(burn.tensor([[2.0, 0.0], [0.0, 2.0]]))
+        >>> assert r.sign.item() == 1.0 and abs(r.logabsdet.exp().item() - 4.0) < 1e-5
+    """
     sign: Tensor
     logabsdet: Tensor
 
 
 class QRResult(NamedTuple):
+    """What :func:`qr` returns (modes 'reduced' and 'complete'): ``Q`` and ``R``.
+
+    Example:
+        >>> import burn
+        >>> r = burn.linalg.qr(burn.tensor([[3.0, 0.0], [4.0, 5.0]]))
+        >>> assert r.Q.shape == r.R.shape == (2, 2) and abs(abs(r.R[0, 0].item()) - 5.0) < 1e-5
+    """
     Q: Tensor
     R: Tensor
 
 
 class SVDResult(NamedTuple):
+    """What :func:`svd` returns: ``U``, singular values ``S`` (descending) and ``Vh``.
+
+    Example:
+        >>> import burn
+        >>> r = burn.linalg.svd(burn.tensor([[3.0, 0.0], [0.0, -4.0]]))
+        >>> assert [round(s, 5) for s in r.S.tolist()] == [4.0, 3.0] and r.Vh.shape == (2, 2)
+    """
     U: Tensor
     S: Tensor
     Vh: Tensor
 
 
 class EighResult(NamedTuple):
+    """What :func:`eigh` returns: ``eigenvalues`` (ascending) and ``eigenvectors`` (columns).
+
+    Example:
+        >>> import burn
+        >>> r = burn.linalg.eigh(burn.tensor([[2.0, 0.0], [0.0, 1.0]]))
+        >>> assert r.eigenvalues.tolist() == [1.0, 2.0] and r.eigenvectors.shape == (2, 2)
+    """
     eigenvalues: Tensor
     eigenvectors: Tensor
 
 
 class LstsqResult(NamedTuple):
+    """What :func:`lstsq` returns: ``solution``, ``residuals``, ``rank``, ``singular_values``.
+
+    Example:
+        >>> import burn
+        >>> r = burn.linalg.lstsq(burn.tensor([[2.0, 0.0], [0.0, 4.0]]), burn.tensor([2.0, 2.0]))
+        >>> assert r.solution.tolist() == [1.0, 0.5] and r.rank.item() == 2
+    """
     solution: Tensor
     residuals: Tensor
     rank: Tensor

@@ -1,117 +1,392 @@
-"""The device memory allocator of burn-wgpu: every buffer comes from a Pool.
+"""The device memory allocator of burn-wgpu (DESIGN §8): an adaptive pool of pages.
 
-Sizes are rounded to size classes (powers of two split in quarters, so at
-most 25% is wasted), and a freed block goes back to its class's free list
-instead of the driver: a training step that repeats reuses the same buffers
-and ``reserved`` stays flat. ``cleanup()`` returns the free blocks to the
-driver. The in-order queue makes reuse safe: a kernel enqueued after a
-buffer was freed runs after every kernel that read it.
+Every buffer is a sub-buffer of a *page* (one driver allocation). Two pools
+share the page logic:
 
-(The adaptive pool of DESIGN §8 — pages sized from observed allocations, a
-small-allocation pool, moving live blocks off outdated pages — replaces the
-size classes in a later slice; the stats and the interface stay.)
+- the **small pool** serves requests up to ``SMALL_MAX`` bytes (scalars, biases,
+  losses: many, short-lived) from its own pages, so they never fragment the
+  pages that hold activations;
+- the **main pool** serves the rest. Its page size follows the observed
+  allocations: a new page is ``max(request + slack, target)`` rounded to 1/32
+  of its power of two, where ``target`` is an eighth of the peak in-use bytes
+  seen so far (clamped to ``[MIN_PAGE, MAX_PAGE]``); large tensors get a page
+  that just fits them, small ones share pages with their neighbours.
+
+A request takes the best-fitting free range of any page (coalesced on free),
+so a repeated training step reuses the same ranges and ``reserved`` stays
+flat. A page that empties is released at once when it is *outdated* (less
+than half the current target: the pool has grown past it), otherwise kept for
+reuse and released if it stays empty for ``DRAIN_AGE`` allocations or on
+``cleanup()``. Running out of memory (a request above the device's largest
+allocation, or above its global memory after releasing every empty page)
+raises :class:`OutOfMemory`, a ``burn.BurnError`` naming the sizes.
+
+Reuse is safe without events because the queue is in order: a kernel
+enqueued after a range was freed runs after every kernel that used it.
+
+``BURN_WGPU_POOL=pyopencl`` swaps in ``pyopencl.tools.MemoryPool`` behind the
+same interface (for the benchmark that compares the two).
 """
 from __future__ import annotations
+
+import bisect
+import os
+import weakref
 
 import pyopencl as cl
 
 from burn.errors import BurnError
 
-MIN_BLOCK = 256
+ALIGN = 256                  # sub-buffer origins (>= every device's base address alignment we met)
+SMALL_MAX = 32 * 1024        # requests up to this go to the small pool
+SMALL_PAGE_MIN = 64 * 1024
+SMALL_PAGE_MAX = 2 * 2 ** 20
+MIN_PAGE = 256 * 1024
+MAX_PAGE = 256 * 2 ** 20
+DRAIN_EVERY = 512            # allocations between scans for outdated empty pages
+DRAIN_AGE = 4096             # an empty page unused for this many allocations is released
+TARGET_DIV = 8               # new pages hold at least 1/TARGET_DIV of the peak in-use bytes
+HIGH_DIV = 4                 # requests under target / HIGH_DIV are taken from the top of a range
+SLACK_DIV = 16               # a page made to fit one request gets 1/SLACK_DIV extra
 
 
-def size_class(nbytes: int) -> int:
-    """The reserved size for a request of ``nbytes`` (>= MIN_BLOCK, <= 25% slack).
+class OutOfMemory(BurnError):
+    """The device cannot hold a requested buffer (sizes in the message)."""
 
-    >>> assert size_class(1) == 256 and size_class(1000) == 1024 and size_class(1100) == 1280
+
+def round_page(n: int) -> int:
+    """``n`` rounded up to 1/32 of its power of two (<= ~3% slack), at least ALIGN.
+
+    >>> assert round_page(1) == 256 and round_page(2 ** 20) == 2 ** 20
+    >>> assert 2 ** 20 + 1 < round_page(2 ** 20 + 1) <= 2 ** 20 * 1.07
     """
-    n = max(int(nbytes), MIN_BLOCK)
-    top = 1 << (n - 1).bit_length()         # next power of two
-    if top <= 4 * MIN_BLOCK:
-        return top
-    q = top // 8                             # quarter steps of the lower power of two
-    return -(-n // q) * q
+    n = max(int(n), ALIGN)
+    gran = max(ALIGN, (1 << (n - 1).bit_length()) // 32)
+    return -(-n // gran) * gran
+
+
+def _align(n: int) -> int:
+    return -(-max(int(n), 1) // ALIGN) * ALIGN
 
 
 class Block:
-    """One allocation; returns its buffer to the pool when the last reference goes."""
+    """One allocation: a sub-buffer of a page; returns its range when the last reference goes."""
 
-    __slots__ = ("buf", "size", "pool", "__weakref__")
+    __slots__ = ("buf", "size", "pool", "page", "off", "alen", "__weakref__")
 
-    def __init__(self, buf, size, pool):
+    def __init__(self, buf, size, pool, page=None, off=0, alen=0):
         self.buf = buf
         self.size = size
         self.pool = pool
+        self.page = page
+        self.off = off
+        self.alen = alen
 
     def __del__(self):
         pool = self.pool
         if pool is not None:
             try:
-                pool._release(self.buf, self.size)
+                pool._release(self)
             except Exception:   # interpreter shutdown
                 pass
 
 
+class Page:
+    """One driver buffer and its free ranges: ``starts``/``lens`` sorted by offset."""
+
+    __slots__ = ("buf", "size", "starts", "lens", "used", "last_use", "small", "live")
+
+    def __init__(self, buf, size, small, tick):
+        self.buf = buf
+        self.size = size
+        self.starts = [0]
+        self.lens = [size]
+        self.used = 0
+        self.last_use = tick
+        self.small = small
+        self.live: dict = {}         # offset -> weakref to the Block there
+
+    def take(self, i, alen, high=False):
+        off = self.starts[i]
+        if self.lens[i] == alen:
+            del self.starts[i]
+            del self.lens[i]
+        elif high:
+            off += self.lens[i] - alen
+            self.lens[i] -= alen
+        else:
+            self.starts[i] += alen
+            self.lens[i] -= alen
+        self.used += alen
+        return off
+
+    def give(self, off, alen):
+        self.used -= alen
+        i = bisect.bisect_left(self.starts, off)
+        # coalesce with the following and the preceding free range
+        if i < len(self.starts) and off + alen == self.starts[i]:
+            alen += self.lens[i]
+            del self.starts[i]
+            del self.lens[i]
+        if i > 0 and self.starts[i - 1] + self.lens[i - 1] == off:
+            self.lens[i - 1] += alen
+        else:
+            self.starts.insert(i, off)
+            self.lens.insert(i, alen)
+
+
 class Pool:
-    """Size-class free lists over ``cl.Buffer`` with statistics."""
+    """The adaptive pool of one device (small pool + main pool) with statistics."""
 
     def __init__(self, dc):
         self.dc = dc
-        self.free: dict = {}                # size -> [cl.Buffer]
+        dev = dc.device
+        self.max_alloc = int(dev.max_mem_alloc_size)
+        self.global_mem = int(dev.global_mem_size)
+        self.align = max(ALIGN, int(dev.mem_base_addr_align) // 8)
+        self.pages: list = []          # main pool
+        self.small_pages: list = []
         self.reserved = 0
-        self.in_use = 0
+        self.in_use = 0                # requested bytes of live allocations
         self.peak_reserved = 0
         self.peak_in_use = 0
+        self.small_in_use = 0
+        self.small_peak = 0
         self.alloc_count = 0
         self.free_count = 0
         self.driver_allocs = 0
+        self.driver_frees = 0
+        self.moves = 0
+        self.moved_bytes = 0
+        self.target = MIN_PAGE
+        self.small_target = SMALL_PAGE_MIN
 
+    # -- allocation ------------------------------------------------------------------
     def alloc(self, nbytes: int) -> Block:
-        size = size_class(nbytes)
-        bucket = self.free.get(size)
-        if bucket:
-            buf = bucket.pop()
-        else:
-            buf = self._new(size, nbytes)
+        nbytes = int(nbytes)
+        small = nbytes <= SMALL_MAX
+        alen = -(-max(nbytes, 1) // self.align) * self.align
+        pages = self.small_pages if small else self.pages
+        page, i = self._best_fit(pages, alen)
+        if page is None:
+            # an emptied or new page has one free range
+            page, i = self._compact(pages, alen) or self._new_page(alen, small, nbytes), 0
+        # small requests from the top of a range, large ones from the bottom: the two kinds
+        # stay apart, so a freed large range is not split by a small neighbour
+        off = page.take(i, alen, high=alen * HIGH_DIV < self.target)
+        page.last_use = self.alloc_count
         self.alloc_count += 1
-        self.in_use += size
+        self.in_use += nbytes
         if self.in_use > self.peak_in_use:
             self.peak_in_use = self.in_use
-        return Block(buf, size, self)
+            self.target = min(MAX_PAGE, max(MIN_PAGE, round_page(self.peak_in_use // TARGET_DIV)))
+        if small:
+            self.small_in_use += nbytes
+            if self.small_in_use > self.small_peak:
+                self.small_peak = self.small_in_use
+                self.small_target = min(SMALL_PAGE_MAX, max(SMALL_PAGE_MIN, round_page(self.small_peak // 4)))
+        if self.alloc_count % DRAIN_EVERY == 0:
+            self._drain(self.alloc_count - DRAIN_AGE)
+        buf = page.buf.get_sub_region(off, alen) if (off or alen != page.size) else page.buf
+        block = Block(buf, nbytes, self, page, off, alen)
+        page.live[off] = weakref.ref(block)
+        return block
 
-    def _new(self, size, nbytes):
+    def _compact(self, pages, alen):
+        """Under pressure (no free range fits), move the few live blocks of a mostly empty page
+        into other pages' free ranges, so the request fits the emptied page without a new one.
+
+        Moving is safe: a block's buffer is read when a launch is enqueued, the copy is enqueued
+        on the same in-order queue, and the old range is reused only by later commands."""
+        if sum(p.size - p.used for p in pages) < alen:
+            return None
+        for p in sorted(pages, key=lambda q: q.used):
+            if p.size < alen or p.used == 0 or p.used > alen // 2:
+                continue
+            live = [r() for r in p.live.values()]
+            live = sorted((b for b in live if b is not None), key=lambda b: -b.alen)
+            others = [q for q in pages if q is not p]
+            for b in live:
+                q, j = self._best_fit(others, b.alen)
+                if q is None:
+                    return None
+                self._move(b, q, j)
+            if p.used == 0:
+                return p
+        return None
+
+    def _move(self, b, q, j):
+        off = q.take(j, b.alen, high=b.alen * HIGH_DIV < self.target)
+        buf = q.buf.get_sub_region(off, b.alen)
+        cl.enqueue_copy(self.dc.queue, buf, b.buf, byte_count=b.alen)
+        p = b.page
+        p.live.pop(b.off, None)
+        p.give(b.off, b.alen)
+        b.buf, b.page, b.off = buf, q, off
+        q.live[off] = weakref.ref(b)
+        q.last_use = self.alloc_count
+        self.moves += 1
+        self.moved_bytes += b.alen
+
+    @staticmethod
+    def _best_fit(pages, alen):
+        best, bi, blen = None, 0, None
+        for p in pages:
+            if p.size - p.used < alen:
+                continue
+            for i, ln in enumerate(p.lens):
+                if ln >= alen and (blen is None or ln < blen):
+                    best, bi, blen = p, i, ln
+                    if ln == alen:
+                        return best, bi
+        return best, bi
+
+    def _new_page(self, alen, small, nbytes):
+        if small:
+            size = max(self.small_target, alen)
+        else:
+            # grow to fit (+ 1/16 slack for a slightly larger request next time), at least the target
+            size = alen + alen // SLACK_DIV if alen >= self.target else self.target
+        # empty pages too small for this request are merged into the new page: released first,
+        # their bytes added to it, so reserved does not grow while free space gets contiguous
+        pages = self.small_pages if small else self.pages
+        empty = [p for p in pages if p.used == 0]
+        if empty and alen <= self.max_alloc:
+            merged = sum(p.size for p in empty)
+            for p in empty:
+                self._free_page(p)
+            size = max(size, merged)
+        size = min(round_page(size), max(alen, self.max_alloc // self.align * self.align))
+        if alen > self.max_alloc:
+            raise OutOfMemory(
+                f"wgpu: out of device memory: a buffer of {nbytes} bytes exceeds the largest allocation "
+                f"{self.dc.device.name.strip()} allows ({self.max_alloc} bytes; {self.global_mem} bytes of "
+                f"global memory, {self.in_use} in use, {self.reserved} reserved); use smaller tensors or batches")
+        if self.reserved + size > self.global_mem:
+            self._drain(None)
+        if self.reserved + size > self.global_mem:
+            size = alen                 # no slack when memory is tight
+        if self.reserved + size > self.global_mem:
+            raise self._oom(nbytes, size, "exceeds the device's global memory")
         try:
             buf = cl.Buffer(self.dc.ctx, cl.mem_flags.READ_WRITE, size)
-        except cl.Error:
-            self.cleanup()
+        except cl.Error as e:
+            self._drain(None)
             try:
                 buf = cl.Buffer(self.dc.ctx, cl.mem_flags.READ_WRITE, size)
-            except cl.Error as e:
-                raise BurnError(
-                    f"wgpu: out of device memory allocating {nbytes} bytes (block {size}) on "
-                    f"{self.dc.device.name}: {self.in_use} bytes in use, {self.reserved} reserved "
-                    f"({e}); free tensors or use smaller batches") from None
+            except cl.Error:
+                raise self._oom(nbytes, size, f"the driver refused it ({e})") from None
+        page = Page(buf, size, small, self.alloc_count)
+        (self.small_pages if small else self.pages).append(page)
         self.driver_allocs += 1
         self.reserved += size
         if self.reserved > self.peak_reserved:
             self.peak_reserved = self.reserved
-        return buf
+        return page
 
-    def _release(self, buf, size):
-        self.in_use -= size
+    def _oom(self, nbytes, size, why):
+        return OutOfMemory(
+            f"wgpu: out of device memory allocating {nbytes} bytes (page of {size} bytes) on "
+            f"{self.dc.device.name.strip()}: {why}; {self.in_use} bytes in use, {self.reserved} reserved, "
+            f"{self.global_mem} bytes of global memory; free tensors (del + memory_cleanup) or use smaller batches")
+
+    # -- release -----------------------------------------------------------------------
+    def _release(self, block):
+        self.in_use -= block.size
         self.free_count += 1
-        self.free.setdefault(size, []).append(buf)
+        page = block.page
+        if page.small:
+            self.small_in_use -= block.size
+        block.buf = None
+        page.live.pop(block.off, None)
+        page.give(block.off, block.alen)
+        if page.used == 0:
+            target = self.small_target if page.small else self.target
+            if page.size < target // 2:           # outdated: the pool has grown past this page
+                self._free_page(page)
+
+    def _free_page(self, page):
+        pages = self.small_pages if page.small else self.pages
+        for i, p in enumerate(pages):
+            if p is page:
+                del pages[i]
+                break
+        else:
+            return
+        self.reserved -= page.size
+        self.driver_frees += 1
+        page.buf.release()   # pending commands keep the memory alive until they finish
+
+    def _drain(self, older_than):
+        """Release empty pages (all of them, or those last used before ``older_than``)."""
+        for p in [p for p in self.pages + self.small_pages if p.used == 0]:
+            if older_than is None or p.last_use < older_than:
+                self._free_page(p)
 
     def cleanup(self):
-        """Return every free block to the driver."""
-        for size, bufs in self.free.items():
-            self.reserved -= size * len(bufs)
-            for b in bufs:
-                b.release()
-        self.free.clear()
+        """Return every empty page to the driver."""
+        self._drain(None)
 
     def stats(self) -> dict:
         return {"reserved_bytes": self.reserved, "in_use_bytes": self.in_use,
                 "peak_reserved_bytes": self.peak_reserved, "peak_in_use_bytes": self.peak_in_use,
                 "alloc_count": self.alloc_count, "free_count": self.free_count,
-                "driver_alloc_count": self.driver_allocs}
+                "driver_alloc_count": self.driver_allocs, "driver_free_count": self.driver_frees,
+                "moves": self.moves, "moved_bytes": self.moved_bytes, "pages": len(self.pages), "small_pages": len(self.small_pages),
+                "page_target_bytes": self.target, "pool": "adaptive"}
+
+    def reset_peaks(self):
+        """Start the peaks again from the current values (for measuring one phase)."""
+        self.peak_reserved = self.reserved
+        self.peak_in_use = self.in_use
+
+
+class PyOpenCLPool:
+    """``pyopencl.tools.MemoryPool`` behind the Pool interface (for comparisons only)."""
+
+    def __init__(self, dc):
+        from pyopencl.tools import ImmediateAllocator, MemoryPool
+        self.dc = dc
+        self.mp = MemoryPool(ImmediateAllocator(dc.queue))
+        self.in_use = self.peak_in_use = self.peak_reserved = 0
+        self.alloc_count = self.free_count = 0
+        self.max_alloc = int(dc.device.max_mem_alloc_size)
+
+    def alloc(self, nbytes):
+        nbytes = int(nbytes)
+        if nbytes > self.max_alloc:
+            raise OutOfMemory(f"wgpu: out of device memory: {nbytes} bytes exceed the largest allocation "
+                              f"({self.max_alloc} bytes)")
+        buf = self.mp.allocate(max(nbytes, 1))
+        self.alloc_count += 1
+        self.in_use += nbytes
+        self.peak_in_use = max(self.peak_in_use, self.in_use)
+        self.peak_reserved = max(self.peak_reserved, self.mp.managed_bytes)
+        return Block(buf, nbytes, self)
+
+    def _release(self, block):
+        self.in_use -= block.size
+        self.free_count += 1
+        block.buf = None        # the PooledBuffer goes back to pyopencl's bins
+
+    def cleanup(self):
+        self.mp.free_held()
+
+    def stats(self):
+        return {"reserved_bytes": self.mp.managed_bytes, "in_use_bytes": self.in_use,
+                "peak_reserved_bytes": self.peak_reserved, "peak_in_use_bytes": self.peak_in_use,
+                "alloc_count": self.alloc_count, "free_count": self.free_count, "pool": "pyopencl"}
+
+    def reset_peaks(self):
+        self.peak_reserved = self.mp.managed_bytes
+        self.peak_in_use = self.in_use
+
+
+def make_pool(dc):
+    """The allocator of a device: the adaptive pool unless ``BURN_WGPU_POOL=pyopencl``."""
+    kind = os.environ.get("BURN_WGPU_POOL", "adaptive").strip().lower()
+    if kind == "pyopencl":
+        return PyOpenCLPool(dc)
+    if kind not in ("", "adaptive"):
+        raise BurnError(f"wgpu: BURN_WGPU_POOL={kind!r} is not a pool (use 'adaptive' or 'pyopencl')")
+    return Pool(dc)

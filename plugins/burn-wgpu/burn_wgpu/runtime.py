@@ -72,7 +72,7 @@ class DeviceContext:
     """One OpenCL device: context, in-order queue, allocator, programs, counters."""
 
     def __init__(self, device, index: int):
-        from .memory import Pool
+        from .memory import make_pool
         self.index = index
         self.device = device
         self.ctx = cl.Context([device])
@@ -82,7 +82,7 @@ class DeviceContext:
         self.fp16 = "cl_khr_fp16" in ext
         self.is_cpu = bool(device.type & cl.device_type.CPU)
         self.local_size = 256 if device.max_work_group_size >= 256 else int(device.max_work_group_size)
-        self.pool = Pool(self)
+        self.pool = make_pool(self)
         self._programs: dict = {}
         self._kernels: dict = {}
         # compiles: programs built from source; disk_loads: programs loaded as binaries

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from burn.errors import DTypeError
+from burn.errors import BurnError, DTypeError
 
 NUMPY = {"bool": np.bool_, "uint8": np.uint8, "int8": np.int8, "int32": np.int32, "int64": np.int64,
          "float16": np.float16, "float32": np.float32, "float64": np.float64}
@@ -82,7 +82,10 @@ def empty(dc, shape, dtype: str) -> WTensor:
     n = numel(shape)
     if n >= 2 ** 31:
         raise DTypeError(f"wgpu: tensors of 2**31 or more elements are not supported yet (shape {tuple(shape)})")
-    block = dc.pool.alloc(n * np.dtype(NUMPY[dtype]).itemsize)
+    try:
+        block = dc.pool.alloc(n * np.dtype(NUMPY[dtype]).itemsize)
+    except BurnError as e:
+        raise type(e)(f"{e} [tensor of shape {tuple(shape)}, {dtype}]") from None
     return WTensor(dc, block, shape, dtype)
 
 

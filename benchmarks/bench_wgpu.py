@@ -1,0 +1,200 @@
+"""burn-wgpu benchmarks, one command, one run, ratios (PoCL's CPU device here).
+
+Sections (all by default, or ``--only a,b``):
+
+- ``matmul``: float32 512³ and 1024³ GFLOP/s: the wgpu kernel, numpy BLAS on one thread,
+  and the unfused path (the generic tiled kernel the CPU-specific one replaced).
+- ``fused``: an 8-op element-wise chain (exp, log1p, tanh, sqrt, ...) on 4M floats as one
+  fused kernel against op-by-op kernels on the same device.
+- ``train``: the digits MLP (64-256-256-10, Adam) and a LeNet-style CNN (SGD) training step
+  on wgpu against flex.
+- ``pool``: peak reserved vs peak in-use bytes over a LeNet CNN training run with the adaptive
+  pool against ``pyopencl.tools.MemoryPool`` (each in its own process).
+- ``coldwarm``: time to the first MLP training step in a fresh process with an empty kernel
+  cache (cold) and again with the cache it filled (warm).
+
+Timings on this shared 2-core machine swing when a neighbour is busy: compared runs are
+interleaved and medians reported; BLAS is pinned to one thread.
+
+    .venv/bin/python benchmarks/bench_wgpu.py [--only matmul,pool] [--reps 5]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+F32 = np.float32
+
+
+def _med_time(fn, reps, sync=None):
+    ts = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        fn()
+        if sync:
+            sync()
+        ts.append(time.perf_counter() - t0)
+    return statistics.median(ts)
+
+
+def _interleaved(fns, reps, sync=None):
+    """Median seconds of each fn, run A B A B ... so a busy neighbour slows all alike."""
+    ts = [[] for _ in fns]
+    for _ in range(reps):
+        for i, f in enumerate(fns):
+            t0 = time.perf_counter()
+            f()
+            if sync:
+                sync()
+            ts[i].append(time.perf_counter() - t0)
+    return [statistics.median(t) for t in ts]
+
+
+# -- models ----------------------------------------------------------------------------------
+
+def lenet(burn, dev):
+    bnn = burn.nn
+    return bnn.Sequential(bnn.Conv2d(1, 6, 5, device=dev), bnn.ReLU(), bnn.MaxPool2d(2),
+                          bnn.Conv2d(6, 16, 5, device=dev), bnn.ReLU(), bnn.MaxPool2d(2), bnn.Flatten(),
+                          bnn.Linear(256, 120, device=dev), bnn.ReLU(), bnn.Linear(120, 84, device=dev),
+                          bnn.ReLU(), bnn.Linear(84, 10, device=dev))
+
+
+def cnn_step(burn, dev, batch=64):
+    ad = dev.autodiff()
+    ad.seed(0)
+    model = lenet(burn, ad)
+    opt = burn.optim.SGD(model, lr=0.01, momentum=0.9)
+    rng = np.random.default_rng(0)
+    x = burn.tensor(rng.standard_normal((batch, 1, 28, 28), dtype=F32), device=ad)
+    y = burn.tensor(rng.integers(0, 10, batch), device=ad)
+    F = burn.nn.functional
+
+    def step():
+        loss = F.cross_entropy(model(x), y)
+        opt.step(loss.backward())
+        return loss.item()
+    return step
+
+
+def mlp_step(burn, dev, batch=128):
+    ad = dev.autodiff()
+    ad.seed(0)
+    bnn = burn.nn
+    model = bnn.Sequential(bnn.Linear(64, 256, device=ad), bnn.ReLU(), bnn.Linear(256, 256, device=ad),
+                           bnn.ReLU(), bnn.Linear(256, 10, device=ad))
+    opt = burn.optim.Adam(model, lr=1e-3)
+    rng = np.random.default_rng(0)
+    x = burn.tensor(rng.standard_normal((batch, 64), dtype=F32), device=ad)
+    y = burn.tensor(rng.integers(0, 10, batch), device=ad)
+    F = burn.nn.functional
+
+    def step():
+        loss = F.cross_entropy(model(x), y)
+        opt.step(loss.backward())
+        return loss.item()
+    return step
+
+
+# -- workers (run in their own process) -----------------------------------------------------
+
+def worker_pool(steps):
+    import burn
+    dev = burn.Device.wgpu()
+    step = cnn_step(burn, dev)
+    losses = [step() for _ in range(steps)]
+    s = dev.memory_stats()
+    s["first_loss"], s["last_loss"] = losses[0], losses[-1]
+    return s
+
+
+def worker_first_step():
+    t0 = time.perf_counter()
+    import burn
+    dev = burn.Device.wgpu()
+    step = mlp_step(burn, dev)
+    step()
+    t = time.perf_counter() - t0
+    return {"seconds": t, "stats": dev.backend.stats(0)}
+
+
+def _run_worker(args, env=None):
+    e = dict(os.environ)
+    e.update(env or {})
+    r = subprocess.run([sys.executable, __file__, "--worker"] + args, env=e, capture_output=True, text=True,
+                       timeout=900)
+    if r.returncode:
+        raise RuntimeError(f"worker {args} failed:\n{r.stderr[-3000:]}")
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+# -- sections -----------------------------------------------------------------------------------
+
+def bench_pool(args, out):
+    res = {}
+    for kind in ("adaptive", "pyopencl"):
+        res[kind] = _run_worker(["pool", str(args.pool_steps)], {"BURN_WGPU_POOL": kind})
+    a, p = res["adaptive"], res["pyopencl"]
+    mb = 2 ** 20
+    rows = []
+    for kind, s in res.items():
+        rows.append(f"| {kind} | {s['peak_in_use_bytes'] / mb:.2f} | {s['peak_reserved_bytes'] / mb:.2f} | "
+                    f"{s['peak_reserved_bytes'] / s['peak_in_use_bytes']:.3f} | {s['reserved_bytes'] / mb:.2f} |")
+    lower = 1 - a["peak_reserved_bytes"] / p["peak_reserved_bytes"]
+    out.append(("pool", f"LeNet CNN training on wgpu, batch 64, SGD, {args.pool_steps} steps "
+                        "(in-use = requested bytes of live tensors)\n\n"
+                        "| pool | peak in-use MiB | peak reserved MiB | reserved / in-use | final reserved MiB |\n"
+                        "|---|---|---|---|---|\n" + "\n".join(rows) +
+                f"\n\nadaptive peak reserved is {lower * 100:.0f}% lower than pyopencl.tools.MemoryPool "
+                f"(target >= 30%); adaptive reserved/in-use "
+                f"{a['peak_reserved_bytes'] / a['peak_in_use_bytes']:.3f} (target <= 1.15)"))
+
+
+def bench_coldwarm(args, out):
+    with tempfile.TemporaryDirectory() as d:
+        env = {"BURN_WGPU_CACHE_DIR": d, "BURN_WGPU_CACHE": "1"}
+        cold = _run_worker(["first_step"], env)
+        warm = _run_worker(["first_step"], env)
+    out.append(("coldwarm", "time to the first digits-MLP training step in a fresh process (import, "
+                            "device, model, one Adam step)\n\n"
+                            "| cache | seconds | programs compiled | loaded from disk |\n|---|---|---|---|\n"
+                f"| cold (empty dir) | {cold['seconds']:.2f} | {cold['stats']['compiles']} | "
+                f"{cold['stats']['disk_loads']} |\n"
+                f"| warm | {warm['seconds']:.2f} | {warm['stats']['compiles']} | {warm['stats']['disk_loads']} |\n\n"
+                f"cold / warm = {cold['seconds'] / warm['seconds']:.1f}x (target >= 5x)"))
+
+
+SECTIONS = {"pool": bench_pool, "coldwarm": bench_coldwarm}
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--only", default=",".join(SECTIONS))
+    ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--pool-steps", type=int, default=20)
+    ap.add_argument("--worker", nargs="+")
+    args = ap.parse_args(argv)
+    if args.worker:
+        kind, rest = args.worker[0], args.worker[1:]
+        r = worker_pool(int(rest[0])) if kind == "pool" else worker_first_step()
+        print(json.dumps(r))
+        return
+    from threadpoolctl import threadpool_limits
+    out = []
+    with threadpool_limits(1):
+        for name in args.only.split(","):
+            t0 = time.perf_counter()
+            SECTIONS[name](args, out)
+            print(f"## {name} ({time.perf_counter() - t0:.0f} s)\n\n{out[-1][1]}\n", flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,129 @@
+"""CuPy and the per-device state of burn-cuda: stream, memory pool, compiled kernels.
+
+Nothing here imports CuPy at module import: :func:`load_cupy` does, from the
+backend factory and the first kernel call, and turns every way CuPy can be
+missing or unusable into a :class:`burn.BackendUnavailable` that says what to do.
+
+One :class:`DeviceContext` per device index holds one non-blocking stream
+(every burn kernel of that device runs on it, in order, which is what makes
+reusing a freed block safe without events), the adaptive pool, and the
+compiled modules. :meth:`DeviceContext.scope` is entered around each burn
+kernel: it selects the device, the stream and the pool's allocator for the
+current thread only (``cupy.cuda.using_allocator``), so CuPy calls made by
+other libraries in the process keep CuPy's own pool.
+"""
+from __future__ import annotations
+
+import os
+import threading
+from contextlib import contextmanager
+
+from burn.errors import BackendUnavailable
+
+_CUPY = None
+_LOCK = threading.Lock()
+_CONTEXTS: dict = {}
+
+
+def load_cupy():
+    """CuPy, imported on first use, or BackendUnavailable naming the package to install
+    (CuPy missing) or what CuPy reported (no GPU, no driver)."""
+    global _CUPY
+    if _CUPY is not None:
+        return _CUPY
+    from . import INSTALL_HINT
+    if os.environ.get("BURN_CUDA_ALLOW_TF32") == "1":
+        # CuPy reads CUPY_TF32 when it is imported: TF32 matmuls are opt-in (results then
+        # differ from flex beyond float32 tolerance), off by default for parity
+        os.environ.setdefault("CUPY_TF32", "1")
+    try:
+        import cupy
+    except ImportError as e:
+        raise BackendUnavailable(f"burn-cuda needs CuPy, which is not installed ({e}): {INSTALL_HINT}") from None
+    except Exception as e:     # a broken CuPy install (wrong CUDA wheel, missing libraries)
+        raise BackendUnavailable(f"CuPy failed to import: {type(e).__name__}: {e}. Install the CuPy wheel "
+                                 f"matching your CUDA: {INSTALL_HINT}") from None
+    try:
+        ok = bool(cupy.is_available())
+    except Exception as e:
+        ok, why = False, f"{type(e).__name__}: {e}"
+    else:
+        why = None
+    if not ok:
+        if why is None:
+            why = _device_count_error(cupy)
+        raise BackendUnavailable(f"CuPy is installed but cannot use a GPU here: {why}")
+    _CUPY = cupy
+    return cupy
+
+
+def _device_count_error(cupy) -> str:
+    """What CuPy's runtime says when asked for devices (is_available() only says False)."""
+    try:
+        n = cupy.cuda.runtime.getDeviceCount()
+    except Exception as e:
+        return f"{type(e).__name__}: {e}"
+    return f"cupy.is_available() returned False ({n} CUDA devices reported)"
+
+
+def device_count() -> int:
+    return load_cupy().cuda.runtime.getDeviceCount()
+
+
+class DeviceContext:
+    """Stream, pool and kernel cache of one CUDA device."""
+
+    def __init__(self, index: int):
+        cp = load_cupy()
+        from .memory import AdaptivePool, CupyDefaultPool
+        self.cp = cp
+        self.index = index
+        self.device = cp.cuda.Device(index)
+        with self.device:
+            self.stream = cp.cuda.Stream(non_blocking=True)
+        # BURN_CUDA_POOL=cupy: CuPy's default pool instead (the baseline of gpu_check.sh)
+        self.pool = CupyDefaultPool(self) if os.environ.get("BURN_CUDA_POOL") == "cupy" else AdaptivePool(self)
+        self._modules: dict = {}
+        self.stats = {"launches": 0, "modules_compiled": 0}
+
+    @contextmanager
+    def scope(self):
+        """Device, stream and the pool's allocator, for the current thread only."""
+        cp = self.cp
+        with self.device, self.stream, cp.cuda.using_allocator(self.pool.malloc):
+            yield self
+
+    def function(self, source: str, name: str):
+        """Kernel ``name`` of ``source``, compiled once per process (CuPy also keeps
+        the binary in its on-disk cache, ~/.cupy/kernel_cache, across processes)."""
+        mod = self._modules.get(source)
+        if mod is None:
+            with self.device:
+                mod = self.cp.RawModule(code=source, options=COMPILE_OPTIONS)
+            self._modules[source] = mod
+            self.stats["modules_compiled"] += 1
+        return mod.get_function(name)
+
+    def launch(self, fn, n: int, args, block: int = 256):
+        """Launch a flat kernel over ``n`` threads on this device's stream."""
+        self.stats["launches"] += 1
+        with self.stream:       # a RawKernel launches on the current stream
+            fn(((n + block - 1) // block,), (block,), tuple(args))
+
+    def synchronize(self):
+        self.stream.synchronize()
+
+
+# no fast-math: results must match flex at float32 tolerance; C++17 for hex float literals
+COMPILE_OPTIONS = ("--std=c++17",)
+
+
+def context(index: int = 0) -> DeviceContext:
+    """The DeviceContext of device ``index`` (created on first use)."""
+    dc = _CONTEXTS.get(index)
+    if dc is None:
+        with _LOCK:
+            dc = _CONTEXTS.get(index)
+            if dc is None:
+                dc = _CONTEXTS[index] = DeviceContext(index)
+    return dc

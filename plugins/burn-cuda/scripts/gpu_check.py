@@ -1,0 +1,258 @@
+"""The Python side of gpu_check.sh: one step per call, results as JSON, one table at the end.
+
+    python gpu_check.py conformance OUT.json          burn's conformance suite on cuda:0
+    python gpu_check.py matmul OUT.json               4096^3 fp32 (and half types) vs PyTorch
+    python gpu_check.py elementwise OUT.json          8-op chain on 64M float32, GB/s vs PyTorch
+    python gpu_check.py cnn OUT.json                  a CNN training step vs PyTorch eager
+    python gpu_check.py memory OUT.json               peak reserved bytes of the CNN step with the
+                                                      pool chosen by BURN_CUDA_POOL (adaptive|cupy)
+    python gpu_check.py table DIR                     print every DIR/*.json as one table
+
+Each step is its own process (a failure or timeout of one does not hide the others);
+nothing is downloaded.
+"""
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import sys
+import time
+
+
+def _dev():
+    import burn
+    return burn.Device.cuda(0)
+
+
+def _time(fn, sync, reps, warmup=2):
+    """Median seconds of ``fn`` over ``reps`` runs, each synchronized."""
+    for _ in range(warmup):
+        fn()
+        sync()
+    ts = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        fn()
+        sync()
+        ts.append(time.perf_counter() - t0)
+    return statistics.median(ts)
+
+
+def conformance():
+    import burn
+    from burn.testing.conformance import cases, run_case
+    dev = _dev()
+    passed, failed, skipped = 0, [], 0
+    t0 = time.perf_counter()
+    for c in cases():
+        if "bfloat16" in c.dtypes:        # CuPy has no bfloat16 arrays
+            skipped += 1
+            continue
+        try:
+            run_case(c, dev)
+            passed += 1
+        except Exception as e:     # every failure is reported, none stops the suite
+            failed.append(f"{c.name}: {type(e).__name__}: {str(e)[:200]}")
+    rows = [("conformance (cuda:0)", f"{passed} passed, {len(failed)} failed, {skipped} skipped (bfloat16)",
+             "", f"{time.perf_counter() - t0:.0f} s", "all pass" if not failed else "FAIL")]
+    return {"rows": rows, "failures": failed[:40], "ok": not failed, "burn": burn.__name__}
+
+
+def matmul():
+    import burn
+    import torch
+    dev = _dev()
+    n = 4096
+    flop = 2 * n ** 3
+    rows = []
+    ok = True
+    torch.backends.cuda.matmul.allow_tf32 = False
+    for tname, bname in (("float32", "float32"), ("bfloat16", None), ("float16", "float16")):
+        td = getattr(torch, tname)
+        a_t = torch.randn(n, n, device="cuda", dtype=td)
+        b_t = torch.randn(n, n, device="cuda", dtype=td)
+        tt = _time(lambda: a_t @ b_t, torch.cuda.synchronize, 10)
+        if bname is None:
+            rows.append((f"matmul {n}^3 {tname}", "n/a (CuPy has no bfloat16)", f"{flop / tt / 1e12:.1f} TFLOP/s",
+                         "", "n/a"))
+            continue
+        a = burn.from_dlpack(a_t, device=dev)
+        b = burn.from_dlpack(b_t, device=dev)
+        keep = []
+        bt = _time(lambda: keep.append(a @ b), dev.sync, 10)
+        err = float((torch.from_dlpack(keep[-1]).float() - (a_t @ b_t).float()).abs().max())
+        ratio = tt / bt
+        good = ratio >= 0.9
+        ok &= good
+        rows.append((f"matmul {n}^3 {tname}", f"{flop / bt / 1e12:.1f} TFLOP/s", f"{flop / tt / 1e12:.1f} TFLOP/s",
+                     f"{ratio:.2f}x torch (max|diff| {err:.2g})", "ok (>=0.9x)" if good else "MISS (<0.9x)"))
+        keep.clear()
+    return {"rows": rows, "ok": ok}
+
+
+def _chain(x, relu, sigmoid, tanh):
+    # 8 element-wise ops, one read of x and one write of the result when fused
+    y = x * 1.5
+    y = y + 0.5
+    y = sigmoid(y)
+    y = y * x
+    y = y - 0.25
+    y = relu(y)
+    y = y + x
+    return tanh(y)
+
+
+def _peak_bandwidth(cupy) -> float:
+    """Peak DRAM bytes/s: BURN_GPU_PEAK_GBS if set, else 2 (DDR) x memory clock x bus width
+    (CUDA 13 dropped memoryClockRate from cudaDeviceProp: then the device attributes)."""
+    if os.environ.get("BURN_GPU_PEAK_GBS"):
+        return float(os.environ["BURN_GPU_PEAK_GBS"]) * 1e9
+    rt = cupy.cuda.runtime
+    props = rt.getDeviceProperties(0)
+    clock_khz, bus_bits = props.get("memoryClockRate"), props.get("memoryBusWidth")
+    if not clock_khz or not bus_bits:
+        clock_khz = rt.deviceGetAttribute(36, 0)       # cudaDevAttrMemoryClockRate
+        bus_bits = rt.deviceGetAttribute(37, 0)        # cudaDevAttrGlobalMemoryBusWidth
+    return 2 * clock_khz * 1e3 * bus_bits / 8
+
+
+def elementwise():
+    import burn
+    import cupy
+    import torch
+    dev = _dev()
+    n = 64 * 2 ** 20
+    x_t = torch.randn(n, device="cuda")
+    x = burn.from_dlpack(x_t, device=dev)
+    keep = []
+    bt = _time(lambda: keep.append(_chain(x, burn.relu, burn.sigmoid, burn.tanh)), dev.sync, 10)
+    tt = _time(lambda: _chain(x_t, torch.relu, torch.sigmoid, torch.tanh), torch.cuda.synchronize, 10)
+    err = float((torch.from_dlpack(keep[-1]) - _chain(x_t, torch.relu, torch.sigmoid, torch.tanh)).abs().max())
+    keep.clear()
+    peak = _peak_bandwidth(cupy)
+    moved = 2 * n * 4
+    frac = moved / bt / peak
+    rows = [("8-op chain, 64M float32", f"{moved / bt / 1e9:.0f} GB/s", f"{moved * 8 / tt / 1e9:.0f} GB/s eff.",
+             f"{frac:.0%} of {peak / 1e9:.0f} GB/s peak, {tt / bt:.1f}x torch (max|diff| {err:.2g})",
+             "ok (>=80%)" if frac >= 0.8 else "MISS (<80%)")]
+    return {"rows": rows, "ok": frac >= 0.8}
+
+
+def _cnn_burn(dev, batch):
+    import numpy as np
+    import burn
+    import burn.nn.functional as F
+    nn = burn.nn
+    ad = dev.autodiff()
+    model = nn.Sequential(nn.Conv2d(3, 32, 3, device=ad), nn.ReLU(), nn.MaxPool2d(2),
+                          nn.Conv2d(32, 64, 3, device=ad), nn.ReLU(), nn.MaxPool2d(2), nn.Flatten(),
+                          nn.Linear(64 * 6 * 6, 256, device=ad), nn.ReLU(), nn.Linear(256, 10, device=ad))
+    opt = burn.optim.Adam(model, lr=1e-3)
+    rng = np.random.default_rng(0)
+    x = burn.tensor(rng.standard_normal((batch, 3, 32, 32)).astype(np.float32), device=ad)
+    y = burn.tensor(rng.integers(0, 10, batch), device=ad)
+
+    def step():
+        loss = F.cross_entropy(model(x), y)
+        opt.step(loss.backward())
+        return loss
+    return step
+
+
+def _cnn_torch(batch):
+    import torch
+    from torch import nn
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Conv2d(3, 32, 3), nn.ReLU(), nn.MaxPool2d(2), nn.Conv2d(32, 64, 3), nn.ReLU(),
+                          nn.MaxPool2d(2), nn.Flatten(), nn.Linear(64 * 6 * 6, 256), nn.ReLU(),
+                          nn.Linear(256, 10)).cuda()
+    opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+    x = torch.randn(batch, 3, 32, 32, device="cuda")
+    y = torch.randint(0, 10, (batch,), device="cuda")
+
+    def step():
+        opt.zero_grad()
+        loss = nn.functional.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+    return step
+
+
+BATCH = 128
+
+
+def cnn():
+    import torch
+    dev = _dev()
+    bstep = _cnn_burn(dev, BATCH)
+    bt = _time(bstep, dev.sync, 10)
+    tt = _time(_cnn_torch(BATCH), torch.cuda.synchronize, 10)
+    r = bt / tt
+    rows = [(f"CNN train step (batch {BATCH}, 32x32)", f"{bt * 1e3:.1f} ms", f"{tt * 1e3:.1f} ms",
+             f"{r:.2f}x torch eager time (conv/pool: host fallback in slice 1)",
+             "ok (<=1.3x)" if r <= 1.3 else "MISS (>1.3x)")]
+    return {"rows": rows, "ok": r <= 1.3}
+
+
+def memory():
+    dev = _dev()
+    step = _cnn_burn(dev, BATCH)
+    for _ in range(5):
+        step()
+    dev.sync()
+    st = dev.memory_stats()
+    return {"pool": os.environ.get("BURN_CUDA_POOL", "adaptive"), "peak_reserved": st["peak_reserved_bytes"],
+            "peak_in_use": st["peak_in_use_bytes"], "rows": []}
+
+
+def table(d):
+    """Every result of directory ``d`` as one table (memory rows combined)."""
+    rows, ok = [], True
+    res = {}
+    for name in sorted(os.listdir(d)):
+        if name.endswith(".json"):
+            with open(os.path.join(d, name)) as f:
+                res[name[:-5]] = json.load(f)
+    for key in ("conformance", "matmul", "elementwise", "cnn"):
+        r = res.get(key)
+        if r is None:
+            rows.append((key, "did not finish (see its log)", "", "", "FAIL"))
+            ok = False
+            continue
+        rows += [tuple(x) for x in r["rows"]]
+        ok &= bool(r.get("ok"))
+    a, c = res.get("memory_adaptive"), res.get("memory_cupy")
+    if a and c:
+        saving = 1 - a["peak_reserved"] / max(c["peak_reserved"], 1)
+        rows.append((f"peak memory, CNN step (batch {BATCH})", f"{a['peak_reserved'] / 2 ** 20:.0f} MiB adaptive",
+                     f"{c['peak_reserved'] / 2 ** 20:.0f} MiB CuPy pool", f"{saving:.0%} lower",
+                     "ok (>=30%)" if saving >= 0.3 else "MISS (<30%)"))
+        ok &= saving >= 0.3
+    else:
+        rows.append(("peak memory (adaptive vs CuPy pool)", "did not finish", "", "", "FAIL"))
+        ok = False
+    head = ("check", "burn cuda", "reference (PyTorch / CuPy)", "ratio / notes", "target")
+    widths = [max(len(str(r[i])) for r in rows + [head]) for i in range(5)]
+    line = "+".join("-" * (w + 2) for w in widths)
+    print(line)
+    print("|".join(f" {h:<{w}} " for h, w in zip(head, widths)))
+    print(line)
+    for r in rows:
+        print("|".join(f" {str(v):<{w}} " for v, w in zip(r, widths)))
+    print(line)
+    for f in (res.get("conformance") or {}).get("failures", []):
+        print("  conformance failure:", f)
+    return ok
+
+
+STEPS = {"conformance": conformance, "matmul": matmul, "elementwise": elementwise, "cnn": cnn, "memory": memory}
+
+if __name__ == "__main__":
+    if len(sys.argv) != 3 or sys.argv[1] not in list(STEPS) + ["table"]:
+        sys.exit(__doc__)
+    if sys.argv[1] == "table":
+        sys.exit(0 if table(sys.argv[2]) else 1)
+    out = STEPS[sys.argv[1]]()
+    with open(sys.argv[2], "w") as f:
+        json.dump(out, f)

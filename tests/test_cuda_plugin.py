@@ -1,0 +1,216 @@
+"""burn-cuda without a GPU: the plugin installs and registers, `burn info` shows it with the
+reason it cannot run, Device.cuda() raises BackendUnavailable saying which (no CuPy / CuPy
+without GPU), and the backend's device-free parts (adaptive pool, index structs) work."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import burn
+
+
+def _run(code, tmp_path=None, fake_cupy=None):
+    """Run ``code`` in a fresh interpreter; ``fake_cupy`` (source) becomes ``import cupy``;
+    without it CuPy is hidden (sys.modules['cupy'] = None) so the test does not depend on
+    whether this machine has CuPy."""
+    env = dict(os.environ)
+    env.pop("BURN_DEVICE", None)
+    pre = "import sys\nsys.modules['cupy'] = None\n"
+    if fake_cupy is not None:
+        d = tmp_path / "fake"
+        (d / "cupy").mkdir(parents=True)
+        (d / "cupy" / "__init__.py").write_text(textwrap.dedent(fake_cupy))
+        env["PYTHONPATH"] = str(d) + os.pathsep + env.get("PYTHONPATH", "")
+        pre = ""
+    r = subprocess.run([sys.executable, "-c", pre + textwrap.dedent(code)], capture_output=True, text=True,
+                       env=env, timeout=120)
+    assert r.returncode == 0, r.stderr
+    return r.stdout
+
+
+_PROBE = """
+import json, burn
+out = {}
+try:
+    burn.zeros((2,), device=burn.Device.cuda(0))
+    out["error"] = None
+except burn.BackendUnavailable as e:
+    out["error"] = str(e)
+out["flex"] = float((burn.tensor([1.0, 2.0]) * 2).sum().item())
+out["default"] = str(burn.Device.default())
+rec = [r for r in burn.plugins.report() if r.name == "cuda"][0]
+out["status"] = rec.status
+print(json.dumps(out))
+"""
+
+_FAKE_NO_GPU = """
+# a stand-in for an installed CuPy on a machine without a usable GPU
+def is_available():
+    return False
+class _Runtime:
+    @staticmethod
+    def getDeviceCount():
+        raise RuntimeError("cudaErrorNoDevice: no CUDA-capable device is detected")
+class cuda:
+    runtime = _Runtime
+"""
+
+
+def test_plugin_is_registered_and_imports_no_cupy():
+    import burn_cuda
+    recs = {r.name: r for r in burn.plugins.report()}
+    assert recs["cuda"].status == "loaded" and recs["cuda"].distribution == "burn-cuda"
+    assert "cuda" in burn.dispatch.registry.backend_names()
+    # a kernel per core primitive, as flex has
+    from burn_flex.kernels import all_kernels
+    for op in all_kernels():
+        assert burn.dispatch.registry.kernel_entries(op, "cuda"), op
+    assert burn_cuda.INSTALL_HINT.startswith("pip install burn-cuda[cuda12]")
+
+
+def test_without_cupy_device_use_says_what_to_install_and_the_rest_works():
+    out = json.loads(_run(_PROBE))
+    assert "pip install burn-cuda[cuda12]" in out["error"] and "cuda13" in out["error"]
+    assert "CuPy" in out["error"]
+    assert out["flex"] == 6.0 and out["default"] == "flex:0" and out["status"] == "loaded"
+
+
+def test_cupy_without_gpu_reports_what_cupy_said(tmp_path):
+    """Tests OUR error path for 'CuPy installed, no GPU/driver': a tiny fake ``cupy`` module
+    on PYTHONPATH whose is_available() is False and whose runtime raises like CuPy does
+    on a machine without a GPU. (Real CuPy on such a machine is not exercised here.)"""
+    out = json.loads(_run(_PROBE, tmp_path, fake_cupy=_FAKE_NO_GPU))
+    assert "CuPy is installed but cannot use a GPU here" in out["error"]
+    assert "cudaErrorNoDevice" in out["error"] and "pip install" not in out["error"]
+    assert out["flex"] == 6.0 and out["default"] == "flex:0"
+
+
+def test_burn_info_lists_cuda_with_its_reason(tmp_path):
+    code = "import runpy, sys\nsys.argv = ['burn', 'info']\nrunpy.run_module('burn', run_name='__main__')\n"
+    text = _run(code)
+    assert "burn-cuda 0.1.0  [loaded]" in text
+    line = [ln for ln in text.splitlines() if ln.strip().startswith("cuda") and "unavailable" in ln]
+    assert line and "pip install burn-cuda[cuda12]" in line[0], text
+    text = _run(code, tmp_path, fake_cupy=_FAKE_NO_GPU)
+    line = [ln for ln in text.splitlines() if ln.strip().startswith("cuda") and "unavailable" in ln]
+    assert line and "cudaErrorNoDevice" in line[0], text
+
+
+# -- the adaptive pool, on a fake driver ----------------------------------------------------
+
+class _FakeDriver:
+    """cudaMalloc/cudaFree stand-in: hands out addresses, can run out of memory."""
+
+    class OutOfMemory(Exception):
+        pass
+
+    def __init__(self, capacity=1 << 40):
+        self.capacity, self.used, self.next = capacity, 0, 1 << 20
+        self.live = {}
+        self.mallocs = 0
+
+    def malloc(self, n):
+        if self.used + n > self.capacity:
+            raise self.OutOfMemory(n)
+        p = self.next
+        self.next += n
+        self.live[p] = n
+        self.used += n
+        self.mallocs += 1
+        return p
+
+    def free(self, p):
+        self.used -= self.live.pop(p)
+
+    def wrap(self, ptr, size, owner):
+        return owner           # the "array": dropping it frees the block
+
+
+def _pool(**kw):
+    from burn_cuda.memory import AdaptivePool
+    drv = _FakeDriver(**kw)
+    return AdaptivePool(driver=drv), drv
+
+
+def test_pool_small_allocations_share_slab_pages_and_pages_return_when_empty():
+    from burn_cuda.memory import SMALL_PAGE
+    pool, drv = _pool()
+    a = [pool.malloc(100) for _ in range(SMALL_PAGE // 512 + 1)]     # one page full, a second one
+    assert drv.mallocs == 2 and pool.stats()["small_pages"] == 2
+    ptrs = {x.ptr for x in a}
+    assert len(ptrs) == len(a)                                        # distinct slots
+    del a
+    st = pool.stats()
+    assert st["in_use_bytes"] == 0 and st["small_pages"] == 1         # one empty page kept
+    assert drv.used == SMALL_PAGE == st["reserved_bytes"]
+    b = pool.malloc(300)
+    assert drv.mallocs == 2 and pool.stats()["reused"] >= 1           # served from the kept page
+    del b
+
+
+def test_pool_large_sizes_adapt_recurring_sizes_get_exact_blocks():
+    from burn_cuda.memory import GRAIN, large_class
+    pool, drv = _pool()
+    n = (5 << 20) + 12345
+    x = pool.malloc(n)
+    assert x.size == large_class(n) > n                               # first sight: size class
+    del x
+    y = pool.malloc(n)                                                # cached block reused
+    assert drv.mallocs == 1
+    z = pool.malloc(n)                                                # recurring size: exact-ish block
+    assert z.size == -(-n // GRAIN) * GRAIN and drv.mallocs == 2
+    del y, z
+    pool.cleanup()
+    assert drv.used == 0 and pool.stats()["reserved_bytes"] == 0
+    st = pool.stats()
+    assert st["alloc_count"] == 3 and st["free_count"] == 3 and st["peak_in_use_bytes"] >= 2 * n
+
+
+def test_pool_under_pressure_returns_cached_blocks_and_retries():
+    pool, drv = _pool(capacity=40 << 20)
+    a = pool.malloc(30 << 20)
+    del a                                      # cached: the driver still holds 30 MiB for us
+    b = pool.malloc(20 << 20)                  # does not fit beside it, and the cache has no 20 MiB block
+    assert drv.used == 20 << 20 and b.size >= 20 << 20
+    with pytest.raises(_FakeDriver.OutOfMemory):
+        pool.malloc(30 << 20)
+
+
+# -- index structs of generated kernels (numpy arrays stand in for CuPy's) ----------------
+
+def test_index_words_modes_and_merged_strides():
+    from burn.codegen import MAX_DIMS
+    from burn_cuda.kernels import index_words, layout_pattern
+    a = np.zeros((4, 6), np.float32)
+    t = np.zeros((6, 4), np.float32).T            # transposed view: strided
+    s = np.zeros((1,), np.float32)
+    w = index_words((4, 6), [a, t, s])
+    assert w[0] == 24 and w[1] == 2 and list(w[2:4]) == [4, 6]
+    modes = [w[2 + MAX_DIMS + k * (2 + MAX_DIMS) + 1] for k in range(3)]
+    assert modes == [0, 2, 1]
+    k1 = 2 + MAX_DIMS + (2 + MAX_DIMS)
+    assert list(w[k1 + 2:k1 + 4]) == [1, 4]       # element strides of the transposed view
+    # a row broadcast over [4, 6]: stride 0 on the broadcast dim; contiguous dims merge
+    r = np.zeros((6,), np.float32)
+    w = index_words((4, 6), [r])
+    assert w[1] == 2 and list(w[2 + MAX_DIMS + 2:2 + MAX_DIMS + 4]) == [0, 1]
+    assert layout_pattern((4, 6), [a, s]) == 0b10 and layout_pattern((4, 6), [a, t]) is None
+
+
+def test_family_sources_cover_every_renderable_op_and_dtype():
+    from burn.codegen import ELEMENTWISE_OPS
+    from burn_cuda.kernels import family_source, signatures
+    rendered = set()
+    for ins, out in signatures():
+        src = family_source(ins, out) or ""
+        rendered |= {op for op in ELEMENTWISE_OPS if f"void k_{op}(" in src}
+        if ins and ins[0] == "float16":
+            # float16 is stored as __half and computed in float (float32 accumulation)
+            assert "const __half* in0" in src and "float x0 = in0[" in src
+    assert rendered == set(ELEMENTWISE_OPS)
