@@ -172,7 +172,110 @@ def bench_coldwarm(args, out):
                 f"cold / warm = {cold['seconds'] / warm['seconds']:.1f}x (target >= 5x)"))
 
 
-SECTIONS = {"pool": bench_pool, "coldwarm": bench_coldwarm}
+def bench_matmul(args, out):
+    import burn
+    from burn_wgpu import kernels
+    dev = burn.Device.wgpu()
+    rng = np.random.default_rng(0)
+    rows = []
+    for n in (512, 1024):
+        a = rng.standard_normal((n, n), dtype=F32)
+        b = rng.standard_normal((n, n), dtype=F32)
+        bias = rng.standard_normal((n,), dtype=F32)
+        ta, tb, tbias = (burn.tensor(v, device=dev) for v in (a, b, bias))
+        dev.sync()
+        ref = a @ b
+        got = {}
+
+        def wgpu(variant):
+            def f():
+                kernels.MATMUL_CPU = variant
+                y = ta @ tb
+                dev.sync()
+                got[variant] = y
+            return f
+
+        def fused():            # matmul + one epilogue kernel (bias, relu)
+            kernels.MATMUL_CPU = "packed"
+            y = (ta @ tb + tbias).relu()
+            dev.sync()
+
+        def unfused():          # the same ops, each flushed on its own
+            kernels.MATMUL_CPU = "packed"
+            y = ta @ tb
+            dev.sync()
+            y = y + tbias
+            dev.sync()
+            y = y.relu()
+            dev.sync()
+
+        fns = [wgpu("packed"), wgpu("rows"), wgpu("tiled"), lambda: a @ b, fused, unfused]
+        for f in fns:           # compile and warm up
+            f()
+        for v in ("packed", "rows", "tiled"):
+            np.testing.assert_allclose(got[v].numpy(), ref, rtol=1e-3, atol=1e-2)
+        t = _interleaved(fns, args.reps)
+        gf = [2 * n ** 3 / x / 1e9 for x in t]
+        rows.append(f"| {n}³ | {gf[0]:.1f} | {gf[1]:.1f} | {gf[2]:.1f} | {gf[3]:.1f} | {t[0] / t[3]:.2f}x | "
+                    f"{t[4] * 1e3:.1f} | {t[5] * 1e3:.1f} | {t[5] / t[4]:.2f}x |")
+    kernels.MATMUL_CPU = "packed"
+    out.append(("matmul", "float32 matmul on wgpu (PoCL, 2 cores) against numpy BLAS on one thread; "
+                          "GFLOP/s, medians of interleaved runs\n\n"
+                          "| size | wgpu packed (default) | wgpu rows | wgpu tiled (GPU kernel) | numpy 1 thread | "
+                          "time wgpu / numpy | relu(A@B+b) fused ms | op by op ms | unfused / fused |\n"
+                          "|---|---|---|---|---|---|---|---|---|\n" + "\n".join(rows)))
+
+
+def bench_fused(args, out):
+    import burn
+    dev = burn.Device.wgpu()
+    x_np = np.random.default_rng(0).standard_normal(4 * 2 ** 20, dtype=F32)
+    x = burn.tensor(x_np, device=dev)
+    dev.sync()
+    steps = [lambda v: v.exp(), lambda v: v * 0.5, lambda v: v + 1.0, lambda v: v.log1p(),
+             lambda v: v.tanh(), lambda v: v.abs(), lambda v: v.sqrt(), lambda v: v - 0.25]
+
+    def fused():
+        v = x
+        for s in steps:
+            v = s(v)
+        dev.sync()
+        return v
+
+    def op_by_op():
+        v = x
+        for s in steps:
+            v = s(v)
+            dev.sync()
+        return v
+    want = np.sqrt(np.abs(np.tanh(np.log1p(np.exp(x_np) * 0.5 + 1.0)))) - 0.25
+    np.testing.assert_allclose(fused().numpy(), want, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(op_by_op().numpy(), want, rtol=1e-5, atol=1e-5)
+    fused()
+    tf, to = _interleaved([fused, op_by_op], args.reps)
+    out.append(("fused", "8-op element-wise chain (exp, mul, add, log1p, tanh, abs, sqrt, sub) on 4M float32 "
+                         "on wgpu\n\n| fused (1 kernel) ms | op by op (8 kernels) ms | op by op / fused |\n"
+                         f"|---|---|---|\n| {tf * 1e3:.1f} | {to * 1e3:.1f} | {to / tf:.2f}x (target >= 4x) |"))
+
+
+def bench_train(args, out):
+    import burn
+    rows = []
+    for name, make in (("digits MLP 64-256-256-10, batch 128, Adam", mlp_step),
+                       ("LeNet CNN, batch 64, SGD", cnn_step)):
+        w = make(burn, burn.Device.wgpu())
+        f = make(burn, burn.Device.flex())
+        for _ in range(3):
+            w()
+            f()
+        tw, tf = _interleaved([w, f], max(args.reps, 10))
+        rows.append(f"| {name} | {tw * 1e3:.2f} | {tf * 1e3:.2f} | {tw / tf:.2f}x |")
+    out.append(("train", "training step (forward, backward, optimizer, loss.item()), medians\n\n"
+                         "| model | wgpu ms | flex ms | wgpu / flex |\n|---|---|---|---|\n" + "\n".join(rows)))
+
+
+SECTIONS = {"matmul": bench_matmul, "fused": bench_fused, "train": bench_train, "pool": bench_pool,
+            "coldwarm": bench_coldwarm}
 
 
 def main(argv=None):

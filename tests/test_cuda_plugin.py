@@ -214,3 +214,31 @@ def test_family_sources_cover_every_renderable_op_and_dtype():
             # float16 is stored as __half and computed in float (float32 accumulation)
             assert "const __half* in0" in src and "float x0 = in0[" in src
     assert rendered == set(ELEMENTWISE_OPS)
+
+
+# -- the GPU check script (its GPU steps cannot run here; its plumbing can) ---------------
+
+_SCRIPTS = os.path.join(os.path.dirname(__file__), "..", "plugins", "burn-cuda", "scripts")
+
+
+def test_gpu_check_script_parses_and_its_table_combines_results(tmp_path):
+    r = subprocess.run(["bash", "-n", os.path.join(_SCRIPTS, "gpu_check.sh")], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    res = {"conformance": {"rows": [["conformance (cuda:0)", "10 passed, 0 failed", "", "1 s", "all pass"]],
+                           "ok": True, "failures": []},
+           "matmul": {"rows": [["matmul 4096^3 float32", "50 TFLOP/s", "50 TFLOP/s", "1.00x", "ok"]], "ok": True},
+           "elementwise": {"rows": [["8-op chain", "4000 GB/s", "", "83%", "ok"]], "ok": True},
+           "cnn": {"rows": [["CNN", "2 ms", "2 ms", "1.0x", "ok"]], "ok": True},
+           "memory_adaptive": {"peak_reserved": 60 << 20, "rows": []},
+           "memory_cupy": {"peak_reserved": 100 << 20, "rows": []}}
+    for k, v in res.items():
+        (tmp_path / f"{k}.json").write_text(json.dumps(v))
+    run = [sys.executable, os.path.join(_SCRIPTS, "gpu_check.py"), "table", str(tmp_path)]
+    r = subprocess.run(run, capture_output=True, text=True)
+    assert r.returncode == 0 and "40% lower" in r.stdout and "8-op chain" in r.stdout, r.stdout + r.stderr
+    # a missing step and a missed target make it fail, and say so in the table
+    (tmp_path / "cnn.json").unlink()
+    res["memory_adaptive"]["peak_reserved"] = 90 << 20
+    (tmp_path / "memory_adaptive.json").write_text(json.dumps(res["memory_adaptive"]))
+    r = subprocess.run(run, capture_output=True, text=True)
+    assert r.returncode == 1 and "did not finish" in r.stdout and "MISS (<30%)" in r.stdout, r.stdout

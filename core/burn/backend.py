@@ -122,6 +122,20 @@ class Backend:
         """
         return self.from_numpy(np.from_dlpack(obj), None, index)
 
+    def native_meta(self, native) -> tuple:
+        """``(shape, DType)`` of a native array, without touching its data.
+
+        The default reads ``native.shape`` and ``native.dtype`` (numpy, CuPy and
+        most array types have both); override it for other native types.
+
+        Example:
+            >>> import burn, numpy as np
+            >>> be = burn.Device.flex().backend
+            >>> assert be.native_meta(np.zeros((2, 3), np.int32)) == ((2, 3), burn.int32)
+        """
+        from .dtypes import as_dtype
+        return tuple(native.shape), as_dtype(native.dtype)
+
     def to_dlpack_source(self, native, index: int):
         """An object with ``__dlpack__`` sharing the native array's memory.
 

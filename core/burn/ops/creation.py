@@ -136,9 +136,8 @@ def from_dlpack(obj, *, device=None) -> Tensor:
     device = _device(device)
     graph = graph_for(device)
     native = graph.backend.from_dlpack(obj, device.index)
-    host_meta = np.from_dlpack(obj) if device.kind == "flex" else graph.backend.to_numpy(native, device.index)
-    d = dt.as_dtype(host_meta.dtype)
-    return Tensor._wrap(Handle(tuple(host_meta.shape), d, graph, native), device)
+    shape, d = graph.backend.native_meta(native)      # no download: the native array knows
+    return Tensor._wrap(Handle(shape, d, graph, native), device)
 
 
 def _transfer(t: Tensor, device: Device) -> Tensor:

@@ -550,17 +550,14 @@ def _host(fn, name):
     return on_device(k)
 
 
-# index ops: exact numpy semantics (bounds errors, duplicate-index accumulation) for now;
-# conv/pool: im2col + cuBLAS kernels are a later slice
-HOST_FALLBACK_OPS = ("index", "index_add", "index_put", "conv2d", "conv2d_grad_input", "conv2d_grad_weight",
-                     "max_pool2d", "max_pool2d_grad", "avg_pool2d", "avg_pool2d_grad")
+# index ops: exact numpy semantics (bounds errors, duplicate-index accumulation) for now
+HOST_FALLBACK_OPS = ("index", "index_add", "index_put")
 
 
 def host_fallbacks() -> dict:
     """Ops that run on the host for now (registered with ``host_fallback=True``)."""
     from burn_flex import kernels as fk
-    from burn_flex.conv import conv_kernels
-    allk = dict(fk.all_kernels(), **conv_kernels())
+    allk = fk.all_kernels()
     return {op: _host(allk[op], op) for op in HOST_FALLBACK_OPS}
 
 
@@ -573,6 +570,8 @@ def all_kernels() -> dict:
     for fn in (sum_, prod, max_, min_, any_, all_, argmax, argmin, cumsum, cumprod, reshape, permute,
                broadcast_to, slice_, slice_grad, pad, concat, take_along_axis, scatter_add, matmul):
         k[fn.__name__.rstrip("_") if fn is not slice_ else "slice"] = on_device(fn)
+    from .conv import conv_kernels
+    k.update(conv_kernels())
     return k
 
 

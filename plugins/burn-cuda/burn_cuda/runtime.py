@@ -4,8 +4,8 @@ Nothing here imports CuPy at module import: :func:`load_cupy` does, from the
 backend factory and the first kernel call, and turns every way CuPy can be
 missing or unusable into a :class:`burn.BackendUnavailable` that says what to do.
 
-One :class:`DeviceContext` per device index holds one non-blocking stream
-(every burn kernel of that device runs on it, in order, which is what makes
+One :class:`DeviceContext` per device index holds one stream (every burn
+kernel of that device runs on it, in order, which is what makes
 reusing a freed block safe without events), the adaptive pool, and the
 compiled modules. :meth:`DeviceContext.scope` is entered around each burn
 kernel: it selects the device, the stream and the pool's allocator for the
@@ -80,10 +80,14 @@ class DeviceContext:
         self.index = index
         self.device = cp.cuda.Device(index)
         with self.device:
-            self.stream = cp.cuda.Stream(non_blocking=True)
+            # a blocking stream: it is ordered with CuPy's/PyTorch's legacy default stream, so
+            # kernels other plugins register (run on the current stream) and DLPack consumers
+            # see burn's results without extra events
+            self.stream = cp.cuda.Stream(non_blocking=False)
         # BURN_CUDA_POOL=cupy: CuPy's default pool instead (the baseline of gpu_check.sh)
         self.pool = CupyDefaultPool(self) if os.environ.get("BURN_CUDA_POOL") == "cupy" else AdaptivePool(self)
         self._modules: dict = {}
+        self._functions: dict = {}
         self.stats = {"launches": 0, "modules_compiled": 0}
 
     @contextmanager
@@ -96,13 +100,18 @@ class DeviceContext:
     def function(self, source: str, name: str):
         """Kernel ``name`` of ``source``, compiled once per process (CuPy also keeps
         the binary in its on-disk cache, ~/.cupy/kernel_cache, across processes)."""
+        fn = self._functions.get((source, name))
+        if fn is not None:
+            return fn
         mod = self._modules.get(source)
         if mod is None:
             with self.device:
                 mod = self.cp.RawModule(code=source, options=COMPILE_OPTIONS)
             self._modules[source] = mod
             self.stats["modules_compiled"] += 1
-        return mod.get_function(name)
+        with self.device:
+            fn = self._functions[(source, name)] = mod.get_function(name)
+        return fn
 
     def launch(self, fn, n: int, args, block: int = 256):
         """Launch a flat kernel over ``n`` threads on this device's stream."""

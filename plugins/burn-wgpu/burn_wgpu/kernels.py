@@ -11,6 +11,7 @@ are registered with ``host_fallback=True`` so ``burn info`` shows them.
 """
 from __future__ import annotations
 
+import os
 from functools import lru_cache
 
 import numpy as np
@@ -381,6 +382,15 @@ def _batch_stride(x: WTensor, batch):
     return dims[-1][1] if dims else 0
 
 
+# which matmul a CPU device runs: "packed" (B packed into panels, then register-blocked),
+# "rows" (register-blocked straight from row-major B) or "tiled" (the local-memory kernel
+# real GPUs run); the benchmark switches it to compare
+MATMUL_CPU = os.environ.get("BURN_WGPU_MATMUL_CPU", "packed")
+# row-major B with rows shorter than this is read in place (its rows share pages; packing
+# would only add a launch and a pass over B)
+PACK_ROW_BYTES = 2048
+
+
 def matmul(a, b):
     dc = a.dc
     batch = _bshape([a.shape[:-2], b.shape[:-2]])
@@ -399,7 +409,21 @@ def matmul(a, b):
     if K == 0:
         return _filled(dc, out.shape, a.dtype, 0)
     i32 = np.int32
-    if dc.is_cpu and b.strides[-1] == 1:
+    rows_ok = b.strides[-1] == 1
+    if dc.is_cpu and MATMUL_CPU == "packed" and not (rows_ok and N * b.itemsize < PACK_ROW_BYTES):
+        # pack B into contiguous column panels (any strides: transposed B needs no copy), then
+        # the register-blocked kernel; a B shared by every batch (stride 0) is packed once
+        NB = -(-N // VW)
+        pb = nb if sb else 1
+        P = empty(dc, (pb, NB, K, VW), a.dtype)
+        dc.launch2d(_lib(dc, a.dtype, "pack_b"), (-(-K * VW // 64) * 64, NB, pb), (64, 1, 1),
+                    [i32(K), i32(N), i32(NB), b.buf, i32(b.offset), i32(b.strides[-2]), i32(b.strides[-1]),
+                     i32(sb), P.buf])
+        dc.launch2d(_lib(dc, a.dtype, "matmul_packed"), (-(-NB // 8) * 8, -(-M // RM), nb), (8, 1, 1),
+                    [i32(M), i32(N), i32(K), a.buf, i32(a.offset), i32(a.strides[-2]), i32(a.strides[-1]),
+                     i32(sa), P.buf, i32(NB), i32(NB * K * VW if sb else 0), out.buf])
+        return out
+    if dc.is_cpu and rows_ok and MATMUL_CPU in ("rows", "packed"):
         gx = -(-N // VW)
         gs = (-(-gx // 8) * 8, -(-M // RM), nb)
         dc.launch2d(_lib(dc, a.dtype, "matmul_rows"), gs, (8, 1, 1),
@@ -553,8 +577,8 @@ def _host(fn, name):
     return k
 
 
-HOST_FALLBACK_OPS = ("index", "index_add", "index_put")
-HOST_FALLBACK_CONV = ("max_pool2d", "max_pool2d_grad", "avg_pool2d", "avg_pool2d_grad")
+HOST_FALLBACK_OPS = ()
+HOST_FALLBACK_CONV = ()
 
 
 def host_fallbacks() -> dict:
@@ -582,6 +606,9 @@ def all_kernels() -> dict:
     })
     for op in _REDUCE_OUT:
         k[op] = reduction(op)
-    from .conv import conv_kernels
+    from .conv import conv_kernels, pool_kernels
     k.update(conv_kernels())
+    k.update(pool_kernels())
+    from .indexing import index_kernels
+    k.update(index_kernels())
     return k

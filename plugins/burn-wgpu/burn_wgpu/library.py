@@ -189,6 +189,56 @@ __kernel void matmul_rows(const int M, const int N, const int K,
 }}"""
 
 
+def _matmul_packed_src(T, is_float):
+    """CPU-friendly matmul with B packed (PoCL): ``pack_b`` copies B (any strides) into
+    column panels ``P[batch][N / VW][K][VW]``, so the matmul walks contiguous memory along K
+    (row-major B of 1024 columns otherwise touches a new page every step of k: TLB-bound);
+    each work-item keeps an RM x VW block of C in vector registers (A as broadcast scalars,
+    fma). No local memory or barriers: a CPU device has neither fast."""
+    V = f"{T}{VW}"
+    rows = range(RM)
+    ptrs = "\n".join(f"  __global const {T}* a{i} = A + (long)min(m0 + {i}, M - 1) * sam;" for i in rows)
+    if is_float:
+        upd = "\n".join(f"    acc{i} = fma(({V})(a{i}[ka]), bv, acc{i});" for i in rows)
+    else:
+        upd = "\n".join(f"    acc{i} += ({V})(a{i}[ka]) * bv;" for i in rows)
+    init = " ".join(f"{V} acc{i} = ({V})(0);" for i in rows)
+    full = "\n".join(f"    if (m0 + {i} < M) vstore{VW}(acc{i}, 0, Cb + (long)(m0 + {i}) * N + n0);" for i in rows)
+    part = "\n".join(f"    if (m0 + {i} < M) {{ vstore{VW}(acc{i}, 0, t); for (int j = 0; j < N - n0; ++j) "
+                     f"Cb[(long)(m0 + {i}) * N + n0 + j] = t[j]; }}" for i in rows)
+    return f"""
+__kernel void pack_b(const int K, const int N, const int NB, __global const {T}* B, const int offB,
+                     const int sbk, const int sbn, const int sbb, __global {T}* P) {{
+  int i = get_global_id(0), nb = get_global_id(1), b = get_global_id(2);
+  if (i >= K * {VW}) return;
+  int k = i / {VW}, n = nb * {VW} + i % {VW};
+  P[((long)b * NB + nb) * K * {VW} + i] = n < N ? B[offB + (long)b * sbb + (long)k * sbk + (long)n * sbn] : ({T})0;
+}}
+__kernel void matmul_packed(const int M, const int N, const int K,
+            __global const {T}* A, const int offA, const int sam, const int sak, const int sab,
+            __global const {T}* P, const int NB, const int spb, __global {T}* C) {{
+  int nb = get_global_id(0), m0 = get_global_id(1) * {RM}, b = get_global_id(2);
+  int n0 = nb * {VW};
+  if (nb >= NB || m0 >= M) return;
+  A += offA + (long)b * sab;
+  __global const {T}* bp = P + (long)b * spb + (long)nb * K * {VW};
+  __global {T}* Cb = C + (long)b * M * N;
+{ptrs}
+  {init}
+  for (int k = 0; k < K; ++k) {{
+    {V} bv = vload{VW}(k, bp);
+    int ka = k * sak;
+{upd}
+  }}
+  if (n0 + {VW} <= N) {{
+{full}
+  }} else {{
+    {T} t[{VW}];
+{part}
+  }}
+}}"""
+
+
 def _creation_src(T, fp64):
     F = "double" if fp64 else "float"
     return f"""
@@ -284,6 +334,7 @@ def library_source(dtype: str, fp64: bool) -> str:
     if dtype != "bool":
         parts.append(_matmul_src(T))
         parts.append(_matmul_rows_src(T, dtype.startswith("float")))
+        parts.append(_matmul_packed_src(T, dtype.startswith("float")))
     parts.append(_creation_src(T, fp64))
     parts.append(_copy_into_src(T))
     parts.append(_gather_src(T))
