@@ -160,7 +160,10 @@ def bench_pool(args, out):
 
 def bench_coldwarm(args, out):
     with tempfile.TemporaryDirectory() as d:
-        env = {"BURN_WGPU_CACHE_DIR": d, "BURN_WGPU_CACHE": "1"}
+        # PoCL keeps its own cache of compiled work-group functions: point it at the same temp
+        # dir, so "cold" starts from nothing and "warm" is a real second process
+        env = {"BURN_WGPU_CACHE_DIR": os.path.join(d, "burn"), "BURN_WGPU_CACHE": "1",
+               "POCL_CACHE_DIR": os.path.join(d, "pocl")}
         cold = _run_worker(["first_step"], env)
         warm = _run_worker(["first_step"], env)
     out.append(("coldwarm", "time to the first digits-MLP training step in a fresh process (import, "

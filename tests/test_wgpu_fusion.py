@@ -100,3 +100,52 @@ def test_codegen_renders_the_same_chain_for_opencl_and_cuda():
         k = render_group("chain", ops, ["float32", "float32"], [2], dialect)
         src = program_source([k], dialect)
         assert marker in src and "exp(" in src and k.param_dtypes == ("float32", "float32")
+
+
+@pytest.mark.parametrize("n", [1, 7, 8, 9, 1000, 70_001])
+def test_vector_variant_of_contiguous_float32_chains_matches_numpy(n):
+    """CPU devices run contiguous float32 chains as float8 vectors (scalar loop for the tail):
+    same values as numpy, NaN propagation of relu / maximum included."""
+    dev = _wgpu_or_skip()
+    from burn_wgpu import runtime
+    rng = np.random.default_rng(n)
+    a = rng.standard_normal(n).astype(np.float32)
+    b = rng.standard_normal(n).astype(np.float32)
+    a[::5] = np.nan
+    ta, tb = burn.tensor(a, device=dev), burn.tensor(b, device=dev)
+    dev.sync()
+    dc = runtime.context(0)
+    names = []
+    orig = dc.launch
+
+    def spy(kernel, n_items, args, local=None):
+        names.append(kernel.function_name)
+        return orig(kernel, n_items, args, local)
+    dc.launch = spy
+    try:
+        for _ in range(2):                      # small groups are fused from their second call
+            names.clear()
+            y = (burn.maximum((ta * 0.5 + tb).relu(), tb.tanh()) + ta.exp().log1p()).sqrt()
+            got = y.numpy()
+    finally:
+        del dc.launch
+    h = a * 0.5 + b
+    with np.errstate(invalid="ignore"):
+        want = np.sqrt(np.maximum(np.where(np.isnan(h) | (h > 0), h, 0), np.tanh(b)) + np.log1p(np.exp(a)))
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+    if dc.is_cpu:
+        assert names and all(nm.startswith("fused_v") for nm in names), names
+
+
+def test_chains_outside_the_vector_subset_keep_the_scalar_kernel():
+    from burn_wgpu.fused import vector_variant
+    from burn.codegen import OPENCL, program_source, render_group
+    ops = [("gt", {}, [("in", 0), ("in", 1)])]
+    k = render_group("fused", ops, ["float32", "float32"], [0], OPENCL, patterns=(0,), general=False)
+    assert vector_variant(program_source([k], OPENCL), "fused_c0", ops, ["float32"] * 2, ["bool"]) is None
+    ops = [("exp", {}, [("in", 0)])]
+    k = render_group("fused", ops, ["float64"], [0], OPENCL, patterns=(0,), general=False)
+    assert vector_variant(program_source([k], OPENCL), "fused_c0", ops, ["float64"], ["float64"]) is None
+    k = render_group("fused", ops, ["float32"], [0], OPENCL, patterns=(0,), general=False)
+    src = vector_variant(program_source([k], OPENCL), "fused_c0", ops, ["float32"], ["float32"])
+    assert "vload8" in src and "vstore8" in src and "__kernel void fused_v0(" in src

@@ -193,3 +193,63 @@ def test_live_blocks_move_off_a_nearly_empty_page_under_pressure():
     gc.collect()
     assert p1.used == 0 and p2.used == 0 and pool.in_use == 0
     pool.cleanup()
+
+
+def test_release_during_an_allocation_waits_for_it():
+    """A Block finalized by the cyclic GC inside alloc() must not reshuffle free ranges mid-way."""
+    _wgpu_or_skip()
+    pool = _fresh_pool()
+    a = pool.alloc(50_000)
+    page = a.page
+    used = page.used
+    pool._busy = True                   # as if inside alloc()
+    del a
+    gc.collect()
+    assert page.used == used and len(pool._deferred) == 1 and pool.in_use == 50_000
+    pool._busy = False
+    b = pool.alloc(50_000)              # the deferred release is applied when this allocation ends
+    assert pool._deferred == [] and pool.in_use == 50_000
+    del b
+    gc.collect()
+    assert page.used == 0 and pool.in_use == 0
+
+
+def test_pyopencl_memory_pool_can_be_selected_for_comparison():
+    _wgpu_or_skip()
+    import os
+    import subprocess
+    import sys
+    code = ("import burn, numpy as np; d = burn.Device.wgpu(); y = (burn.ones((64, 64), device=d) * 2).numpy(); "
+            "s = d.memory_stats(); assert y.sum() == 2 * 64 * 64; "
+            "assert s['pool'] == 'pyopencl' and s['peak_in_use_bytes'] >= 64 * 64 * 4 and s['reserved_bytes'] > 0, s; "
+            "print('ok')")
+    r = subprocess.run([sys.executable, "-c", code], env=dict(os.environ, BURN_WGPU_POOL="pyopencl"),
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0 and "ok" in r.stdout, r.stderr[-2000:]
+    bad = subprocess.run([sys.executable, "-c", "import burn; (burn.ones((2,), device=burn.Device.wgpu()) * 2).numpy()"],
+                         env=dict(os.environ, BURN_WGPU_POOL="nonsense"), capture_output=True, text=True, timeout=300)
+    assert bad.returncode != 0 and "BURN_WGPU_POOL" in bad.stderr
+
+
+def test_live_blocks_move_to_a_smaller_new_page_when_nothing_else_fits():
+    _wgpu_or_skip()
+    import pyopencl as cl
+    pool = _fresh_pool()
+    a1 = pool.alloc(600_000)
+    b = pool.alloc(40_000)                      # in page 1's slack; no other page exists
+    p1 = a1.page
+    data = np.arange(10_000, dtype=np.float32)
+    cl.enqueue_copy(pool.dc.queue, b.buf, data, is_blocking=True)
+    del a1
+    gc.collect()
+    reserved = pool.reserved
+    c = pool.alloc(620_000)                     # page 1 once b moves to a new, smaller page
+    assert c.page is p1 and b.page is not p1 and pool.moves == 1
+    assert pool.reserved - reserved < 620_000   # grew by b's new page, not by a page for c
+    back = np.empty_like(data)
+    cl.enqueue_copy(pool.dc.queue, back, b.buf, is_blocking=True)
+    np.testing.assert_array_equal(back, data)
+    del b, c
+    gc.collect()
+    pool.cleanup()
+    assert pool.reserved == 0

@@ -95,7 +95,7 @@ def test_digits_like_mlp_trains_on_wgpu_autodiff_like_on_flex():
 
 
 def test_cnn_step_matches_flex():
-    """conv2d (native im2col + matmul) and its gradients, pooling (host fallback) and a linear head."""
+    """conv2d (native im2col + matmul) and its gradients, pooling (native) and a linear head."""
     dev = _wgpu_or_skip().autodiff()
     rng = np.random.default_rng(5)
     x = rng.standard_normal((4, 1, 12, 12)).astype(np.float32)

@@ -33,6 +33,7 @@ def burn_plugin_info():
     except Exception as e:  # pyopencl missing: the backend factory reports it on use
         info["pyopencl"] = f"unavailable ({type(e).__name__})"
     from .kernels import HOST_FALLBACK_OPS, HOST_FALLBACK_CONV
-    info["host fallbacks"] = ", ".join(HOST_FALLBACK_OPS + HOST_FALLBACK_CONV) + \
-        " (download, flex's numpy kernel, upload)"
+    fallbacks = HOST_FALLBACK_OPS + HOST_FALLBACK_CONV
+    info["host fallbacks"] = (", ".join(fallbacks) + " (download, flex's numpy kernel, upload)") if fallbacks \
+        else "none (every core primitive runs on the device)"
     return info

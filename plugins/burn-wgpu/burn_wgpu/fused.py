@@ -16,6 +16,7 @@ large groups are fused on the first call.
 from __future__ import annotations
 
 import os
+import re
 
 from burn.codegen import ELEMENTWISE_OPS, OPENCL, op_params, out_dtype, program_source, render_group
 from burn.dispatch import registry
@@ -41,6 +42,76 @@ def _struct_key(ops, in_dtypes, outputs):
                   for op, attrs, args in ops), tuple(in_dtypes), tuple(outputs))
 
 
+# -- explicit vectors for CPU devices ---------------------------------------------------------
+# PoCL runs a long chain of math one work-item at a time (its work-group vectorizer gives up
+# on it): ~10x slower than the same chain on float8 vectors (4M floats, 8 ops: 98 ms vs 9 ms).
+# Contiguous float32 chains of ops whose rendered expressions are also valid on vectors get a
+# variant where each work-item computes VEC elements (scalar loop for the tail).
+
+VEC = 8
+VECTOR_OPS = frozenset({
+    "abs", "acos", "acosh", "asin", "asinh", "atan", "atanh", "ceil", "cos", "cosh", "erf", "exp", "expm1",
+    "floor", "gelu", "log", "log10", "log1p", "log2", "neg", "positive", "reciprocal", "round", "rsqrt",
+    "sigmoid", "silu", "sin", "sinh", "softplus", "sqrt", "square", "tan", "tanh", "trunc", "relu",
+    "add", "sub", "mul", "div", "atan2", "copysign", "hypot", "maximum", "minimum"})
+_LOAD = re.compile(r"^\s*float (x\d+) = (in\d+)\[(.*) \+ i\];$")
+_BCAST = re.compile(r"^\s*float (x\d+) = (in\d+)\[(.*)\];$")
+_EXPR = re.compile(r"^\s*float (v\d+) = (.*);$")
+_STORE = re.compile(r"^\s*(out\d+)\[i\] = (v\d+|x\d+);$")
+
+
+def vector_variant(src: str, name: str, ops, in_dtypes, out_dtypes) -> str | None:
+    """``src`` plus a kernel ``fused_v<pattern>`` computing VEC elements per work-item, or None
+    when the chain is not float32 throughout or a line is not one of the known shapes."""
+    if any(op not in VECTOR_OPS for op, _, _ in ops):
+        return None
+    if any(_name(d) != "float32" for d in list(in_dtypes) + list(out_dtypes)):
+        return None
+    head = f"__kernel void {name}("
+    start = src.find(head)
+    if start < 0:
+        return None
+    sig_end = src.index(") {", start)
+    params = src[start + len(head):sig_end]
+    body = src[sig_end + 3:src.index("\n}", sig_end)].strip("\n").splitlines()
+    if len(body) < 2 or body[0].strip() != "int i = get_global_id(0);" or body[1].strip() != "if (i >= p.v[0]) return;":
+        return None
+    scalar, vector = body[2:], []
+    for line in scalar:
+        m = _LOAD.match(line)
+        if m:
+            vector.append(f"  float{VEC} {m[1]} = vload{VEC}(0, {m[2]} + {m[3]} + i);")
+            continue
+        m = _BCAST.match(line)
+        if m:
+            vector.append(f"  float{VEC} {m[1]} = (float{VEC})({m[2]}[{m[3]}]);")
+            continue
+        m = _EXPR.match(line)
+        if m:
+            vector.append(f"  float{VEC} {m[1]} = (float{VEC})({m[2].replace('(float)', f'(float{VEC})')});")
+            continue
+        m = _STORE.match(line)
+        if m:
+            vector.append(f"  vstore{VEC}({m[2]}, 0, {m[1]} + i);")
+            continue
+        return None
+    tail = "\n".join("    " + ln for ln in scalar)
+    return src + f"""
+__kernel void {name.replace("fused_c", "fused_v")}({params}) {{
+  int i0 = get_global_id(0) * {VEC};
+  int n = p.v[0];
+  if (i0 >= n) return;
+  if (i0 + {VEC} > n) {{
+    for (int i = i0; i < n; ++i) {{
+{tail}
+    }}
+    return;
+  }}
+  int i = i0;
+{chr(10).join(vector)}
+}}"""
+
+
 def render_cached(dc, ops, in_dtypes, outputs):
     """``(kernel_for, RenderedKernel)`` of an element-wise chain: ``kernel_for(pattern)``
     is the chain's kernel for a layout pattern (``burn_wgpu.kernels.layout_pattern``),
@@ -62,7 +133,9 @@ def render_cached(dc, ops, in_dtypes, outputs):
                 else:
                     v = render_group("fused", ops, list(in_dtypes), list(outputs), OPENCL, patterns=(pat,),
                                      general=False)
-                    k = dc.kernel(program_source([v], OPENCL), f"fused_c{pat}")
+                    src = program_source([v], OPENCL)
+                    vec = vector_variant(src, f"fused_c{pat}", ops, in_dtypes, rk.out_dtypes) if dc.is_cpu else None
+                    k = (dc.kernel(vec, f"fused_v{pat}"), VEC) if vec else dc.kernel(src, f"fused_c{pat}")
                 kernels[pat] = k
             return k
         hit = _RENDERED[key] = (kernel_for, rk)

@@ -24,7 +24,7 @@ import numpy as np
 from burn.codegen import OPENCL, param_words
 from burn.errors import ShapeError
 
-from .kernels import (_as_int64, _bshape, _broadcast_strides, _filled, broadcast_to, contiguous, elementwise,
+from .kernels import (_as_int64, _bshape, _filled, broadcast_to, contiguous, elementwise,
                       index_struct, permute)
 from .library import _coords
 from .tensor import empty, numel

@@ -20,7 +20,7 @@ from burn.codegen import MAX_DIMS, OPENCL, op_params, out_dtype, param_words, pr
 from burn.codegen.elementwise import BINARY, UNARY
 from burn.errors import BurnError
 
-from .library import RM, TILE, VW, WPT, library_source
+from .library import RM, TILE, VW, WPT, library_source, part_of
 from .tensor import NUMPY, WTensor, empty, numel, reshape_view
 
 _NP = {k: np.dtype(v) for k, v in NUMPY.items()}
@@ -179,7 +179,12 @@ def run_elementwise(dc, kernel_for, shape, inputs, out_dtypes, params):
     if n:
         st = index_struct(shape, inputs)
         args = [st] + [o.buf for o in outs] + [x.buf for x in inputs] + _scalar_args(params)
-        dc.launch(kernel_for(layout_pattern(shape, inputs)), n, args)
+        k = kernel_for(layout_pattern(shape, inputs))
+        if isinstance(k, tuple):        # (kernel, elements per work-item): a vector variant
+            k, per = k
+            dc.launch(k, -(-n // per), args)
+        else:
+            dc.launch(k, n, args)
     return outs
 
 
@@ -239,7 +244,7 @@ def slice_(x, *, starts, stops, steps):
 
 
 def _lib(dc, dtype, name):
-    return dc.kernel(library_source(dtype, dc.fp64), name)
+    return dc.kernel(library_source(dtype, dc.fp64, part_of(name)), name)
 
 
 def copy_into(dst_view: WTensor, src: WTensor):

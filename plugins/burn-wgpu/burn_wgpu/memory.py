@@ -158,11 +158,24 @@ class Pool:
         self.driver_frees = 0
         self.moves = 0
         self.moved_bytes = 0
+        self._busy = False
+        self._deferred: list = []
         self.target = MIN_PAGE
         self.small_target = SMALL_PAGE_MIN
 
     # -- allocation ------------------------------------------------------------------
     def alloc(self, nbytes: int) -> Block:
+        # the cyclic GC may finalize a Block in the middle of an allocation (between finding a
+        # free range and taking it): releases wait until the allocation is done
+        self._busy = True
+        try:
+            return self._alloc(nbytes)
+        finally:
+            self._busy = False
+            while self._deferred:
+                self._give_back(*self._deferred.pop())
+
+    def _alloc(self, nbytes):
         nbytes = int(nbytes)
         small = nbytes <= SMALL_MAX
         alen = -(-max(nbytes, 1) // self.align) * self.align
@@ -170,7 +183,7 @@ class Pool:
         page, i = self._best_fit(pages, alen)
         if page is None:
             # an emptied or new page has one free range
-            page, i = self._compact(pages, alen) or self._new_page(alen, small, nbytes), 0
+            page, i = self._compact(pages, alen, small) or self._new_page(alen, small, nbytes), 0
         # small requests from the top of a range, large ones from the bottom: the two kinds
         # stay apart, so a freed large range is not split by a small neighbour
         off = page.take(i, alen, high=alen * HIGH_DIV < self.target)
@@ -192,28 +205,26 @@ class Pool:
         page.live[off] = weakref.ref(block)
         return block
 
-    def _compact(self, pages, alen):
+    def _compact(self, pages, alen, small):
         """Under pressure (no free range fits), move the few live blocks of a mostly empty page
-        into other pages' free ranges, so the request fits the emptied page without a new one.
+        elsewhere, so the request takes the emptied page: into other pages' free ranges, or
+        into a new page sized for the moved blocks (at most half the request; at least the
+        target), which grows reserved less than a new page for the request would.
 
         Moving is safe: a block's buffer is read when a launch is enqueued, the copy is enqueued
         on the same in-order queue, and the old range is reused only by later commands."""
-        if sum(p.size - p.used for p in pages) < alen:
+        cands = [p for p in pages if p.size >= alen and 0 < p.used <= alen // 2]
+        if not cands:
             return None
-        for p in sorted(pages, key=lambda q: q.used):
-            if p.size < alen or p.used == 0 or p.used > alen // 2:
-                continue
-            live = [r() for r in p.live.values()]
-            live = sorted((b for b in live if b is not None), key=lambda b: -b.alen)
-            others = [q for q in pages if q is not p]
-            for b in live:
-                q, j = self._best_fit(others, b.alen)
-                if q is None:
-                    return None
-                self._move(b, q, j)
-            if p.used == 0:
-                return p
-        return None
+        p = min(cands, key=lambda q: q.used)
+        live = sorted((b for b in (r() for r in list(p.live.values())) if b is not None), key=lambda b: -b.alen)
+        for k, b in enumerate(live):
+            q, j = self._best_fit([q for q in pages if q is not p], b.alen)
+            if q is None:
+                rest = sum(x.alen for x in live[k:])
+                q, j = self._new_page(rest, small, rest), 0
+            self._move(b, q, j)
+        return p if p.used == 0 else None
 
     def _move(self, b, q, j):
         off = q.take(j, b.alen, high=b.alen * HIGH_DIV < self.target)
@@ -292,14 +303,19 @@ class Pool:
 
     # -- release -----------------------------------------------------------------------
     def _release(self, block):
-        self.in_use -= block.size
-        self.free_count += 1
-        page = block.page
-        if page.small:
-            self.small_in_use -= block.size
         block.buf = None
-        page.live.pop(block.off, None)
-        page.give(block.off, block.alen)
+        if self._busy:
+            self._deferred.append((block.page, block.off, block.alen, block.size))
+        else:
+            self._give_back(block.page, block.off, block.alen, block.size)
+
+    def _give_back(self, page, off, alen, size):
+        self.in_use -= size
+        self.free_count += 1
+        if page.small:
+            self.small_in_use -= size
+        page.live.pop(off, None)
+        page.give(off, alen)
         if page.used == 0:
             target = self.small_target if page.small else self.target
             if page.size < target // 2:           # outdated: the pool has grown past this page
