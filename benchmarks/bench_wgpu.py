@@ -9,7 +9,8 @@ Sections (all by default, or ``--only a,b``):
 - ``train``: the digits MLP (64-256-256-10, Adam) and a LeNet-style CNN (SGD) training step
   on wgpu against flex.
 - ``pool``: peak reserved vs peak in-use bytes over a LeNet CNN training run with the adaptive
-  pool against ``pyopencl.tools.MemoryPool`` (each in its own process).
+  pool against ``pyopencl.tools.MemoryPool`` (each in its own process), then the same on
+  CNN batch 32/128 and MLP batch 128/512.
 - ``coldwarm``: time to the first MLP training step in a fresh process with an empty kernel
   cache (cold) and again with the cache it filled (warm).
 
@@ -106,10 +107,10 @@ def mlp_step(burn, dev, batch=128):
 
 # -- workers (run in their own process) -----------------------------------------------------
 
-def worker_pool(steps):
+def worker_pool(steps, model="cnn", batch=64):
     import burn
     dev = burn.Device.wgpu()
-    step = cnn_step(burn, dev)
+    step = (cnn_step if model == "cnn" else mlp_step)(burn, dev, batch=batch)
     losses = [step() for _ in range(steps)]
     s = dev.memory_stats()
     s["first_loss"], s["last_loss"] = losses[0], losses[-1]
@@ -156,6 +157,19 @@ def bench_pool(args, out):
                 f"\n\nadaptive peak reserved is {lower * 100:.0f}% lower than pyopencl.tools.MemoryPool "
                 f"(target >= 30%); adaptive reserved/in-use "
                 f"{a['peak_reserved_bytes'] / a['peak_in_use_bytes']:.3f} (target <= 1.15)"))
+    # the same measurement on other workloads, so a pool tuned for one run shows what it costs the others
+    rows = []
+    for model, batch in (("cnn", 32), ("cnn", 128), ("mlp", 128), ("mlp", 512)):
+        r = {kind: _run_worker(["pool", str(args.pool_steps), model, str(batch)], {"BURN_WGPU_POOL": kind})
+             for kind in ("adaptive", "pyopencl")}
+        a, p = r["adaptive"], r["pyopencl"]
+        rows.append(f"| {model.upper()} batch {batch} | {a['peak_in_use_bytes'] / mb:.2f} | "
+                    f"{a['peak_reserved_bytes'] / mb:.2f} | {a['peak_reserved_bytes'] / a['peak_in_use_bytes']:.3f} | "
+                    f"{p['peak_reserved_bytes'] / p['peak_in_use_bytes']:.3f} | "
+                    f"{(1 - a['peak_reserved_bytes'] / p['peak_reserved_bytes']) * 100:.0f}% |")
+    out[-1] = ("pool", out[-1][1] + "\n\nOther workloads (CNN: LeNet + SGD; MLP: digits MLP + Adam):\n\n"
+               "| workload | peak in-use MiB | adaptive peak reserved MiB | adaptive reserved / in-use | "
+               "pyopencl reserved / in-use | adaptive lower by |\n|---|---|---|---|---|---|\n" + "\n".join(rows))
 
 
 def bench_coldwarm(args, out):
@@ -290,7 +304,7 @@ def main(argv=None):
     args = ap.parse_args(argv)
     if args.worker:
         kind, rest = args.worker[0], args.worker[1:]
-        r = worker_pool(int(rest[0])) if kind == "pool" else worker_first_step()
+        r = worker_pool(int(rest[0]), *rest[1:2], *map(int, rest[2:3])) if kind == "pool" else worker_first_step()
         print(json.dumps(r))
         return
     from threadpoolctl import threadpool_limits

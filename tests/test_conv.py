@@ -249,3 +249,52 @@ def test_errors_are_raised_at_the_call_and_name_op_and_operands(call, err, words
 def test_mixed_autodiff_and_plain_devices_is_a_device_mismatch():
     with pytest.raises(burn.DeviceMismatch, match="conv2d"):
         F.conv2d(burn.ones((1, 1, 4, 4), device=DEV), burn.ones((1, 1, 2, 2)))
+
+
+# -- flex's stride-1 input gradient (full correlation over batch-innermost rows) ---------
+
+ROWS_GRAD_INPUT = [
+    # (N, C_in, H, W), (C_out, kH, kW), padding
+    ((64, 6, 12, 12), (16, 5, 5), 0),                      # LeNet's second convolution
+    ((3, 1, 9, 7), (4, 3, 2), 0),                          # one input channel, non-square kernel
+    ((2, 3, 7, 9), (5, 4, 3), "same"),                     # even kernel: asymmetric padding
+    ((2, 4, 6, 5), (3, 3, 3), (2, 1)),
+    ((1, 2, 5, 5), (3, 1, 1), 0),                          # 1x1
+    ((2, 3, 4, 6), (2, 4, 6), 0),                          # kernel as large as the input
+]
+
+
+@pytest.mark.parametrize("blocks", [False, True], ids=["one-block", "per-image"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("xs, ws, padding", ROWS_GRAD_INPUT)
+@pytest.mark.filterwarnings("ignore:Using padding='same'")
+def test_rows_input_gradient_matches_torch_and_general_path(xs, ws, padding, dtype, blocks, monkeypatch):
+    if blocks:
+        monkeypatch.setattr(flex_conv, "_COLS_BYTES", 1)
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal(xs).astype(dtype)
+    w = rng.standard_normal((ws[0], xs[1]) + ws[1:]).astype(dtype)
+    kw = dict(padding=padding)
+    _assert_match(lambda x, w: F.conv2d(x, w, **kw), lambda x, w: TF.conv2d(x, w, **kw), [x, w], dtype)
+    # the kernel itself against the general GEMM + col2im path, on the same operands
+    pad = burn.ops.conv._conv_padding("conv2d", padding, ws[1:], (1, 1), (1, 1))
+    g = rng.standard_normal((xs[0], ws[0]) + flex_conv._out_hw(xs, ws[1:], (1, 1), pad, (1, 1))).astype(dtype)
+    attrs = dict(stride=(1, 1), padding=pad, dilation=(1, 1), groups=1, input_hw=xs[2:])
+    fast = flex_conv.conv2d_grad_input(g, w, **attrs)
+    monkeypatch.setattr(flex_conv, "_ROWS_GRAD_INPUT", False)
+    general = flex_conv.conv2d_grad_input(g, w, **attrs)
+    assert fast.shape == general.shape == xs and fast.dtype == general.dtype == dtype
+    assert fast.flags.c_contiguous
+    np.testing.assert_allclose(fast, general, **TOL[dtype])
+
+
+def test_rows_input_gradient_in_half_precision_is_close_to_float32():
+    rng = np.random.default_rng(6)
+    g = rng.standard_normal((4, 3, 6, 6)).astype(np.float16)
+    w = rng.standard_normal((3, 2, 3, 3)).astype(np.float16)
+    attrs = dict(stride=(1, 1), padding=(0, 0, 0, 0), dilation=(1, 1), groups=1, input_hw=(8, 8))
+    half = flex_conv.conv2d_grad_input(g, w, **attrs)
+    ref = torch.nn.grad.conv2d_input((4, 2, 8, 8), torch.tensor(w, dtype=torch.float32),
+                                     torch.tensor(g, dtype=torch.float32)).numpy()
+    assert half.dtype == np.float16
+    np.testing.assert_allclose(half.astype(np.float32), ref, rtol=2e-2, atol=2e-2)

@@ -391,10 +391,12 @@ def register_kernel_modules(registry, namespace: str, modules: dict, *, priority
     """Register a kernel library's per-backend kernels, for installed backends only.
 
     ``modules`` maps a backend name to the import path of a module holding a
-    ``KERNELS`` dict (op name without namespace -> kernel). A module is imported
-    only when its backend is registered, so a library never drags in code for
-    a backend that is not installed. Returns the backends served. Call it from
-    the ``burn_register_kernels`` hook.
+    ``KERNELS`` dict (op name without namespace -> kernel) and optionally a
+    ``HOST_FALLBACK`` set naming the kernels that run on host memory (they are
+    registered with ``host_fallback=True``, so ``burn info`` lists them). A
+    module is imported only when its backend is registered, so a library never
+    drags in code for a backend that is not installed. Returns the backends
+    served. Call it from the ``burn_register_kernels`` hook.
 
     Example:
         >>> import sys, types, burn
@@ -403,13 +405,18 @@ def register_kernel_modules(registry, namespace: str, modules: dict, *, priority
         >>> reg = burn.dispatch.Registry(); reg.register_backend("flex", object)
         >>> assert register_kernel_modules(reg, "doc", {"flex": "doc_kernels_flex", "cuda": "absent"}) == ["flex"]
         >>> assert reg.kernel("doc::twice", "flex")(3) == 6
+        >>> mod.HOST_FALLBACK = {"twice"}; _ = register_kernel_modules(reg, "doc", {"flex": "doc_kernels_flex"})
+        >>> assert reg.kernel_entries("doc::twice", "flex")[0].host_fallback
     """
     import importlib
     served = []
     for backend, modname in modules.items():
         if backend not in registry.backends:
             continue
-        for name, fn in importlib.import_module(modname).KERNELS.items():
-            registry.register_kernel(f"{namespace}::{name}", backend, fn, priority=priority)
+        mod = importlib.import_module(modname)
+        host = set(getattr(mod, "HOST_FALLBACK", ()))
+        for name, fn in mod.KERNELS.items():
+            registry.register_kernel(f"{namespace}::{name}", backend, fn, priority=priority,
+                                     host_fallback=name in host)
         served.append(backend)
     return served

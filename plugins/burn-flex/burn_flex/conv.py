@@ -6,7 +6,9 @@ so im2col is one copy, the forward output comes out NCHW without a transpose,
 and numpy's matmul runs one small GEMM per image and group (faster here than
 one wide GEMM whose M = C_out is tiny). Inverse scatters (col2im, pooling
 gradients) loop over the kH * kW window offsets, each step one vectorized add
-into a slice; no Python loop ever runs over pixels or images.
+into a slice; no Python loop ever runs over pixels or images. The stride-1
+input gradient (the common case) skips col2im: it runs as a full correlation
+over a batch-innermost layout, one GEMM and kH adds (``_grad_input_rows``).
 """
 from __future__ import annotations
 
@@ -201,10 +203,58 @@ def conv2d_grad_weight(x, g, *, stride, padding, dilation, groups, kernel_hw):
     return gw.reshape((c_out, c // groups) + tuple(kernel_hw)).astype(dt, copy=False)
 
 
+# tests switch this off to check the fast input gradient against the general path
+_ROWS_GRAD_INPUT = True
+
+
+def _grad_input_rows(g, w, padding, input_hw):
+    """Stride-1, undilated, ungrouped input gradient as a full correlation, batch innermost.
+
+    The gradient is laid out [position, C_out, N] over the padded input width Wp
+    (flat positions, zero columns past OW, kW - 1 zero positions in front). For a
+    kernel row i, the contribution to input position r + i*Wp is
+    ``sum_j w[:, :, i, j].T @ g[r - j]``, and the kW gradient blocks g[r - kW + 1 .. r]
+    are one contiguous [kW * C_out, N] matrix: a strided view, no im2col copy. So one
+    batched GEMM (``W' [(i, c), (j, o)] @ view[r]``) gives every row's contribution,
+    and kH adds of long contiguous runs [R, C * N] assemble them (col2im with C * N
+    elements per row instead of OW). About 2x faster than GEMM + col2im on a LeNet conv.
+    """
+    n, c_out, oh, ow = g.shape
+    c = w.shape[1]
+    kh, kw = w.shape[2:]
+    h, wd = input_hw
+    pt, pb, pl, pr = padding
+    hp, wp = h + pt + pb, wd + pl + pr
+    rows = oh * wp + kw - 1
+    gpad = np.zeros((rows + kw - 1, c_out, n), dtype=g.dtype)
+    gpad[kw - 1:kw - 1 + oh * wp].reshape(oh, wp, c_out, n)[:, :ow] = g.transpose(2, 3, 1, 0)
+    e = gpad.itemsize
+    view = as_strided(gpad, (rows, kw * c_out, n), (c_out * n * e, n * e, e), writeable=False)
+    # W'[(i, c), (j', o)] = w[o, c, i, kW-1-j']: view[r] holds g[r - kW + 1 + j'] at block j'
+    wf = w[:, :, :, ::-1].transpose(2, 1, 3, 0).reshape(kh * c, kw * c_out)
+    part = np.matmul(wf, view).reshape(rows, kh, c * n)
+    flat = np.zeros((hp * wp + kw - 1, c * n), dtype=g.dtype)
+    for i in range(kh):
+        flat[i * wp:i * wp + rows] += part[:, i]
+    gx = flat[:hp * wp].reshape(hp, wp, c, n)[pt:pt + h, pl:pl + wd]
+    return np.ascontiguousarray(gx.transpose(3, 2, 0, 1))
+
+
 def conv2d_grad_input(g, w, *, stride, padding, dilation, groups, input_hw):
     dt = g.dtype
     ct = _compute_dtype(dt)
     g, w = g.astype(ct, copy=False), w.astype(ct, copy=False)
+    if _ROWS_GRAD_INPUT and stride == (1, 1) and dilation == (1, 1) and groups == 1 and g.size:
+        n = g.shape[0]
+        per_image = (g.shape[2] * (input_hw[1] + padding[2] + padding[3]) + 2 * w.shape[3]) \
+            * w.shape[2] * w.shape[1] * g.itemsize
+        blocks = list(_blocks(n, per_image))
+        if len(blocks) == 1:
+            return _grad_input_rows(g, w, padding, input_hw).astype(dt, copy=False)
+        gx = np.empty((n, w.shape[1]) + tuple(input_hw), dtype=ct)
+        for b in blocks:
+            gx[b] = _grad_input_rows(g[b], w, padding, input_hw)
+        return gx.astype(dt, copy=False)
     n, c_out, oh, ow = g.shape
     c = w.shape[1] * groups
     kh, kw = kernel = w.shape[2:]

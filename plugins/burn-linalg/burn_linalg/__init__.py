@@ -29,7 +29,7 @@ __version__ = "0.1.0"
 __all__ = list(_api_all) + ["LinAlgError", "ops"]
 
 #: backends we ship kernels for -> module holding ``KERNELS`` (op name -> function)
-_KERNEL_MODULES = {"flex": "burn_linalg._flex"}
+_KERNEL_MODULES = {"flex": "burn_linalg._flex", "wgpu": "burn_linalg._wgpu"}
 
 
 def burn_register_kernels(registry):

@@ -32,7 +32,7 @@ __version__ = "0.1.0"
 __all__ = list(_api_all) + ["SignalError", "ops"]
 
 #: backends we ship kernels for -> module holding ``KERNELS`` (op name -> function)
-_KERNEL_MODULES = {"flex": "burn_signal._flex"}
+_KERNEL_MODULES = {"flex": "burn_signal._flex", "wgpu": "burn_signal._wgpu"}
 
 
 def burn_register_kernels(registry):

@@ -8,13 +8,17 @@ share the page logic:
   pages that hold activations;
 - the **main pool** serves the rest. Its page size follows the observed
   allocations: a new page is ``max(request + slack, target)`` rounded to 1/32
-  of its power of two, where ``target`` is an eighth of the peak in-use bytes
+  of its power of two, where ``target`` is a twelfth of the peak in-use bytes
   seen so far (clamped to ``[MIN_PAGE, MAX_PAGE]``); large tensors get a page
   that just fits them, small ones share pages with their neighbours.
 
 A request takes the best-fitting free range of any page (coalesced on free),
 so a repeated training step reuses the same ranges and ``reserved`` stays
-flat. A page that empties is released at once when it is *outdated* (less
+flat. A small request that finds no room in the small pool takes a free range
+of the main pool before a new small page is made. A request that fits no free
+range first tries to clear a window of its size in an existing page by moving
+the few live blocks inside it (at most half the request's bytes) to other
+pages; only then is a new page made. A page that empties is released at once when it is *outdated* (less
 than half the current target: the pool has grown past it), otherwise kept for
 reuse and released if it stays empty for ``DRAIN_AGE`` allocations or on
 ``cleanup()``. Running out of memory (a request above the device's largest
@@ -45,7 +49,7 @@ MIN_PAGE = 256 * 1024
 MAX_PAGE = 256 * 2 ** 20
 DRAIN_EVERY = 512            # allocations between scans for outdated empty pages
 DRAIN_AGE = 4096             # an empty page unused for this many allocations is released
-TARGET_DIV = 8               # new pages hold at least 1/TARGET_DIV of the peak in-use bytes
+TARGET_DIV = 12              # new pages hold at least 1/TARGET_DIV of the peak in-use bytes
 HIGH_DIV = 4                 # requests under target / HIGH_DIV are taken from the top of a range
 SLACK_DIV = 16               # a page made to fit one request gets 1/SLACK_DIV extra
 
@@ -120,6 +124,20 @@ class Page:
         self.used += alen
         return off
 
+    def take_at(self, i, off, alen):
+        """Take ``[off, off + alen)`` out of free range ``i`` (which holds it)."""
+        st, ln = self.starts[i], self.lens[i]
+        del self.starts[i]
+        del self.lens[i]
+        if off + alen < st + ln:
+            self.starts.insert(i, off + alen)
+            self.lens.insert(i, st + ln - off - alen)
+        if off > st:
+            self.starts.insert(i, st)
+            self.lens.insert(i, off - st)
+        self.used += alen
+        return off
+
     def give(self, off, alen):
         self.used -= alen
         i = bisect.bisect_left(self.starts, off)
@@ -181,12 +199,22 @@ class Pool:
         alen = -(-max(nbytes, 1) // self.align) * self.align
         pages = self.small_pages if small else self.pages
         page, i = self._best_fit(pages, alen)
+        if page is None and small:
+            # a free range of the main pool beats a new small page (taken from the top of the range)
+            page, i = self._best_fit(self.pages, alen)
+        at = None
         if page is None:
-            # an emptied or new page has one free range
-            page, i = self._compact(pages, alen, small) or self._new_page(alen, small, nbytes), 0
-        # small requests from the top of a range, large ones from the bottom: the two kinds
-        # stay apart, so a freed large range is not split by a small neighbour
-        off = page.take(i, alen, high=alen * HIGH_DIV < self.target)
+            c = self._compact(pages, alen, small)
+            if c is not None:
+                page, i, at = c
+            else:
+                page, i = self._new_page(alen, small, nbytes), 0     # one free range
+        if at is not None:
+            off = page.take_at(i, at, alen)
+        else:
+            # small requests from the top of a range, large ones from the bottom: the two kinds
+            # stay apart, so a freed large range is not split by a small neighbour
+            off = page.take(i, alen, high=alen * HIGH_DIV < self.target)
         page.last_use = self.alloc_count
         self.alloc_count += 1
         self.in_use += nbytes
@@ -206,30 +234,60 @@ class Pool:
         return block
 
     def _compact(self, pages, alen, small):
-        """Under pressure (no free range fits), move the few live blocks of a mostly empty page
-        elsewhere, so the request takes the emptied page: into other pages' free ranges, or
-        into a new page sized for the moved blocks (at most half the request; at least the
-        target), which grows reserved less than a new page for the request would.
+        """Under pressure (no free range fits), clear a window of ``alen`` bytes in some page by
+        moving the few live blocks inside it elsewhere, so the request takes the window: the
+        window with the fewest live bytes (at most half the request) over every page and every
+        block boundary. Moved blocks go to free ranges of other pages, or, when nothing fits,
+        to a new page sized for them, which grows reserved less than a page for the request.
 
         Moving is safe: a block's buffer is read when a launch is enqueued, the copy is enqueued
         on the same in-order queue, and the old range is reused only by later commands."""
-        cands = [p for p in pages if p.size >= alen and 0 < p.used <= alen // 2]
-        if not cands:
+        best = None
+        for p in pages:
+            if p.size < alen or p.size - p.used < alen // 2:
+                continue
+            blocks = sorted((b for b in (r() for r in list(p.live.values())) if b is not None),
+                            key=lambda b: b.off)
+            if not blocks:
+                continue
+            offs = [b.off for b in blocks]
+            ends = [b.off + b.alen for b in blocks]         # sorted too: blocks do not overlap
+            pre = [0]
+            for b in blocks:
+                pre.append(pre[-1] + b.alen)
+            # a best window starts at the page start, right after a block, or ends right before one
+            for s in {0, p.size - alen, *ends, *(o - alen for o in offs)}:
+                if s < 0 or s + alen > p.size:
+                    continue
+                lo, hi = bisect.bisect_right(ends, s), bisect.bisect_left(offs, s + alen)
+                cost = pre[hi] - pre[lo]
+                if cost <= alen // 2 and (best is None or cost < best[0]):
+                    best = (cost, p, s, blocks[lo:hi])
+        if best is None:
             return None
-        p = min(cands, key=lambda q: q.used)
-        live = sorted((b for b in (r() for r in list(p.live.values())) if b is not None), key=lambda b: -b.alen)
-        for k, b in enumerate(live):
-            q, j = self._best_fit([q for q in pages if q is not p], b.alen)
+        cost, p, s, inside = best
+        inside.sort(key=lambda b: -b.alen)
+        others = [q for q in pages if q is not p]
+        for k, b in enumerate(inside):
+            q, j = self._best_fit(others, b.alen)
             if q is None:
-                rest = sum(x.alen for x in live[k:])
-                q, j = self._new_page(rest, small, rest), 0
+                rest = sum(x.alen for x in inside[k:])
+                q, j = self._new_page(rest, small, rest, keep=p), 0
+                others.append(q)
             self._move(b, q, j)
-        return p if p.used == 0 else None
+        i = bisect.bisect_right(p.starts, s) - 1
+        if i < 0 or s + alen > p.starts[i] + p.lens[i]:
+            return None     # a block finalized during this allocation still holds part of the window
+        return p, i, s
 
     def _move(self, b, q, j):
         off = q.take(j, b.alen, high=b.alen * HIGH_DIV < self.target)
         buf = q.buf.get_sub_region(off, b.alen)
-        cl.enqueue_copy(self.dc.queue, buf, b.buf, byte_count=b.alen)
+        try:
+            cl.enqueue_copy(self.dc.queue, buf, b.buf, byte_count=b.alen)
+        except cl.Error as e:
+            q.give(off, b.alen)         # the block stays where it was
+            raise self.dc.error(f"moving a {b.alen}-byte buffer inside the memory pool", e) from None
         p = b.page
         p.live.pop(b.off, None)
         p.give(b.off, b.alen)
@@ -252,7 +310,7 @@ class Pool:
                         return best, bi
         return best, bi
 
-    def _new_page(self, alen, small, nbytes):
+    def _new_page(self, alen, small, nbytes, keep=None):
         if small:
             size = max(self.small_target, alen)
         else:
@@ -261,7 +319,7 @@ class Pool:
         # empty pages too small for this request are merged into the new page: released first,
         # their bytes added to it, so reserved does not grow while free space gets contiguous
         pages = self.small_pages if small else self.pages
-        empty = [p for p in pages if p.used == 0]
+        empty = [p for p in pages if p.used == 0 and p is not keep]
         if empty and alen <= self.max_alloc:
             merged = sum(p.size for p in empty)
             for p in empty:
@@ -312,7 +370,7 @@ class Pool:
     def _give_back(self, page, off, alen, size):
         self.in_use -= size
         self.free_count += 1
-        if page.small:
+        if size <= SMALL_MAX:        # by request size: a small request may sit on a main page
             self.small_in_use -= size
         page.live.pop(off, None)
         page.give(off, alen)

@@ -138,41 +138,72 @@ class DeviceContext:
         return k
 
     # -- launches ---------------------------------------------------------------
+    def error(self, what: str, e: Exception) -> BurnError:
+        """A driver error of ``what`` as a BurnError naming the device and the OpenCL status.
+
+        A lost device (driver reset, unplugged GPU) or one out of resources fails every later
+        command too: the error is raised at once rather than waited on.
+
+        >>> err = cl.RuntimeError(cl._cl._ErrorRecord("clFinish", cl.status_code.DEVICE_NOT_AVAILABLE, ""))
+        >>> msg = str(context(0).error("finishing the queue", err))
+        >>> assert "wgpu:0" in msg and "DEVICE_NOT_AVAILABLE" in msg and "lost" in msg
+        """
+        code = getattr(e, "code", None)
+        try:
+            status = cl.status_code.to_string(code) if isinstance(code, int) else ""
+        except Exception:       # an unknown code: the message already has it
+            status = ""
+        hint = ""
+        if status in ("DEVICE_NOT_AVAILABLE", "OUT_OF_RESOURCES", "OUT_OF_HOST_MEMORY",
+                      "MEM_OBJECT_ALLOCATION_FAILURE") or "DEVICE_LOST" in str(e):
+            hint = ("; the device was lost or ran out of resources: its tensors are gone, restart the "
+                    "process (or use another device)")
+        return BurnError(f"wgpu: {what} on wgpu:{self.index} ({self.device.name.strip()}) failed: {e}"
+                         f"{' [' + status + ']' if status and status not in str(e) else ''}{hint}")
+
     def launch(self, kernel, n: int, args, local: int | None = None):
         """Run ``kernel`` over ``n`` work items (rounded up to whole work-groups)."""
         if n <= 0:
             return
         ls = local or self.local_size
-        kernel.set_args(*args)
         try:
+            kernel.set_args(*args)
             cl.enqueue_nd_range_kernel(self.queue, kernel, (-(-n // ls) * ls,), (ls,))
         except cl.Error as e:
-            raise BurnError(f"wgpu: launching kernel '{kernel.function_name}' over {n} items on "
-                            f"{self.device.name} failed: {e}") from None
+            raise self.error(f"launching kernel '{kernel.function_name}' over {n} items", e) from None
         self.stats["launches"] += 1
 
     def launch2d(self, kernel, gsize, lsize, args):
-        kernel.set_args(*args)
         try:
+            kernel.set_args(*args)
             cl.enqueue_nd_range_kernel(self.queue, kernel, gsize, lsize)
         except cl.Error as e:
-            raise BurnError(f"wgpu: launching kernel '{kernel.function_name}' {gsize}/{lsize} on "
-                            f"{self.device.name} failed: {e}") from None
+            raise self.error(f"launching kernel '{kernel.function_name}' {gsize}/{lsize}", e) from None
         self.stats["launches"] += 1
 
     # -- transfers --------------------------------------------------------------
     def upload(self, array: np.ndarray, buf, offset_bytes: int = 0):
         if array.nbytes:
-            cl.enqueue_copy(self.queue, buf, np.asarray(array, order="C"), dst_offset=offset_bytes,
-                            is_blocking=True)
+            try:
+                cl.enqueue_copy(self.queue, buf, np.asarray(array, order="C"), dst_offset=offset_bytes,
+                                is_blocking=True)
+            except cl.Error as e:
+                raise self.error(f"uploading {array.nbytes} bytes", e) from None
 
     def download(self, buf, nbytes_offset: int, out: np.ndarray):
         if out.nbytes:
-            cl.enqueue_copy(self.queue, out, buf, src_offset=nbytes_offset, is_blocking=True)
+            try:
+                cl.enqueue_copy(self.queue, out, buf, src_offset=nbytes_offset, is_blocking=True)
+            except cl.Error as e:
+                # a blocking read is where a failed earlier kernel usually shows up
+                raise self.error(f"downloading {out.nbytes} bytes (waiting for the queued kernels)", e) from None
         return out
 
     def finish(self):
-        self.queue.finish()
+        try:
+            self.queue.finish()
+        except cl.Error as e:
+            raise self.error("finishing the queue (waiting for the queued kernels)", e) from None
 
 
 _CONTEXTS: dict = {}

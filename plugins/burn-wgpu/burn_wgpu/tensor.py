@@ -12,7 +12,9 @@ import numpy as np
 from burn.errors import BurnError, DTypeError
 
 NUMPY = {"bool": np.bool_, "uint8": np.uint8, "int8": np.int8, "int32": np.int32, "int64": np.int64,
-         "float16": np.float16, "float32": np.float32, "float64": np.float64}
+         "float16": np.float16, "float32": np.float32, "float64": np.float64,
+         # stored and copied (burn-signal's FFT kernels make them); element-wise kernels have none yet
+         "complex64": np.complex64, "complex128": np.complex128}
 
 
 def contiguous_strides(shape):
@@ -75,7 +77,7 @@ class WTensor:
 def empty(dc, shape, dtype: str) -> WTensor:
     if dtype not in NUMPY:
         raise DTypeError(f"wgpu: dtype {dtype} is not supported (supported: {', '.join(NUMPY)})")
-    if dtype == "float64" and not dc.fp64:
+    if dtype in ("float64", "complex128") and not dc.fp64:
         raise DTypeError(f"wgpu: {dc.device.name} has no float64 (cl_khr_fp64); use float32")
     if dtype == "float16" and not dc.fp16:
         raise DTypeError(f"wgpu: {dc.device.name} has no float16 (cl_khr_fp16); use float32")

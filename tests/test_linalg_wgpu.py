@@ -1,0 +1,208 @@
+"""burn.linalg on the wgpu backend: native OpenCL kernels (Cholesky, triangular solve,
+LU: solve/inv/det/slogdet/lu_factor/lu_solve) against numpy/scipy, every other op as a
+declared host fallback against flex, gradients through wgpu, ``burn info`` and the
+transfer counter."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.linalg as sl
+
+import burn
+
+L = pytest.importorskip("burn_linalg")
+
+
+def _wgpu():
+    try:
+        dev = burn.Device.wgpu()
+        dev.backend
+        from burn_wgpu import runtime
+        return dev, runtime.context(0)
+    except Exception as e:  # no pyopencl / no OpenCL device
+        pytest.skip(f"no usable wgpu (OpenCL) device: {e}")
+
+
+@pytest.fixture(scope="module")
+def wg():
+    return _wgpu()
+
+
+@pytest.fixture
+def rng():
+    return np.random.default_rng(7)
+
+
+def _dtypes(dc):
+    return [np.float32] + ([np.float64] if dc.fp64 else [])
+
+
+def _tol(dt):
+    return dict(rtol=2e-4, atol=2e-4) if dt == np.float32 else dict(rtol=1e-10, atol=1e-10)
+
+
+def W(x, dev, dt):
+    return burn.tensor(np.asarray(x, dtype=dt), device=dev)
+
+
+def spd(rng, *shape):
+    a = rng.standard_normal(shape)
+    return a @ np.swapaxes(a, -1, -2) + shape[-1] * np.eye(shape[-1])
+
+
+def wellcond(rng, *shape):
+    return rng.standard_normal(shape) + 2 * shape[-1] ** 0.5 * np.eye(shape[-1])
+
+
+def _transfers(dc):
+    return dc.stats.get("host_transfers", 0), dc.stats.get("host_transfer_bytes", 0)
+
+
+# -- native kernels vs numpy / scipy --------------------------------------------------------------
+
+def test_native_cholesky_solve_inv_det(wg, rng):
+    dev, dc = wg
+    s, a, b = spd(rng, 3, 6, 6), wellcond(rng, 2, 1, 5, 5), rng.standard_normal((3, 5, 2))
+    for dt in _dtypes(dc):
+        tol = _tol(dt)
+        np.testing.assert_allclose(L.cholesky(W(s, dev, dt)).numpy(), np.linalg.cholesky(s), **tol)
+        np.testing.assert_allclose(L.cholesky(W(s, dev, dt), upper=True).numpy(),
+                                   np.linalg.cholesky(s, upper=True), **tol)
+        # batch dims broadcast: (2, 1) with (3,)
+        np.testing.assert_allclose(L.solve(W(a, dev, dt), W(b, dev, dt)).numpy(), np.linalg.solve(a, b), **tol)
+        np.testing.assert_allclose(L.inv(W(a, dev, dt)).numpy(), np.linalg.inv(a), **tol)
+        np.testing.assert_allclose(L.det(W(a, dev, dt)).numpy(), np.linalg.det(a), **tol)
+        # pivoting matters: a zero leading entry
+        p = np.array([[0.0, 2.0, 1.0], [1.0, 1.0, 0.0], [3.0, 0.0, 1.0]])
+        np.testing.assert_allclose(L.det(W(p, dev, dt)).numpy(), np.linalg.det(p), **tol)
+        lu_, piv = L.lu_factor(W(a[0, 0], dev, dt))
+        lu0, piv0 = sl.lu_factor(a[0, 0])
+        np.testing.assert_allclose(lu_.numpy(), lu0, **tol)
+        np.testing.assert_array_equal(piv.numpy(), piv0)
+        for trans in (0, 1):
+            np.testing.assert_allclose(L.lu_solve((lu_, piv), W(b, dev, dt), trans=trans).numpy(),
+                                       sl.lu_solve((lu0, piv0), b, trans=trans), **tol)
+        sign, logabs = L.slogdet(W(a, dev, dt))
+        sign0, logabs0 = np.linalg.slogdet(a)
+        np.testing.assert_allclose(sign.numpy(), sign0, **tol)
+        np.testing.assert_allclose(logabs.numpy(), logabs0, **tol)
+        sign, logabs = L.slogdet(W([[1.0, 2.0], [2.0, 4.0]], dev, dt))
+        assert float(sign.numpy()) == 0.0 and float(logabs.numpy()) == -np.inf
+
+
+@pytest.mark.parametrize("lower", [True, False])
+@pytest.mark.parametrize("trans", [0, 1])
+def test_native_solve_triangular(wg, rng, lower, trans):
+    dev, dc = wg
+    a, b = wellcond(rng, 2, 7, 7), rng.standard_normal((2, 7, 3))
+    for dt in _dtypes(dc):
+        for unit in (False, True):
+            want = sl.solve_triangular(a, b, lower=lower, trans=trans, unit_diagonal=unit)
+            got = L.solve_triangular(W(a, dev, dt), W(b, dev, dt), lower=lower, trans=trans, unit_diagonal=unit)
+            np.testing.assert_allclose(got.numpy(), want, **_tol(dt))
+        # one matrix for a batch of right-hand sides, given as a transposed (strided) view
+        a1, bb = a[0], rng.standard_normal((2, 3, 7, 2))
+        got = L.solve_triangular(W(a1.T, dev, dt).mT, W(bb, dev, dt), lower=lower, trans=trans)
+        np.testing.assert_allclose(got.numpy(), sl.solve_triangular(a1, bb, lower=lower, trans=trans), **_tol(dt))
+
+
+def test_native_larger_batched_matrix(wg, rng):
+    dev, dc = wg
+    a = wellcond(rng, 4, 64, 64)
+    dt = _dtypes(dc)[-1]
+    np.testing.assert_allclose(L.inv(W(a, dev, dt)).numpy(), np.linalg.inv(a), **_tol(dt))
+    s = spd(rng, 2, 64, 64)
+    np.testing.assert_allclose(L.cholesky(W(s, dev, dt)).numpy(), np.linalg.cholesky(s), **_tol(dt))
+
+
+def test_native_errors_are_linalg_errors(wg):
+    dev, dc = wg
+    with pytest.raises(L.LinAlgError, match=r"linalg::cholesky.*positive definite"):
+        L.cholesky(W([[1.0, 2.0], [2.0, 1.0]], dev, np.float32)).numpy()
+    with pytest.raises(L.LinAlgError, match=r"linalg::solve.*singular"):
+        L.solve(W([[1.0, 2.0], [2.0, 4.0]], dev, np.float32), W([[1.0], [1.0]], dev, np.float32)).numpy()
+    with pytest.raises(L.LinAlgError, match=r"linalg::inv.*singular"):
+        L.inv(W([[1.0, 2.0], [2.0, 4.0]], dev, np.float32)).numpy()
+    assert float(L.det(W([[1.0, 2.0], [2.0, 4.0]], dev, np.float32)).numpy()) == 0.0
+    with pytest.raises(L.LinAlgError, match=r"linalg::lu_solve.*singular"):
+        L.lu_solve((W([[1.0, 2.0], [0.0, 0.0]], dev, np.float32), W([0, 1], dev, np.int32)),
+                   W([[1.0], [1.0]], dev, np.float32)).numpy()
+
+
+# -- every op on wgpu matches flex ---------------------------------------------------------------
+
+def _every_op(rng):
+    a, s, r = wellcond(rng, 2, 4, 4), spd(rng, 2, 4, 4), rng.standard_normal((2, 5, 3))
+    b = rng.standard_normal((2, 4, 2))
+    return [
+        ("solve", lambda t: L.solve(t(a), t(b))), ("inv", lambda t: L.inv(t(a))),
+        ("det", lambda t: L.det(t(a))), ("slogdet", lambda t: tuple(L.slogdet(t(a)))),
+        ("cholesky", lambda t: L.cholesky(t(s))),
+        ("qr", lambda t: tuple(x.abs() for x in L.qr(t(r)))),
+        ("svdvals", lambda t: L.svdvals(t(r))), ("svd", lambda t: L.svd(t(r))[1]),
+        ("eigvalsh", lambda t: L.eigvalsh(t(s))), ("eigh", lambda t: L.eigh(t(s))[0]),
+        ("lstsq", lambda t: L.lstsq(t(r), t(r[..., :1]))[0]), ("pinv", lambda t: L.pinv(t(r))),
+        ("lu", lambda t: tuple(L.lu(t(a)))), ("lu_factor", lambda t: tuple(L.lu_factor(t(a)))),
+        ("lu_solve", lambda t: L.lu_solve(L.lu_factor(t(a)), t(b), trans=1)),
+        ("solve_triangular", lambda t: L.solve_triangular(t(a), t(b), lower=True)),
+        ("diagonal", lambda t: L.diagonal(t(a), offset=1)),
+        ("norm", lambda t: L.norm(t(r), ord=2, axis=(-2, -1))),
+        ("matrix_rank", lambda t: L.matrix_rank(t(r))), ("matrix_power", lambda t: L.matrix_power(t(a), -2)),
+    ]
+
+
+def test_every_op_on_wgpu_matches_flex(wg, rng):
+    dev, dc = wg
+    dt = _dtypes(dc)[-1]
+    for name, fn in _every_op(rng):
+        got = fn(lambda x: W(x, dev, dt))
+        want = fn(lambda x: W(x, burn.Device.flex(), dt))
+        got, want = (got, want) if isinstance(got, tuple) else ((got,), (want,))
+        for g, w in zip(got, want):
+            assert g.device == dev, name
+            np.testing.assert_allclose(g.numpy(), w.numpy(), err_msg=name, **_tol(dt))
+
+
+# -- gradients through the wgpu kernels -----------------------------------------------------------
+
+def test_gradients_on_wgpu(wg, rng):
+    dev, dc = wg
+    if not dc.fp64:
+        pytest.skip(f"{dc.device.name} has no float64: the gradcheck needs it")
+    gc = burn.testing.gradcheck
+    a, s, b = wellcond(rng, 2, 3, 3), spd(rng, 3, 3), rng.standard_normal((2, 3, 2))
+    assert gc(lambda x, y: L.solve(x, y), a, b, device=dev)
+    assert gc(lambda x: L.inv(x), a, device=dev)
+    assert gc(lambda x: L.det(x), a, device=dev)
+    assert gc(lambda x: L.slogdet(x)[1], a, device=dev)
+    assert gc(lambda x: L.cholesky((x + x.mT) * 0.5), s, device=dev)
+    assert gc(lambda x, y: L.solve_triangular(x, y, lower=True), a, b, device=dev)
+    assert gc(lambda x: L.svdvals(x), a, device=dev)       # a host fallback in the graph
+
+
+# -- declared host fallbacks -----------------------------------------------------------------------
+
+def test_burn_info_lists_wgpu_host_fallbacks(wg):
+    from burn.cli import info_text
+    from burn_linalg import _wgpu
+    out = info_text()
+    for op in ("qr", "svd", "eigh", "lstsq", "pinv", "lu"):
+        assert op in _wgpu.HOST_FALLBACK
+        line = next(ln for ln in out.splitlines() if ln.strip().startswith(f"linalg::{op} "))
+        assert "wgpu: linalg host-fallback" in line, line
+    for op in ("cholesky", "solve", "inv", "det", "slogdet", "solve_triangular", "lu_factor", "lu_solve"):
+        line = next(ln for ln in out.splitlines() if ln.strip().startswith(f"linalg::{op} "))
+        assert "wgpu: linalg" in line and "wgpu: linalg host-fallback" not in line, line
+
+
+def test_transfer_counter_counts_fallbacks_only(wg, rng):
+    dev, dc = wg
+    a = W(wellcond(rng, 4, 4), dev, np.float32)
+    a.numpy()                        # upload done before counting
+    n0, b0 = _transfers(dc)
+    L.inv(a).numpy(); L.cholesky(a @ a.mT).numpy(); L.det(a).numpy()
+    assert _transfers(dc) == (n0, b0), "a native kernel copied through the host"
+    L.qr(a)[1].numpy()
+    n1, b1 = _transfers(dc)
+    assert n1 == n0 + 3 and b1 == b0 + 3 * 4 * 4 * 4    # a down, q and r up
+    assert burn.Device.wgpu().backend.stats(0)["host_transfers"] == n1
