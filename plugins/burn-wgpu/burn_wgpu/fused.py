@@ -18,11 +18,13 @@ from __future__ import annotations
 import os
 import re
 
-from burn.codegen import ELEMENTWISE_OPS, OPENCL, op_params, out_dtype, program_source, render_group
+import numpy as np
+
+from burn.codegen import ELEMENTWISE_OPS, MAX_DIMS, OPENCL, op_params, out_dtype, program_source, render_group
 from burn.dispatch import registry
 
-from .kernels import _name, _bshape, run_elementwise
-from .tensor import numel
+from .kernels import _axes, _bshape, _broadcast_strides, _name, _scalar_args, run_elementwise
+from .tensor import empty, numel
 
 LARGE = 1 << 16     # elements: fuse on the first call from this size on
 
@@ -164,7 +166,12 @@ def compile_group(group):
         for src, k in args:
             if src == "op" and seg_of[k] != seg_of[j]:
                 needed.add(k)
-    return _FusedGroup(group, segs, needed, n_in, in_dtypes)
+    fg = _FusedGroup(group, segs, needed, n_in, in_dtypes)
+    if _reduce_group(group) is not None:
+        return _FusedReduce(group, fg)
+    if _matmul_group(group):
+        return _FusedMatmul(group, fg)
+    return fg
 
 
 class _FusedGroup:
@@ -262,3 +269,397 @@ class _FusedGroup:
 def _default_dc():
     from . import runtime
     return runtime.context(0)
+
+
+# -- reduction with its element-wise prologue: ONE kernel -------------------------------------
+# Each work-item owns one output element: it walks the reduced coordinates, reads every
+# prologue input through its own strides (broadcast = stride 0, transposed views as they are),
+# evaluates the chain in registers and folds the value into the accumulator. The prologue's
+# values are never written to memory (one launch instead of prologue kernel + reduction).
+
+FUSED_REDUCTIONS = ("sum", "prod", "max", "min", "argmax", "argmin", "any", "all")
+_BODY = re.compile(r"^  \S+ v\d+ = .*;$")
+
+
+def _red_words(n_in):
+    # [nk, na, kshape[MAX_DIMS], ashape[MAX_DIMS], per input (off, kstrides[MAX_DIMS], astrides[MAX_DIMS])]
+    return 2 + 2 * MAX_DIMS + n_in * (1 + 2 * MAX_DIMS)
+
+
+def _reduce_source(op, sub_ops, in_dtypes, red_arg, vt, od):
+    """OpenCL C of kernel ``fred`` reducing op ``red_arg`` of the chain ``sub_ops`` with ``op``."""
+    rk = render_group("fred_chain", sub_ops, list(in_dtypes), [red_arg], OPENCL)
+    body = [ln for ln in rk.source.splitlines() if _BODY.match(ln) and not ln.startswith("  int ")]
+    n_in = len(in_dtypes)
+    W = _red_words(n_in)
+    c = OPENCL.ctype
+    V, O = c(vt), c(od)
+    isf = vt.startswith("float")
+    nan = (lambda v: f"isnan({v})") if isf else (lambda v: "0")
+    base = 2 + 2 * MAX_DIMS
+    params = [f"burn_red{W} p", "const int M", "const int R", f"__global {O}* out"]
+    params += [f"__global const {c(t)}* in{k}" for k, t in enumerate(in_dtypes)]
+    params += [f"const {c(d)} p{i}" for i, d in enumerate(rk.param_dtypes)]
+    L = [f"typedef struct {{ int v[{W}]; }} burn_red{W};",
+         f"__kernel void fred({', '.join(params)}) {{",
+         "  int m = get_global_id(0); if (m >= M) return;",
+         "  int nk = p.v[0], na = p.v[1];"]
+    for k in range(n_in):
+        L.append(f"  int b{k} = p.v[{base + k * (1 + 2 * MAX_DIMS)}];")
+    L += ["  int r = m;", f"  for (int d = {MAX_DIMS - 1}; d >= 0; --d) if (d < nk) {{",
+          "    int s = p.v[2 + d]; int cc = r % s; r /= s;"]
+    for k in range(n_in):
+        L.append(f"    b{k} += cc * p.v[{base + k * (1 + 2 * MAX_DIMS) + 1} + d];")
+    L.append("  }")
+    if op in ("sum", "prod"):
+        A = V if isf else "long"
+        L.append(f"  {A} acc = {'0' if op == 'sum' else '1'}, comp = 0;")
+    elif op in ("any", "all"):
+        L.append(f"  uchar acc = {'0' if op == 'any' else '1'};")
+    else:
+        L.append(f"  {V} best = 0; long bi = 0;")
+    L += ["  for (int q = 0; q < R; ++q) {"]
+    L += [f"    int j{k} = b{k};" for k in range(n_in)]
+    L += ["    if (na == 1) {"]
+    L += [f"      j{k} += q * p.v[{base + k * (1 + 2 * MAX_DIMS) + 1 + MAX_DIMS}];" for k in range(n_in)]
+    L += ["    } else {", "      int r2 = q;",
+          f"      for (int d = {MAX_DIMS - 1}; d >= 0; --d) if (d < na) {{",
+          f"        int s = p.v[{2 + MAX_DIMS} + d]; int cc = r2 % s; r2 /= s;"]
+    L += [f"        j{k} += cc * p.v[{base + k * (1 + 2 * MAX_DIMS) + 1 + MAX_DIMS} + d];" for k in range(n_in)]
+    L += ["      }", "    }"]
+    L += [f"    {c(t)} x{k} = in{k}[j{k}];" for k, t in enumerate(in_dtypes)]
+    L += ["  " + ln for ln in body]
+    v = f"v{red_arg}"
+    if op == "sum" and isf:      # Kahan, as the plain reduction: long rows stay within tolerance
+        L.append(f"    {{ {V} y = {v} - comp; {V} t = acc + y; comp = (t - acc) - y; acc = t; }}")
+    elif op == "sum":
+        L.append(f"    acc += {v};")
+    elif op == "prod":
+        L.append(f"    acc *= {v};")
+    elif op == "any":
+        L.append(f"    if ({v} != 0) acc = 1;")
+    elif op == "all":
+        L.append(f"    if ({v} == 0) acc = 0;")
+    else:
+        cmp = ">" if op.endswith("max") else "<"
+        L.append(f"    if (q == 0 || (!({nan('best')}) && ({nan(v)} || {v} {cmp} best))) {{ best = {v}; bi = q; }}")
+    L.append("  }")
+    if op in ("sum", "prod", "any", "all"):
+        L.append(f"  out[m] = ({O})acc;")
+    elif op.startswith("arg"):
+        L.append("  out[m] = bi;")
+    else:
+        L.append("  out[m] = best;")
+    L.append("}")
+    return program_source([rk], OPENCL, extra="").replace(rk.source, "") + "\n" + "\n".join(L)
+
+
+_RED_SRC: dict = {}
+
+
+class _FusedReduce:
+    """A reduce group (element-wise prologue, then one reduction) as one kernel."""
+
+    def __init__(self, group, fallback):
+        self.group = group
+        self.fallback = fallback
+        self.calls = 0
+        self.built = None
+        self.__name__ = "wgpu_fused_reduce"
+
+    def __call__(self, *inputs):
+        g = self.group
+        self.calls += 1
+        op, attrs, args = g.ops[-1]
+        pro = g.ops[:-1]
+        shape = _bshape([x.shape for x in inputs] + [tuple(a["shape"]) for o, a, _ in pro if o == "full"])
+        if self.calls <= _fuse_after() and numel(shape) < LARGE:
+            return self.fallback(*inputs)
+        if self.built is None:
+            self.built = self._build(inputs)
+        if self.built is False:
+            return self.fallback(*inputs)
+        src, od, param_ops = self.built
+        xs = list(inputs)
+        dc = xs[0].dc
+        nd = len(shape)
+        axes = _axes(attrs.get("axis"), nd)
+        keep = [d for d in range(nd) if d not in axes]
+        kshape = [shape[d] for d in keep if shape[d] != 1]
+        ashape = [shape[d] for d in axes if shape[d] != 1]
+        if len(kshape) > MAX_DIMS or len(ashape) > MAX_DIMS:
+            return self.fallback(*inputs)
+        M, R = numel([shape[d] for d in keep]), numel([shape[d] for d in axes])
+        if attrs.get("keepdims"):
+            oshape = tuple(1 if d in axes else s for d, s in enumerate(shape))
+        else:
+            oshape = tuple(shape[d] for d in keep)
+        out = empty(dc, oshape, od)
+        if M == 0:
+            return (out,)
+        v = np.zeros(_red_words(len(xs)), np.int32)
+        v[0], v[1] = len(kshape), len(ashape)
+        v[2:2 + len(kshape)] = kshape
+        v[2 + MAX_DIMS:2 + MAX_DIMS + len(ashape)] = ashape
+        base = 2 + 2 * MAX_DIMS
+        for k, x in enumerate(xs):
+            st = _broadcast_strides(x, shape)
+            b = base + k * (1 + 2 * MAX_DIMS)
+            v[b] = x.offset
+            ks = [st[d] for d in keep if shape[d] != 1]
+            as_ = [st[d] for d in axes if shape[d] != 1]
+            v[b + 1:b + 1 + len(ks)] = ks
+            v[b + 1 + MAX_DIMS:b + 1 + MAX_DIMS + len(as_)] = as_
+        params = []
+        for j, o in param_ops:
+            params += op_params(g.ops[j][0], g.ops[j][1], o)
+        dc.launch(dc.kernel(src, "fred"), M, [v.view(np.dtype((np.void, v.nbytes)))[0], np.int32(M), np.int32(R),
+                                              out.buf] + [x.buf for x in xs] + _scalar_args(params))
+        return (out,)
+
+    def _build(self, inputs):
+        g = self.group
+        op, attrs, args = g.ops[-1]
+        types, param_ops = [x.dtype for x in inputs], []
+        for j, (o, a, ar) in enumerate(g.ops[:-1]):
+            ins = [types[k if s == "in" else len(inputs) + k] for s, k in ar]
+            out = _name(out_dtype(o, ins, a))
+            types.append(out)
+            param_ops.append((j, out))
+        src_kind, red_arg = args[0]
+        vt = types[red_arg if src_kind == "in" else len(inputs) + red_arg]
+        if src_kind != "op" or vt == "float16" or any(t == "float16" for t in types):
+            return False
+        if op in ("sum", "prod"):
+            od = vt if vt.startswith("float") else "int64"
+        elif op in ("any", "all"):
+            od = "bool"
+        elif op.startswith("arg"):
+            od = "int64"
+        else:
+            od = vt
+        dc = inputs[0].dc
+        key = (dc.index, op, _struct_key(g.ops[:-1], types[:len(inputs)], [red_arg]))
+        src = _RED_SRC.get(key)
+        if src is None:
+            try:
+                src = _RED_SRC[key] = _reduce_source(op, g.ops[:-1], types[:len(inputs)], red_arg, vt, od)
+            except KeyError:
+                return False
+        return src, od, param_ops
+
+
+def _reduce_group(group):
+    """A one-launch runner of a reduce group, or None (its fallback keeps two launches)."""
+    if group.kind != "reduce" or len(group.ops) < 2:
+        return None
+    op, attrs, args = group.ops[-1]
+    n = len(group.ops) - 1
+    if op not in FUSED_REDUCTIONS or list(group.outputs) != [n] or len(args) != 1 or args[0][0] != "op":
+        return None
+    if not group.input_metas or any(o not in ELEMENTWISE_OPS for o, _, _ in group.ops[:-1]):
+        return None
+    return group
+
+
+# -- matmul with its element-wise epilogue: ONE kernel ----------------------------------------
+# The matmul kernels' stores become ``EPI(batch, row, col, value)``: a macro evaluating the
+# epilogue chain on the accumulator (bias / residual inputs read through their broadcast
+# strides) and writing the group's outputs. The register-blocked CPU kernels and the tiled GPU
+# kernel all get it; packing B stays its own launch.
+
+_VSTORE = re.compile(r"vstore(\d+)\(acc(\d+), 0, Cb \+ \(long\)\(m0 \+ (\d+)\) \* N \+ n0\);")
+_PSTORE = re.compile(r"Cb\[\(long\)\(m0 \+ (\d+)\) \* N \+ n0 \+ j\] = t\[j\];")
+_EPI_SRC: dict = {}
+
+
+def _epilogue_source(lib_src, T, sub_ops, in_dtypes, outputs, keep_c):
+    rk = render_group("epi_chain", sub_ops, list(in_dtypes), outputs, OPENCL)
+    body = [ln.strip() for ln in rk.source.splitlines() if _BODY.match(ln) and not ln.startswith("  int ")]
+    c = OPENCL.ctype
+    n_ext = len(in_dtypes) - 1
+    W = max(4 * n_ext, 1)
+    mac = ["long eo_ = ((long)(eb) * M + (em)) * N + (en);", f"{c(in_dtypes[0])} x0 = ev;"]
+    for k in range(1, len(in_dtypes)):
+        w = 4 * (k - 1)
+        mac.append(f"{c(in_dtypes[k])} x{k} = ein{k}[epi_p.v[{w}] + (eb) * epi_p.v[{w + 1}] + (em) * epi_p.v[{w + 2}]"
+                   f" + (en) * epi_p.v[{w + 3}]];")
+    mac += body
+    mac += [f"eout{q}[eo_] = v{j};" for q, j in enumerate(outputs)]
+    if keep_c:
+        mac.append("C[eo_] = x0;")
+    macro = "#define EPI(eb, em, en, ev) { " + " \\\n  ".join(mac) + " }"
+    extra = [f"burn_epi{W} epi_p"]
+    extra += [f"__global {c(d)}* eout{q}" for q, d in enumerate(rk.out_dtypes)]
+    extra += [f"__global const {c(t)}* ein{k}" for k, t in enumerate(in_dtypes) if k]
+    extra += [f"const {c(d)} p{i}" for i, d in enumerate(rk.param_dtypes)]
+    head = program_source([rk], OPENCL).replace(rk.source, "")
+    head = "\n".join(ln for ln in head.splitlines() if not ln.startswith(("#pragma", "typedef struct")))
+    src = lib_src.replace(f"__global {T}* C) {{", f"__global {T}* C, {', '.join(extra)}) {{")
+    src = _VSTORE.sub(lambda m: f"{{ {T} et_[{m[1]}]; vstore{m[1]}(acc{m[2]}, 0, et_); for (int ej_ = 0; ej_ < "
+                                f"{m[1]}; ++ej_) EPI(b, m0 + {m[3]}, n0 + ej_, et_[ej_]); }}", src)
+    src = _PSTORE.sub(lambda m: f"EPI(b, m0 + {m[1]}, n0 + j, t[j])", src)
+    src = src.replace("Cb[(long)(m0 + i) * N + j] = acc[i];", "EPI(b, m0 + i, j, acc[i])")
+    src = src.replace("C[((long)b * M + gm) * N + gn] = acc[i][j];", "EPI(b, gm, gn, acc[i][j])")
+    if "Cb[" in src.replace("__global", "") and "= acc" in src.split("Cb[")[-1][:40]:
+        raise KeyError("matmul store not rewritten")
+    lines = src.splitlines()
+    at = next(i for i, ln in enumerate(lines) if ln.startswith("typedef struct"))
+    pre = [f"typedef struct {{ int v[{W}]; }} burn_epi{W};", head, macro]
+    return "\n".join(lines[:at + 1] + pre + lines[at + 1:]), rk
+
+
+class _Epilogue:
+    """One launch's epilogue for ``burn_wgpu.kernels.matmul``: kernels, outputs, arguments."""
+
+    def __init__(self, fm, ext):
+        self.fm = fm
+        self.ext = ext
+        self.outs = None
+
+    def kernel(self, dc, dtype, name):
+        from .library import library_source, part_of
+        fm = self.fm
+        part = part_of(name)
+        key = (dc.index, part, fm.key)
+        hit = _EPI_SRC.get(key)
+        if hit is None:
+            src, _ = _epilogue_source(library_source(dtype, dc.fp64, part), OPENCL.ctype(dtype), fm.sub_ops,
+                                      fm.in_dtypes, fm.epi_outputs, 0 in fm.group.outputs)
+            hit = _EPI_SRC[key] = src
+        return dc.kernel(hit, name)
+
+    def prepare(self, out):
+        fm, g = self.fm, self.fm.group
+        shape = out.shape
+        outs = [empty(out.dc, shape, d) for d in fm.out_dtypes]
+        res, q = [], 0
+        for j in g.outputs:
+            if j == 0:
+                res.append(out)
+            else:
+                res.append(outs[q])
+                q += 1
+        self.outs = tuple(res)
+        v = np.zeros(max(4 * len(self.ext), 1), np.int32)
+        for k, (x, bst) in enumerate(self.ext):
+            st = _broadcast_strides(x, shape)
+            v[4 * k:4 * k + 4] = (x.offset, bst, st[-2], st[-1])
+        params = []
+        for j, o in fm.param_ops:
+            params += op_params(g.ops[j][0], g.ops[j][1], o)
+        return ([v.view(np.dtype((np.void, v.nbytes)))[0]] + [o.buf for o in outs] + [x.buf for x, _ in self.ext]
+                + _scalar_args(params))
+
+
+def _collapsed_batch_stride(x, shape):
+    """One stride walking x's batch dims broadcast to ``shape``'s, or None."""
+    st = _broadcast_strides(x, shape)[:len(shape) - 2]
+    dims = [(b, s) for b, s in zip(shape[:-2], st) if b != 1]
+    for (b0, s0), (b1, s1) in zip(dims, dims[1:]):
+        if s0 != s1 * b1:
+            return None
+    return dims[-1][1] if dims else 0
+
+
+class _FusedMatmul:
+    """A matmul group (matmul, then element-wise ops consuming it) as one matmul launch."""
+
+    def __init__(self, group, fallback):
+        self.group = group
+        self.fallback = fallback
+        self.calls = 0
+        self.key = None
+        self.__name__ = "wgpu_fused_matmul"
+
+    def _build(self, inputs):
+        g = self.group
+        a = inputs[g.ops[0][2][0][1]]
+        local, ext_slots, sub_ops, types, self.param_ops = {}, [], [], [a.dtype], []
+        for j, (op, attrs, args) in enumerate(g.ops[1:], start=1):
+            new = []
+            for src, k in args:
+                if src == "op":
+                    new.append(("in", 0) if k == 0 else ("op", k - 1))
+                else:
+                    if k not in local:
+                        local[k] = len(ext_slots) + 1
+                        ext_slots.append(k)
+                    new.append(("in", local[k]))
+            ins = [types[0] if a_ == ("in", 0) else inputs[ext_slots[a_[1] - 1]].dtype if a_[0] == "in"
+                   else types[a_[1] + 1] for a_ in new]
+            out = _name(out_dtype(op, ins, attrs))
+            types.append(out)
+            self.param_ops.append((j, out))
+            sub_ops.append((op, attrs, new))
+        self.ext_slots = ext_slots
+        self.sub_ops = sub_ops
+        self.in_dtypes = [a.dtype] + [inputs[k].dtype for k in ext_slots]
+        self.epi_outputs = [j - 1 for j in g.outputs if j > 0]
+        if not self.epi_outputs or any(t == "float16" for t in self.in_dtypes):
+            return False
+        try:
+            rk = render_group("epi_chain", sub_ops, list(self.in_dtypes), self.epi_outputs, OPENCL)
+        except KeyError:
+            return False
+        self.out_dtypes = rk.out_dtypes
+        self.key = (_struct_key(sub_ops, self.in_dtypes, self.epi_outputs), 0 in g.outputs)
+        return True
+
+    def __call__(self, *inputs):
+        from .kernels import matmul
+        g = self.group
+        self.calls += 1
+        if self.calls <= _fuse_after() and numel(g.output_metas[0].shape) < LARGE:
+            return self.fallback(*inputs)
+        if self.key is None and self._build(inputs) is False:
+            self.key = False
+        if self.key is False:
+            return self.fallback(*inputs)
+        (_, ka), (_, kb) = g.ops[0][2]
+        a, b = inputs[ka], inputs[kb]
+        shape = _bshape([a.shape[:-2], b.shape[:-2]]) + (a.shape[-2], b.shape[-1])
+        ext = []
+        for k in self.ext_slots:
+            x = inputs[k]
+            bst = _collapsed_batch_stride(x, shape) if len(shape) >= 2 else None
+            if bst is None or _bshape([x.shape, shape]) != shape:
+                return self.fallback(*inputs)
+            ext.append((x, bst))
+        if a.shape[-1] == 0 or numel(shape) == 0:
+            return self.fallback(*inputs)
+        epi = _Epilogue(self, ext)
+        matmul(a, b, epi)
+        return epi.outs
+
+
+def _matmul_group(group):
+    ops = group.ops
+    if group.kind != "matmul" or len(ops) < 2 or ops[0][0] != "matmul":
+        return False
+    if any(src != "in" for src, _ in ops[0][2]) or len(ops[0][2]) != 2:
+        return False
+    return all(op in ELEMENTWISE_OPS and op != "full" for op, _, _ in ops[1:])
+
+
+class _LinearReluGroup:
+    kind = "matmul"
+    ops = [("matmul", {}, [("in", 0), ("in", 1)]), ("add", {}, [("op", 0), ("in", 2)]), ("relu", {}, [("op", 1)])]
+    outputs = [2]
+    output_metas = None
+
+
+_LINEAR_RELU: list = []
+
+
+def linear_relu_fused(x, w, b):
+    """burn::linear_relu as one matmul launch (bias + relu at the store)."""
+    from .kernels import _linear_relu_2
+    if not _LINEAR_RELU:
+        fm = _FusedMatmul(_LinearReluGroup(), _linear_relu_2)
+        fm.calls = 1 << 30          # no op-by-op warm-up: the program is shared by every shape
+        _LINEAR_RELU.append(fm)
+    fm = _LINEAR_RELU[0]
+    if fm.key not in (None, False) and fm.in_dtypes != [x.dtype, b.dtype]:
+        return _linear_relu_2(x, w, b)
+    return fm(x, w, b)[0]

@@ -396,8 +396,13 @@ MATMUL_CPU = os.environ.get("BURN_WGPU_MATMUL_CPU", "packed")
 PACK_ROW_BYTES = 2048
 
 
-def matmul(a, b):
+def matmul(a, b, epi=None):
+    """C = a @ b (batched, broadcasting batch dims). ``epi`` (a ``burn_wgpu.fused.Epilogue``)
+    applies an element-wise epilogue at the store: the kernel comes from its program, its
+    arguments follow C, and the result is ``epi``'s outputs."""
     dc = a.dc
+    lib = _lib if epi is None else epi.kernel
+    extra = []
     batch = _bshape([a.shape[:-2], b.shape[:-2]])
     M, K, N = a.shape[-2], a.shape[-1], b.shape[-1]
     sa, sb = _batch_stride(a, batch), _batch_stride(b, batch)
@@ -409,10 +414,14 @@ def matmul(a, b):
         sb = K * N
     nb = numel(batch)
     out = empty(dc, tuple(batch) + (M, N), a.dtype)
+    if epi is not None:
+        extra = epi.prepare(out)
     if not out.size:
-        return out
+        return out if epi is None else epi.outs
     if K == 0:
+        assert epi is None, "matmul epilogue with K == 0"
         return _filled(dc, out.shape, a.dtype, 0)
+    ret = out if epi is None else epi.outs
     i32 = np.int32
     rows_ok = b.strides[-1] == 1
     if dc.is_cpu and MATMUL_CPU == "packed" and not (rows_ok and N * b.itemsize < PACK_ROW_BYTES):
@@ -424,29 +433,33 @@ def matmul(a, b):
         dc.launch2d(_lib(dc, a.dtype, "pack_b"), (-(-K * VW // 64) * 64, NB, pb), (64, 1, 1),
                     [i32(K), i32(N), i32(NB), b.buf, i32(b.offset), i32(b.strides[-2]), i32(b.strides[-1]),
                      i32(sb), P.buf])
-        dc.launch2d(_lib(dc, a.dtype, "matmul_packed"), (-(-NB // 8) * 8, -(-M // RM), nb), (8, 1, 1),
+        dc.launch2d(lib(dc, a.dtype, "matmul_packed"), (-(-NB // 8) * 8, -(-M // RM), nb), (8, 1, 1),
                     [i32(M), i32(N), i32(K), a.buf, i32(a.offset), i32(a.strides[-2]), i32(a.strides[-1]),
-                     i32(sa), P.buf, i32(NB), i32(NB * K * VW if sb else 0), out.buf])
-        return out
+                     i32(sa), P.buf, i32(NB), i32(NB * K * VW if sb else 0), out.buf] + extra)
+        return ret
     if dc.is_cpu and rows_ok and MATMUL_CPU in ("rows", "packed"):
         gx = -(-N // VW)
         gs = (-(-gx // 8) * 8, -(-M // RM), nb)
-        dc.launch2d(_lib(dc, a.dtype, "matmul_rows"), gs, (8, 1, 1),
+        dc.launch2d(lib(dc, a.dtype, "matmul_rows"), gs, (8, 1, 1),
                     [i32(M), i32(N), i32(K), a.buf, i32(a.offset), i32(a.strides[-2]), i32(a.strides[-1]),
-                     i32(sa), b.buf, i32(b.offset), i32(b.strides[-2]), i32(sb), out.buf])
-        return out
+                     i32(sa), b.buf, i32(b.offset), i32(b.strides[-2]), i32(sb), out.buf] + extra)
+        return ret
     L = TILE // WPT
     gs = (-(-N // TILE) * L, -(-M // TILE) * L, nb)
-    dc.launch2d(_lib(dc, a.dtype, "matmul"), gs, (L, L, 1),
+    dc.launch2d(lib(dc, a.dtype, "matmul"), gs, (L, L, 1),
                 [i32(M), i32(N), i32(K), a.buf, i32(a.offset), i32(a.strides[-2]), i32(a.strides[-1]), i32(sa),
-                 b.buf, i32(b.offset), i32(b.strides[-2]), i32(b.strides[-1]), i32(sb), out.buf])
-    return out
+                 b.buf, i32(b.offset), i32(b.strides[-2]), i32(b.strides[-1]), i32(sb), out.buf] + extra)
+    return ret
 
 
 def linear_relu(x, w, b):
-    """burn::linear_relu: the matmul kernel, then one fused bias + relu kernel."""
-    y = matmul(x, w)
-    return _fused_bias_relu(y, b)
+    """burn::linear_relu: one matmul launch with bias + relu applied at its store."""
+    from .fused import linear_relu_fused
+    return linear_relu_fused(x, w, b)
+
+
+def _linear_relu_2(x, w, b):
+    return _fused_bias_relu(matmul(x, w), b)
 
 
 def _fused_bias_relu(y, b):
