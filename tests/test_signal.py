@@ -486,3 +486,38 @@ def test_burn_info_lists_signal_kernels():
                "lfilter", "sosfilt", "stft", "istft", "resample"]:
         line = next(ln for ln in out.splitlines() if f"signal::{op} " in ln)
         assert "defined by signal" in line and "flex: signal" in line, line
+
+
+def test_third_party_plugin_with_a_higher_priority_rfft_kernel_wins(rng):
+    # a throwaway in-process plugin, registered through the same path as an installed one
+    import types
+
+    from burn.cli import info_text
+    from burn.dispatch import registry
+    calls = []
+    default = registry.kernel("signal::rfft", "flex")
+
+    def fast_rfft(x, *, n, axis, norm):
+        calls.append((x.shape, n, axis, norm))
+        return default(x, n=n, axis=axis, norm=norm)
+
+    mod = types.ModuleType("fast_rfft_plugin")
+    mod.burn_register_kernels = lambda registry: registry.register_kernel("signal::rfft", "flex", fast_rfft,
+                                                                        priority=10)
+    rec = burn.plugins.register_plugin("test-fast-rfft", mod)
+    try:
+        assert rec.status == "loaded", rec.error
+        x = rng.standard_normal((3, 8))
+        np.testing.assert_allclose(S.rfft(T(x), norm="ortho").numpy(), sfft.rfft(x, norm="ortho"), atol=1e-12)
+        assert len(calls) == 1 and calls[0][0] == (3, 8) and calls[0][3] == "ortho", calls
+        assert [e.plugin for e in registry.kernel_entries("signal::rfft", "flex")] == ["test-fast-rfft", "signal"]
+        line = next(ln for ln in info_text().splitlines() if ln.strip().startswith("signal::rfft "))
+        assert "flex: test-fast-rfft p=10 (wins)" in line, line
+    finally:
+        registry.forget_plugin("test-fast-rfft")
+        burn.plugins._records.pop("test-fast-rfft", None)
+        pm = burn.plugins.plugin_manager
+        if pm.get_plugin("test-fast-rfft") is not None:
+            pm.unregister(name="test-fast-rfft")
+    S.rfft(T(rng.standard_normal(4))).numpy()
+    assert len(calls) == 1 and registry.kernel("signal::rfft", "flex") is default

@@ -29,7 +29,8 @@ __version__ = "0.1.0"
 __all__ = list(_api_all) + ["LinAlgError", "ops"]
 
 #: backends we ship kernels for -> module holding ``KERNELS`` (op name -> function)
-_KERNEL_MODULES = {"flex": "burn_linalg._flex", "wgpu": "burn_linalg._wgpu"}
+_KERNEL_MODULES = {"flex": "burn_linalg._flex", "wgpu": "burn_linalg._wgpu",
+                   "cuda": "burn_linalg._cuda"}
 
 
 def burn_register_kernels(registry):
@@ -41,4 +42,4 @@ def burn_register_kernels(registry):
 def burn_plugin_info():
     """Hook: facts shown by ``burn info``."""
     return {"namespace": "burn.linalg", "ops": f"{len(ops)} extension ops (linalg::*)",
-            "kernels": "flex: numpy.linalg / scipy.linalg"}
+            "kernels": "flex: numpy.linalg / scipy.linalg; cuda: cupy.linalg / cupyx.scipy.linalg"}

@@ -32,7 +32,8 @@ __version__ = "0.1.0"
 __all__ = list(_api_all) + ["SignalError", "ops"]
 
 #: backends we ship kernels for -> module holding ``KERNELS`` (op name -> function)
-_KERNEL_MODULES = {"flex": "burn_signal._flex", "wgpu": "burn_signal._wgpu"}
+_KERNEL_MODULES = {"flex": "burn_signal._flex", "wgpu": "burn_signal._wgpu",
+                   "cuda": "burn_signal._cuda"}
 
 
 def burn_register_kernels(registry):
@@ -44,4 +45,4 @@ def burn_register_kernels(registry):
 def burn_plugin_info():
     """Hook: facts shown by ``burn info``."""
     return {"namespace": "burn.signal, burn.fft", "ops": f"{len(ops)} extension ops (signal::*)",
-            "kernels": "flex: scipy.fft / scipy.signal"}
+            "kernels": "flex: scipy.fft / scipy.signal; cuda: cupy.fft / cupyx.scipy.signal"}

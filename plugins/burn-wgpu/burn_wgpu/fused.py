@@ -3,9 +3,12 @@
 ``compile_group`` splits a ``burn.fusion.FusedGroup`` into segments: maximal
 runs of element-wise ops the code generator can render (one kernel launch
 each) and the other ops (a matmul, a reduction), which run their ordinary
-kernels. An element-wise group is one segment: one launch. A matmul group is
-the matmul kernel plus one epilogue kernel; a reduction group one prologue
-kernel plus the reduction.
+kernels. An element-wise group is one segment: one launch. A reduction or
+matmul group is one kernel too: a reduction group's prologue is evaluated in the reduction
+kernel's load (:class:`_FusedReduce`), a matmul group's epilogue at the
+matmul kernel's store (:class:`_FusedMatmul`); groups these cannot take (a
+float16 chain, batch dims that do not collapse, ...) keep the segmented path
+(prologue kernel + reduction, matmul + epilogue kernel).
 
 Compiling costs far more than a launch on most drivers (~0.4 s on PoCL), so a
 group whose output is small is run op by op (with the already compiled
@@ -20,6 +23,7 @@ import re
 
 import numpy as np
 
+from burn.codegen.dialect import DTYPE_INFO
 from burn.codegen import ELEMENTWISE_OPS, MAX_DIMS, OPENCL, op_params, out_dtype, program_source, render_group
 from burn.dispatch import registry
 
@@ -151,6 +155,8 @@ def compile_group(group):
         return None
     n_in = len(group.input_metas)
     in_dtypes = [m.dtype.name for m in group.input_metas]
+    if any(d not in DTYPE_INFO for d in in_dtypes + [m.dtype.name for m in group.output_metas]):
+        return None     # no generated code for these dtypes (complex): op by op, with a clear error
     # which op results are read outside their own segment, or leave the group
     seg_of = []
     segs = []
@@ -286,29 +292,32 @@ def _red_words(n_in):
     return 2 + 2 * MAX_DIMS + n_in * (1 + 2 * MAX_DIMS)
 
 
-def _reduce_source(op, sub_ops, in_dtypes, red_arg, vt, od):
-    """OpenCL C of kernel ``fred`` reducing op ``red_arg`` of the chain ``sub_ops`` with ``op``."""
+def _reduce_source(op, sub_ops, in_dtypes, red_arg, vt, od, pouts=(), pout_dtypes=()):
+    """OpenCL C of kernel ``fred`` reducing op ``red_arg`` of the chain ``sub_ops`` with ``op``;
+    the values of ops ``pouts`` (prologue results used elsewhere) are written out too."""
     rk = render_group("fred_chain", sub_ops, list(in_dtypes), [red_arg], OPENCL)
-    body = [ln for ln in rk.source.splitlines() if _BODY.match(ln) and not ln.startswith("  int ")]
+    body = [ln for ln in rk.source.splitlines() if _BODY.match(ln)]
     n_in = len(in_dtypes)
-    W = _red_words(n_in)
+    n_v = n_in + len(pouts)          # views: the inputs, then the written prologue values
+    W = _red_words(n_v)
     c = OPENCL.ctype
     V, O = c(vt), c(od)
     isf = vt.startswith("float")
     nan = (lambda v: f"isnan({v})") if isf else (lambda v: "0")
     base = 2 + 2 * MAX_DIMS
     params = [f"burn_red{W} p", "const int M", "const int R", f"__global {O}* out"]
+    params += [f"__global {c(t)}* pout{q}" for q, t in enumerate(pout_dtypes)]
     params += [f"__global const {c(t)}* in{k}" for k, t in enumerate(in_dtypes)]
     params += [f"const {c(d)} p{i}" for i, d in enumerate(rk.param_dtypes)]
     L = [f"typedef struct {{ int v[{W}]; }} burn_red{W};",
          f"__kernel void fred({', '.join(params)}) {{",
          "  int m = get_global_id(0); if (m >= M) return;",
          "  int nk = p.v[0], na = p.v[1];"]
-    for k in range(n_in):
+    for k in range(n_v):
         L.append(f"  int b{k} = p.v[{base + k * (1 + 2 * MAX_DIMS)}];")
     L += ["  int r = m;", f"  for (int d = {MAX_DIMS - 1}; d >= 0; --d) if (d < nk) {{",
           "    int s = p.v[2 + d]; int cc = r % s; r /= s;"]
-    for k in range(n_in):
+    for k in range(n_v):
         L.append(f"    b{k} += cc * p.v[{base + k * (1 + 2 * MAX_DIMS) + 1} + d];")
     L.append("  }")
     if op in ("sum", "prod"):
@@ -319,16 +328,17 @@ def _reduce_source(op, sub_ops, in_dtypes, red_arg, vt, od):
     else:
         L.append(f"  {V} best = 0; long bi = 0;")
     L += ["  for (int q = 0; q < R; ++q) {"]
-    L += [f"    int j{k} = b{k};" for k in range(n_in)]
+    L += [f"    int j{k} = b{k};" for k in range(n_v)]
     L += ["    if (na == 1) {"]
-    L += [f"      j{k} += q * p.v[{base + k * (1 + 2 * MAX_DIMS) + 1 + MAX_DIMS}];" for k in range(n_in)]
+    L += [f"      j{k} += q * p.v[{base + k * (1 + 2 * MAX_DIMS) + 1 + MAX_DIMS}];" for k in range(n_v)]
     L += ["    } else {", "      int r2 = q;",
           f"      for (int d = {MAX_DIMS - 1}; d >= 0; --d) if (d < na) {{",
           f"        int s = p.v[{2 + MAX_DIMS} + d]; int cc = r2 % s; r2 /= s;"]
-    L += [f"        j{k} += cc * p.v[{base + k * (1 + 2 * MAX_DIMS) + 1 + MAX_DIMS} + d];" for k in range(n_in)]
+    L += [f"        j{k} += cc * p.v[{base + k * (1 + 2 * MAX_DIMS) + 1 + MAX_DIMS} + d];" for k in range(n_v)]
     L += ["      }", "    }"]
     L += [f"    {c(t)} x{k} = in{k}[j{k}];" for k, t in enumerate(in_dtypes)]
     L += ["  " + ln for ln in body]
+    L += [f"    pout{q}[j{n_in + q}] = v{j};" for q, j in enumerate(pouts)]
     v = f"v{red_arg}"
     if op == "sum" and isf:      # Kahan, as the plain reduction: long rows stay within tolerance
         L.append(f"    {{ {V} y = {v} - comp; {V} t = acc + y; comp = (t - acc) - y; acc = t; }}")
@@ -379,7 +389,7 @@ class _FusedReduce:
             self.built = self._build(inputs)
         if self.built is False:
             return self.fallback(*inputs)
-        src, od, param_ops = self.built
+        src, od, param_ops, pouts, pdts = self.built
         xs = list(inputs)
         dc = xs[0].dc
         nd = len(shape)
@@ -395,14 +405,18 @@ class _FusedReduce:
         else:
             oshape = tuple(shape[d] for d in keep)
         out = empty(dc, oshape, od)
-        if M == 0:
-            return (out,)
-        v = np.zeros(_red_words(len(xs)), np.int32)
+        pvals = [empty(dc, shape, t) for t in pdts]
+        res = {len(g.ops) - 1: out}
+        res.update(zip(pouts, pvals))
+        result = tuple(res[j] for j in g.outputs)
+        if M == 0 or R == 0:
+            return self.fallback(*inputs) if not numel(oshape) == 0 else result
+        v = np.zeros(_red_words(len(xs) + len(pvals)), np.int32)
         v[0], v[1] = len(kshape), len(ashape)
         v[2:2 + len(kshape)] = kshape
         v[2 + MAX_DIMS:2 + MAX_DIMS + len(ashape)] = ashape
         base = 2 + 2 * MAX_DIMS
-        for k, x in enumerate(xs):
+        for k, x in enumerate(xs + pvals):
             st = _broadcast_strides(x, shape)
             b = base + k * (1 + 2 * MAX_DIMS)
             v[b] = x.offset
@@ -414,8 +428,9 @@ class _FusedReduce:
         for j, o in param_ops:
             params += op_params(g.ops[j][0], g.ops[j][1], o)
         dc.launch(dc.kernel(src, "fred"), M, [v.view(np.dtype((np.void, v.nbytes)))[0], np.int32(M), np.int32(R),
-                                              out.buf] + [x.buf for x in xs] + _scalar_args(params))
-        return (out,)
+                                              out.buf] + [o.buf for o in pvals] + [x.buf for x in xs]
+                  + _scalar_args(params))
+        return result
 
     def _build(self, inputs):
         g = self.group
@@ -439,14 +454,18 @@ class _FusedReduce:
         else:
             od = vt
         dc = inputs[0].dc
-        key = (dc.index, op, _struct_key(g.ops[:-1], types[:len(inputs)], [red_arg]))
+        n = len(g.ops) - 1
+        pouts = [j for j in g.outputs if j != n]
+        pdts = [types[len(inputs) + j] for j in pouts]
+        key = (dc.index, op, _struct_key(g.ops[:-1], types[:len(inputs)], [red_arg] + pouts))
         src = _RED_SRC.get(key)
         if src is None:
             try:
-                src = _RED_SRC[key] = _reduce_source(op, g.ops[:-1], types[:len(inputs)], red_arg, vt, od)
+                src = _RED_SRC[key] = _reduce_source(op, g.ops[:-1], types[:len(inputs)], red_arg, vt, od,
+                                                     pouts, pdts)
             except KeyError:
                 return False
-        return src, od, param_ops
+        return src, od, param_ops, pouts, pdts
 
 
 def _reduce_group(group):
@@ -455,7 +474,7 @@ def _reduce_group(group):
         return None
     op, attrs, args = group.ops[-1]
     n = len(group.ops) - 1
-    if op not in FUSED_REDUCTIONS or list(group.outputs) != [n] or len(args) != 1 or args[0][0] != "op":
+    if op not in FUSED_REDUCTIONS or n not in group.outputs or len(args) != 1 or args[0][0] != "op":
         return None
     if not group.input_metas or any(o not in ELEMENTWISE_OPS for o, _, _ in group.ops[:-1]):
         return None
@@ -470,12 +489,13 @@ def _reduce_group(group):
 
 _VSTORE = re.compile(r"vstore(\d+)\(acc(\d+), 0, Cb \+ \(long\)\(m0 \+ (\d+)\) \* N \+ n0\);")
 _PSTORE = re.compile(r"Cb\[\(long\)\(m0 \+ (\d+)\) \* N \+ n0 \+ j\] = t\[j\];")
+_LEFT_STORE = re.compile(r"vstore\d+\(acc\d+, 0, Cb|C\[\(\(long\)b|Cb\[[^\]]*\] = (acc|t)\[")
 _EPI_SRC: dict = {}
 
 
 def _epilogue_source(lib_src, T, sub_ops, in_dtypes, outputs, keep_c):
     rk = render_group("epi_chain", sub_ops, list(in_dtypes), outputs, OPENCL)
-    body = [ln.strip() for ln in rk.source.splitlines() if _BODY.match(ln) and not ln.startswith("  int ")]
+    body = [ln.strip() for ln in rk.source.splitlines() if _BODY.match(ln)]
     c = OPENCL.ctype
     n_ext = len(in_dtypes) - 1
     W = max(4 * n_ext, 1)
@@ -501,8 +521,8 @@ def _epilogue_source(lib_src, T, sub_ops, in_dtypes, outputs, keep_c):
     src = _PSTORE.sub(lambda m: f"EPI(b, m0 + {m[1]}, n0 + j, t[j])", src)
     src = src.replace("Cb[(long)(m0 + i) * N + j] = acc[i];", "EPI(b, m0 + i, j, acc[i])")
     src = src.replace("C[((long)b * M + gm) * N + gn] = acc[i][j];", "EPI(b, gm, gn, acc[i][j])")
-    if "Cb[" in src.replace("__global", "") and "= acc" in src.split("Cb[")[-1][:40]:
-        raise KeyError("matmul store not rewritten")
+    if _LEFT_STORE.search(src):       # a library change the rewrite does not know: keep two launches
+        raise KeyError("matmul epilogue: a store of C was not rewritten")
     lines = src.splitlines()
     at = next(i for i, ln in enumerate(lines) if ln.startswith("typedef struct"))
     pre = [f"typedef struct {{ int v[{W}]; }} burn_epi{W};", head, macro]
@@ -604,6 +624,13 @@ class _FusedMatmul:
             return False
         self.out_dtypes = rk.out_dtypes
         self.key = (_struct_key(sub_ops, self.in_dtypes, self.epi_outputs), 0 in g.outputs)
+        from .library import library_source
+        for part in ("matmul", "matmul_cpu"):       # string work only: nothing compiles here
+            try:
+                _epilogue_source(library_source(a.dtype, a.dc.fp64, part), OPENCL.ctype(a.dtype), sub_ops,
+                                 self.in_dtypes, self.epi_outputs, 0 in g.outputs)
+            except KeyError:
+                return False
         return True
 
     def __call__(self, *inputs):

@@ -18,7 +18,7 @@ import numpy as np
 
 from burn.codegen import MAX_DIMS, OPENCL, op_params, out_dtype, param_words, program_source, render_group
 from burn.codegen.elementwise import BINARY, UNARY
-from burn.errors import BurnError
+from burn.errors import BurnError, DTypeError
 
 from .library import RM, TILE, VW, WPT, library_source, part_of
 from .tensor import NUMPY, WTensor, empty, numel, reshape_view
@@ -188,10 +188,22 @@ def run_elementwise(dc, kernel_for, shape, inputs, out_dtypes, params):
     return outs
 
 
+def _require_codegen_dtypes(op, in_dtypes):
+    """Complex tensors can be stored on wgpu (FFT results) but the kernel
+    generator has no complex arithmetic yet: say so instead of a KeyError."""
+    from burn.codegen.dialect import DTYPE_INFO
+    for d in in_dtypes:
+        name = _name(d)
+        if name not in DTYPE_INFO:
+            raise DTypeError(f"wgpu: element-wise op '{op}' has no kernel for {name} tensors yet; "
+                             f"move the tensor to flex with .to_device(burn.Device.flex()) for this op")
+
+
 def elementwise(op):
     def k(*xs, **attrs):
         dc = _dc_of(xs)
         in_dtypes = tuple(x.dtype for x in xs)
+        _require_codegen_dtypes(op, in_dtypes)
         out = _name(out_dtype(op, list(in_dtypes), attrs))
         shape = tuple(attrs["shape"]) if op == "full" else _bshape([x.shape for x in xs])
         src = family_source(in_dtypes, out)
@@ -469,6 +481,79 @@ def _fused_bias_relu(y, b):
     return run_elementwise(y.dc, kernel_for, y.shape, [y, b], list(rk.out_dtypes), [])[0]
 
 
+# -- row-wise extensions: softmax, layer_norm (reduce-then-broadcast, one launch) ----------------
+
+def _float_rows(op, *xs):
+    for x in xs:
+        if x.dtype not in ("float32", "float64"):
+            raise BurnError(f"wgpu: {op} needs float32 or float64 inputs, got {x.dtype}; cast first "
+                            f"(x.to(burn.float32))")
+
+
+def softmax(x, axis):
+    """burn::softmax: one launch, one work-item per row along ``axis`` (any axis, no transpose)."""
+    _float_rows("burn::softmax", x)
+    x = contiguous(x)
+    out = empty(x.dc, x.shape, x.dtype)
+    if x.size:
+        L = x.shape[axis]
+        I = numel(x.shape[axis + 1:])
+        O = numel(x.shape[:axis])
+        i32 = np.int32
+        x.dc.launch(_lib(x.dc, x.dtype, "row_softmax"), O * I, [i32(O), i32(L), i32(I), out.buf, x.buf,
+                                                                 i32(x.offset)])
+    return out
+
+
+def softmax_grad(y, g, axis):
+    """burn::softmax_grad: ``y * (g - sum(g * y, axis))`` in one launch."""
+    _float_rows("burn::softmax_grad", y, g)
+    y, g = contiguous(y), contiguous(broadcast_to(g, shape=y.shape) if g.shape != y.shape else g)
+    out = empty(y.dc, y.shape, y.dtype)
+    if y.size:
+        L, I, O = y.shape[axis], numel(y.shape[axis + 1:]), numel(y.shape[:axis])
+        i32 = np.int32
+        y.dc.launch(_lib(y.dc, y.dtype, "row_softmax_grad"), O * I,
+                    [i32(O), i32(L), i32(I), out.buf, y.buf, i32(y.offset), g.buf, i32(g.offset)])
+    return out
+
+
+def layer_norm(x, w, b, eps):
+    """burn::layer_norm over the last axis: one launch, one work-item per row."""
+    _float_rows("burn::layer_norm", x, w, b)
+    x, w, b = contiguous(x), contiguous(w), contiguous(b)
+    out = empty(x.dc, x.shape, x.dtype)
+    if x.size:
+        D = x.shape[-1]
+        R = x.size // D
+        i32 = np.int32
+        x.dc.launch(_lib(x.dc, x.dtype, "row_layer_norm"), R,
+                    [i32(R), i32(D), out.buf, x.buf, i32(x.offset), w.buf, i32(w.offset), b.buf, i32(b.offset),
+                     _NP[x.dtype].type(eps)])
+    return out
+
+
+def layer_norm_grad(x, w, g, eps):
+    """burn::layer_norm_grad: dx per row (one launch), then dweight / dbias per column (one launch)."""
+    _float_rows("burn::layer_norm_grad", x, w, g)
+    x, w = contiguous(x), contiguous(w)
+    g = contiguous(broadcast_to(g, shape=x.shape) if g.shape != x.shape else g)
+    dc, D = x.dc, x.shape[-1]
+    dx = empty(dc, x.shape, x.dtype)
+    if not x.size:
+        return dx, _filled(dc, (D,), x.dtype, 0), _filled(dc, (D,), x.dtype, 0)
+    R = x.size // D
+    i32 = np.int32
+    stats = empty(dc, (R, 2), x.dtype)
+    dc.launch(_lib(dc, x.dtype, "row_layer_norm_grad"), R,
+              [i32(R), i32(D), dx.buf, stats.buf, x.buf, i32(x.offset), w.buf, i32(w.offset), g.buf, i32(g.offset),
+               _NP[x.dtype].type(eps)])
+    dw, db = empty(dc, (D,), x.dtype), empty(dc, (D,), x.dtype)
+    dc.launch(_lib(dc, x.dtype, "col_layer_norm_grad"), D,
+              [i32(R), i32(D), dw.buf, db.buf, stats.buf, x.buf, i32(x.offset), g.buf, i32(g.offset)])
+    return dx, dw, db
+
+
 # -- creation ----------------------------------------------------------------------------------
 
 def full(*, shape, value, dtype):
@@ -621,6 +706,8 @@ def all_kernels() -> dict:
         "take_along_axis": take_along_axis, "scatter_add": scatter_add,
         "cumsum": scan("cumsum"), "cumprod": scan("cumprod"),
         "burn::linear_relu": linear_relu,
+        "burn::softmax": softmax, "burn::softmax_grad": softmax_grad,
+        "burn::layer_norm": layer_norm, "burn::layer_norm_grad": layer_norm_grad,
     })
     for op in _REDUCE_OUT:
         k[op] = reduction(op)

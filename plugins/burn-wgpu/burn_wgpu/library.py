@@ -239,6 +239,81 @@ __kernel void matmul_packed(const int M, const int N, const int K,
 }}"""
 
 
+def _rows_src(T):
+    """Row-wise reduce-then-broadcast kernels of burn::softmax(_grad) and burn::layer_norm(_grad).
+
+    softmax rows are the ``L`` elements ``base + k * I`` of a contiguous [O, L, I] tensor (any
+    axis, no transpose; neighbouring work-items read neighbouring ``i``); layer_norm rows are
+    contiguous [R, D]. One work-item per row: three passes over a row that stays in cache."""
+    return f"""
+__kernel void row_softmax(const int O, const int L, const int I, __global {T}* out,
+                          __global const {T}* x, const int offx) {{
+  int m = get_global_id(0); if (m >= O * I) return;
+  long base = (long)(m / I) * L * I + m % I;
+  __global const {T}* p = x + offx + base;
+  __global {T}* q = out + base;
+  {T} mx = p[0];
+  for (int k = 1; k < L; ++k) {{ {T} v = p[(long)k * I]; if (!isnan(mx) && (isnan(v) || v > mx)) mx = v; }}
+  {T} s = 0;
+  for (int k = 0; k < L; ++k) {{ {T} e = exp(p[(long)k * I] - mx); q[(long)k * I] = e; s += e; }}
+  {T} r = ({T})1 / s;
+  for (int k = 0; k < L; ++k) q[(long)k * I] *= r;
+}}
+__kernel void row_softmax_grad(const int O, const int L, const int I, __global {T}* out,
+                               __global const {T}* y, const int offy, __global const {T}* g, const int offg) {{
+  int m = get_global_id(0); if (m >= O * I) return;
+  long base = (long)(m / I) * L * I + m % I;
+  __global const {T}* py = y + offy + base;
+  __global const {T}* pg = g + offg + base;
+  {T} s = 0;
+  for (int k = 0; k < L; ++k) s += py[(long)k * I] * pg[(long)k * I];
+  for (int k = 0; k < L; ++k) out[base + (long)k * I] = py[(long)k * I] * (pg[(long)k * I] - s);
+}}
+__kernel void row_layer_norm(const int R, const int D, __global {T}* out, __global const {T}* x, const int offx,
+                             __global const {T}* w, const int offw, __global const {T}* b, const int offb,
+                             const {T} eps) {{
+  int m = get_global_id(0); if (m >= R) return;
+  __global const {T}* p = x + offx + (long)m * D;
+  __global {T}* q = out + (long)m * D;
+  {T} s = 0;
+  for (int k = 0; k < D; ++k) s += p[k];
+  {T} mean = s / D, v = 0;
+  for (int k = 0; k < D; ++k) {{ {T} d = p[k] - mean; v += d * d; }}
+  {T} r = ({T})1 / sqrt(v / D + eps);
+  for (int k = 0; k < D; ++k) q[k] = (p[k] - mean) * r * w[offw + k] + b[offb + k];
+}}
+__kernel void row_layer_norm_grad(const int R, const int D, __global {T}* dx, __global {T}* stats,
+                                  __global const {T}* x, const int offx, __global const {T}* w, const int offw,
+                                  __global const {T}* g, const int offg, const {T} eps) {{
+  int m = get_global_id(0); if (m >= R) return;
+  __global const {T}* p = x + offx + (long)m * D;
+  __global const {T}* pg = g + offg + (long)m * D;
+  __global {T}* q = dx + (long)m * D;
+  {T} s = 0;
+  for (int k = 0; k < D; ++k) s += p[k];
+  {T} mean = s / D, v = 0;
+  for (int k = 0; k < D; ++k) {{ {T} d = p[k] - mean; v += d * d; }}
+  {T} r = ({T})1 / sqrt(v / D + eps);
+  {T} sgh = 0, sghx = 0;
+  for (int k = 0; k < D; ++k) {{ {T} gh = pg[k] * w[offw + k]; sgh += gh; sghx += gh * (p[k] - mean) * r; }}
+  sgh /= D; sghx /= D;
+  for (int k = 0; k < D; ++k) q[k] = r * (pg[k] * w[offw + k] - sgh - (p[k] - mean) * r * sghx);
+  stats[2 * m] = mean; stats[2 * m + 1] = r;
+}}
+__kernel void col_layer_norm_grad(const int R, const int D, __global {T}* dw, __global {T}* db,
+                                  __global const {T}* stats, __global const {T}* x, const int offx,
+                                  __global const {T}* g, const int offg) {{
+  int k = get_global_id(0); if (k >= D) return;
+  {T} sw = 0, sb = 0;
+  for (int m = 0; m < R; ++m) {{
+    {T} gv = g[offg + (long)m * D + k];
+    sw += gv * (x[offx + (long)m * D + k] - stats[2 * m]) * stats[2 * m + 1];
+    sb += gv;
+  }}
+  dw[k] = sw; db[k] = sb;
+}}"""
+
+
 def _creation_src(T, fp64):
     F = "double" if fp64 else "float"
     return f"""
@@ -323,7 +398,9 @@ __kernel void scatter_add(burn_idx{W3} p, __global {T}* out, __global const long
 # dtype compiles only what it uses (PoCL takes ~0.3-1 s per program; int8 rarely needs a matmul)
 _PARTS = {"reduce": ("reduce_", "scan_"), "matmul": ("matmul",), "matmul_cpu": ("matmul_rows", "matmul_packed",
                                                                                  "pack_b"),
-          "create": ("arange_", "linspace", "eye"), "copy": ("copy_into",), "gather": ("take_along", "scatter_add")}
+          "create": ("arange_", "linspace", "eye"), "copy": ("copy_into",), "gather": ("take_along", "scatter_add"),
+          "rows": ("row_softmax", "row_softmax_grad", "row_layer_norm", "row_layer_norm_grad",
+                   "col_layer_norm_grad")}
 
 
 def part_of(name: str) -> str:
@@ -331,7 +408,7 @@ def part_of(name: str) -> str:
 
     >>> assert part_of("reduce_sum") == "reduce" and part_of("matmul_packed") == "matmul_cpu"
     """
-    for part in ("matmul_cpu", "reduce", "matmul", "create", "copy", "gather"):
+    for part in ("matmul_cpu", "reduce", "matmul", "create", "copy", "gather", "rows"):
         if name in _PARTS[part] or any(name.startswith(p) for p in _PARTS[part] if p.endswith("_")):
             return part
     raise KeyError(name)
@@ -361,4 +438,6 @@ def library_source(dtype: str, fp64: bool, part: str) -> str:
         parts.append(_copy_into_src(T))
     elif part == "gather":
         parts.append(_gather_src(T))
+    elif part == "rows" and dtype in ("float32", "float64"):
+        parts.append(_rows_src(T))
     return "\n".join(parts)

@@ -1,0 +1,267 @@
+"""burn.linalg's cuda kernels (burn_linalg._cuda).
+
+Without a GPU: a numpy/SciPy stand-in for CuPy (the one of test_cuda_fakecupy.py, extended with
+``cupy.linalg``, ``cupy.fft``, ``cupyx.errstate``, ``cupyx.scipy.linalg`` and
+``cupyx.scipy.signal``) runs every kernel through ``burn.Device.cuda(0)`` in a subprocess and
+compares it with flex. That checks WIRING, not CUDA numerics: registration, the CuPy functions
+each kernel calls and with which arguments, batching/broadcasting, dtypes, and errors named as
+flex names them. With CuPy and a GPU, ``test_every_op_on_a_real_gpu_matches_flex`` compares
+the real cuSOLVER results with flex; it skips otherwise.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import burn
+
+pytest.importorskip("burn_linalg")
+pytest.importorskip("burn_cuda")
+
+from test_cuda_fakecupy import FAKE, FAKE_X  # noqa: E402  (tests/ is on sys.path under pytest)
+
+# what the stand-in adds: CuPy's linalg/fft namespaces and cupyx's SciPy modules, run by numpy/SciPy;
+# every call is recorded in CALLS so a test can tell the native path from a host fallback
+FAKE_MORE = r'''
+import numpy.linalg as _nl
+import numpy.fft as _nf
+
+CALLS = []
+
+
+class _NS:
+    def __init__(self, mod, prefix):
+        self._m, self._p = mod, prefix
+    def __getattr__(self, name):
+        f = getattr(self._m, name)
+        if not callable(f) or isinstance(f, type):
+            return f
+        def g(*a, **k):
+            CALLS.append(self._p + name)
+            return _w(f(*[_un(x) for x in a], **{kk: _un(v) for kk, v in k.items()}))
+        return g
+
+
+linalg = _NS(_nl, "linalg.")
+fft = _NS(_nf, "fft.")
+
+
+def asnumpy(a):
+    CALLS.append("asnumpy")
+    return _np.array(a)
+'''
+
+FAKE_X_MORE = r'''
+import contextlib as _cl
+ERRSTATE = []
+
+
+@_cl.contextmanager
+def errstate(**kw):
+    ERRSTATE.append(kw)
+    yield
+'''
+
+FAKE_SUB = r'''
+import importlib as _il
+import cupy as _c
+_ns = _c._NS(_il.import_module("scipy.{mod}"), "scipy.{mod}.")
+
+
+def __getattr__(name):
+    return getattr(_ns, name)
+'''
+
+
+def write_fake_cupy(root):
+    """Write the stand-in packages ``cupy`` and ``cupyx`` under ``root``; returns the env for a subprocess."""
+    (root / "cupy").mkdir(parents=True)
+    (root / "cupy" / "__init__.py").write_text(FAKE + FAKE_MORE)
+    (root / "cupyx" / "scipy").mkdir(parents=True)
+    (root / "cupyx" / "__init__.py").write_text(FAKE_X + FAKE_X_MORE)
+    (root / "cupyx" / "scipy" / "__init__.py").write_text("")
+    for mod in ("linalg", "signal"):
+        (root / "cupyx" / "scipy" / f"{mod}.py").write_text(FAKE_SUB.replace("{mod}", mod))
+    env = dict(os.environ, PYTHONPATH=str(root) + os.pathsep + os.environ.get("PYTHONPATH", ""),
+               BURN_CUDA_FUSE_AFTER="1000000000")
+    env.pop("BURN_DEVICE", None)
+    return env
+
+
+def run_probe(tmp_path, probe):
+    env = write_fake_cupy(tmp_path / "fake")
+    r = subprocess.run([sys.executable, "-c", textwrap.dedent(probe)], capture_output=True, text=True, env=env,
+                       timeout=300)
+    assert r.returncode == 0, r.stderr[-5000:]
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+# (name, call, inputs builder, CuPy functions the native kernel must call); shared with the GPU test
+CASES = r'''
+import numpy as np, burn
+L = burn.linalg
+
+def _spd(rng, *s):
+    x = rng.standard_normal(s)
+    return x @ np.swapaxes(x, -1, -2) + s[-1] * np.eye(s[-1])
+
+def _wc(rng, *s):
+    return 0.4 * rng.standard_normal(s) + 3 * np.eye(s[-1])
+
+def _tri(rng, *s):
+    return np.tril(_wc(rng, *s))
+
+def _lu_solve(a, b, trans=0):
+    return L.lu_solve(L.lu_factor(a), b, trans=trans)
+
+CASES = [
+    ("solve", lambda a, b: L.solve(a, b), lambda r: [_wc(r, 2, 3, 3), _wc(r, 3, 3)[:, :2]], ["linalg.solve"]),
+    ("inv", L.inv, lambda r: [_wc(r, 2, 4, 4)], ["linalg.inv"]),
+    ("det", L.det, lambda r: [_wc(r, 3, 3, 3)], ["linalg.det"]),
+    ("slogdet", lambda a: tuple(L.slogdet(a)), lambda r: [_wc(r, 2, 3, 3)], ["linalg.slogdet"]),
+    ("cholesky", L.cholesky, lambda r: [_spd(r, 2, 4, 4)], ["linalg.cholesky"]),
+    ("cholesky_upper", lambda a: L.cholesky(a, upper=True), lambda r: [_spd(r, 3, 3)], ["linalg.cholesky"]),
+    ("qr", lambda a: tuple(L.qr(a)), lambda r: [r.standard_normal((2, 5, 3))], ["linalg.qr"]),
+    ("qr_complete", lambda a: tuple(L.qr(a, mode="complete")), lambda r: [r.standard_normal((4, 3))], ["linalg.qr"]),
+    ("qr_r", lambda a: L.qr(a, mode="r"), lambda r: [r.standard_normal((2, 5, 3))], ["linalg.qr"]),
+    ("svd", lambda a: tuple(L.svd(a, full_matrices=False)), lambda r: [r.standard_normal((2, 4, 3))], ["linalg.svd"]),
+    ("svdvals", L.svdvals, lambda r: [r.standard_normal((2, 3, 5))], ["linalg.svd"]),
+    ("eigh", lambda a: tuple(L.eigh(a)), lambda r: [_spd(r, 2, 4, 4)], ["linalg.eigh"]),
+    ("eigvalsh", lambda a: L.eigvalsh(a, UPLO="U"), lambda r: [_spd(r, 4, 4)], ["linalg.eigvalsh"]),
+    ("lstsq", lambda a, b: L.lstsq(a, b)[0], lambda r: [r.standard_normal((2, 5, 3)), r.standard_normal((5, 2))],
+     ["linalg.lstsq"]),
+    ("pinv", L.pinv, lambda r: [r.standard_normal((2, 4, 3))], ["linalg.svd"]),
+    ("lu", lambda a: tuple(L.lu(a)), lambda r: [r.standard_normal((2, 4, 4))], ["scipy.linalg.lu"]),
+    ("lu_permute_l", lambda a: tuple(L.lu(a, permute_l=True)), lambda r: [r.standard_normal((3, 3))], ["scipy.linalg.lu"]),
+    ("lu_factor", lambda a: tuple(L.lu_factor(a)), lambda r: [_wc(r, 2, 3, 3)], ["scipy.linalg.lu_factor"]),
+    ("lu_solve", _lu_solve, lambda r: [_wc(r, 2, 3, 3), r.standard_normal((3, 2))], ["scipy.linalg.lu_solve"]),
+    ("lu_solve_t", lambda a, b: _lu_solve(a, b, 1), lambda r: [_wc(r, 3, 3), r.standard_normal((2, 3, 1))],
+     ["scipy.linalg.lu_solve"]),
+    ("solve_triangular", lambda a, b: L.solve_triangular(a, b, lower=True), lambda r: [_tri(r, 2, 3, 3),
+     r.standard_normal((3, 2))], ["scipy.linalg.solve_triangular"]),
+    ("solve_triangular_t", lambda a, b: L.solve_triangular(a, b, trans=1, lower=True, unit_diagonal=True),
+     lambda r: [_tri(r, 3, 3), r.standard_normal((3, 2))], ["scipy.linalg.solve_triangular"]),
+    ("diagonal", lambda a: L.diagonal(a, offset=1), lambda r: [r.standard_normal((2, 3, 4))], []),
+]
+
+def compare(dev, dtype, atol):
+    """Every case on ``dev`` vs flex: returns a list of failures (empty when all match)."""
+    bad = []
+    for name, fn, make, _ in CASES:
+        xs = make(np.random.default_rng(0))
+        try:
+            # explicit flex: with a cuda device present, it is the default device
+            ref = fn(*[burn.tensor(x, dtype=dtype, device=burn.Device.flex()) for x in xs])
+            got = fn(*[burn.tensor(x, dtype=dtype, device=dev) for x in xs])
+            ref = ref if isinstance(ref, tuple) else (ref,)
+            got = got if isinstance(got, tuple) else (got,)
+            for r, g in zip(ref, got, strict=True):
+                assert g.device == dev and r.device == burn.Device.flex(), (g.device, r.device)
+                assert g.dtype == r.dtype and tuple(g.shape) == tuple(r.shape), (g.dtype, r.dtype, g.shape, r.shape)
+                np.testing.assert_allclose(g.numpy().astype(np.float64), r.numpy().astype(np.float64),
+                                           atol=atol, rtol=atol)
+        except Exception as e:
+            bad.append(f"{name} {dtype}: {type(e).__name__}: {str(e)[:400]}")
+    return bad
+'''
+
+PROBE = r'''
+import json, numpy as np, burn, cupy, cupyx
+exec(CASES_SRC)
+dev = burn.Device.cuda(0)
+from burn.dispatch import registry
+res = {"bad": [], "calls": {}, "kernels": {}, "errors": {}}
+for dt, tol in ((burn.float64, 1e-9), (burn.float32, 2e-4)):
+    res["bad"] += compare(dev, dt, tol)
+for name, fn, make, _ in CASES:
+    del cupy.CALLS[:]
+    out = fn(*[burn.tensor(x, dtype=burn.float16 if name == "cholesky" else burn.float32, device=dev)
+               for x in make(np.random.default_rng(1))])
+    [o.numpy() for o in (out if isinstance(out, tuple) else (out,))]
+    res["calls"][name] = sorted(set(cupy.CALLS))
+for op in ("solve", "inv", "cholesky", "qr", "lu_solve", "solve_triangular", "diagonal"):
+    res["kernels"][op] = registry.kernel("linalg::" + op, "cuda").__name__
+sing = np.array([[1.0, 2.0], [2.0, 4.0]])
+for name, fn in (("solve", lambda a: burn.linalg.solve(a, a)), ("inv", burn.linalg.inv),
+                 ("cholesky", burn.linalg.cholesky),
+                 ("solve_triangular", lambda a: burn.linalg.solve_triangular(a * 0, a))):
+    try:
+        fn(burn.tensor(sing, device=dev)).numpy()
+        res["errors"][name] = "no error"
+    except Exception as e:
+        res["errors"][name] = [type(e).__name__, isinstance(e, np.linalg.LinAlgError), str(e)]
+res["errstate"] = [dict(k) for k in cupyx.ERRSTATE[:1]]
+print(json.dumps(res))
+'''
+
+
+def test_cuda_kernels_wiring_on_a_numpy_stand_in_for_cupy(tmp_path):
+    res = run_probe(tmp_path, f"CASES_SRC = {CASES!r}\n" + textwrap.dedent(PROBE))
+    assert not res["bad"], "\n".join(res["bad"])
+    ns = {}
+    exec(CASES, ns)
+    for name, _, _, must in ns["CASES"]:
+        # the native path calls CuPy's routine and never copies to the host
+        assert set(must) <= set(res["calls"][name]), (name, res["calls"][name])
+        assert "asnumpy" not in res["calls"][name], (name, res["calls"][name])
+    for op, k in res["kernels"].items():
+        assert k == f"cuda_linalg_{op}", (op, k)
+    for op, (typ, is_np, msg) in res["errors"].items():
+        assert typ == "LinAlgError" and is_np and f"linalg::{op}" in msg, (op, typ, msg)
+    assert res["errstate"] == [{"linalg": "raise"}]
+
+
+def test_module_imports_without_cupy_and_declares_its_host_fallbacks():
+    # burn-cuda registers itself without CuPy, so importing the kernel module must not need it
+    code = "import sys, burn_linalg._cuda, burn_signal._cuda; assert 'cupy' not in sys.modules"
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr[-3000:]
+    import importlib
+    mod = importlib.import_module("burn_linalg._cuda")
+    from burn_linalg import _flex
+    assert set(mod.KERNELS) == set(_flex.KERNELS)
+    assert mod.HOST_FALLBACK == set(_flex.KERNELS) - set(mod.NATIVE)
+
+
+def test_burn_info_lists_cuda_linalg_kernels():
+    from burn.cli import info_text
+    from burn_linalg import _cuda
+    out = info_text()
+    for op in sorted(set(_cuda.KERNELS)):
+        line = next(ln for ln in out.splitlines() if ln.strip().startswith(f"linalg::{op} "))
+        tag = "cuda: linalg host-fallback" if op in _cuda.HOST_FALLBACK else "cuda: linalg"
+        assert tag in line, line
+        if op not in _cuda.HOST_FALLBACK:
+            assert "cuda: linalg host-fallback" not in line, line
+
+
+def _real_gpu():
+    try:
+        import cupy
+        if not cupy.is_available() or cupy.__version__.endswith("fake"):
+            return None
+    except Exception as e:
+        return f"CuPy unusable: {type(e).__name__}: {e}"
+    return "ok"
+
+
+def test_every_op_on_a_real_gpu_matches_flex():
+    why = _real_gpu()
+    if why != "ok":
+        pytest.skip(why or "no CUDA GPU / CuPy not installed: only the stand-in wiring test ran")
+    ns = {}
+    exec(CASES, ns)
+    dev = burn.Device.cuda(0)
+    bad = ns["compare"](dev, burn.float64, 1e-8) + ns["compare"](dev, burn.float32, 1e-3)
+    assert not bad, "\n".join(bad)
+    with pytest.raises(np.linalg.LinAlgError, match="linalg::cholesky"):
+        burn.linalg.cholesky(burn.tensor([[1.0, 2.0], [2.0, 1.0]], device=dev)).numpy()
+    with pytest.raises(np.linalg.LinAlgError, match="linalg::solve"):
+        a = burn.tensor([[1.0, 2.0], [2.0, 4.0]], device=dev)
+        burn.linalg.solve(a, a).numpy()
