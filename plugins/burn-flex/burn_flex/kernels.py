@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from burn.ops import random_stream
 from burn.ops.movement import build_numpy_index
 
 from .dtypes import native
@@ -262,26 +263,16 @@ def eye(*, n, m, k, dtype):
     return np.eye(n, m, k, dtype=native(dtype))
 
 
-def _rng(key):
-    return np.random.default_rng(list(key))
+def rand_uniform(**attrs):
+    return random_stream.uniform(**attrs).astype(native(attrs["dtype"]), copy=False)
 
 
-def rand_uniform(*, shape, dtype, low, high, _key):
-    r = _rng(_key).random(shape, dtype=np.float64 if native(dtype) == np.float64 else np.float32)
-    if low != 0.0 or high != 1.0:
-        r = r * (high - low) + low
-    return r.astype(native(dtype), copy=False)
+def rand_normal(**attrs):
+    return random_stream.normal(**attrs).astype(native(attrs["dtype"]), copy=False)
 
 
-def rand_normal(*, shape, dtype, mean, std, _key):
-    r = _rng(_key).standard_normal(shape, dtype=np.float64 if native(dtype) == np.float64 else np.float32)
-    if mean != 0.0 or std != 1.0:
-        r = r * std + mean
-    return r.astype(native(dtype), copy=False)
-
-
-def rand_int(*, shape, dtype, low, high, _key):
-    return _rng(_key).integers(low, high, size=shape).astype(native(dtype), copy=False)
+def rand_int(**attrs):
+    return random_stream.integers(**attrs).astype(native(attrs["dtype"]), copy=False)
 
 
 def _acc_dtype(x):

@@ -18,11 +18,9 @@ def burn_register_backends(registry):
 
 
 def burn_register_kernels(registry):
-    from .kernels import all_kernels, host_fallbacks
+    from .kernels import all_kernels
     for op, fn in all_kernels().items():
         registry.register_kernel(op, "wgpu", fn)
-    for op, fn in host_fallbacks().items():
-        registry.register_kernel(op, "wgpu", fn, host_fallback=True)
 
 
 def burn_plugin_info():
@@ -32,8 +30,6 @@ def burn_plugin_info():
         info["pyopencl"] = version("pyopencl")
     except Exception as e:  # pyopencl missing: the backend factory reports it on use
         info["pyopencl"] = f"unavailable ({type(e).__name__})"
-    from .kernels import HOST_FALLBACK_OPS, HOST_FALLBACK_CONV
-    fallbacks = HOST_FALLBACK_OPS + HOST_FALLBACK_CONV
-    info["host fallbacks"] = (", ".join(fallbacks) + " (download, flex's numpy kernel, upload)") if fallbacks \
-        else "none (every core primitive runs on the device)"
+    # kernel libraries' host fallbacks (burn_wgpu.interop) are listed per op by `burn info`
+    info["host fallbacks"] = "none (every core primitive runs on the device)"
     return info
