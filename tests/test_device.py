@@ -83,3 +83,16 @@ def test_sync_memory_stats_and_cleanup_work_on_flex():
     assert {"reserved_bytes", "in_use_bytes", "peak_reserved_bytes", "peak_in_use_bytes"} <= set(stats)
     dev.memory_cleanup()
     assert x.tolist() == [2.0, 2.0, 2.0]
+
+
+def test_default_is_an_opencl_cpu_device_only_when_flex_is_not_installed():
+    code = "import burn; print(burn.Device.default())"
+    env = {k: v for k, v in __import__("os").environ.items() if k != "BURN_DEVICE"}
+    with_flex = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                               check=True).stdout.strip()
+    assert with_flex == "flex:0" or not with_flex.startswith("wgpu")   # PoCL never beats flex
+    if "wgpu" not in burn.dispatch.registry.backend_names() or not burn.Device.wgpu().backend.device_indices():
+        pytest.skip("no OpenCL device here")
+    without = subprocess.run([sys.executable, "-c", code], env=dict(env, BURN_PLUGINS_DISABLE="flex"),
+                             capture_output=True, text=True, check=True).stdout.strip()
+    assert without == "wgpu:0"

@@ -109,7 +109,9 @@ class Device:
 
         ``BURN_DEVICE`` (e.g. ``wgpu:0``) wins; else a real accelerator that is
         installed and present (cuda, then a wgpu GPU); else flex. An OpenCL
-        CPU device is never the default: flex is faster on a CPU.
+        CPU device is the default only when burn-flex is not installed: flex
+        is faster on a CPU. With no usable backend at all this is flex, whose
+        use then says to ``pip install burn-flex``.
 
         Example:
             >>> import burn
@@ -129,6 +131,16 @@ class Device:
                         return Device(kind, idx)
             except Exception:  # a broken backend must not break default()
                 continue
+        if "flex" in dispatch.registry.backend_names() and dispatch.registry.try_backend("flex") is not None:
+            return Device.flex()
+        for kind in dispatch.registry.accelerator_preference():   # e.g. only burn-wgpu on a CPU
+            be = dispatch.registry.try_backend(kind)
+            try:
+                indices = be.device_indices() if be is not None else []
+            except Exception:
+                continue
+            if indices:
+                return Device(kind, indices[0])
         return Device.flex()
 
     @staticmethod
