@@ -2,7 +2,10 @@
 
 :mod:`~burn.codegen.elementwise` renders element-wise primitives and fused
 chains of them as C-like source; a :class:`~burn.codegen.dialect.Dialect`
-(:data:`OPENCL`, :data:`CUDA`) spells the target's differences. Nothing here
+(:data:`OPENCL`, :data:`CUDA`) spells the target's differences.
+:mod:`~burn.codegen.family` builds the per-op kernel families,
+:mod:`~burn.codegen.layout` the index struct of a launch and
+:mod:`~burn.codegen.segments` runs a fused group segment by segment. Nothing here
 imports a GPU library: a backend compiles and launches what it gets.
 
 Example:

@@ -331,3 +331,77 @@ def avg_pool1d(x, kernel_size, stride=None, padding=0, *, ceil_mode=False, count
     """
     return _pool1d(avg_pool2d, "avg_pool1d", x, kernel_size, stride, padding, ceil_mode=ceil_mode,
                    count_include_pad=count_include_pad)
+
+
+# -- backend-neutral helpers of the conv/pool kernels ----------------------------------------
+# Shape arithmetic the backends' kernels share (flex on numpy, cuda on CuPy): pure Python /
+# numpy, no device arrays.
+
+def compute_dtype(dt):
+    """The dtype a conv/pool kernel computes in: BLAS serves float32/float64 only, so
+    halves (and ml_dtypes' bfloat16) go through float32.
+
+    >>> assert compute_dtype(np.dtype(np.float16)) == np.float32
+    """
+    return dt if dt in (np.float32, np.float64) else np.dtype(np.float32)
+
+
+def pad_nchw(x, padding, value=0, full=np.full):
+    """``x`` (NCHW) padded by ``(top, bottom, left, right)`` with ``value``; ``full`` is
+    the array module's ``full`` (``numpy.full``, ``cupy.full``). ``x`` itself without padding.
+
+    >>> assert pad_nchw(np.ones((1, 1, 2, 2)), (1, 0, 0, 2), -1.0).shape == (1, 1, 3, 4)
+    """
+    pt, pb, pl, pr = padding
+    if not (pt or pb or pl or pr):
+        return x
+    n, c, h, w = x.shape
+    out = full((n, c, h + pt + pb, w + pl + pr), value, dtype=x.dtype)
+    out[:, :, pt:pt + h, pl:pl + w] = x
+    return out
+
+
+def conv_out_hw(shape, kernel, stride, padding, dilation):
+    """Output (height, width) of a window op over NCHW ``shape``, padding ``(t, b, l, r)``.
+
+    >>> assert conv_out_hw((1, 1, 5, 6), (3, 3), (1, 2), (1, 1, 0, 0), (1, 1)) == (5, 2)
+    """
+    hp = shape[2] + padding[0] + padding[1]
+    wp = shape[3] + padding[2] + padding[3]
+    return ((hp - dilation[0] * (kernel[0] - 1) - 1) // stride[0] + 1,
+            (wp - dilation[1] * (kernel[1] - 1) - 1) // stride[1] + 1)
+
+
+def window_offsets(kernel, stride, dilation, out_hw):
+    """For each window offset (i, j), the slices of the padded input it reads:
+    yields ``(i, j, row slice, column slice)``.
+
+    >>> (i, j, rs, cs), = window_offsets((1, 1), (2, 2), (1, 1), (2, 3))
+    >>> assert (i, j, rs, cs) == (0, 0, slice(0, 3, 2), slice(0, 5, 2))
+    """
+    oh, ow = out_hw
+    for i in range(kernel[0]):
+        r = i * dilation[0]
+        rs = slice(r, r + stride[0] * (oh - 1) + 1, stride[0])
+        for j in range(kernel[1]):
+            c = j * dilation[1]
+            yield i, j, rs, slice(c, c + stride[1] * (ow - 1) + 1, stride[1])
+
+
+def avg_divisor(shape_hw, kernel, stride, padding, count_include_pad, out_hw, dt):
+    """The divisor of average pooling (a numpy array of dtype ``dt``): the window size, or
+    per output the count of window cells inside the unpadded input.
+
+    >>> d = avg_divisor((2, 2), (2, 2), (1, 1), (1, 1, 1, 1), False, (3, 3), np.float32)
+    >>> assert d[0, 0] == 1 and d[1, 1] == 4
+    """
+    if count_include_pad:
+        return np.asarray(kernel[0] * kernel[1], dtype=dt)
+    pt, pb, pl, pr = padding
+    h, w = shape_hw
+    ones = np.zeros((h + pt + pb, w + pl + pr), dtype=dt)
+    ones[pt:pt + h, pl:pl + w] = 1
+    cnt = np.zeros(out_hw, dtype=dt)
+    for _, _, rs, cs in window_offsets(kernel, stride, (1, 1), out_hw):
+        cnt += ones[rs, cs]
+    return cnt

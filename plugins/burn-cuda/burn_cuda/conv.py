@@ -11,23 +11,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from burn_flex.conv import _avg_divisor, _offsets, _out_hw
+from burn.ops.conv import avg_divisor as _avg_divisor
+from burn.ops.conv import compute_dtype as _ct
+from burn.ops.conv import conv_out_hw as _out_hw
+from burn.ops.conv import pad_nchw
+from burn.ops.conv import window_offsets as _offsets
 
 from .kernels import _cp, on_device
 
 
-def _ct(dt):
-    return dt if dt in (np.float32, np.float64) else np.dtype(np.float32)
-
-
 def _pad(x, padding, value=0):
-    pt, pb, pl, pr = padding
-    if not (pt or pb or pl or pr):
-        return x
-    n, c, h, w = x.shape
-    out = _cp().full((n, c, h + pt + pb, w + pl + pr), value, dtype=x.dtype)
-    out[:, :, pt:pt + h, pl:pl + w] = x
-    return out
+    return pad_nchw(x, padding, value, _cp().full)
 
 
 def _crop(xp, padding, hw):

@@ -22,8 +22,10 @@ from functools import lru_cache
 
 import numpy as np
 
-from burn.codegen import CUDA, MAX_DIMS, op_params, out_dtype, param_words, program_source, render_group
-from burn.codegen.elementwise import BINARY, UNARY
+from burn.codegen import CUDA, op_params, out_dtype, program_source
+from burn.codegen.layout import index_words as _index_words
+from burn.codegen.family import ARITY, family_patterns
+from burn.codegen.family import family_kernels as _family_kernels
 from burn.errors import BurnError
 
 from . import runtime
@@ -106,38 +108,7 @@ def index_words(shape, views) -> np.ndarray:
         else:
             modes.append(2)
             strides.append(_broadcast_strides(x, shape))
-    dims = list(shape)
-    if 2 in modes:
-        # merge neighbouring dims every strided input walks contiguously; drop size-1 dims
-        gen = [s for s in strides if s is not None]
-        mdims, mstr = [], [[] for _ in gen]
-        for d in (d for d in range(len(dims)) if dims[d] != 1):
-            if mdims and all(st[d] * dims[d] == ms[-1] for st, ms in zip(gen, mstr)):
-                mdims[-1] *= dims[d]
-                for st, ms in zip(gen, mstr):
-                    ms[-1] = st[d]
-            else:
-                mdims.append(dims[d])
-                for st, ms in zip(gen, mstr):
-                    ms.append(st[d])
-        if len(mdims) > MAX_DIMS:
-            raise BurnError(f"cuda: an element-wise kernel over shape {tuple(shape)} with strided inputs needs "
-                            f"{len(mdims)} dimensions after merging; at most {MAX_DIMS} are supported")
-        it = iter(mstr)
-        strides = [next(it) if s is not None else None for s in strides]
-        dims = mdims
-    else:
-        dims = []
-    v = np.zeros(param_words(len(views)), np.int32)
-    v[0] = n
-    v[1] = len(dims)
-    v[2:2 + len(dims)] = dims
-    for k, (m, st) in enumerate(zip(modes, strides)):
-        b = 2 + MAX_DIMS + k * (2 + MAX_DIMS)
-        v[b + 1] = m
-        if st is not None:
-            v[b + 2:b + 2 + len(st)] = st
-    return v
+    return _index_words("cuda", shape, n, modes, strides)
 
 
 def layout_pattern(shape, inputs):
@@ -180,35 +151,12 @@ def run_elementwise(dc, kernel_for, shape, inputs, out_dtypes, params):
 
 # -- element-wise --------------------------------------------------------------------------
 
-ARITY = {op: 1 for op in UNARY}
-ARITY.update({op: 2 for op in BINARY})
-ARITY.update({"cast": 1, "clip": 1, "where": 3, "full": 0})
-_RENDER_ATTRS = {"cast": lambda out: {"dtype": out}, "full": lambda out: {"dtype": out, "value": 0},
-                 "clip": lambda out: {"min": 0, "max": 0}}
 RENDERABLE = ("bool", "uint8", "int8", "int32", "int64", "float16", "float32", "float64")
-
-
-def family_patterns(arity):
-    """Layout patterns with a kernel without index arithmetic: every mix of contiguous
-    inputs and broadcast scalars except all-scalar."""
-    return tuple(p for p in range(1 << arity) if arity == 0 or p != (1 << arity) - 1)
 
 
 def family_kernels(in_dtypes: tuple, out: str) -> list:
     """RenderedKernels ``k_<op>`` of every element-wise op of this dtype signature."""
-    kernels = []
-    for op in sorted(ARITY):
-        if ARITY[op] != len(in_dtypes):
-            continue
-        attrs = _RENDER_ATTRS.get(op, lambda o: {})(out)
-        try:
-            if out_dtype(op, list(in_dtypes), attrs) != out:
-                continue
-            kernels.append(render_group(f"k_{op}", [(op, attrs, [("in", k) for k in range(len(in_dtypes))])],
-                                        list(in_dtypes), [0], CUDA, patterns=family_patterns(len(in_dtypes))))
-        except KeyError:
-            continue
-    return kernels
+    return _family_kernels(in_dtypes, out, CUDA)
 
 
 @lru_cache(maxsize=None)

@@ -15,29 +15,17 @@ from __future__ import annotations
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
+from burn.ops.conv import avg_divisor as _avg_divisor
+from burn.ops.conv import compute_dtype as _compute_dtype
+from burn.ops.conv import conv_out_hw as _out_hw
+from burn.ops.conv import pad_nchw
+from burn.ops.conv import window_offsets as _offsets
+
 __all__ = ["conv_kernels"]
 
 
-def _compute_dtype(dt):
-    # BLAS serves float32/float64 only; halves (and ml_dtypes' bfloat16) go through float32
-    return dt if dt in (np.float32, np.float64) else np.dtype(np.float32)
-
-
 def _pad(x, padding, value=0):
-    pt, pb, pl, pr = padding
-    if not (pt or pb or pl or pr):
-        return x
-    n, c, h, w = x.shape
-    out = np.full((n, c, h + pt + pb, w + pl + pr), value, dtype=x.dtype)
-    out[:, :, pt:pt + h, pl:pl + w] = x
-    return out
-
-
-def _out_hw(shape, kernel, stride, padding, dilation):
-    hp = shape[2] + padding[0] + padding[1]
-    wp = shape[3] + padding[2] + padding[3]
-    return ((hp - dilation[0] * (kernel[0] - 1) - 1) // stride[0] + 1,
-            (wp - dilation[1] * (kernel[1] - 1) - 1) // stride[1] + 1)
+    return pad_nchw(x, padding, value, np.full)
 
 
 def _windows(xp, kernel, stride, dilation, out_hw):
@@ -46,17 +34,6 @@ def _windows(xp, kernel, stride, dilation, out_hw):
     return as_strided(xp, xp.shape[:2] + tuple(kernel) + tuple(out_hw),
                       (s0, s1, s2 * dilation[0], s3 * dilation[1], s2 * stride[0], s3 * stride[1]),
                       writeable=False)
-
-
-def _offsets(kernel, stride, dilation, out_hw):
-    """For each window offset (i, j), the slices of the padded input it reads."""
-    oh, ow = out_hw
-    for i in range(kernel[0]):
-        r = i * dilation[0]
-        rs = slice(r, r + stride[0] * (oh - 1) + 1, stride[0])
-        for j in range(kernel[1]):
-            c = j * dilation[1]
-            yield i, j, rs, slice(c, c + stride[1] * (ow - 1) + 1, stride[1])
 
 
 def _im2col(x, kernel, stride, padding, dilation, groups, out_hw):
@@ -363,19 +340,6 @@ def max_pool2d_grad(x, out, g, *, kernel, stride, padding, dilation):
         else:
             gxp[:, :, rs, cs] += hit * g
     return _crop(gxp, padding, x.shape[2:])
-
-
-def _avg_divisor(shape_hw, kernel, stride, padding, count_include_pad, out_hw, dt):
-    if count_include_pad:
-        return np.asarray(kernel[0] * kernel[1], dtype=dt)
-    pt, pb, pl, pr = padding
-    h, w = shape_hw
-    ones = np.zeros((h + pt + pb, w + pl + pr), dtype=dt)
-    ones[pt:pt + h, pl:pl + w] = 1
-    cnt = np.zeros(out_hw, dtype=dt)
-    for _, _, rs, cs in _offsets(kernel, stride, (1, 1), out_hw):
-        cnt += ones[rs, cs]
-    return cnt
 
 
 def avg_pool2d(x, *, kernel, stride, padding, count_include_pad, dilation=(1, 1)):

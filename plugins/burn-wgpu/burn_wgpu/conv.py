@@ -13,6 +13,7 @@ from functools import lru_cache
 import numpy as np
 
 from burn.codegen import OPENCL
+from burn.ops.conv import conv_out_hw
 
 from .kernels import _slice_view, contiguous, copy_into, empty, matmul, permute, reshape
 
@@ -57,8 +58,7 @@ def _geo(C, H, W, KH, KW, OH, OW, stride, padding, dilation):
 
 
 def _out_hw(H, W, kernel, stride, padding, dilation):
-    return ((H + padding[0] + padding[1] - dilation[0] * (kernel[0] - 1) - 1) // stride[0] + 1,
-            (W + padding[2] + padding[3] - dilation[1] * (kernel[1] - 1) - 1) // stride[1] + 1)
+    return conv_out_hw((0, 0, H, W), kernel, stride, padding, dilation)
 
 
 def _im2col(x, kernel, stride, padding, dilation, out_hw):

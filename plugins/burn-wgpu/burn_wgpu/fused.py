@@ -18,34 +18,25 @@ large groups are fused on the first call.
 """
 from __future__ import annotations
 
-import os
 import re
 
 import numpy as np
 
 from burn.codegen.dialect import DTYPE_INFO
 from burn.codegen import ELEMENTWISE_OPS, MAX_DIMS, OPENCL, op_params, out_dtype, program_source, render_group
-from burn.dispatch import registry
+from burn.codegen.segments import LARGE, SegmentedGroup, plan_group
+from burn.codegen.segments import fuse_after as _shared_fuse_after
+from burn.codegen.segments import struct_key as _struct_key
 
 from .kernels import _axes, _bshape, _broadcast_strides, _name, _scalar_args, run_elementwise
 from .tensor import empty, numel
 
-LARGE = 1 << 16     # elements: fuse on the first call from this size on
-
 
 def _fuse_after() -> int:
-    try:
-        return int(os.environ.get("BURN_WGPU_FUSE_AFTER", "1"))
-    except ValueError:
-        return 1
+    return _shared_fuse_after("BURN_WGPU_FUSE_AFTER")
 
 
 _RENDERED: dict = {}
-
-
-def _struct_key(ops, in_dtypes, outputs):
-    return (tuple((op, _name(attrs.get("dtype")) if op in ("cast", "full") else None, tuple(map(tuple, args)))
-                  for op, attrs, args in ops), tuple(in_dtypes), tuple(outputs))
 
 
 # -- explicit vectors for CPU devices ---------------------------------------------------------
@@ -150,29 +141,12 @@ def render_cached(dc, ops, in_dtypes, outputs):
 
 def compile_group(group):
     """A callable running ``group`` with one launch per element-wise run, or None."""
-    ops = group.ops
-    if not ops or not any(op in ELEMENTWISE_OPS for op, _, _ in ops):
+    plan = plan_group(group)
+    if plan is None:
         return None
-    n_in = len(group.input_metas)
-    in_dtypes = [m.dtype.name for m in group.input_metas]
-    if any(d not in DTYPE_INFO for d in in_dtypes + [m.dtype.name for m in group.output_metas]):
+    if any(d not in DTYPE_INFO for d in plan[3] + [m.dtype.name for m in group.output_metas]):
         return None     # no generated code for these dtypes (complex): op by op, with a clear error
-    # which op results are read outside their own segment, or leave the group
-    seg_of = []
-    segs = []
-    for j, (op, attrs, args) in enumerate(ops):
-        ew = op in ELEMENTWISE_OPS
-        if ew and segs and segs[-1][0]:
-            segs[-1][1].append(j)
-        else:
-            segs.append((ew, [j]))
-        seg_of.append(len(segs) - 1)
-    needed = set(group.outputs)
-    for j, (op, attrs, args) in enumerate(ops):
-        for src, k in args:
-            if src == "op" and seg_of[k] != seg_of[j]:
-                needed.add(k)
-    fg = _FusedGroup(group, segs, needed, n_in, in_dtypes)
+    fg = _FusedGroup(group, *plan)
     if _reduce_group(group) is not None:
         return _FusedReduce(group, fg)
     if _matmul_group(group):
@@ -180,96 +154,21 @@ def compile_group(group):
     return fg
 
 
-class _FusedGroup:
-    def __init__(self, group, segs, needed, n_in, in_dtypes):
-        self.group = group
-        self.segs = segs
-        self.needed = needed
-        self.n_in = n_in
-        self.in_dtypes = in_dtypes
-        self.calls = 0
-        self.plan = None
-        self.__name__ = "wgpu_fused"
+class _FusedGroup(SegmentedGroup):
+    backend = "wgpu"
+    fuse_after_var = "BURN_WGPU_FUSE_AFTER"
 
-    def __call__(self, *inputs):
-        g = self.group
-        self.calls += 1
-        size = numel(g.output_metas[0].shape) if g.output_metas else 0
-        if self.calls <= _fuse_after() and size < LARGE:
-            return self._op_by_op(inputs)
-        if self.plan is None:
-            self.plan = [None] * len(self.segs)
-        env = list(inputs) + [None] * len(g.ops)
-        n_in = self.n_in
-        for i, step in enumerate(self.plan):
-            if step is None:       # built on the first fused run: dtypes are those of the values
-                step = self.plan[i] = self._build(i, env)
-            if step[0] == "ew":
-                _, kern, rk, in_slots, out_slots, param_ops, fulls = step
-                xs = [env[s] for s in in_slots]
-                shape = _bshape([x.shape for x in xs] + [tuple(g.ops[j][1]["shape"]) for j in fulls])
-                params = []
-                for j, out in param_ops:
-                    params += op_params(g.ops[j][0], g.ops[j][1], out)
-                dc = xs[0].dc if xs else _default_dc()
-                outs = run_elementwise(dc, kern, shape, xs, list(rk.out_dtypes), params)
-                for s, o in zip(out_slots, outs):
-                    env[s] = o
-            else:
-                _, fn, j, in_slots = step
-                env[n_in + j] = fn(*[env[s] for s in in_slots], **g.ops[j][1])
-        return tuple(env[n_in + j] for j in g.outputs)
+    def dtype_of(self, x):
+        return x.dtype
 
-    def _build(self, i, env):
-        g = self.group
-        n_in = self.n_in
-        ew, js = self.segs[i]
-        if not ew:
-            j = js[0]
-            op, attrs, args = g.ops[j]
-            fn = registry.kernel(op, "wgpu")
-            prim = registry.ops.get(op)
-            if getattr(prim, "is_extension", False):
-                fn = prim.adapt(fn)
-            return ("op", fn, j, [k if src == "in" else n_in + k for src, k in args])
-        types = {}
-        local_in, sub_ops, param_ops, fulls, in_slots = {}, [], [], [], []
-        for j in js:
-            op, attrs, args = g.ops[j]
-            new_args, ins = [], []
-            for src, k in args:
-                slot = k if src == "in" else n_in + k
-                if src == "op" and k in js:
-                    new_args.append(("op", js.index(k)))
-                    ins.append(types[k])
-                else:
-                    if slot not in local_in:
-                        local_in[slot] = len(in_slots)
-                        in_slots.append(slot)
-                    new_args.append(("in", local_in[slot]))
-                    ins.append(env[slot].dtype)
-            sub_ops.append((op, attrs, new_args))
-            out = _name(out_dtype(op, ins, attrs))
-            types[j] = out
-            param_ops.append((j, out))
-            if op == "full":
-                fulls.append(j)
-        outs = [js.index(j) for j in js if j in self.needed]
-        xs = [env[s] for s in in_slots]
-        dc = xs[0].dc if xs else _default_dc()
-        kern, rk = render_cached(dc, sub_ops, [x.dtype for x in xs], outs)
-        return ("ew", kern, rk, in_slots, [n_in + js[q] for q in outs], param_ops, fulls)
+    def context_of(self, xs):
+        return xs[0].dc if xs else _default_dc()
 
-    def _op_by_op(self, inputs):
-        g = self.group
-        env = list(inputs)
-        for op, attrs, args in g.ops:
-            fn = registry.kernel(op, "wgpu")
-            prim = registry.ops.get(op)
-            if getattr(prim, "is_extension", False):
-                fn = prim.adapt(fn)
-            env.append(fn(*[env[k if src == "in" else self.n_in + k] for src, k in args], **attrs))
-        return tuple(env[self.n_in + j] for j in g.outputs)
+    def render(self, dc, ops, in_dtypes, outputs):
+        return render_cached(dc, ops, in_dtypes, outputs)
+
+    def launch(self, dc, kern, shape, xs, out_dtypes, params):
+        return run_elementwise(dc, kern, shape, xs, out_dtypes, params)
 
 
 def _default_dc():

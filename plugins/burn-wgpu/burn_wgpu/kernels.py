@@ -16,8 +16,10 @@ from functools import lru_cache
 
 import numpy as np
 
-from burn.codegen import MAX_DIMS, OPENCL, op_params, out_dtype, param_words, program_source, render_group
-from burn.codegen.elementwise import BINARY, UNARY
+from burn.codegen import MAX_DIMS, OPENCL, op_params, out_dtype, param_words, program_source
+from burn.codegen.layout import index_words as _index_words
+from burn.codegen.family import ARITY as _ARITY
+from burn.codegen.family import family_kernels, family_patterns
 from burn.errors import BurnError, DTypeError
 
 from .library import RM, TILE, VW, WPT, library_source, part_of
@@ -75,40 +77,7 @@ def index_struct(shape, views, strided=()):
         else:
             modes.append(2)
             strides.append(_broadcast_strides(x, shape))
-    dims = list(shape)
-    if 2 in modes:
-        # merge neighbouring dims that every strided input walks contiguously; drop size-1 dims
-        gen = [s for s in strides if s is not None]
-        keep = [d for d in range(len(dims)) if dims[d] != 1]
-        mdims = []
-        mstr = [[] for _ in gen]
-        for d in keep:
-            if mdims and all(st[d] * dims[d] == ms[-1] for st, ms in zip(gen, mstr)):
-                mdims[-1] *= dims[d]
-                for st, ms in zip(gen, mstr):
-                    ms[-1] = st[d]
-            else:
-                mdims.append(dims[d])
-                for st, ms in zip(gen, mstr):
-                    ms.append(st[d])
-        if len(mdims) > MAX_DIMS:
-            raise BurnError(f"wgpu: an element-wise kernel over shape {tuple(shape)} with strided inputs needs "
-                            f"{len(mdims)} dimensions after merging; at most {MAX_DIMS} are supported")
-        it = iter(mstr)
-        strides = [next(it) if s is not None else None for s in strides]
-        dims = mdims
-    else:
-        dims = []
-    v = np.zeros(param_words(len(views)), np.int32)
-    v[0] = n
-    v[1] = len(dims)
-    v[2:2 + len(dims)] = dims
-    for k, (x, m, st) in enumerate(zip(views, modes, strides)):
-        b = 2 + MAX_DIMS + k * (2 + MAX_DIMS)
-        v[b] = x.offset
-        v[b + 1] = m
-        if st is not None:
-            v[b + 2:b + 2 + len(st)] = st
+    v = _index_words("wgpu", shape, n, modes, strides, [x.offset for x in views])
     return v.view(_struct_dtype(v.size))[0]
 
 
@@ -124,34 +93,10 @@ def _bshape(shapes):
 
 # -- element-wise --------------------------------------------------------------------------
 
-_ARITY = {op: 1 for op in UNARY}
-_ARITY.update({op: 2 for op in BINARY})
-_ARITY.update({"cast": 1, "clip": 1, "where": 3, "full": 0})
-_RENDER_ATTRS = {"cast": lambda out: {"dtype": out}, "full": lambda out: {"dtype": out, "value": 0},
-                 "clip": lambda out: {"min": 0, "max": 0}}
-
-
-def family_patterns(arity):
-    """Layout patterns with a fast kernel in the per-op programs: every mix of contiguous
-    inputs and broadcast scalars except all-scalar (one element: the general kernel is fine)."""
-    return tuple(p for p in range(1 << arity) if arity == 0 or p != (1 << arity) - 1)
-
-
 @lru_cache(maxsize=None)
 def family_source(in_dtypes: tuple, out: str) -> str | None:
     """One program with a kernel ``k_<op>`` for every element-wise op of this dtype signature."""
-    kernels = []
-    for op in sorted(_ARITY):
-        if _ARITY[op] != len(in_dtypes):
-            continue
-        attrs = _RENDER_ATTRS.get(op, lambda o: {})(out)
-        if out_dtype(op, list(in_dtypes), attrs) != out:
-            continue
-        try:
-            kernels.append(render_group(f"k_{op}", [(op, attrs, [("in", k) for k in range(len(in_dtypes))])],
-                                        list(in_dtypes), [0], OPENCL, patterns=family_patterns(len(in_dtypes))))
-        except KeyError:
-            continue
+    kernels = family_kernels(in_dtypes, out, OPENCL)
     return program_source(kernels, OPENCL) if kernels else None
 
 
