@@ -56,3 +56,15 @@ def grads_vs_torch():
                                                err_msg=f"gradient of input {i}")
         return out_b
     return run
+
+
+@pytest.fixture(scope="module")
+def wg():
+    """``(Device.wgpu(), its OpenCL context)``, or skip when no OpenCL device is usable."""
+    try:
+        dev = burn.Device.wgpu()
+        dev.backend
+        from burn_wgpu import runtime
+        return dev, runtime.context(0)
+    except Exception as e:  # no pyopencl / no OpenCL device
+        pytest.skip(f"no usable wgpu (OpenCL) device: {e}")

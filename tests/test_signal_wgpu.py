@@ -14,21 +14,6 @@ S = pytest.importorskip("burn_signal")
 F = burn.fft if hasattr(burn, "fft") else S
 
 
-def _wgpu():
-    try:
-        dev = burn.Device.wgpu()
-        dev.backend
-        from burn_wgpu import runtime
-        return dev, runtime.context(0)
-    except Exception as e:  # no pyopencl / no OpenCL device
-        pytest.skip(f"no usable wgpu (OpenCL) device: {e}")
-
-
-@pytest.fixture(scope="module")
-def wg():
-    return _wgpu()
-
-
 @pytest.fixture
 def rng():
     return np.random.default_rng(11)
