@@ -13,6 +13,7 @@ import numpy as np
 
 import burn
 from burn import DTypeError, ShapeError, Tensor
+from burn.dtypes import real_of
 
 from . import _ops as O
 
@@ -92,7 +93,7 @@ def _t(x, like=None) -> Tensor:
     if isinstance(x, Tensor):
         return x
     if like is not None:
-        return burn.asarray(x, device=like.device, dtype=like.dtype if like.dtype.is_floating else None)
+        return burn.asarray(x, device=like.device, dtype=like.dtype if like.dtype.is_inexact else None)
     return burn.asarray(x)
 
 
@@ -344,11 +345,12 @@ def lu_factor(a, /):
     return O.lu_factor_op(_t(a))
 
 
-def _trans(op, trans) -> int:
-    t = {0: 0, 1: 1, 2: 1, "N": 0, "T": 1, "C": 1}.get(trans)
+def _trans(op, trans, a) -> int:
+    t = {0: 0, 1: 1, 2: 2, "N": 0, "T": 1, "C": 2}.get(trans)
     if t is None:
         raise burn.BurnError(f"linalg::{op}: trans must be 0/'N', 1/'T' or 2/'C', got {trans!r}")
-    return t
+    # the conjugate transpose of a real matrix is its transpose: one kernel path
+    return 1 if t == 2 and not a.dtype.is_complex else t
 
 
 def lu_solve(lu_and_piv, b, /, trans=0) -> Tensor:
@@ -364,7 +366,7 @@ def lu_solve(lu_and_piv, b, /, trans=0) -> Tensor:
     lu_, piv = lu_and_piv
     lu_ = _t(lu_)
     b, vec = _vector_rhs("lu_solve", lu_, _t(b, lu_))
-    x = O.lu_solve_op(lu_, _t(piv), b, trans=_trans("lu_solve", trans))
+    x = O.lu_solve_op(lu_, _t(piv), b, trans=_trans("lu_solve", trans, lu_))
     return x[..., 0] if vec else x
 
 
@@ -381,28 +383,33 @@ def solve_triangular(a, b, /, trans=0, lower=False, unit_diagonal=False) -> Tens
     """
     a = _t(a)
     b, vec = _vector_rhs("solve_triangular", a, _t(b, a))
-    x = O.solve_triangular_op(a, b, trans=_trans("solve_triangular", trans), lower=bool(lower),
+    x = O.solve_triangular_op(a, b, trans=_trans("solve_triangular", trans, a), lower=bool(lower),
                               unit_diagonal=bool(unit_diagonal))
     return x[..., 0] if vec else x
 
 
 # -- norms ------------------------------------------------------------------------------------------------
 
+def _abs2(x):
+    """|x|^2, real for complex x (x * x would be complex)."""
+    return burn.real(x * burn.conj(x)) if x.dtype.is_complex else x * x
+
+
 def _check_float(op, x):
-    if not x.dtype.is_floating:
+    if not x.dtype.is_inexact:
         raise DTypeError(f"linalg::{op}: needs a floating tensor, got shape={x.shape} dtype={x.dtype}; "
                          f"cast it with x.astype(burn.float32)")
 
 
 def _vnorm(x, ord, axis, keepdims):
     if ord is None or ord == 2:
-        return burn.sqrt(burn.sum(x * x, axis=axis, keepdims=keepdims))
+        return burn.sqrt(burn.sum(_abs2(x), axis=axis, keepdims=keepdims))
     if ord == float("inf"):
         return burn.max(burn.abs(x), axis=axis, keepdims=keepdims)
     if ord == float("-inf"):
         return burn.min(burn.abs(x), axis=axis, keepdims=keepdims)
     if ord == 0:
-        return burn.sum((x != 0).astype(x.dtype), axis=axis, keepdims=keepdims)
+        return burn.sum((x != 0).astype(real_of(x.dtype)), axis=axis, keepdims=keepdims)
     if ord == 1:
         return burn.sum(burn.abs(x), axis=axis, keepdims=keepdims)
     if isinstance(ord, str):
@@ -415,7 +422,7 @@ def _mnorm(x, ord, r, c, keepdims):
     # core's moveaxis takes one axis: permute (r, c) to the end
     y = burn.permute_dims(x, tuple(a for a in range(x.ndim) if a not in (r, c)) + (r, c))
     if ord in (None, "fro"):
-        out = burn.sqrt(burn.sum(y * y, axis=(-2, -1)))
+        out = burn.sqrt(burn.sum(_abs2(y), axis=(-2, -1)))
     elif ord == "nuc":
         out = burn.sum(O.svdvals_op(y), axis=-1)
     elif ord in (2, -2):
@@ -458,7 +465,7 @@ def norm(x, ord=None, axis=None, keepdims=False) -> Tensor:
     nd = x.ndim
     if axis is None:
         if ord is None:
-            out = burn.sqrt(burn.sum(x * x))
+            out = burn.sqrt(burn.sum(_abs2(x)))
             return out.reshape((1,) * nd) if keepdims else out
         if nd == 1:
             axis = (0,)

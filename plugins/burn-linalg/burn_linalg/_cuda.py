@@ -34,6 +34,11 @@ def _cp():
     return cupy
 
 
+def _real(dt):
+    """The dtype of real results (singular values, Hermitian eigenvalues, log|det|)."""
+    return np.empty(0, dt).real.dtype
+
+
 def _up(a):
     # cuSOLVER routines exist for float32/float64 only
     return a.astype(np.float32) if a.dtype.itemsize < 4 else a
@@ -128,7 +133,7 @@ def slogdet(a):
     if _empty(a):
         return _on_host("slogdet", a)
     s, l = cp.linalg.slogdet(_up(a))
-    return cp.asarray(s).astype(a.dtype, copy=False), cp.asarray(l).astype(a.dtype, copy=False)
+    return cp.asarray(s).astype(a.dtype, copy=False), cp.asarray(l).astype(_real(a.dtype), copy=False)
 
 
 @_linalg("cholesky")
@@ -138,7 +143,7 @@ def cholesky(a, *, upper=False):
         return _on_host("cholesky", a, upper=upper)
     low = cp.linalg.cholesky(_up(a))        # reads the lower triangle, as flex (numpy) does for either factor
     if upper:
-        low = cp.ascontiguousarray(cp.swapaxes(low, -1, -2))
+        low = cp.ascontiguousarray(cp.swapaxes(low.conj() if low.dtype.kind == "c" else low, -1, -2))
     return low.astype(a.dtype, copy=False)
 
 
@@ -159,7 +164,7 @@ def svd(a, *, full_matrices=True):
     if _empty(a):
         return _on_host("svd", a, full_matrices=full_matrices)
     u, s, vh = cp.linalg.svd(_up(a), full_matrices=full_matrices)
-    return u.astype(a.dtype, copy=False), s.astype(a.dtype, copy=False), vh.astype(a.dtype, copy=False)
+    return u.astype(a.dtype, copy=False), s.astype(_real(a.dtype), copy=False), vh.astype(a.dtype, copy=False)
 
 
 @_linalg("svd")
@@ -167,7 +172,7 @@ def svdvals(a):
     cp = _cp()
     if _empty(a):
         return _on_host("svdvals", a)
-    return cp.linalg.svd(_up(a), compute_uv=False).astype(a.dtype, copy=False)
+    return cp.linalg.svd(_up(a), compute_uv=False).astype(_real(a.dtype), copy=False)
 
 
 @_linalg("eigh")
@@ -176,7 +181,7 @@ def eigh(a, *, UPLO="L"):
     if _empty(a):
         return _on_host("eigh", a, UPLO=UPLO)
     w, v = cp.linalg.eigh(_up(a), UPLO=UPLO)
-    return w.astype(a.dtype, copy=False), v.astype(a.dtype, copy=False)
+    return w.astype(_real(a.dtype), copy=False), v.astype(a.dtype, copy=False)
 
 
 @_linalg("eigh")
@@ -184,7 +189,7 @@ def eigvalsh(a, *, UPLO="L"):
     cp = _cp()
     if _empty(a):
         return _on_host("eigvalsh", a, UPLO=UPLO)
-    return cp.linalg.eigvalsh(_up(a), UPLO=UPLO).astype(a.dtype, copy=False)
+    return cp.linalg.eigvalsh(_up(a), UPLO=UPLO).astype(_real(a.dtype), copy=False)
 
 
 @_linalg("lstsq", check=False)
@@ -210,7 +215,7 @@ def pinv(a, *, rcond, hermitian=False):
     u, s, vh = cp.linalg.svd(x, full_matrices=False)
     cutoff = cp.asarray(rcond, dtype=s.dtype)[..., None] * cp.max(s, axis=-1, keepdims=True)
     sinv = cp.where(s > cutoff, 1 / cp.where(s > cutoff, s, 1), 0).astype(s.dtype, copy=False)
-    r = cp.matmul(cp.swapaxes(vh, -1, -2) * sinv[..., None, :], cp.swapaxes(u, -1, -2))
+    r = cp.matmul(cp.swapaxes(vh.conj(), -1, -2) * sinv[..., None, :], cp.swapaxes(u.conj(), -1, -2))
     return r.astype(a.dtype, copy=False)
 
 

@@ -17,8 +17,13 @@ from ._errors import LinAlgError
 
 
 def _up(a):
-    # LAPACK routines exist for float32/float64 only
+    # LAPACK routines exist for float32/float64 (and complex64/complex128) only
     return a.astype(np.float32) if a.dtype.itemsize < 4 else a
+
+
+def _real(dt):
+    """The dtype of real results (singular values, Hermitian eigenvalues, log|det|)."""
+    return np.empty(0, dt).real.dtype
 
 
 def _lapack(name):
@@ -82,7 +87,7 @@ def det(a):
 @_lapack("slogdet")
 def slogdet(a):
     s, l = np.linalg.slogdet(_up(a))
-    return np.asarray(s).astype(a.dtype, copy=False), np.asarray(l).astype(a.dtype, copy=False)
+    return np.asarray(s).astype(a.dtype, copy=False), np.asarray(l).astype(_real(a.dtype), copy=False)
 
 
 @_lapack("cholesky")
@@ -90,7 +95,7 @@ def cholesky(a, *, upper=False):
     if _scipy_ok(a):
         import scipy.linalg as sl
         if upper:   # numpy reads the lower triangle for either factor: so do we
-            return np.swapaxes(sl.cholesky(_up(a), lower=True, check_finite=False), -1, -2).astype(a.dtype)
+            return np.swapaxes(sl.cholesky(_up(a), lower=True, check_finite=False), -1, -2).conj().astype(a.dtype)
         return sl.cholesky(_up(a), lower=True, check_finite=False).astype(a.dtype, copy=False)
     return np.linalg.cholesky(_up(a), upper=upper).astype(a.dtype, copy=False)
 
@@ -118,15 +123,15 @@ def svd(a, *, full_matrices=True):
         u, s, vh = sl.svd(_up(a), full_matrices=full_matrices, check_finite=False)
     else:
         u, s, vh = np.linalg.svd(_up(a), full_matrices=full_matrices)
-    return u.astype(dt, copy=False), s.astype(dt, copy=False), vh.astype(dt, copy=False)
+    return u.astype(dt, copy=False), s.astype(_real(dt), copy=False), vh.astype(dt, copy=False)
 
 
 @_lapack("svd")
 def svdvals(a):
     if _scipy_ok(a):
         import scipy.linalg as sl
-        return sl.svd(_up(a), compute_uv=False, check_finite=False).astype(a.dtype, copy=False)
-    return np.linalg.svd(_up(a), compute_uv=False).astype(a.dtype, copy=False)
+        return sl.svd(_up(a), compute_uv=False, check_finite=False).astype(_real(a.dtype), copy=False)
+    return np.linalg.svd(_up(a), compute_uv=False).astype(_real(a.dtype), copy=False)
 
 
 @_lapack("eigh")
@@ -137,7 +142,7 @@ def eigh(a, *, UPLO="L"):
         w, v = sl.eigh(_up(a), lower=UPLO == "L", driver="evd", check_finite=False)
     else:
         w, v = np.linalg.eigh(_up(a), UPLO=UPLO)
-    return w.astype(a.dtype, copy=False), v.astype(a.dtype, copy=False)
+    return w.astype(_real(a.dtype), copy=False), v.astype(a.dtype, copy=False)
 
 
 @_lapack("eigh")
@@ -147,7 +152,7 @@ def eigvalsh(a, *, UPLO="L"):
         w = sl.eigh(_up(a), lower=UPLO == "L", eigvals_only=True, driver="evd", check_finite=False)
     else:
         w = np.linalg.eigvalsh(_up(a), UPLO=UPLO)
-    return w.astype(a.dtype, copy=False)
+    return w.astype(_real(a.dtype), copy=False)
 
 
 @_lapack("lstsq")

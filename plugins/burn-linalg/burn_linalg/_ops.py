@@ -6,10 +6,20 @@ operands are positional, options are keywords (the public functions in
 backend in their own modules (``_flex``) and are registered by the plugin's
 ``burn_register_kernels`` hook.
 
-Backward rules are the standard matrix-calculus results for real matrices
-(Giles 2008, Murray 2016 for Cholesky, Townsend 2016 for the SVD, Walter &
-Lehmann 2018 for QR), written with burn ops and with these same extension
-ops, so they run on whichever backend the forward ran on.
+Backward rules are the standard matrix-calculus results (Giles 2008, Murray
+2016 for Cholesky, Townsend 2016 for the SVD, Walter & Lehmann 2018 for QR),
+written with burn ops and with these same extension ops, so they run on
+whichever backend the forward ran on.
+
+Complex matrices (complex64/complex128) are accepted by every op. Their
+gradients follow core's (and PyTorch's) convention: for a real loss L the
+gradient G of a complex input Z is the one with dL = Re(tr(G^H dZ)), so the
+real rules hold with every transpose replaced by the conjugate transpose
+(:func:`_H`), plus the terms that fix the phase freedom of complex
+factorizations: QR's R has a real diagonal (LAPACK), and the singular and
+eigen vectors are unique only up to a phase per column, so their gradients
+are those of losses that do not depend on that phase (as in PyTorch).
+Singular values, eigenvalues of Hermitian matrices and ``log|det|`` are real.
 
 Degenerate spectra. The gradients of singular vectors (svd) and
 eigenvectors (eigh) contain 1/(s_j^2 - s_i^2) and 1/(w_j - w_i): they do not
@@ -26,6 +36,7 @@ import numpy as np
 
 import burn
 from burn import DTypeError, ShapeError, TensorMeta
+from burn.dtypes import real_of
 
 from ._errors import LinAlgError  # noqa: F401  (re-exported for kernels of other backends)
 
@@ -38,11 +49,8 @@ def _desc(m) -> str:
 
 def _floating(op, *metas):
     for m in metas:
-        if m.dtype.is_complex:
-            raise DTypeError(f"linalg::{op}: complex input ({_desc(m)}) is not supported yet; "
-                             f"burn.linalg handles real floating tensors")
-        if not m.dtype.is_floating:
-            raise DTypeError(f"linalg::{op}: needs a floating tensor, got {_desc(m)}; "
+        if not m.dtype.is_inexact:
+            raise DTypeError(f"linalg::{op}: needs a floating or complex tensor, got {_desc(m)}; "
                              f"cast it with x.astype(burn.float64) (or burn.float32)")
     for m in metas[1:]:
         if m.dtype is not metas[0].dtype:
@@ -101,10 +109,29 @@ def _ext(name, reference=None):
     return deco
 
 
+def _real_dtype(d):
+    """The dtype of values that are real whatever the input (singular values, eigenvalues)."""
+    return real_of(d)
+
+
 # -- burn-op helpers for references and backward rules ----------------------------------------------
 
 def _T(x):
     return burn.matrix_transpose(x)
+
+
+def _H(x):
+    """The conjugate transpose (the transpose of a real matrix)."""
+    return burn.matrix_transpose(burn.conj(x)) if x.dtype.is_complex else burn.matrix_transpose(x)
+
+
+def _conj(x):
+    return burn.conj(x) if x.dtype.is_complex else x
+
+
+def _ct(x):
+    """The ``trans`` option of the triangular / LU solves meaning "conjugate transpose"."""
+    return 2 if x.dtype.is_complex else 1
 
 
 def _sum_to(g, shape):
@@ -126,7 +153,8 @@ def _diag_embed(v):
 
 
 def _sym(x):
-    return (x + _T(x)) * 0.5
+    """The Hermitian (symmetric, for real x) part."""
+    return (x + _H(x)) * 0.5
 
 
 def _inv_gaps(d, scale, k):
@@ -198,8 +226,8 @@ def _(a, b):
 def _(ctx, g):
     a, b = ctx.inputs
     x = ctx.out
-    gb = solve_op(_T(a), g)
-    ga = -(gb @ _T(x))
+    gb = solve_op(_H(a), g)
+    ga = -(gb @ _H(x))
     return _sum_to(ga, a.shape), _sum_to(gb, b.shape)
 
 
@@ -217,7 +245,7 @@ def _(a):
 
 @inv_op.backward
 def _(ctx, g):
-    xt = _T(ctx.out)
+    xt = _H(ctx.out)
     return (-(xt @ g @ xt),)
 
 
@@ -237,7 +265,7 @@ def _(a):
 def _(ctx, g):
     # d det = det * tr(A^-1 dA): needs A invertible (a singular A raises at the flush)
     (a,) = ctx.inputs
-    return ((g * ctx.out)[..., None, None] * _T(inv_op(a)),)
+    return ((g * _conj(ctx.out))[..., None, None] * _H(inv_op(a)),)
 
 
 @_ext("slogdet", _no_reference("slogdet"))
@@ -249,14 +277,20 @@ def slogdet_op():
 def _(a):
     _floating("slogdet", a)
     _square("slogdet", a)
-    m = TensorMeta(tuple(a.shape[:-2]), a.dtype)
-    return (m, m)
+    b = tuple(a.shape[:-2])
+    return (TensorMeta(b, a.dtype), TensorMeta(b, _real_dtype(a.dtype)))
 
 
 @slogdet_op.backward
 def _(ctx, gsign, glog):
     (a,) = ctx.inputs
-    return (glog[..., None, None] * _T(inv_op(a)),)
+    if not a.dtype.is_complex:     # the sign of a real determinant is piecewise constant
+        return (glog[..., None, None] * _T(inv_op(a)),)
+    # log det = log|det| + i theta and sign = e^{i theta}: a gradient on sign acts on theta
+    sign = ctx.outputs[0]
+    gtheta = burn.imag(gsign * burn.conj(sign))
+    G = glog + gtheta * 1j
+    return (G[..., None, None] * _H(inv_op(a)),)
 
 
 # -- cholesky ---------------------------------------------------------------------------------------
@@ -268,14 +302,14 @@ def _cholesky_ref(a, *, upper=False):
     for j in range(n):
         if j:
             Lj = burn.stack(cols, axis=-1)            # (..., n, j): columns so far
-            c = a[..., :, j] - burn.sum(Lj * Lj[..., j:j + 1, :], axis=-1)
+            c = a[..., :, j] - burn.sum(Lj * _conj(Lj[..., j:j + 1, :]), axis=-1)
         else:
             c = a[..., :, 0]
         d = burn.sqrt(c[..., j:j + 1])
         mask = burn.tensor(np.arange(n) >= j, device=a.device)
         cols.append(burn.where(mask, c / d, burn.zeros_like(c)))
     L = burn.stack(cols, axis=-1)
-    return _T(L) if upper else L
+    return _H(L) if upper else L
 
 
 @_ext("cholesky", _cholesky_ref)
@@ -292,14 +326,15 @@ def _(a, *, upper=False):
 
 @cholesky_op.backward
 def _(ctx, g):
-    # Murray (2016): A_bar = sym(L^-T Phi(L^T L_bar) L^-1), Phi = lower triangle with half diagonal
+    # Murray (2016): A_bar = sym(L^-H Phi(L^H L_bar) L^-1), Phi = lower triangle with half diagonal
     L = ctx.out
     if ctx.kwargs.get("upper", False):
-        L, g = _T(L), _T(g)
-    P = burn.tril(_T(L) @ g)
+        L, g = _H(L), _H(g)
+    P = burn.tril(_H(L) @ g)
     P = P - 0.5 * _diag_embed(diagonal_op(P, offset=0))
-    Y = solve_triangular_op(L, P, trans=1, lower=True, unit_diagonal=False)           # L^-T P
-    Z = _T(solve_triangular_op(L, _T(Y), trans=1, lower=True, unit_diagonal=False))   # ... L^-1
+    t = _ct(L)
+    Y = solve_triangular_op(L, P, trans=t, lower=True, unit_diagonal=False)           # L^-H P
+    Z = _H(solve_triangular_op(L, _H(Y), trans=t, lower=True, unit_diagonal=False))   # ... L^-1
     return (_sym(Z),)
 
 
@@ -325,14 +360,20 @@ def _(a, *, mode="reduced"):
 
 
 def _copyltu(M):
-    return burn.tril(M) + _T(burn.tril(M, k=-1))
+    """The Hermitian matrix with M's strict lower triangle and the real part of its diagonal.
+
+    R's diagonal is real (LAPACK), which leaves Q^H dQ skew-Hermitian with an imaginary
+    diagonal set by dA: hence only Re(diag M) enters (for real M: tril(M) + tril(M, -1)^T)."""
+    low = burn.tril(M, k=-1)
+    d = diagonal_op(M, offset=0)
+    return low + _H(low) + _diag_embed(burn.real(d) if d.dtype.is_complex else d)
 
 
 def _qr_bw_tall(Q, R, gQ, gR):
-    # m >= n (Walter & Lehmann): A_bar = (Q_bar + Q copyltu(M)) R^-T, M = R R_bar^T - Q_bar^T Q
-    M = R @ _T(gR) - _T(gQ) @ Q
+    # m >= n (Walter & Lehmann): A_bar = (Q_bar + Q copyltu(M)) R^-H, M = R R_bar^H - Q_bar^H Q
+    M = R @ _H(gR) - _H(gQ) @ Q
     b = gQ + Q @ _copyltu(M)
-    return _T(solve_triangular_op(R, _T(b), trans=0, lower=False, unit_diagonal=False))
+    return _H(solve_triangular_op(R, _H(b), trans=0, lower=False, unit_diagonal=False))
 
 
 @qr_op.backward
@@ -353,7 +394,7 @@ def _(ctx, *grads):
         return (_qr_bw_tall(Q, R, gQ, gR),)
     # wide: A = [X | Y], R = [U | V]; X = Q U is a square QR, Y = Q V
     Y, U, gU, gV = a[..., :, m:], R[..., :, :m], gR[..., :, :m], gR[..., :, m:]
-    gX = _qr_bw_tall(Q, U, gQ + Y @ _T(gV), gU)
+    gX = _qr_bw_tall(Q, U, gQ + Y @ _H(gV), gU)
     return (burn.concat([gX, Q @ gV], axis=-1),)
 
 
@@ -371,7 +412,7 @@ def _(a, *, full_matrices=True):
     _matrix("svd", a)
     b, (m, n) = tuple(a.shape[:-2]), a.shape[-2:]
     k = min(m, n)
-    return (TensorMeta(b + (m, m if full_matrices else k), a.dtype), TensorMeta(b + (k,), a.dtype),
+    return (TensorMeta(b + (m, m if full_matrices else k), a.dtype), TensorMeta(b + (k,), _real_dtype(a.dtype)),
             TensorMeta(b + (n if full_matrices else k, n), a.dtype))
 
 
@@ -384,22 +425,26 @@ def _(ctx, gU, gS, gVh):
     if ctx.kwargs.get("full_matrices", True) and m != n:
         # the extra singular vectors are not unique: only the reduced part has a gradient
         U, Vh, gU, gVh = U[..., :, :k], Vh[..., :k, :], gU[..., :, :k], gVh[..., :k, :]
-    V, gV = _T(Vh), _T(gVh)
+    V, gV = _H(Vh), _H(gVh)
     S2 = S * S
     F = _inv_gaps(S2[..., None, :] - S2[..., :, None],
                   burn.max(S2, axis=-1, keepdims=True)[..., None], k)   # F_ij = 1/(s_j^2 - s_i^2)
-    UtgU, VtgV = _T(U) @ gU, _T(V) @ gV
-    J = F * (UtgU - _T(UtgU))
-    K = F * (VtgV - _T(VtgV))
+    UtgU, VtgV = _H(U) @ gU, _H(V) @ gV
+    J = F * (UtgU - _H(UtgU))
+    K = F * (VtgV - _H(VtgV))
     inner = _diag_embed(gS) + J * S[..., None, :] + S[..., :, None] * K
+    smax = burn.max(S, axis=-1, keepdims=True)
+    inv_s = _inv_gaps(S, smax, max(m, n))
+    if a.dtype.is_complex:
+        # each pair (u_i, v_i) is unique up to a common phase: the loss sees only the
+        # difference of the phase changes, i (Im(U^H U_bar)_ii - Im(V^H V_bar)_ii) / (2 s_i)
+        dphase = burn.imag(diagonal_op(UtgU, offset=0)) - burn.imag(diagonal_op(VtgV, offset=0))
+        inner = inner + _diag_embed(dphase * inv_s * 0.5j)
     ga = U @ inner @ Vh
-    if m > k or n > k:
-        smax = burn.max(S, axis=-1, keepdims=True)
-        inv_s = _inv_gaps(S, smax, max(m, n))
-        if m > k:    # (I - U U^T) U_bar S^-1 V^T
-            ga = ga + ((gU - U @ UtgU) * inv_s[..., None, :]) @ Vh
-        if n > k:    # U S^-1 V_bar^T (I - V V^T)
-            ga = ga + U @ (inv_s[..., :, None] * _T(gV - V @ VtgV))
+    if m > k:    # (I - U U^H) U_bar S^-1 V^H
+        ga = ga + ((gU - U @ UtgU) * inv_s[..., None, :]) @ Vh
+    if n > k:    # U S^-1 V_bar^H (I - V V^H)
+        ga = ga + U @ (inv_s[..., :, None] * _H(gV - V @ VtgV))
     return (ga,)
 
 
@@ -412,7 +457,7 @@ def svdvals_op():
 def _(a):
     _floating("svdvals", a)
     _matrix("svdvals", a)
-    return TensorMeta(tuple(a.shape[:-2]) + (min(a.shape[-2:]),), a.dtype)
+    return TensorMeta(tuple(a.shape[:-2]) + (min(a.shape[-2:]),), _real_dtype(a.dtype))
 
 
 @svdvals_op.backward
@@ -434,18 +479,18 @@ def eigh_op():
 def _(a, *, UPLO="L"):
     _floating("eigh", a)
     _square("eigh", a)
-    return (TensorMeta(tuple(a.shape[:-1]), a.dtype), TensorMeta(tuple(a.shape), a.dtype))
+    return (TensorMeta(tuple(a.shape[:-1]), _real_dtype(a.dtype)), TensorMeta(tuple(a.shape), a.dtype))
 
 
 @eigh_op.backward
 def _(ctx, gw, gV):
-    # A_bar = V (diag(w_bar) + F o (V^T V_bar)) V^T, F_ij = 1/(w_j - w_i); symmetric, as A is
+    # A_bar = V (diag(w_bar) + F o (V^H V_bar)) V^H, F_ij = 1/(w_j - w_i); Hermitian, as A is
     w, V = ctx.outputs
     k = w.shape[-1]
     F = _inv_gaps(w[..., None, :] - w[..., :, None],
                   burn.max(burn.abs(w), axis=-1, keepdims=True)[..., None], k)
-    inner = _diag_embed(gw) + F * (_T(V) @ gV)
-    return (_sym(V @ inner @ _T(V)),)
+    inner = _diag_embed(gw) + F * (_H(V) @ gV)
+    return (_sym(V @ inner @ _H(V)),)
 
 
 @_ext("eigvalsh", _no_reference("eigvalsh"))
@@ -457,14 +502,14 @@ def eigvalsh_op():
 def _(a, *, UPLO="L"):
     _floating("eigvalsh", a)
     _square("eigvalsh", a)
-    return TensorMeta(tuple(a.shape[:-1]), a.dtype)
+    return TensorMeta(tuple(a.shape[:-1]), _real_dtype(a.dtype))
 
 
 @eigvalsh_op.backward
 def _(ctx, gw):
     (a,) = ctx.inputs
     _, V = eigh_op(a, UPLO=ctx.kwargs.get("UPLO", "L"))
-    return ((V * gw[..., None, :]) @ _T(V),)
+    return ((V * gw[..., None, :]) @ _H(V),)
 
 
 # -- pinv / lstsq ------------------------------------------------------------------------------------
@@ -483,10 +528,10 @@ def _(a, *, rcond, hermitian=False):
 
 
 def _pinv_grad(a, P, gP):
-    Pt, gPt = _T(P), _T(gP)
+    Pt, gPt = _H(P), _H(gP)
     ga = -(Pt @ gP @ Pt)
-    ga = ga + (gPt - a @ (P @ gPt)) @ (P @ Pt)          # (I - A P) gP^T P P^T
-    ga = ga + (Pt @ P) @ (gPt - (gPt @ P) @ a)          # P^T P gP^T (I - P A)
+    ga = ga + (gPt - a @ (P @ gPt)) @ (P @ Pt)          # (I - A P) gP^H P P^H
+    ga = ga + (Pt @ P) @ (gPt - (gPt @ P) @ a)          # P^H P gP^H (I - P A)
     return ga
 
 
@@ -516,8 +561,8 @@ def _(ctx, g):
     # X = pinv(A) B (what gelsd computes): differentiate through the pseudo-inverse
     a, b = ctx.inputs
     P = pinv_op(a, rcond=ctx.kwargs["rcond"], hermitian=False)
-    gb = _T(P) @ g
-    ga = _pinv_grad(a, P, g @ _T(b))
+    gb = _H(P) @ g
+    ga = _pinv_grad(a, P, g @ _H(b))
     return _sum_to(ga, a.shape), _sum_to(gb, b.shape)
 
 
@@ -540,10 +585,10 @@ def _(a, *, permute_l=False):
 
 
 def _lu_grad(P, L, U, gL, gU):
-    # square A = P L U: A_bar = P L^-T (tril_-1(L^T L_bar) + triu(U_bar U^T)) U^-T
-    M = burn.tril(_T(L) @ gL, k=-1) + burn.triu(gU @ _T(U))
-    X = solve_triangular_op(L, M, trans=1, lower=True, unit_diagonal=True)
-    Y = _T(solve_triangular_op(U, _T(X), trans=0, lower=False, unit_diagonal=False))
+    # square A = P L U: A_bar = P L^-H (tril_-1(L^H L_bar) + triu(U_bar U^H)) U^-H
+    M = burn.tril(_H(L) @ gL, k=-1) + burn.triu(gU @ _H(U))
+    X = solve_triangular_op(L, M, trans=_ct(L), lower=True, unit_diagonal=True)
+    Y = _H(solve_triangular_op(U, _H(X), trans=0, lower=False, unit_diagonal=False))
     return P @ Y
 
 
@@ -560,7 +605,7 @@ def _(ctx, *grads):
     if ctx.kwargs.get("permute_l", False):
         P, L, U = lu_op(a, permute_l=False)
         gPL, gU = grads
-        return (_lu_grad(P, L, U, _T(P) @ gPL, gU),)
+        return (_lu_grad(P, L, U, _H(P) @ gPL, gU),)
     P, L, U = ctx.outputs
     return (_lu_grad(P, L, U, grads[1], grads[2]),)
 
@@ -586,7 +631,7 @@ def _(ctx, glu, gpiv):
 
 @_ext("lu_solve", _no_reference("lu_solve"))
 def lu_solve_op():
-    """``linalg::lu_solve``: solve A X = B (trans=0) or A^T X = B (trans=1) from lu_factor's output."""
+    """``linalg::lu_solve``: solve A X = B (trans=0), A^T X = B (1) or A^H X = B (2) from lu_factor's output."""
 
 
 @lu_solve_op.meta
@@ -602,22 +647,38 @@ def _(lu, piv, b, *, trans=0):
     return TensorMeta(batch + tuple(b.shape[-2:]), b.dtype)
 
 
+def _adjoint_solve(solve, trans, g, complex_):
+    """op(A)^-H g from a solve(y, trans) of op(A) = A, A^T or A^H (trans 0, 1, 2)."""
+    if not complex_:
+        return solve(g, 1 - min(trans, 1))
+    if trans == 1:          # (A^T)^-H = conj(A)^-1: conjugate around a plain solve
+        return burn.conj(solve(burn.conj(g), 0))
+    return solve(g, 2 - trans)
+
+
 @lu_solve_op.backward
 def _(ctx, g):
     lu, piv, b = ctx.inputs
     trans = ctx.kwargs.get("trans", 0)
     x = ctx.out
-    gb = lu_solve_op(lu, piv, g, trans=1 - trans)
+    cplx = lu.dtype.is_complex
+    gb = _adjoint_solve(lambda y, t: lu_solve_op(lu, piv, y, trans=t), trans, g, cplx)
     L = burn.tril(lu, k=-1) + _eye(lu.shape[-1], lu)
     U = burn.triu(lu)
 
-    def lt_ut(y):   # L^-T U^-T y  (= P^T A^-T y)
-        z = solve_triangular_op(U, y, trans=1, lower=False, unit_diagonal=False)
-        return solve_triangular_op(L, z, trans=1, lower=True, unit_diagonal=True)
+    def lt_ut(y, t):   # L^-T U^-T y (t=1) or L^-H U^-H y (t=2); P^T A^-T y resp. P^T A^-H y
+        z = solve_triangular_op(U, y, trans=t, lower=False, unit_diagonal=False)
+        return solve_triangular_op(L, z, trans=t, lower=True, unit_diagonal=True)
 
-    # P^T A_bar, with A = P L U; A_bar = -A^-T g x^T (trans=0) or -x (A^-1 g)^T (trans=1)
-    PtgA = -(lt_ut(g) @ _T(x)) if trans == 0 else -(lt_ut(b) @ _T(gb))
-    glu = burn.tril(PtgA @ _T(U), k=-1) + burn.triu(_T(L) @ PtgA)
+    # P^T A_bar with A = P L U: A_bar = -A^-H g x^H (trans 0), -conj(x) gb^T (1), -x gb^H (2),
+    # with P^T x = L^-T U^-T b (1) resp. L^-H U^-H b (2)
+    if trans == 0:
+        PtgA = -(lt_ut(g, _ct(lu)) @ _H(x))
+    elif trans == 1:
+        PtgA = -(_conj(lt_ut(b, 1)) @ _T(gb))
+    else:
+        PtgA = -(lt_ut(b, 2) @ _H(gb))
+    glu = burn.tril(PtgA @ _H(U), k=-1) + burn.triu(_H(L) @ PtgA)
     return _sum_to(glu, lu.shape), None, _sum_to(gb, b.shape)
 
 
@@ -626,7 +687,7 @@ def _(ctx, g):
 def _solve_triangular_ref(a, b, *, trans=0, lower=False, unit_diagonal=False):
     # substitution, one row per step, in burn ops (any backend)
     if trans:
-        a, lower = _T(a), not lower
+        a, lower = (_H(a) if trans == 2 else _T(a)), not lower
     n = a.shape[-1]
     rows = [None] * n
     order = range(n) if lower else range(n - 1, -1, -1)
@@ -664,8 +725,10 @@ def _(ctx, g):
     kw = ctx.kwargs
     trans, lower, unit = kw.get("trans", 0), kw.get("lower", False), kw.get("unit_diagonal", False)
     x = ctx.out
-    gb = solve_triangular_op(a, g, trans=1 - trans, lower=lower, unit_diagonal=unit)
-    ga = -(gb @ _T(x)) if trans == 0 else -(x @ _T(gb))
+    gb = _adjoint_solve(lambda y, t: solve_triangular_op(a, y, trans=t, lower=lower, unit_diagonal=unit),
+                        trans, g, a.dtype.is_complex)
+    # the gradient for op(A) is -gb x^H; A's is that, transposed (1) or conjugate-transposed (2)
+    ga = -(gb @ _H(x)) if trans == 0 else -(_conj(x) @ _T(gb)) if trans == 1 else -(x @ _H(gb))
     k = (-1 if lower else 1) if unit else 0
     ga = burn.tril(ga, k=k) if lower else burn.triu(ga, k=k)
     return _sum_to(ga, a.shape), _sum_to(gb, b.shape)
