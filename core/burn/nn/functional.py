@@ -105,22 +105,76 @@ def log_softmax(x, /, axis=-1) -> Tensor:
     return x - R.logsumexp(x, axis=axis, keepdims=True)
 
 
-def nll_loss(log_probs, target, /, *, reduction="mean") -> Tensor:
-    """Negative log-likelihood of integer class ``target`` under ``log_probs`` [N, C].
+def _classes_last(x, target, op):
+    """(N, C, d1, ...) scores and (N, d1, ...) targets -> (M, C) rows and (M,) targets, plus the
+    shape a per-element loss takes back; (C,) with a 0-d target is one row (PyTorch's layouts)."""
+    if x.ndim == 1 and target.ndim == 0:
+        return M.reshape(x, (1, -1)), M.reshape(target, (1,)), ()
+    if x.ndim < 2 or target.shape != x.shape[:1] + x.shape[2:]:
+        raise ShapeError(f"{op}: expected scores [N, C] or [N, C, d1, ...] (or [C]) and class targets "
+                         f"[N] or [N, d1, ...] (or []), got {describe(x)}, {describe(target)}")
+    if x.ndim == 2:
+        return x, target, tuple(target.shape)
+    rows = M.reshape(M.permute_dims(x, (0,) + tuple(range(2, x.ndim)) + (1,)), (-1, x.shape[1]))
+    return rows, M.reshape(target, (-1,)), tuple(target.shape)
+
+
+def _class_weights(weight, n_classes, op):
+    if weight is None:
+        return None
+    if weight.ndim != 1 or weight.shape[0] != n_classes:
+        raise ShapeError(f"{op}: weight must hold one value per class ({n_classes}), got {describe(weight)}")
+    if not weight.dtype.is_floating:
+        raise DTypeError(f"{op}: weight must be floating, got {describe(weight)}")
+    return weight
+
+
+def _weighted_nll(lp, target, weight, ignore_index):
+    """Per-row -w[y] lp[y] (0 where y == ignore_index) and the per-row weight w[y] (0 if ignored)."""
+    keep = None
+    if ignore_index is not None:
+        keep = E.ne(target, ignore_index)
+        target = E.where(keep, target, 0)     # any valid class: its loss is masked
+    idx = M.reshape(target, (-1, 1))
+    picked = -M.reshape(M.take_along_axis(lp, idx, axis=1), (-1,))
+    w = None if weight is None else M.take(weight, target, axis=0)
+    if keep is not None:
+        kf = keep.astype(lp.dtype)
+        w = kf if w is None else w * kf
+    return (picked if w is None else picked * w), w
+
+
+def _reduce_weighted(loss, w, reduction, op, shape):
+    if reduction == "mean" and w is not None:
+        return R.sum(loss) / R.sum(w)     # PyTorch: the weighted mean over the targets kept
+    if reduction == "none":
+        return M.reshape(loss, shape)
+    return _reduce(loss, reduction, op)
+
+
+def nll_loss(log_probs, target, /, *, weight=None, ignore_index=None, reduction="mean") -> Tensor:
+    """Negative log-likelihood of integer class ``target`` under ``log_probs``, as PyTorch's.
+
+    ``log_probs`` is [N, C], [N, C, d1, ...] or [C]; ``target`` [N], [N, d1, ...] or [].
+    ``weight`` [C] scales each class (the mean divides by the summed weights of the targets);
+    targets equal to ``ignore_index`` contribute nothing (unlike PyTorch, nothing is ignored
+    by default: a stray -100 is an out-of-range error, not a silently dropped sample).
 
     Example:
         >>> import burn
         >>> lp = burn.nn.functional.log_softmax(burn.zeros((2, 4)))
         >>> assert abs(burn.nn.functional.nll_loss(lp, burn.tensor([0, 3])).item() - 1.3862944) < 1e-5
+        >>> kept = burn.nn.functional.nll_loss(lp, burn.tensor([0, -1]), ignore_index=-1, reduction="sum")
+        >>> assert abs(kept.item() - 1.3862944) < 1e-5
     """
     if not target.dtype.is_integer:
         raise DTypeError(f"nll_loss: target must hold integer class indices, got {describe(target)}")
-    if log_probs.ndim != 2 or target.shape != log_probs.shape[:1]:
-        raise ShapeError(f"nll_loss: expected log_probs [N, C] and target [N], got {describe(log_probs)}, "
-                         f"{describe(target)}")
-    picked = M.take_along_axis(log_probs, M.reshape(target, (-1, 1)), axis=1)
-    loss = -M.reshape(picked, (-1,))
-    return _reduce(loss, reduction, "nll_loss")
+    if reduction not in ("mean", "sum", "none"):
+        raise ValueError(f"nll_loss: reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
+    lp, t, shape = _classes_last(log_probs, target, "nll_loss")
+    w = _class_weights(weight, lp.shape[1], "nll_loss")
+    loss, wt = _weighted_nll(lp, t, w, ignore_index)
+    return _reduce_weighted(loss, wt, reduction, "nll_loss", shape)
 
 
 def _reduce(loss, reduction, op):
@@ -133,43 +187,69 @@ def _reduce(loss, reduction, op):
     raise ValueError(f"{op}: reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
 
 
-def cross_entropy(logits, target, /, *, reduction="mean", label_smoothing=0.0) -> Tensor:
-    """Cross-entropy of ``logits`` [N, C] against integer classes [N] or probabilities [N, C].
+def cross_entropy(logits, target, /, *, weight=None, ignore_index=None, reduction="mean",
+                  label_smoothing=0.0) -> Tensor:
+    """Cross-entropy of ``logits`` against integer classes or class probabilities, as PyTorch's.
+
+    ``logits`` is [N, C], [N, C, d1, ...] (e.g. per-pixel classes) or [C]; ``target`` holds
+    class indices of shape [N], [N, d1, ...] or [], or probabilities of the logits' shape.
+    ``weight`` [C] rescales each class; with class targets the mean divides by the summed
+    weights of the targets, as PyTorch. Class targets equal to ``ignore_index`` contribute
+    nothing (nothing is ignored by default, unlike PyTorch's -100). ``label_smoothing`` mixes
+    the target with the uniform distribution.
 
     Example:
         >>> import burn
         >>> loss = burn.nn.functional.cross_entropy(burn.zeros((2, 4)), burn.tensor([1, 2]))
         >>> assert abs(loss.item() - 1.3862944) < 1e-5
+        >>> w = burn.tensor([1.0, 3.0, 1.0, 1.0])
+        >>> loss = burn.nn.functional.cross_entropy(burn.zeros((2, 4)), burn.tensor([1, 2]), weight=w)
+        >>> assert abs(loss.item() - 1.3862944) < 1e-5
     """
     # validate before recording any work, so a bad call leaves the graph untouched
-    if target.dtype.is_integer:
-        if logits.ndim != 2 or target.shape != logits.shape[:1]:
-            raise ShapeError(f"cross_entropy: expected logits [N, C] and class targets [N], got "
-                             f"{describe(logits)}, {describe(target)}")
-    elif target.shape != logits.shape:
-        raise ShapeError(f"cross_entropy: probability targets need the logits' shape ({describe(logits)}, "
-                         f"{describe(target)})")
     if reduction not in ("mean", "sum", "none"):
         raise ValueError(f"cross_entropy: reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
+    if not 0.0 <= float(label_smoothing) <= 1.0:
+        raise ValueError(f"cross_entropy: label_smoothing must be in [0, 1], got {label_smoothing}")
     if target.dtype.is_integer:
-        if logits.dtype.is_floating:
+        plain = logits.ndim == 2 and weight is None and ignore_index is None
+        if plain and target.shape != logits.shape[:1]:
+            raise ShapeError(f"cross_entropy: expected logits [N, C] and class targets [N], got "
+                             f"{describe(logits)}, {describe(target)}")
+        if plain and logits.dtype.is_floating:
             # one node forward and one backward (softmax - one-hot) instead of ~30 recorded ops
             return softmax_cross_entropy(logits, target, reduction, float(label_smoothing))
-        return _cross_entropy_classes(logits, target, reduction, label_smoothing)
-    lp = log_softmax(logits, axis=-1)
+        rows, t, shape = _classes_last(logits, target, "cross_entropy")
+        w = _class_weights(weight, rows.shape[1], "cross_entropy")
+        return _cross_entropy_classes(rows, t, reduction, label_smoothing, w, ignore_index, shape)
+    if target.shape != logits.shape:
+        raise ShapeError(f"cross_entropy: probability targets need the logits' shape ({describe(logits)}, "
+                         f"{describe(target)})")
+    if ignore_index is not None:
+        raise ValueError("cross_entropy: ignore_index applies to class-index targets, not probabilities")
+    cax = 0 if logits.ndim == 1 else 1
+    _class_weights(weight, logits.shape[cax], "cross_entropy")
+    lp = log_softmax(logits, axis=cax)
     if label_smoothing:
         # torch smooths probability targets too: mix with the uniform distribution
-        target = target * (1 - label_smoothing) + label_smoothing / logits.shape[-1]
-    return _reduce(-R.sum(target * lp, axis=-1), reduction, "cross_entropy")
+        target = target * (1 - label_smoothing) + label_smoothing / logits.shape[cax]
+    terms = target * lp
+    if weight is not None:
+        terms = terms * M.reshape(weight, (-1,) + (1,) * (logits.ndim - cax - 1))
+    return _reduce(-R.sum(terms, axis=cax), reduction, "cross_entropy")
 
 
-def _cross_entropy_classes(logits, target, reduction, label_smoothing):
+def _cross_entropy_classes(logits, target, reduction, label_smoothing, weight=None, ignore_index=None,
+                           shape=None):
     lp = log_softmax(logits, axis=-1)
-    loss_t = nll_loss(lp, target, reduction="none")
+    loss_t, w = _weighted_nll(lp, target, weight, ignore_index)
     if label_smoothing:
-        smooth = -R.mean(lp, axis=-1)
+        # PyTorch: the uniform part weighs each class by its weight, ignored rows drop out
+        smooth = -(R.mean(lp, axis=-1) if weight is None else R.sum(lp * weight, axis=-1) / lp.shape[-1])
+        if ignore_index is not None:
+            smooth = smooth * E.ne(target, ignore_index).astype(lp.dtype)
         loss_t = loss_t * (1 - label_smoothing) + smooth * label_smoothing
-    return _reduce(loss_t, reduction, "cross_entropy")
+    return _reduce_weighted(loss_t, w, reduction, "cross_entropy", shape if shape is not None else target.shape)
 
 
 @backend_extension("burn::softmax_cross_entropy")

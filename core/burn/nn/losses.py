@@ -28,20 +28,25 @@ class _Loss(Module):
 
 
 class CrossEntropyLoss(_Loss):
-    """``cross_entropy(logits [N, C], target)`` with integer classes [N] or probabilities [N, C];
-    ``label_smoothing`` mixes the target with the uniform distribution, as PyTorch.
+    """``cross_entropy(logits [N, C] or [N, C, d1, ...], target)`` with integer classes or
+    probabilities, as PyTorch's: per-class ``weight``, ``ignore_index`` (None: nothing is
+    ignored), ``label_smoothing`` mixing the target with the uniform distribution.
 
     Example:
         >>> import burn, math
         >>> loss = burn.nn.CrossEntropyLoss(label_smoothing=0.1)(burn.zeros((2, 4)), burn.tensor([1, 2]))
         >>> assert abs(loss.item() - math.log(4)) < 1e-6
+        >>> masked = burn.nn.CrossEntropyLoss(ignore_index=-1)(burn.zeros((2, 4)), burn.tensor([1, -1]))
+        >>> assert abs(masked.item() - math.log(4)) < 1e-6
     """
 
-    def __init__(self, reduction: str = "mean", label_smoothing: float = 0.0):
+    def __init__(self, reduction: str = "mean", label_smoothing: float = 0.0, weight=None, ignore_index=None):
         super().__init__(reduction)
         if not 0.0 <= label_smoothing <= 1.0:
             raise ValueError(f"CrossEntropyLoss: label_smoothing must be in [0, 1], got {label_smoothing}")
         self.label_smoothing = float(label_smoothing)
+        self.weight = weight
+        self.ignore_index = ignore_index
 
     def forward(self, logits, target):
         """Cross entropy of ``logits`` [N, C] against class indices ``target`` [N].
@@ -51,7 +56,8 @@ class CrossEntropyLoss(_Loss):
             >>> loss = burn.nn.CrossEntropyLoss().forward(burn.tensor([[0.0, 0.0]]), burn.tensor([1]))
             >>> assert abs(loss.item() - math.log(2)) < 1e-6
         """
-        return F.cross_entropy(logits, target, reduction=self.reduction, label_smoothing=self.label_smoothing)
+        return F.cross_entropy(logits, target, weight=self.weight, ignore_index=self.ignore_index,
+                               reduction=self.reduction, label_smoothing=self.label_smoothing)
 
     def extra_repr(self) -> str:
         """Reduction and label smoothing, shown in ``repr``.
@@ -64,13 +70,19 @@ class CrossEntropyLoss(_Loss):
 
 
 class NLLLoss(_Loss):
-    """Negative log-likelihood of integer classes [N] under log-probabilities [N, C].
+    """Negative log-likelihood of integer classes [N] (or [N, d1, ...]) under log-probabilities
+    [N, C] (or [N, C, d1, ...]), with PyTorch's per-class ``weight`` and ``ignore_index``.
 
     Example:
         >>> import burn
         >>> lp = burn.tensor([[-0.5, -1.0], [-2.0, -0.25]])
         >>> assert burn.nn.NLLLoss(reduction="sum")(lp, burn.tensor([0, 1])).item() == 0.75
     """
+
+    def __init__(self, reduction: str = "mean", weight=None, ignore_index=None):
+        super().__init__(reduction)
+        self.weight = weight
+        self.ignore_index = ignore_index
 
     def forward(self, log_probs, target):
         """Negative log-likelihood of ``log_probs`` [N, C] at class indices ``target`` [N].
@@ -80,7 +92,8 @@ class NLLLoss(_Loss):
             >>> loss = burn.nn.NLLLoss().forward(burn.tensor([[-1.0, -2.0]]), burn.tensor([1]))
             >>> assert loss.item() == 2.0
         """
-        return F.nll_loss(log_probs, target, reduction=self.reduction)
+        return F.nll_loss(log_probs, target, weight=self.weight, ignore_index=self.ignore_index,
+                          reduction=self.reduction)
 
 
 class MSELoss(_Loss):
