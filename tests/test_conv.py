@@ -237,7 +237,6 @@ def _t(*shape, dtype=burn.float32):
     (lambda: F.max_pool2d(_t(4, 4), 2), burn.ShapeError, ["max_pool2d", "[N, C, H, W]"]),
     (lambda: F.conv2d(_t(1, 1, 4, 4), _t(1, 1, 3, 3), stride=0), ValueError, ["stride", ">= 1"]),
     (lambda: F.conv2d(_t(1, 1, 4, 4), _t(1, 1, 3, 3), stride=2, padding="same"), ValueError, ["same", "stride 1"]),
-    (lambda: F.max_pool2d(_t(1, 1, 4, 4), 2, ceil_mode=True), NotImplementedError, ["ceil_mode"]),
 ])
 def test_errors_are_raised_at_the_call_and_name_op_and_operands(call, err, words):
     with pytest.raises(err) as info:
@@ -298,3 +297,52 @@ def test_rows_input_gradient_in_half_precision_is_close_to_float32():
                                      torch.tensor(g, dtype=torch.float32)).numpy()
     assert half.dtype == np.float16
     np.testing.assert_allclose(half.astype(np.float32), ref, rtol=2e-2, atol=2e-2)
+
+
+# -- ceil_mode pooling (PyTorch's output sizes and divisors), on flex and wgpu ----------------
+
+CEIL_CASES = [(7, 7, 3, 2, 0), (6, 5, 2, 2, 1), (5, 8, 3, 3, 1), (9, 9, 2, 2, 0), (4, 4, 3, 2, 1), (8, 8, 2, 2, 0)]
+
+
+def _pool_devices():
+    devs = [burn.Device.flex()]
+    try:
+        devs.append(burn.Device.wgpu())
+    except burn.BurnError:
+        pass
+    return devs
+
+
+@pytest.mark.parametrize("dev", _pool_devices(), ids=lambda d: d.kind)
+@pytest.mark.parametrize("h,w,k,s,p", CEIL_CASES)
+def test_ceil_mode_pooling_matches_torch(dev, h, w, k, s, p):
+    rng = np.random.default_rng(h * 100 + w * 10 + k)
+    x = rng.standard_normal((2, 3, h, w))
+    cases = [(lambda t: F.max_pool2d(t, k, s, p, ceil_mode=True),
+              lambda t: TF.max_pool2d(t, k, s, p, ceil_mode=True))]
+    for cip in (True, False):
+        cases.append((lambda t, c=cip: F.avg_pool2d(t, k, s, p, ceil_mode=True, count_include_pad=c),
+                      lambda t, c=cip: TF.avg_pool2d(t, k, s, p, ceil_mode=True, count_include_pad=c)))
+    for burn_fn, torch_fn in cases:
+        bx = burn.tensor(x, dtype=burn.float64, device=dev.autodiff()).require_grad()
+        tx = torch.tensor(x, requires_grad=True)
+        by, ty = burn_fn(bx), torch_fn(tx)
+        assert by.shape == tuple(ty.shape)
+        np.testing.assert_allclose(by.numpy(), ty.detach().numpy(), rtol=1e-12, atol=1e-12)
+        wts = rng.standard_normal(tuple(ty.shape))
+        g = (by * burn.tensor(wts, device=bx.device)).sum().backward().get(bx).numpy()
+        (tg,) = torch.autograd.grad((ty * torch.tensor(wts)).sum(), tx)
+        np.testing.assert_allclose(g, tg.numpy(), rtol=1e-12, atol=1e-12)
+
+
+def test_ceil_mode_pool1d_and_modules_match_torch():
+    x = np.random.default_rng(3).standard_normal((2, 3, 10))
+    got = F.max_pool1d(burn.tensor(x), 3, 2, ceil_mode=True).numpy()
+    np.testing.assert_allclose(got, TF.max_pool1d(torch.tensor(x), 3, 2, ceil_mode=True).numpy())
+    got = F.avg_pool1d(burn.tensor(x), 4, 3, 1, ceil_mode=True).numpy()
+    np.testing.assert_allclose(got, TF.avg_pool1d(torch.tensor(x), 4, 3, 1, ceil_mode=True).numpy())
+    x2 = np.random.default_rng(4).standard_normal((1, 2, 7, 7))
+    got = burn.nn.MaxPool2d(2, ceil_mode=True)(burn.tensor(x2)).numpy()
+    np.testing.assert_allclose(got, torch.nn.MaxPool2d(2, ceil_mode=True)(torch.tensor(x2)).numpy())
+    got = burn.nn.AvgPool2d(3, 2, 1, ceil_mode=True)(burn.tensor(x2)).numpy()
+    np.testing.assert_allclose(got, torch.nn.AvgPool2d(3, 2, 1, ceil_mode=True)(torch.tensor(x2)).numpy())

@@ -14,7 +14,7 @@ import numpy as np
 from ..errors import DTypeError, ShapeError, describe
 from ..primitives import OPAQUE, TensorMeta, primitive
 from ..tensor import Tensor, apply
-from . import movement as M
+from . import creation as C, movement as M
 
 __all__ = ["conv1d", "conv2d", "max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d"]
 
@@ -251,13 +251,30 @@ avg_pool2d_grad_p.backward = lambda c, gg: (apply(avg_pool2d_p, (gg,), {k: v for
                                                                           if k != "input_hw"}),)
 
 
-def _pool_args(op, kernel_size, stride, padding, dilation, ceil_mode):
-    if ceil_mode:
-        raise NotImplementedError(f"{op}: ceil_mode=True is not supported; pad the input instead")
+def _ceil_extra(size, pad, k, s, d):
+    """Extra high-side padding that makes the floor-mode output size PyTorch's ceil-mode size:
+    one more window when the last one starts inside the input or its left padding."""
+    ext = d * (k - 1) + 1
+    if size + 2 * pad < ext:
+        return 0                       # too small either way: the meta rule raises
+    out = -(-(size + 2 * pad - ext) // s) + 1
+    if (out - 1) * s >= size + pad:    # a window starting in the right padding is dropped
+        out -= 1
+    return max(0, (out - 1) * s + ext - (size + 2 * pad))
+
+
+def _pool_args(op, x, kernel_size, stride, padding, dilation, ceil_mode):
     kernel = _pair(op, "kernel_size", kernel_size, 1)
     stride = kernel if stride is None else _pair(op, "stride", stride, 1)
     ph, pw = _pair(op, "padding", padding, 0)
-    return kernel, stride, (ph, ph, pw, pw), _pair(op, "dilation", dilation, 1)
+    dil = _pair(op, "dilation", dilation, 1)
+    eh = ew = 0
+    if ceil_mode and x.ndim == 4:
+        # ceil mode is floor mode with more padding at the bottom/right: kernels take
+        # (top, bottom, left, right) padding, max pooling reads it as -inf
+        eh = _ceil_extra(x.shape[2], ph, kernel[0], stride[0], dil[0])
+        ew = _ceil_extra(x.shape[3], pw, kernel[1], stride[1], dil[1])
+    return kernel, stride, (ph, ph + eh, pw, pw + ew), dil
 
 
 def max_pool2d(x, kernel_size, stride=None, padding=0, dilation=1, *, ceil_mode=False) -> Tensor:
@@ -265,6 +282,8 @@ def max_pool2d(x, kernel_size, stride=None, padding=0, dilation=1, *, ceil_mode=
 
     ``stride`` defaults to ``kernel_size``. The gradient goes to the first
     maximum of each window, as in PyTorch. A 3-D ``x`` is one image.
+    ``ceil_mode`` rounds the output size up (one more, partial window where the
+    last one would start inside the input), as PyTorch.
 
     Example:
         >>> import burn
@@ -273,7 +292,7 @@ def max_pool2d(x, kernel_size, stride=None, padding=0, dilation=1, *, ceil_mode=
     """
     if x.ndim == 3:
         return _unbatched(max_pool2d, x, kernel_size, stride, padding, dilation, ceil_mode=ceil_mode)
-    kernel, stride, pad, dil = _pool_args("max_pool2d", kernel_size, stride, padding, dilation, ceil_mode)
+    kernel, stride, pad, dil = _pool_args("max_pool2d", x, kernel_size, stride, padding, dilation, ceil_mode)
     return apply(max_pool2d_p, (x,), {"kernel": kernel, "stride": stride, "padding": pad, "dilation": dil})
 
 
@@ -282,6 +301,8 @@ def avg_pool2d(x, kernel_size, stride=None, padding=0, *, ceil_mode=False, count
 
     ``stride`` defaults to ``kernel_size``; with ``count_include_pad`` (the
     default, as in PyTorch) padded zeros count in each window's divisor.
+    ``ceil_mode`` rounds the output size up, as PyTorch: the cells past the
+    padding that the last partial window covers do not count in its divisor.
 
     Example:
         >>> import burn
@@ -291,9 +312,19 @@ def avg_pool2d(x, kernel_size, stride=None, padding=0, *, ceil_mode=False, count
     if x.ndim == 3:
         return _unbatched(avg_pool2d, x, kernel_size, stride, padding, ceil_mode=ceil_mode,
                           count_include_pad=count_include_pad)
-    kernel, stride, pad, _ = _pool_args("avg_pool2d", kernel_size, stride, padding, 1, ceil_mode)
-    return apply(avg_pool2d_p, (x,), {"kernel": kernel, "stride": stride, "padding": pad,
-                                      "count_include_pad": bool(count_include_pad)})
+    kernel, stride, pad, _ = _pool_args("avg_pool2d", x, kernel_size, stride, padding, 1, ceil_mode)
+    y = apply(avg_pool2d_p, (x,), {"kernel": kernel, "stride": stride, "padding": pad,
+                                   "count_include_pad": bool(count_include_pad)})
+    if count_include_pad and (pad[1] != pad[0] or pad[3] != pad[2]):
+        # PyTorch counts the padding but not the ceil-mode extension: rescale the windows
+        # that reach into it from kernel-size divisors to the counted cells
+        ph, pw = pad[0], pad[2]
+        H, W = x.shape[2:]
+        rows = np.minimum(np.arange(y.shape[2]) * stride[0] + kernel[0], H + 2 * ph) - np.arange(y.shape[2]) * stride[0]
+        cols = np.minimum(np.arange(y.shape[3]) * stride[1] + kernel[1], W + 2 * pw) - np.arange(y.shape[3]) * stride[1]
+        scale = (kernel[0] * kernel[1]) / np.outer(rows, cols)
+        y = y * C.tensor(scale, dtype=x.dtype, device=x.device)
+    return y
 
 
 def _pool1d(fn, op, x, kernel_size, stride, padding, **kw):
