@@ -348,9 +348,11 @@ def test_targets_and_errors():
     assert all(p.frozen for n, p in m.named_parameters() if "lora_" not in n)
     with pytest.raises(burn.BurnError, match="already has LoRA adapters"):
         burn.nn.apply_lora(m, rank=2)
-    with pytest.raises(burn.BurnError, match=r"not Linear weights: conv\.weight"):
-        burn.nn.apply_lora(_ConvNet(AD), rank=2, targets=ParamGroup.from_glob("*.weight"))
-    with pytest.raises(burn.BurnError, match="no Linear weight selected"):
+    all_weights = burn.nn.apply_lora(_ConvNet(AD), rank=2, targets=ParamGroup.from_glob("*.weight"))
+    assert isinstance(all_weights.conv, burn.nn.LoRAConv)
+    with pytest.raises(burn.BurnError, match=r"not weights of Linear, Conv1d, Conv2d or Embedding layers: table"):
+        burn.nn.apply_lora(_RawTable(), rank=2, targets=ParamGroup.from_glob("*"))
+    with pytest.raises(burn.BurnError, match="no layer weight selected"):
         burn.nn.apply_lora(_ConvNet(AD), rank=2, targets=ParamGroup.from_paths("fc.nothing"))
     with pytest.raises(burn.BurnError, match="rank must be a positive int"):
         burn.nn.apply_lora(_mlp(), rank=0)
@@ -394,3 +396,109 @@ def test_lora_digits_example_runs():
     r = lora_digits.main(["--pretrain-epochs", "8", "--finetune-epochs", "12"])
     assert r["QLoRA"]["bytes_per_param"] <= 0.52 and r["LoRA"]["bytes_per_param"] == 4.0
     assert r["LoRA"]["after"] > r["LoRA"]["before"] + 0.5 and r["QLoRA"]["after"] > r["QLoRA"]["before"] + 0.5
+
+
+# -- LoRA on convolutions and embeddings (PEFT's layouts) -----------------------------------------
+
+class _RawTable(burn.nn.Module):
+    def __init__(self):
+        self.table = burn.nn.Parameter(burn.ones((3, 4), device=AD))
+        self.head = burn.nn.Linear(4, 2, device=AD)
+
+
+class _ConvEmbNet(burn.nn.Module):
+    def __init__(self, seed=0):
+        burn.Device.flex().seed(seed)
+        self.emb = burn.nn.Embedding(10, 4, padding_idx=0, device=AD)
+        self.conv1 = burn.nn.Conv1d(4, 6, 3, padding=1, device=AD)
+        self.conv2 = burn.nn.Conv2d(1, 5, 3, stride=2, padding=1, dilation=1, device=AD)
+        self.head = burn.nn.Linear(6 + 5, 3, device=AD)
+
+    def forward(self, tokens, image):
+        h = F.relu(self.conv1(burn.permute_dims(self.emb(tokens), (0, 2, 1)))).mean(axis=-1)
+        g = F.relu(self.conv2(image)).mean(axis=(-2, -1))
+        return self.head(burn.concat([h, g], axis=-1))
+
+
+def _randomize_adapters(model, rng):
+    for name, p in model.named_parameters():
+        if "lora_" in name:
+            p.assign_(burn.tensor(rng.standard_normal(p.shape), dtype=p.dtype))
+
+
+@pytest.mark.parametrize("stride,padding,dilation", [(1, 1, 1), (2, 0, 1), (1, "same", 2)])
+def test_lora_conv2d_matches_torch_with_the_rank_r_kernel(rng, stride, padding, dilation):
+    torch = pytest.importorskip("torch")
+    conv = burn.nn.Conv2d(3, 4, 3, stride=stride, padding=padding, dilation=dilation, device=AD)
+    lora = burn.nn.LoRAConv(conv, rank=2, alpha=6)
+    _randomize_adapters(lora, rng)
+    x = rng.standard_normal((2, 3, 9, 9)).astype(np.float32)
+    A, B = lora.lora_A.numpy(), lora.lora_B.numpy()
+    # independent reference: the base kernel plus scale * (B @ A), one torch convolution
+    w = conv.weight.numpy() + 3.0 * (B.reshape(4, 2) @ A.reshape(2, -1)).reshape(conv.weight.shape)
+    tx = torch.tensor(x, requires_grad=True)
+    ty = torch.nn.functional.conv2d(tx, torch.tensor(w), torch.tensor(conv.bias.numpy()), stride=stride,
+                                    padding=padding, dilation=dilation)
+    bx = burn.tensor(x, device=AD).require_grad()
+    by = lora(bx)
+    np.testing.assert_allclose(by.numpy(), ty.detach().numpy(), rtol=1e-4, atol=1e-4)
+    wts = rng.standard_normal(tuple(ty.shape)).astype(np.float32)
+    grads = (by * burn.tensor(wts, device=AD)).sum().backward()
+    (tg,) = torch.autograd.grad((ty * torch.tensor(wts)).sum(), tx)
+    np.testing.assert_allclose(grads.get(bx).numpy(), tg.numpy(), rtol=1e-4, atol=1e-4)
+    assert grads.get(conv.weight) is None and grads.get(lora.lora_A) is not None
+
+
+def test_lora_conv1d_and_embedding_forward_and_merge(rng):
+    m = burn.nn.apply_lora(_ConvEmbNet(), rank=2, alpha=4,
+                           targets=ParamGroup.from_paths("emb", "conv1", "conv2"))
+    assert isinstance(m.emb, burn.nn.LoRAEmbedding) and isinstance(m.conv1, burn.nn.LoRAConv)
+    assert isinstance(m.conv2, burn.nn.LoRAConv) and type(m.head) is burn.nn.Linear
+    tokens = burn.tensor(rng.integers(0, 10, (3, 7)), device=AD)
+    image = burn.tensor(rng.standard_normal((3, 1, 8, 8)), dtype=burn.float32, device=AD)
+    before = _ConvEmbNet()(tokens, image).numpy()
+    np.testing.assert_array_equal(m(tokens, image).numpy(), before)        # zero-initialized updates
+    _randomize_adapters(m, rng)
+    adapted = m(tokens, image).numpy()
+    assert np.abs(adapted - before).max() > 1e-3
+    # the embedding update is scale * A @ B, zero at padding_idx
+    emb = m.emb
+    want = emb.base.weight.numpy() + 2.0 * emb.lora_A.numpy() @ emb.lora_B.numpy()
+    want[0] = 0.0
+    i = burn.tensor([[0, 3, 9]], device=AD)
+    np.testing.assert_allclose(emb(i).numpy()[0], want[[0, 3, 9]], rtol=1e-5, atol=1e-5)
+    merged = burn.nn.merge_lora(m)
+    assert type(merged.emb) is burn.nn.Embedding and type(merged.conv1) is burn.nn.Conv1d
+    np.testing.assert_allclose(merged(tokens, image).numpy(), adapted, rtol=1e-4, atol=1e-5)
+
+
+def test_lora_conv_and_embedding_train_and_save_alone(tmp_path, rng):
+    m = burn.nn.apply_lora(_ConvEmbNet(), rank=2, targets=ParamGroup.from_paths("emb", "conv1", "conv2"))
+    base = {k: v for k, v in _snapshot(m).items() if "lora_" not in k}
+    tokens = burn.tensor(rng.integers(1, 10, (16, 6)), device=AD)
+    image = burn.tensor(rng.standard_normal((16, 1, 8, 8)), dtype=burn.float32, device=AD)
+    target = burn.tensor(rng.integers(0, 3, 16), device=AD)
+    opt = burn.optim.Adam(m.parameters(), lr=0.1)
+    losses = []
+    for _ in range(40):
+        loss = F.cross_entropy(m(tokens, image), target)
+        opt.step(loss.backward())
+        losses.append(loss.item())
+    assert losses[-1] < 0.6 * losses[0], losses
+    after = _snapshot(m)
+    assert all((after[k] == v).all() for k, v in base.items())            # the base never moved
+    assert np.abs(m.emb.lora_A.numpy()[0]).max() == 0.0                   # padding row: no update
+    path = tmp_path / "adapters.safetensors"
+    burn.nn.save_lora(m, path)
+    fresh = burn.nn.apply_lora(_ConvEmbNet(), rank=2, targets=ParamGroup.from_paths("emb", "conv1", "conv2"))
+    burn.nn.load_lora(fresh, path)
+    np.testing.assert_array_equal(fresh(tokens, image).numpy(), m(tokens, image).numpy())
+
+
+def test_lora_conv_embedding_errors():
+    with pytest.raises(burn.BurnError, match=r"LoRAConv: grouped convolutions \(groups=2\)"):
+        burn.nn.LoRAConv(burn.nn.Conv2d(4, 4, 3, groups=2), rank=1)
+    with pytest.raises(burn.BurnError, match="LoRAEmbedding: dropout applies to the input"):
+        burn.nn.LoRAEmbedding(burn.nn.Embedding(4, 2), rank=1, dropout=0.1)
+    with pytest.raises(burn.BurnError, match="LoRAConv: base must be a burn.nn.Conv2d or Conv1d"):
+        burn.nn.LoRAConv(burn.nn.Linear(2, 2), rank=1)

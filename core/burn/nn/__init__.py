@@ -12,5 +12,5 @@ from . import losses  # noqa: F401
 from . import state  # noqa: F401
 from .state import save_state_dict, load_state_dict, load_metadata  # noqa: F401
 from . import quant, lora  # noqa: F401,E402
-from .lora import (LoRALinear, NF4Linear, apply_lora, apply_qlora, merge_lora, lora_state_dict,  # noqa: F401,E402
-                   save_lora, load_lora, lora_summary)
+from .lora import (LoRALinear, LoRAConv, LoRAEmbedding, NF4Linear, apply_lora, apply_qlora,  # noqa: F401,E402
+                   merge_lora, lora_state_dict, save_lora, load_lora, lora_summary)

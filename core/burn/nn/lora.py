@@ -27,6 +27,13 @@ layers; :func:`save_lora` / :func:`load_lora` store the adapters alone;
 Models that read a layer's ``.weight`` instead of calling it (e.g. through
 ``F.linear_relu(h, layer.weight, layer.bias)``) still work: ``.weight`` of a
 LoRALinear is the effective weight ``W + scale * A @ B`` (without dropout).
+
+Convolutions and embeddings are adapted as PEFT does, when ``targets``
+selects them: :class:`LoRAConv` adds ``conv(conv(x, A), B)`` with ``A`` a
+``rank``-channel convolution of the base's kernel size, stride, padding and
+dilation and ``B`` a 1x1 convolution (zeros), so the update is the rank-r
+kernel ``B @ A``; :class:`LoRAEmbedding` adds ``embedding(i, A) @ B`` with
+``A`` [num_embeddings, rank] (zeros) and ``B`` [rank, dim] (normal).
 """
 from __future__ import annotations
 
@@ -41,11 +48,13 @@ from ..ops.creation import zeros
 from ..ops.linear import matmul
 from . import functional as F
 from . import init
-from .layers import Linear
+from .conv_layers import Conv1d, Conv2d
+from .layers import Embedding, Linear
 from .module import Module, Parameter
 from .quant import NF4Tensor, nf4_matmul, quantize_nf4
 
-__all__ = ["LoRALinear", "NF4Linear", "apply_lora", "apply_qlora", "merge_lora", "lora_state_dict",
+__all__ = ["LoRALinear", "LoRAConv", "LoRAEmbedding", "NF4Linear",
+           "apply_lora", "apply_qlora", "merge_lora", "lora_state_dict",
            "save_lora", "load_lora", "lora_summary", "LoRASummary"]
 
 _META_KEY = "burn.lora"
@@ -149,49 +158,24 @@ class NF4Linear(Module):
                 f"block_size={self.block_size}")
 
 
-class LoRALinear(Module):
-    """A frozen linear layer (``base``: :class:`Linear` or :class:`NF4Linear`) plus a
-    trainable low-rank update: ``base(x) + dropout(x) @ lora_A @ lora_B * alpha / rank``.
+class _LoRALayer(Module):
+    """What every adapter shares: a frozen ``base``, ``lora_A`` / ``lora_B`` and the scale."""
 
-    Example:
-        >>> import burn
-        >>> lin = burn.nn.Linear(6, 4)
-        >>> lora = burn.nn.LoRALinear(lin, rank=2, alpha=4)
-        >>> x = burn.randn((3, 6))
-        >>> assert (lora(x) - lin(x)).abs().max().item() == 0.0      # B starts at zero
-        >>> assert lora.lora_A.shape == (6, 2) and lora.scale == 2.0 and lin.weight.frozen
-    """
-
-    def __init__(self, base, rank: int, alpha: float | None = None, dropout: float = 0.0):
-        if not isinstance(base, (Linear, NF4Linear)):
-            raise BurnError(f"LoRALinear: base must be a burn.nn.Linear or NF4Linear, got {type(base).__name__}")
+    def _setup(self, base, rank, alpha, dropout):
+        name = type(self).__name__
         if not isinstance(rank, int) or rank < 1:
-            raise BurnError(f"LoRALinear: rank must be a positive int, got {rank!r}")
+            raise BurnError(f"{name}: rank must be a positive int, got {rank!r}")
         if not 0.0 <= dropout < 1.0:
-            raise BurnError(f"LoRALinear: dropout must be in [0, 1), got {dropout!r}")
+            raise BurnError(f"{name}: dropout must be in [0, 1), got {dropout!r}")
         alpha = float(rank if alpha is None else alpha)
         for p in base.parameters():
             p.freeze()
-        dev, dtype = _device_dtype(base)
         self.base = base
-        self.d_in, self.d_out = base.d_in, base.d_out
         self.rank, self.alpha, self.scale, self.dropout = rank, alpha, alpha / rank, float(dropout)
-        self.lora_A = Parameter(init.uniform((self.d_in, rank), 1.0 / math.sqrt(self.d_in), device=dev, dtype=dtype))
-        self.lora_B = Parameter(zeros((rank, self.d_out), device=dev, dtype=dtype))
-
-    def delta(self):
-        """The update ``scale * A @ B`` [d_in, d_out].
-
-        Example:
-            >>> import burn
-            >>> lora = burn.nn.LoRALinear(burn.nn.Linear(5, 3), rank=2)
-            >>> assert lora.delta().shape == (5, 3) and lora.delta().abs().max().item() == 0.0
-        """
-        return matmul(self.lora_A, self.lora_B) * self.scale
 
     @property
     def weight(self):
-        """The effective weight ``W + scale * A @ B`` (for code that reads ``.weight``).
+        """The effective weight ``W + delta()`` (for code that reads ``.weight``).
 
         Example:
             >>> import burn
@@ -209,19 +193,7 @@ class LoRALinear(Module):
             >>> base = burn.nn.Linear(5, 3)
             >>> assert burn.nn.LoRALinear(base, rank=2).bias is base.bias
         """
-        return self.base.bias
-
-    def forward(self, x):
-        """``base(x) + scale * dropout(x) @ lora_A @ lora_B``.
-
-        Example:
-            >>> import burn
-            >>> base = burn.nn.Linear(5, 3)
-            >>> x = burn.ones((1, 5))
-            >>> assert burn.nn.LoRALinear(base, rank=2).forward(x).tolist() == base(x).tolist()  # B starts at 0
-        """
-        h = F.dropout(x, self.dropout, training=self.training) if self.dropout else x
-        return self.base(x) + matmul(matmul(h, self.lora_A), self.lora_B) * self.scale
+        return getattr(self.base, "bias", None)
 
     def extra_repr(self) -> str:
         """Rank, alpha and dropout, shown in ``repr``.
@@ -232,6 +204,171 @@ class LoRALinear(Module):
         """
         drop = f", dropout={self.dropout}" if self.dropout else ""
         return f"rank={self.rank}, alpha={self.alpha}{drop}"
+
+    def _dropped(self, x):
+        return F.dropout(x, self.dropout, training=self.training) if self.dropout else x
+
+
+class LoRALinear(_LoRALayer):
+    """A frozen linear layer (``base``: :class:`Linear` or :class:`NF4Linear`) plus a
+    trainable low-rank update: ``base(x) + dropout(x) @ lora_A @ lora_B * alpha / rank``.
+
+    Example:
+        >>> import burn
+        >>> lin = burn.nn.Linear(6, 4)
+        >>> lora = burn.nn.LoRALinear(lin, rank=2, alpha=4)
+        >>> x = burn.randn((3, 6))
+        >>> assert (lora(x) - lin(x)).abs().max().item() == 0.0      # B starts at zero
+        >>> assert lora.lora_A.shape == (6, 2) and lora.scale == 2.0 and lin.weight.frozen
+    """
+
+    def __init__(self, base, rank: int, alpha: float | None = None, dropout: float = 0.0):
+        if not isinstance(base, (Linear, NF4Linear)):
+            raise BurnError(f"LoRALinear: base must be a burn.nn.Linear or NF4Linear, got {type(base).__name__}")
+        self._setup(base, rank, alpha, dropout)
+        dev, dtype = _device_dtype(base)
+        self.d_in, self.d_out = base.d_in, base.d_out
+        self.lora_A = Parameter(init.uniform((self.d_in, rank), 1.0 / math.sqrt(self.d_in), device=dev, dtype=dtype))
+        self.lora_B = Parameter(zeros((rank, self.d_out), device=dev, dtype=dtype))
+
+    def delta(self):
+        """The update ``scale * A @ B`` [d_in, d_out].
+
+        Example:
+            >>> import burn
+            >>> lora = burn.nn.LoRALinear(burn.nn.Linear(5, 3), rank=2)
+            >>> assert lora.delta().shape == (5, 3) and lora.delta().abs().max().item() == 0.0
+        """
+        return matmul(self.lora_A, self.lora_B) * self.scale
+
+    def forward(self, x):
+        """``base(x) + scale * dropout(x) @ lora_A @ lora_B``.
+
+        Example:
+            >>> import burn
+            >>> base = burn.nn.Linear(5, 3)
+            >>> x = burn.ones((1, 5))
+            >>> assert burn.nn.LoRALinear(base, rank=2).forward(x).tolist() == base(x).tolist()  # B starts at 0
+        """
+        return self.base(x) + matmul(matmul(self._dropped(x), self.lora_A), self.lora_B) * self.scale
+
+
+class LoRAConv(_LoRALayer):
+    """A frozen :class:`~burn.nn.Conv2d` / :class:`~burn.nn.Conv1d` plus a rank-``rank`` update
+    (PEFT's layout): ``base(x) + conv(conv(dropout(x), lora_A), lora_B) * alpha / rank`` where
+    ``lora_A`` [rank, C_in, *kernel] convolves with the base's stride, padding and dilation
+    and ``lora_B`` [C_out, rank, 1, ...] is a 1x1 convolution starting at zero.
+
+    Example:
+        >>> import burn
+        >>> conv = burn.nn.Conv2d(3, 8, 3, padding=1)
+        >>> lora = burn.nn.LoRAConv(conv, rank=2)
+        >>> x = burn.randn((2, 3, 6, 6))
+        >>> assert (lora(x) - conv(x)).abs().max().item() == 0.0 and lora.lora_A.shape == (2, 3, 3, 3)
+    """
+
+    def __init__(self, base, rank: int, alpha: float | None = None, dropout: float = 0.0):
+        if not isinstance(base, (Conv1d, Conv2d)):
+            raise BurnError(f"LoRAConv: base must be a burn.nn.Conv2d or Conv1d, got {type(base).__name__}")
+        if base.groups != 1:
+            raise BurnError(f"LoRAConv: grouped convolutions (groups={base.groups}) are not supported: the "
+                            f"rank-{rank} update would mix the groups; exclude this layer from targets")
+        self._setup(base, rank, alpha, dropout)
+        w = base.weight
+        fan_in = base.in_channels * math.prod(base.kernel_size)
+        self.lora_A = Parameter(init.uniform((rank, base.in_channels) + base.kernel_size, 1.0 / math.sqrt(fan_in),
+                                             device=w.device, dtype=w.dtype))
+        self.lora_B = Parameter(zeros((base.out_channels, rank) + (1,) * len(base.kernel_size), device=w.device,
+                                      dtype=w.dtype))
+
+    def delta(self):
+        """The update of the kernel: ``scale * (B @ A)`` shaped as the base weight.
+
+        Example:
+            >>> import burn
+            >>> lora = burn.nn.LoRAConv(burn.nn.Conv2d(3, 4, 3), rank=2)
+            >>> assert lora.delta().shape == (4, 3, 3, 3) and lora.delta().abs().max().item() == 0.0
+        """
+        b = self.base
+        flat = matmul(self.lora_B.reshape((b.out_channels, self.rank)), self.lora_A.reshape((self.rank, -1)))
+        return flat.reshape(tuple(b.weight.shape)) * self.scale
+
+    def forward(self, x):
+        """``base(x) + scale * conv(conv(dropout(x), lora_A), lora_B)``.
+
+        Example:
+            >>> import burn
+            >>> conv = burn.nn.Conv1d(2, 4, 3)
+            >>> x = burn.ones((1, 2, 7))
+            >>> assert burn.nn.LoRAConv(conv, rank=1).forward(x).tolist() == conv(x).tolist()
+        """
+        b = self.base
+        fn = F.conv2d if isinstance(b, Conv2d) else F.conv1d
+        one = (lambda t: t[0]) if isinstance(b, Conv1d) else (lambda t: t)
+        pad = b.padding if isinstance(b.padding, str) else one(b.padding)
+        h = fn(self._dropped(x), self.lora_A, None, stride=one(b.stride), padding=pad, dilation=one(b.dilation))
+        return b(x) + fn(h, self.lora_B, None) * self.scale
+
+
+class LoRAEmbedding(_LoRALayer):
+    """A frozen :class:`~burn.nn.Embedding` plus a rank-``rank`` update (PEFT's layout):
+    ``base(i) + embedding(i, lora_A) @ lora_B * alpha / rank`` with ``lora_A``
+    [num_embeddings, rank] starting at zero and ``lora_B`` [rank, dim] normal. The
+    ``padding_idx`` row gets no update, as in the base layer.
+
+    Example:
+        >>> import burn
+        >>> emb = burn.nn.Embedding(10, 4)
+        >>> lora = burn.nn.LoRAEmbedding(emb, rank=2)
+        >>> i = burn.tensor([[1, 7], [3, 3]])
+        >>> assert (lora(i) - emb(i)).abs().max().item() == 0.0 and lora.lora_B.shape == (2, 4)
+    """
+
+    def __init__(self, base, rank: int, alpha: float | None = None, dropout: float = 0.0):
+        if not isinstance(base, Embedding):
+            raise BurnError(f"LoRAEmbedding: base must be a burn.nn.Embedding, got {type(base).__name__}")
+        if dropout:
+            raise BurnError("LoRAEmbedding: dropout applies to the input of a layer, and an embedding's input "
+                            "is integer indices; use dropout=0.0")
+        self._setup(base, rank, alpha, dropout)
+        w = base.weight
+        from ..ops.creation import randn
+        self.lora_A = Parameter(zeros((base.num_embeddings, rank), device=w.device, dtype=w.dtype))
+        self.lora_B = Parameter(randn((rank, base.embedding_dim), device=w.device, dtype=w.dtype))
+
+    def delta(self):
+        """The update of the table: ``scale * A @ B`` [num_embeddings, dim] (0 at ``padding_idx``).
+
+        Example:
+            >>> import burn
+            >>> lora = burn.nn.LoRAEmbedding(burn.nn.Embedding(6, 3), rank=2)
+            >>> assert lora.delta().shape == (6, 3) and lora.delta().abs().max().item() == 0.0
+        """
+        d = matmul(self.lora_A, self.lora_B) * self.scale
+        return d if self.base.padding_idx is None else self._mask_rows(d)
+
+    def _mask_rows(self, d):
+        from ..ops.creation import arange
+        from ..ops.elementwise import where
+        rows = arange(d.shape[0], device=d.device).reshape((-1, 1))
+        return where(rows == self.base.padding_idx, 0.0, d)
+
+    def forward(self, indices):
+        """``base(i) + scale * embedding(i, lora_A) @ lora_B``.
+
+        Example:
+            >>> import burn
+            >>> emb = burn.nn.Embedding(5, 2)
+            >>> i = burn.tensor([4, 0])
+            >>> assert burn.nn.LoRAEmbedding(emb, rank=1).forward(i).tolist() == emb(i).tolist()
+        """
+        y = self.base(indices)
+        upd = matmul(F.embedding(indices, self.lora_A), self.lora_B) * self.scale
+        if self.base.padding_idx is not None:
+            from ..ops.elementwise import where
+            from ..ops.movement import expand_dims
+            upd = where(expand_dims(indices == self.base.padding_idx, -1), 0.0, upd)
+        return y + upd
 
 
 def _device_dtype(base):
@@ -250,7 +387,7 @@ def _replace(value, path, fn, memo):
         new = fn(path, value)
         if new is None:
             new = value
-            if not isinstance(value, LoRALinear):
+            if not isinstance(value, _LoRALayer):
                 for name, v in list(vars(value).items()):
                     r = _replace(v, f"{path}.{name}" if path else name, fn, memo)
                     if r is not v:
@@ -275,12 +412,16 @@ def _join(path, name):
     return f"{path}.{name}" if path else name
 
 
+_ADAPTABLE = (Linear, Conv1d, Conv2d, Embedding)
+
+
 def _targets(model, targets):
-    """Paths of the Linear modules whose weight ``targets`` selects (all Linears if None)."""
+    """Paths of the layers whose weight ``targets`` selects (all Linears if None)."""
     mods = list(model.named_modules())
-    if any(isinstance(m, LoRALinear) for _, m in mods):
+    if any(isinstance(m, _LoRALayer) for _, m in mods):
         raise BurnError("apply_lora: the model already has LoRA adapters; merge them first with "
                         "burn.nn.merge_lora(model)")
+    layer_weights = {_join(p, "weight"): p for p, m in mods if isinstance(m, _ADAPTABLE)}
     linear_weights = {_join(p, "weight"): p for p, m in mods if isinstance(m, Linear)}
     if targets is None:
         chosen = set(linear_weights.values())
@@ -290,24 +431,27 @@ def _targets(model, targets):
             raise BurnError(f"apply_lora: targets must be a burn.optim.ParamGroup or None, "
                             f"got {type(targets).__name__}")
         selected = targets.select(model)
-        others = [n for n, p in selected if n not in linear_weights and p.ndim >= 2]
+        others = [n for n, p in selected if n not in layer_weights and p.ndim >= 2]
         if others:
-            raise BurnError(f"apply_lora: targets {targets!r} select weights that are not Linear weights: "
-                            f"{', '.join(others)}; LoRA adapts burn.nn.Linear layers only. Narrow the "
-                            f"selection, e.g. ParamGroup(..., exclude=ParamGroup.from_paths({others[0]!r}))")
-        chosen = {linear_weights[n] for n, _ in selected if n in linear_weights}
+            raise BurnError(f"apply_lora: targets {targets!r} select weights that are not weights of "
+                            f"Linear, Conv1d, Conv2d or Embedding layers: {', '.join(others)}; LoRA adapts "
+                            f"those layers only. Narrow the selection, e.g. "
+                            f"ParamGroup(..., exclude=ParamGroup.from_paths({others[0]!r}))")
+        chosen = {layer_weights[n] for n, _ in selected if n in layer_weights}
     if not chosen:
-        what = "has no burn.nn.Linear layer" if targets is None else f"has no Linear weight selected by {targets!r}"
-        raise BurnError(f"apply_lora: the model {what}; Linear weights are: "
-                        f"{', '.join(linear_weights) or '(none)'}")
+        what = "has no burn.nn.Linear layer" if targets is None else f"has no layer weight selected by {targets!r}"
+        raise BurnError(f"apply_lora: the model {what}; adaptable weights are: "
+                        f"{', '.join(layer_weights) or '(none)'}")
     return chosen
 
 
 def apply_lora(model: Module, rank: int, alpha: float | None = None, dropout: float = 0.0, *, targets=None):
-    """Freeze ``model`` and add LoRA adapters to the Linear layers ``targets`` selects.
+    """Freeze ``model`` and add LoRA adapters to the layers ``targets`` selects.
 
     ``targets`` is a :class:`burn.optim.ParamGroup` matched against the
-    layers' weight paths (``"head.weight"``); None adapts every Linear. The
+    layers' weight paths (``"head.weight"``); None adapts every Linear.
+    Linear layers get a :class:`LoRALinear`, Conv1d/Conv2d a :class:`LoRAConv`
+    and Embedding a :class:`LoRAEmbedding`. The
     scale is ``alpha / rank`` (``alpha`` defaults to ``rank``). Every base
     parameter is frozen; the adapters (``<layer>.lora_A``, ``<layer>.lora_B``)
     are the only trainable parameters. The model is changed in place and
@@ -328,7 +472,8 @@ def apply_lora(model: Module, rank: int, alpha: float | None = None, dropout: fl
 
 def apply_qlora(model: Module, rank: int, alpha: float | None = None, dropout: float = 0.0, *, targets=None,
                 block_size: int = 64, scale_block: int = 256):
-    """:func:`apply_lora` with each targeted base weight stored as 4-bit NF4.
+    """:func:`apply_lora` with each targeted Linear's base weight stored as 4-bit NF4
+    (selected convolutions and embeddings keep float base weights).
 
     The frozen weights become :class:`NF4Linear` storage (codes two per byte,
     absmax per ``block_size`` elements, those scales 8-bit quantized per
@@ -355,15 +500,22 @@ def _apply(model, rank, alpha, dropout, targets, quantize):
     model.freeze()
 
     def swap(path, m):
-        if path in chosen and isinstance(m, Linear):
+        if path not in chosen:
+            return None
+        if isinstance(m, Linear):
             return LoRALinear(quantize(m) if quantize else m, rank, alpha, dropout)
+        if isinstance(m, (Conv1d, Conv2d)):
+            return LoRAConv(m, rank, alpha, dropout)
+        if isinstance(m, Embedding):
+            return LoRAEmbedding(m, rank, alpha, 0.0)
         return None
     return _replace(model, "", swap, {})
 
 
 def merge_lora(model: Module):
     """Fold every adapter into its base: each LoRALinear becomes a plain Linear with
-    weight ``W + (alpha/rank) A @ B`` (dequantized first under QLoRA).
+    weight ``W + (alpha/rank) A @ B`` (dequantized first under QLoRA), each LoRAConv /
+    LoRAEmbedding its base layer with the merged weight.
 
     The merged parameters are frozen, like the rest of the base after
     :func:`apply_lora`; unfreeze them (``p.unfreeze()``) to train the whole
@@ -381,10 +533,16 @@ def merge_lora(model: Module):
     from ..autodiff import no_grad
 
     def swap(path, m):
-        if not isinstance(m, LoRALinear):
+        if not isinstance(m, _LoRALayer):
             return None
         with no_grad():
             w = (m.base.weight.detach() + m.delta().detach()).detach()
+        if not isinstance(m, LoRALinear):
+            import copy
+            layer = copy.copy(m.base)          # same settings; a fresh attribute dict
+            layer.weight = Parameter(w, frozen=True)
+            layer.training = m.training
+            return layer
         lin = object.__new__(Linear)
         lin.d_in, lin.d_out = m.d_in, m.d_out
         lin.weight = Parameter(w, frozen=True)
@@ -398,7 +556,7 @@ def merge_lora(model: Module):
 # -- adapters alone ---------------------------------------------------------------------------
 
 def _adapters(model):
-    return [(p, m) for p, m in model.named_modules() if isinstance(m, LoRALinear)]
+    return [(p, m) for p, m in model.named_modules() if isinstance(m, _LoRALayer)]
 
 
 def lora_state_dict(model: Module) -> dict:
