@@ -13,8 +13,11 @@ hands to ``cupy.RawModule`` on a GPU:
   its element-wise segments are rendered the way burn_cuda.fused does (the
   general kernel and the all-contiguous variant).
 
-burn-cuda has no hand-written CUDA C kernels yet (matmul, reductions, scans
-and movement are CuPy's/cuBLAS's own), so there is nothing else to compile.
+* ``burn_cuda.indexing.scatter_source``: the atomicAdd scatter kernels of
+  index_add/scatter_add (float, double, int, long long through unsigned long long).
+
+bfloat16 (``__nv_bfloat16``) is among the family signatures. Matmul, reductions,
+scans and movement are CuPy's/cuBLAS's own, so there is nothing else to compile.
 
 The modules are batched into a few .cu files (each module in its own
 namespace, kernel names prefixed, preprocessor lines hoisted) and compiled by
@@ -89,8 +92,9 @@ def _training_program(dev):
 
 def _all_modules():
     from burn_cuda.fused import segment_source, segments
+    from burn_cuda.indexing import scatter_source
     from burn_cuda.kernels import family_source, signatures
-    mods = {}
+    mods = {scatter_source(): "scatter_add"}
     for ins, out in signatures():
         src = family_source(ins, out)
         if src:
@@ -135,6 +139,7 @@ def test_every_generated_cuda_kernel_compiles_with_nvcc(tmp_path):
     n_kernels = sum(len(_KERNEL.findall(s)) for s in srcs)
     assert n_groups > 200 and any("fused" in v for v in mods.values())
     assert any("__half" in s for s in srcs) and any("double" in s for s in srcs)
+    assert any("__nv_bfloat16" in s for s in srcs) and any("atomicAdd" in s for s in srcs)
     n_files = 4
     paths = []
     for f in range(n_files):

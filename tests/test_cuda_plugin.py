@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import burn
+from fakecupy import FAKE_NO_GPU as _FAKE_NO_GPU  # (tests/ is on sys.path under pytest)
 
 
 def _run(code, tmp_path=None, fake_cupy=None):
@@ -47,18 +48,6 @@ out["default"] = str(burn.Device.default())
 rec = [r for r in burn.plugins.report() if r.name == "cuda"][0]
 out["status"] = rec.status
 print(json.dumps(out))
-"""
-
-_FAKE_NO_GPU = """
-# a stand-in for an installed CuPy on a machine without a usable GPU
-def is_available():
-    return False
-class _Runtime:
-    @staticmethod
-    def getDeviceCount():
-        raise RuntimeError("cudaErrorNoDevice: no CUDA-capable device is detected")
-class cuda:
-    runtime = _Runtime
 """
 
 

@@ -1,17 +1,14 @@
 """burn.linalg's cuda kernels (burn_linalg._cuda).
 
-Without a GPU: a numpy/SciPy stand-in for CuPy (the one of test_cuda_fakecupy.py, extended with
-``cupy.linalg``, ``cupy.fft``, ``cupyx.errstate``, ``cupyx.scipy.linalg`` and
-``cupyx.scipy.signal``) runs every kernel through ``burn.Device.cuda(0)`` in a subprocess and
-compares it with flex. That checks WIRING, not CUDA numerics: registration, the CuPy functions
-each kernel calls and with which arguments, batching/broadcasting, dtypes, and errors named as
-flex names them. With CuPy and a GPU, ``test_every_op_on_a_real_gpu_matches_flex`` compares
+Without a GPU: the numpy/SciPy stand-in for CuPy of tests/fakecupy.py (with ``cupy.linalg``,
+``cupy.fft``, ``cupyx.errstate``, ``cupyx.scipy.linalg`` and ``cupyx.scipy.signal``) runs
+every kernel through ``burn.Device.cuda(0)`` in a subprocess and compares it with flex. That
+checks WIRING, not CUDA numerics: registration, the CuPy functions each kernel calls and with
+which arguments, batching/broadcasting, dtypes, and errors named as flex names them. With CuPy and a GPU, ``test_every_op_on_a_real_gpu_matches_flex`` compares
 the real cuSOLVER results with flex; it skips otherwise.
 """
 from __future__ import annotations
 
-import json
-import os
 import subprocess
 import sys
 import textwrap
@@ -24,83 +21,8 @@ import burn
 pytest.importorskip("burn_linalg")
 pytest.importorskip("burn_cuda")
 
-from test_cuda_fakecupy import FAKE, FAKE_X  # noqa: E402  (tests/ is on sys.path under pytest)
-
-# what the stand-in adds: CuPy's linalg/fft namespaces and cupyx's SciPy modules, run by numpy/SciPy;
-# every call is recorded in CALLS so a test can tell the native path from a host fallback
-FAKE_MORE = r'''
-import numpy.linalg as _nl
-import numpy.fft as _nf
-
-CALLS = []
-
-
-class _NS:
-    def __init__(self, mod, prefix):
-        self._m, self._p = mod, prefix
-    def __getattr__(self, name):
-        f = getattr(self._m, name)
-        if not callable(f) or isinstance(f, type):
-            return f
-        def g(*a, **k):
-            CALLS.append(self._p + name)
-            return _w(f(*[_un(x) for x in a], **{kk: _un(v) for kk, v in k.items()}))
-        return g
-
-
-linalg = _NS(_nl, "linalg.")
-fft = _NS(_nf, "fft.")
-
-
-def asnumpy(a):
-    CALLS.append("asnumpy")
-    return _np.array(a)
-'''
-
-FAKE_X_MORE = r'''
-import contextlib as _cl
-ERRSTATE = []
-
-
-@_cl.contextmanager
-def errstate(**kw):
-    ERRSTATE.append(kw)
-    yield
-'''
-
-FAKE_SUB = r'''
-import importlib as _il
-import cupy as _c
-_ns = _c._NS(_il.import_module("scipy.{mod}"), "scipy.{mod}.")
-
-
-def __getattr__(name):
-    return getattr(_ns, name)
-'''
-
-
-def write_fake_cupy(root):
-    """Write the stand-in packages ``cupy`` and ``cupyx`` under ``root``; returns the env for a subprocess."""
-    (root / "cupy").mkdir(parents=True)
-    (root / "cupy" / "__init__.py").write_text(FAKE + FAKE_MORE)
-    (root / "cupyx" / "scipy").mkdir(parents=True)
-    (root / "cupyx" / "__init__.py").write_text(FAKE_X + FAKE_X_MORE)
-    (root / "cupyx" / "scipy" / "__init__.py").write_text("")
-    for mod in ("linalg", "signal"):
-        (root / "cupyx" / "scipy" / f"{mod}.py").write_text(FAKE_SUB.replace("{mod}", mod))
-    env = dict(os.environ, PYTHONPATH=str(root) + os.pathsep + os.environ.get("PYTHONPATH", ""),
-               BURN_CUDA_FUSE_AFTER="1000000000")
-    env.pop("BURN_DEVICE", None)
-    return env
-
-
-def run_probe(tmp_path, probe):
-    env = write_fake_cupy(tmp_path / "fake")
-    r = subprocess.run([sys.executable, "-c", textwrap.dedent(probe)], capture_output=True, text=True, env=env,
-                       timeout=300)
-    assert r.returncode == 0, r.stderr[-5000:]
-    return json.loads(r.stdout.strip().splitlines()[-1])
-
+from fakecupy import real_gpu as _real_gpu  # noqa: E402  (tests/ is on sys.path under pytest)
+from fakecupy import run_probe  # noqa: E402
 
 # (name, call, inputs builder, CuPy functions the native kernel must call); shared with the GPU test
 CASES = r'''
@@ -164,7 +86,7 @@ def compare(dev, dtype, atol):
             for r, g in zip(ref, got, strict=True):
                 assert g.device == dev and r.device == burn.Device.flex(), (g.device, r.device)
                 assert g.dtype == r.dtype and tuple(g.shape) == tuple(r.shape), (g.dtype, r.dtype, g.shape, r.shape)
-                np.testing.assert_allclose(g.numpy().astype(np.float64), r.numpy().astype(np.float64),
+                np.testing.assert_allclose(g.numpy().astype(np.complex128), r.numpy().astype(np.complex128),
                                            atol=atol, rtol=atol)
         except Exception as e:
             bad.append(f"{name} {dtype}: {type(e).__name__}: {str(e)[:400]}")
@@ -177,7 +99,7 @@ exec(CASES_SRC)
 dev = burn.Device.cuda(0)
 from burn.dispatch import registry
 res = {"bad": [], "calls": {}, "kernels": {}, "errors": {}}
-for dt, tol in ((burn.float64, 1e-9), (burn.float32, 2e-4)):
+for dt, tol in ((burn.float64, 1e-9), (burn.float32, 2e-4), (burn.complex128, 1e-9)):
     res["bad"] += compare(dev, dt, tol)
 for name, fn, make, _ in CASES:
     del cupy.CALLS[:]
@@ -241,16 +163,6 @@ def test_burn_info_lists_cuda_linalg_kernels():
             assert "cuda: linalg host-fallback" not in line, line
 
 
-def _real_gpu():
-    try:
-        import cupy
-        if not cupy.is_available() or cupy.__version__.endswith("fake"):
-            return None
-    except Exception as e:
-        return f"CuPy unusable: {type(e).__name__}: {e}"
-    return "ok"
-
-
 def test_every_op_on_a_real_gpu_matches_flex():
     why = _real_gpu()
     if why != "ok":
@@ -258,7 +170,8 @@ def test_every_op_on_a_real_gpu_matches_flex():
     ns = {}
     exec(CASES, ns)
     dev = burn.Device.cuda(0)
-    bad = ns["compare"](dev, burn.float64, 1e-8) + ns["compare"](dev, burn.float32, 1e-3)
+    bad = (ns["compare"](dev, burn.float64, 1e-8) + ns["compare"](dev, burn.float32, 1e-3)
+           + ns["compare"](dev, burn.complex128, 1e-8))
     assert not bad, "\n".join(bad)
     with pytest.raises(np.linalg.LinAlgError, match="linalg::cholesky"):
         burn.linalg.cholesky(burn.tensor([[1.0, 2.0], [2.0, 1.0]], device=dev)).numpy()

@@ -1,6 +1,6 @@
 """burn.signal's cuda kernels (burn_signal._cuda).
 
-Without a GPU: the numpy/SciPy stand-in for CuPy of test_linalg_cuda.py (``cupy.fft`` runs
+Without a GPU: the numpy/SciPy stand-in for CuPy of tests/fakecupy.py (``cupy.fft`` runs
 numpy.fft, ``cupyx.scipy.signal`` runs scipy.signal) runs every kernel through
 ``burn.Device.cuda(0)`` in a subprocess and compares it with flex. That checks WIRING, not
 CUDA numerics: registration, which CuPy function each native kernel calls with which
@@ -20,7 +20,8 @@ import burn
 pytest.importorskip("burn_signal")
 pytest.importorskip("burn_cuda")
 
-from test_linalg_cuda import _real_gpu, run_probe  # noqa: E402  (tests/ is on sys.path under pytest)
+from fakecupy import real_gpu as _real_gpu  # noqa: E402  (tests/ is on sys.path under pytest)
+from fakecupy import run_probe  # noqa: E402
 
 # (name, call, inputs builder, CuPy functions the kernel must call: [] for host fallbacks)
 CASES = r'''

@@ -5,6 +5,13 @@ Registered through the ``burn.plugins`` entry point ``cuda``; serves
 used (inside the backend factory), never at discovery, so installing
 burn-cuda without CuPy or without a GPU leaves ``import burn``, flex and
 ``burn info`` working; ``burn info`` then shows why cuda cannot run.
+
+burn-cuda depends on burn-core and numpy only (not on burn-flex). Every core
+primitive runs on the GPU (no host fallbacks): generated CUDA C for element-wise
+ops and fused groups, cuBLAS/CUB through CuPy, generated atomicAdd kernels for
+scatter-add and advanced-index gradients. dtypes: bool, (u)int8, int32, int64,
+float16, float32, float64, complex64/128, and bfloat16 with CuPy >= 14 plus
+ml_dtypes (refused with a DTypeError saying what to upgrade otherwise).
 """
 from __future__ import annotations
 
@@ -42,5 +49,7 @@ def burn_plugin_info():
             continue
     info["cupy"] = ", ".join(found) if found else f"not installed ({INSTALL_HINT})"
     from .kernels import HOST_FALLBACK_OPS
-    info["host fallbacks"] = ", ".join(HOST_FALLBACK_OPS) + " (download, flex's numpy kernel, upload)"
+    info["host fallbacks"] = ", ".join(HOST_FALLBACK_OPS) or "none"
+    from .tensor import BF16_MIN_CUPY
+    info["bfloat16"] = f"with CuPy >= {BF16_MIN_CUPY} and ml_dtypes"
     return info

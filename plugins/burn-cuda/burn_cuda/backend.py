@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 import burn
-from burn.errors import BackendUnavailable
+from burn.errors import BackendUnavailable, DTypeError
 
 from . import runtime
 from .tensor import numpy_dtype
@@ -83,7 +83,14 @@ class CudaBackend(burn.Backend):
         if dev is not None and dev()[0] in (2, 13):    # kDLCUDA, kDLCUDAManaged
             dc = self._dc(index)
             with dc.scope():
-                return self.cp.from_dlpack(obj)
+                try:
+                    return self.cp.from_dlpack(obj)
+                except (NotImplementedError, TypeError) as e:
+                    if "bfloat16" not in str(e).lower():
+                        raise
+                    # CuPy's bfloat16 arrays predate its bfloat16 DLPack import (cupy PR #9670)
+                    raise DTypeError(f"cuda: CuPy {self.cp.__version__} cannot import bfloat16 over DLPack "
+                                     f"({e}); upgrade CuPy, or convert to float32 before from_dlpack") from None
         return self.from_numpy(np.from_dlpack(obj), None, index)
 
     def to_dlpack_source(self, native, index):

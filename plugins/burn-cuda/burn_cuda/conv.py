@@ -5,7 +5,7 @@ blocking): a convolution copies the window view of the padded input into
 columns ``[N, G, C/G*kH*kW, OH*OW]`` once and runs one batched cuBLAS GEMM; its
 input gradient is the GEMM with the transposed weight plus one strided add per
 window offset (col2im); pooling is one element-wise max/add per window offset.
-float16 computes in float32 (cuBLAS and the accumulations), like flex.
+float16 and bfloat16 compute in float32 (cuBLAS and the accumulations), like flex.
 """
 from __future__ import annotations
 

@@ -7,10 +7,18 @@ process and kept by CuPy's disk cache): the same renderer that fuses groups
 operands, which the generator does not render, use CuPy's ufuncs.
 Everything else uses CuPy's own functions where they are exact: cuBLAS
 matmul (TF32 off unless ``BURN_CUDA_ALLOW_TF32=1``), CUB reductions and
-scans, views for movement. Random numbers are drawn on the host with flex's
-algorithm (the same values on every backend) and uploaded. Ops listed in
-:data:`HOST_FALLBACK_OPS` download, run flex's numpy kernel and upload; they
-are registered with ``host_fallback=True`` so ``burn info`` shows them.
+scans, views for movement; arange/linspace/eye compute numpy's formulas on
+the device. Advanced indexing and scatter-add are :mod:`burn_cuda.indexing`
+(flat offsets, a generated atomicAdd kernel for every dtype). Random numbers
+come from core's reference stream (:mod:`burn.ops.random_stream`, drawn on
+the host and uploaded), so a seeded program draws the same values on every
+backend. No core primitive runs on the host (:data:`HOST_FALLBACK_OPS` is
+empty) and nothing here imports burn-flex: burn-cuda installs alone.
+
+bfloat16 (CuPy >= 14 with ml_dtypes, see :func:`burn_cuda.tensor.numpy_dtype`)
+is stored as ``__nv_bfloat16`` and computed in float: generated kernels widen
+each value, matmul casts to float32 for cuBLAS and back, reductions, scans,
+softmax, layer_norm and cross-entropy accumulate in float32.
 
 CuPy is imported on the first kernel call, never when this module is imported
 (plugin registration imports it on machines without CuPy).
@@ -29,6 +37,7 @@ from burn.codegen.family import family_kernels as _family_kernels
 from burn.errors import BurnError
 
 from . import runtime
+from .indexing import index_kernels
 from .tensor import dtype_name, elem_strides, numel, numpy_dtype
 
 INT32_MAX = (1 << 31) - 1
@@ -151,7 +160,7 @@ def run_elementwise(dc, kernel_for, shape, inputs, out_dtypes, params):
 
 # -- element-wise --------------------------------------------------------------------------
 
-RENDERABLE = ("bool", "uint8", "int8", "int32", "int64", "float16", "float32", "float64")
+RENDERABLE = ("bool", "uint8", "int8", "int32", "int64", "float16", "bfloat16", "float32", "float64")
 
 
 def family_kernels(in_dtypes: tuple, out: str) -> list:
@@ -247,11 +256,60 @@ def _upload(arr):
     return _cp().asarray(np.ascontiguousarray(arr))
 
 
-def _from_host(name):
-    """A creation kernel computed on the host by flex (the same values) and uploaded."""
+def _all_int(*vs):
+    return all(isinstance(v, (int, np.integer)) for v in vs)
+
+
+def arange(*, start, stop, step, dtype):
+    """numpy's arange (the values flex gives): integers exactly; floats as numpy fills them, in float64
+    ``start + i * ((start + step) - start)`` (numpy's fill extends its first two values)."""
+    cp = _cp()
+    nd = numpy_dtype(_name(dtype))
+    if _all_int(start, stop, step):
+        return cp.arange(int(start), int(stop), int(step), dtype=np.int64).astype(nd, copy=False)
+    start, stop, step = float(start), float(stop), float(step)
+    if step == 0:
+        raise ZeroDivisionError("arange: step must not be zero")
+    q = (stop - start) / step
+    n = max(int(np.ceil(q)), 0)
+    if q == 0 and stop != start:       # numpy: an underflowed quotient still holds one value
+        n = 0 if np.signbit(q) else 1
+    r = cp.arange(n, dtype=np.float64) * np.float64((start + step) - start) + np.float64(start)
+    return r.astype(nd, copy=False)
+
+
+def linspace(*, start, stop, num, endpoint, dtype):
+    """numpy's linspace (the values flex gives): float64 ``i * step + start`` (``i / div * delta`` when
+    the step underflows to zero), the last value ``stop`` exactly when ``endpoint``."""
+    cp = _cp()
+    nd = numpy_dtype(_name(dtype))
+    num = int(num)
+    div = (num - 1) if endpoint else num
+    start, stop = np.float64(start), np.float64(stop)
+    delta = stop - start
+    y = cp.arange(num, dtype=np.float64)
+    if div > 0:
+        step = delta / div
+        y = y / div * delta if step == 0 else y * step
+    else:
+        y = y * delta
+    y += start
+    if endpoint and num > 1:
+        y[-1] = stop
+    return y.astype(nd, copy=False)
+
+
+def eye(*, n, m, k, dtype):
+    return _cp().eye(n, m, k, dtype=numpy_dtype(_name(dtype)))
+
+
+def _random(name):
+    """A random op: core's reference stream on the host (the same numbers as flex and wgpu
+    for a seed), uploaded in the tensor's dtype."""
     def k(**attrs):
-        from burn_flex import kernels as fk
-        return _upload(getattr(fk, name)(**attrs))
+        from burn.ops import random_stream
+        arr = getattr(random_stream, name)(**attrs)
+        return _upload(arr.astype(numpy_dtype(_name(attrs["dtype"])), copy=False))
     k.__name__ = name
     return on_device(k)
 
@@ -262,33 +320,43 @@ def _acc(x):
     return np.int64 if x.dtype.kind in "biu" else None
 
 
+def _wide(x):
+    """bfloat16 reduces in float32 (its 8-bit mantissa would drop most of a long sum);
+    float16 is left to CuPy, which accumulates it in float32 already."""
+    return x.astype(np.float32) if dtype_name(x) == "bfloat16" else x
+
+
+def _back(r, x):
+    return r.astype(x.dtype) if r.dtype != x.dtype and dtype_name(x) == "bfloat16" else r
+
+
 def sum_(x, *, axis, keepdims):
-    return _cp().sum(x, axis=axis, keepdims=keepdims, dtype=_acc(x))
+    return _back(_cp().sum(_wide(x), axis=axis, keepdims=keepdims, dtype=_acc(x)), x)
 
 
 def prod(x, *, axis, keepdims):
-    return _cp().prod(x, axis=axis, keepdims=keepdims, dtype=_acc(x))
+    return _back(_cp().prod(_wide(x), axis=axis, keepdims=keepdims, dtype=_acc(x)), x)
 
 
 def max_(x, *, axis, keepdims):
-    return _cp().max(x, axis=axis, keepdims=keepdims)
+    return _back(_cp().max(_wide(x), axis=axis, keepdims=keepdims), x)
 
 
 def min_(x, *, axis, keepdims):
-    return _cp().min(x, axis=axis, keepdims=keepdims)
+    return _back(_cp().min(_wide(x), axis=axis, keepdims=keepdims), x)
 
 
 def any_(x, *, axis, keepdims):
-    return _cp().any(x, axis=axis, keepdims=keepdims)
+    return _cp().any(_wide(x), axis=axis, keepdims=keepdims)
 
 
 def all_(x, *, axis, keepdims):
-    return _cp().all(x, axis=axis, keepdims=keepdims)
+    return _cp().all(_wide(x), axis=axis, keepdims=keepdims)
 
 
 def _arg(fn):
     def k(x, *, axis, keepdims):
-        r = fn(x, axis=axis)
+        r = fn(_wide(x), axis=axis)
         if keepdims:
             r = r.reshape(tuple(1 for _ in x.shape) if axis is None else
                           tuple(1 if d == axis % x.ndim else s for d, s in enumerate(x.shape)))
@@ -306,11 +374,11 @@ def argmin(x, *, axis, keepdims):
 
 
 def cumsum(x, *, axis):
-    return _cp().cumsum(x, axis=axis, dtype=_acc(x))
+    return _back(_cp().cumsum(_wide(x), axis=axis, dtype=_acc(x)), x)
 
 
 def cumprod(x, *, axis):
-    return _cp().cumprod(x, axis=axis, dtype=_acc(x))
+    return _back(_cp().cumprod(_wide(x), axis=axis, dtype=_acc(x)), x)
 
 
 # -- movement (views where the strides allow) -------------------------------------------------
@@ -357,30 +425,20 @@ def take_along_axis(x, idx, *, axis):
     return cp.take_along_axis(cp.broadcast_to(x, xs), cp.broadcast_to(idx, shape), axis=axis)
 
 
-_ATOMIC_OK = ("float32", "float64", "int32")
-
-
-def scatter_add(x, idx, src, *, axis):
-    cp = _cp()
-    if dtype_name(x) not in _ATOMIC_OK:      # no atomicAdd for the type in cupyx: exact on the host
-        from burn_flex import kernels as fk
-        return _upload(fk.scatter_add(x.get(), idx.get(), src.get(), axis=axis))
-    import cupyx
-    out = x.copy()
-    grid = [cp.arange(s).reshape(tuple(s if d == i else 1 for d in range(idx.ndim)))
-            for i, s in enumerate(idx.shape)]
-    grid[axis] = idx
-    cupyx.scatter_add(out, tuple(grid), cp.broadcast_to(src, idx.shape))
-    return out
-
-
 # -- linear algebra ------------------------------------------------------------------------
 
+def _half(x):
+    return dtype_name(x) in ("float16", "bfloat16")
+
+
 def matmul(a, b):
-    """cuBLAS through CuPy (batched by broadcasting; float16 accumulates in float32)."""
+    """cuBLAS through CuPy (batched by broadcasting; float16 accumulates in float32;
+    bfloat16 is cast to float32, multiplied by cuBLAS's SGEMM and cast back)."""
     if a.dtype.kind == "b":
         r = _cp().matmul(a.astype(np.int64), b.astype(np.int64)) != 0
         return r
+    if dtype_name(a) == "bfloat16":
+        return _cp().matmul(a.astype(np.float32), b.astype(np.float32)).astype(a.dtype)
     r = _cp().matmul(a, b)
     return r if r.dtype == a.dtype else r.astype(a.dtype)
 
@@ -388,6 +446,11 @@ def matmul(a, b):
 def linear_relu(x, w, b):
     """burn::linear_relu: one cuBLAS call, then bias + relu in place (one generated kernel)."""
     cp = _cp()
+    if dtype_name(x) == "bfloat16":
+        y = cp.matmul(x.astype(np.float32), w.astype(np.float32))
+        y += b.astype(np.float32)
+        cp.maximum(y, 0, out=y)
+        return y.astype(x.dtype)
     y = cp.matmul(x, w)
     y += b
     cp.maximum(y, 0, out=y)
@@ -408,7 +471,7 @@ def softmax(x, axis):
     if x.size == 0:
         return x.copy()
     x2, back = _rows(x, axis)
-    acc = x2.astype(np.float32) if x2.dtype == np.float16 else x2
+    acc = x2.astype(np.float32) if _half(x2) else x2
     e = cp.exp(acc - acc.max(axis=1, keepdims=True))
     e /= e.sum(axis=1, keepdims=True)
     return back(e.astype(x.dtype, copy=False))
@@ -420,17 +483,21 @@ def softmax_grad(y, g, axis):
         return _cp().zeros_like(y)
     y2, back = _rows(y, axis)
     g2, _ = _rows(g, axis)
+    if _half(y2):
+        y2, g2 = y2.astype(np.float32), g2.astype(np.float32)
     t = g2 * y2
-    return back((g2 - t.sum(axis=1, keepdims=True)) * y2)
+    return back(((g2 - t.sum(axis=1, keepdims=True)) * y2).astype(y.dtype, copy=False))
 
 
 def layer_norm(x, w, b, eps):
-    """burn::layer_norm over the last axis (statistics in float32 for float16 inputs)."""
+    """burn::layer_norm over the last axis (statistics in float32 for float16/bfloat16 inputs)."""
     cp = _cp()
     if x.size == 0:
         return x.copy()
     x2 = cp.ascontiguousarray(x).reshape(-1, x.shape[-1])
-    a = x2.astype(np.float32) if x2.dtype == np.float16 else x2
+    a = x2.astype(np.float32) if _half(x2) else x2
+    if _half(w):
+        w, b = w.astype(np.float32), b.astype(np.float32)
     d = a - a.mean(axis=1, keepdims=True)
     r = 1 / cp.sqrt((d * d).mean(axis=1, keepdims=True) + a.dtype.type(eps))
     return (d * r * w + b).astype(x.dtype, copy=False).reshape(x.shape)
@@ -484,40 +551,31 @@ def softmax_cross_entropy_grad(logits, target, g, reduction="mean", label_smooth
     return p.astype(logits.dtype, copy=False)
 
 
-# -- host fallbacks (declared) ------------------------------------------------------------------
+# -- host fallbacks ---------------------------------------------------------------------------
 
-def _host(fn, name):
-    """Download the arrays, run flex's numpy kernel, upload the result."""
-    def k(*xs, **attrs):
-        cp = _cp()
-        r = fn(*[x.get() if isinstance(x, cp.ndarray) else x for x in xs], **attrs)
-        if isinstance(r, tuple):
-            return tuple(_upload(np.asarray(v)) for v in r)
-        return _upload(np.asarray(r))
-    k.__name__ = f"host_{name}"
-    return on_device(k)
-
-
-# index ops: exact numpy semantics (bounds errors, duplicate-index accumulation) for now
-HOST_FALLBACK_OPS = ("index", "index_add", "index_put")
+# core primitives that would download, run on the host and upload: none (kept as the
+# declared place for one, registered with host_fallback=True so `burn info` shows it)
+HOST_FALLBACK_OPS: tuple = ()
 
 
 def host_fallbacks() -> dict:
-    """Ops that run on the host for now (registered with ``host_fallback=True``)."""
-    from burn_flex import kernels as fk
-    allk = fk.all_kernels()
-    return {op: _host(allk[op], op) for op in HOST_FALLBACK_OPS}
+    """Ops that run on the host (registered with ``host_fallback=True``): none.
+
+    >>> assert host_fallbacks() == {}
+    """
+    return {}
 
 
 def all_kernels() -> dict:
     """op name -> kernel, for registration."""
     k = {op: elementwise(op) for op in ARITY}
     k["pow"] = on_device(_int_pow)
-    k.update({op: _from_host(op) for op in ("arange", "linspace", "eye", "rand_uniform", "rand_normal",
-                                              "rand_int")})
-    for fn in (sum_, prod, max_, min_, any_, all_, argmax, argmin, cumsum, cumprod, reshape, permute,
-               broadcast_to, slice_, slice_grad, pad, concat, take_along_axis, scatter_add, matmul):
+    k.update({"rand_uniform": _random("uniform"), "rand_normal": _random("normal"),
+              "rand_int": _random("integers")})
+    for fn in (arange, linspace, eye, sum_, prod, max_, min_, any_, all_, argmax, argmin, cumsum, cumprod,
+               reshape, permute, broadcast_to, slice_, slice_grad, pad, concat, take_along_axis, matmul):
         k[fn.__name__.rstrip("_") if fn is not slice_ else "slice"] = on_device(fn)
+    k.update({op: on_device(fn) for op, fn in index_kernels().items()})
     from .conv import conv_kernels
     k.update(conv_kernels())
     return k

@@ -4,18 +4,58 @@ A CuPy array already is what burn needs from a native tensor: a device
 buffer, a shape, byte strides (views of reshape/permute/slice/broadcast share
 memory, negative and zero strides included) and ``__dlpack__``. The helpers
 here translate its layout to the element strides the generated kernels read.
+
+bfloat16 arrays are ``ml_dtypes.bfloat16`` arrays, which CuPy holds from version 14 on
+(cupy PR #9494) when ml_dtypes is installed: :func:`bfloat16_dtype` checks both the
+first time a bfloat16 tensor meets the GPU and otherwise raises a DTypeError naming
+what to upgrade (never a silent widening to float32).
 """
 from __future__ import annotations
+
+import re
 
 import numpy as np
 
 from burn.errors import DTypeError
 
-# burn dtypes CuPy arrays hold (CuPy has no bfloat16 array type: bfloat16 is refused
-# with a clear error instead of silently widening)
-SUPPORTED = ("bool", "uint8", "int8", "int32", "int64", "float16", "float32", "float64", "complex64",
-             "complex128")
-NUMPY = {k: np.dtype(k if k != "bool" else np.bool_) for k in SUPPORTED}
+# burn dtypes CuPy arrays hold (bfloat16 only with CuPy >= 14 and ml_dtypes)
+SUPPORTED = ("bool", "uint8", "int8", "int32", "int64", "float16", "bfloat16", "float32", "float64",
+             "complex64", "complex128")
+NUMPY = {k: np.dtype(k if k != "bool" else np.bool_) for k in SUPPORTED if k != "bfloat16"}
+
+BF16_MIN_CUPY = 14
+BF16_HINT = ("pip install -U 'cupy-cuda12x>=14' ml_dtypes (or cupy-cuda13x), i.e. burn-cuda[cuda12] / "
+             "burn-cuda[cuda13]; or use float16/float32 on cuda")
+_BF16 = None
+
+
+def cupy_major(version: str) -> int:
+    """The major version of a CuPy version string (0 if it has none).
+
+    >>> assert cupy_major("14.0.0rc1") == 14 and cupy_major("13.6.0") == 13
+    """
+    m = re.match(r"\s*(\d+)", version or "")
+    return int(m.group(1)) if m else 0
+
+
+def bfloat16_dtype() -> np.dtype:
+    """``ml_dtypes.bfloat16`` when the installed CuPy holds bfloat16 arrays (CuPy >= 14 with
+    ml_dtypes importable), else a DTypeError saying what to upgrade."""
+    global _BF16
+    if _BF16 is not None:
+        return _BF16
+    from .runtime import load_cupy
+    version = getattr(load_cupy(), "__version__", "")
+    if cupy_major(version) < BF16_MIN_CUPY:
+        raise DTypeError(f"cuda: bfloat16 needs CuPy >= {BF16_MIN_CUPY} with ml_dtypes; CuPy {version} is "
+                         f"installed: {BF16_HINT}")
+    try:
+        import ml_dtypes
+    except ImportError as e:
+        raise DTypeError(f"cuda: bfloat16 needs the ml_dtypes package next to CuPy {version} ({e}): "
+                         f"{BF16_HINT}") from None
+    _BF16 = np.dtype(ml_dtypes.bfloat16)
+    return _BF16
 
 
 def numpy_dtype(name: str) -> np.dtype:
@@ -25,8 +65,9 @@ def numpy_dtype(name: str) -> np.dtype:
     """
     d = NUMPY.get(name)
     if d is None:
-        hint = " (CuPy has no bfloat16 arrays; use float16 or float32 on cuda)" if name == "bfloat16" else ""
-        raise DTypeError(f"cuda: dtype {name} is not supported{hint}; supported: {', '.join(SUPPORTED)}")
+        if name == "bfloat16":
+            return bfloat16_dtype()
+        raise DTypeError(f"cuda: dtype {name} is not supported; supported: {', '.join(SUPPORTED)}")
     return d
 
 

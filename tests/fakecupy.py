@@ -1,0 +1,338 @@
+"""A numpy/SciPy stand-in for CuPy ("fake CuPy"), shared by the cuda tests that run without a GPU.
+
+:func:`write_fake_cupy` writes the packages ``cupy`` and ``cupyx`` under a directory and
+returns the environment of a subprocess that imports them instead of a real CuPy;
+:func:`run_probe` runs a probe script there and returns the JSON of its last line.
+
+What the stand-in is: CuPy's array functions run by numpy (``cupy.ndarray`` is a numpy
+subclass with ``.device`` and ``.get()``), ``cupy.linalg``/``cupy.fft`` and
+``cupyx.scipy.{linalg,signal}`` run by numpy/SciPy with every call recorded in
+``cupy.CALLS``, and ``RawModule`` kernels "launched" by emulating them in numpy:
+
+- a generated element-wise kernel ``k_<op>`` (burn.codegen's per-op family kernels)
+  computes the op with flex's numpy kernel. flex is loaded from its directory under a
+  private module name (``FAKE_CUPY_FLEX_DIR``), so a probe can hide ``burn_flex`` from
+  burn and burn_cuda (``sys.modules["burn_flex"] = None``) and still have a "GPU";
+- burn_cuda's ``burn_scatter_add_<t>`` kernels (``out[idx[i]] += src[i]``) run ``numpy.add.at``.
+
+Other kernels (a fused multi-op group) raise "fake cupy runs family kernels only". The
+launch arguments are checked against CuPy's calling convention (index struct as a
+size-one structured numpy array, scalars as numpy scalars, float16 params as float32).
+
+This does NOT test CUDA: it tests burn_cuda's wiring (the CuPy calls, attributes,
+dtypes, layouts, errors). The generated CUDA C is compile-checked by test_cuda_nvcc.py.
+:data:`FAKE_NO_GPU` is the other stand-in: a CuPy that is installed but sees no GPU.
+``cupy.__version__`` is ``FAKE_CUPY_VERSION`` (default ``14.0.0+fake``: bfloat16 capable).
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+FAKE = r'''
+import contextlib as _cl
+import os as _os
+import numpy as _np
+
+__version__ = _os.environ.get("FAKE_CUPY_VERSION", "14.0.0+fake")
+
+
+class _Dev:
+    def __init__(self, i=0):
+        self.id = i
+    def __enter__(self):
+        return self
+    def __exit__(self, *a):
+        return False
+
+
+class ndarray(_np.ndarray):
+    @property
+    def device(self):
+        return _Dev(0)
+    def get(self, stream=None):
+        return _np.array(self)
+
+
+def _w(r):
+    if isinstance(r, tuple):
+        return tuple(_w(x) for x in r)
+    if isinstance(r, _np.ndarray):
+        return r.view(ndarray)
+    if isinstance(r, _np.generic):
+        return _np.asarray(r).view(ndarray)
+    return r
+
+
+def _un(a):
+    if isinstance(a, (list, tuple)):
+        return type(a)(_un(x) for x in a)
+    return _np.asarray(a) if isinstance(a, ndarray) else a
+
+
+def asarray(a, dtype=None):
+    return _np.array(_un(a), dtype=dtype, copy=True).view(ndarray)
+
+
+def ascontiguousarray(a, dtype=None):
+    return _np.ascontiguousarray(_un(a), dtype=dtype).view(ndarray)
+
+
+def from_dlpack(obj):
+    return _np.from_dlpack(obj).view(ndarray)
+
+
+def __getattr__(name):
+    f = getattr(_np, name)
+    if not callable(f):
+        return f
+    def g(*a, **k):
+        return _w(f(*[_un(x) for x in a], **{kk: _un(v) for kk, v in k.items()}))
+    return g
+
+
+def is_available():
+    return True
+
+
+class _Stream:
+    def __init__(self, non_blocking=False):
+        pass
+    def __enter__(self):
+        return self
+    def __exit__(self, *a):
+        return False
+    def synchronize(self):
+        pass
+
+
+class _Runtime:
+    CUDARuntimeError = MemoryError
+    @staticmethod
+    def getDeviceCount():
+        return 1
+    @staticmethod
+    def getDeviceProperties(i):
+        return {"name": b"FakeGPU", "major": 9, "minor": 0, "totalGlobalMem": 1 << 34, "multiProcessorCount": 1}
+    @staticmethod
+    def runtimeGetVersion():
+        return 13000
+    @staticmethod
+    def driverGetVersion():
+        return 13000
+
+
+LAUNCHES = []
+_FK = []
+
+
+def _flex_kernels():
+    """flex's numpy kernels, loaded from FAKE_CUPY_FLEX_DIR under a private name (the fake
+    GPU's ALU), so that hiding the burn_flex package from burn does not hide them."""
+    if not _FK:
+        import importlib, sys, types
+        d = _os.environ["FAKE_CUPY_FLEX_DIR"]
+        pkg = types.ModuleType("_fakecupy_flex")
+        pkg.__path__ = [d]
+        sys.modules["_fakecupy_flex"] = pkg
+        _FK.append(importlib.import_module("_fakecupy_flex.kernels"))
+    return _FK[0]
+
+
+class _Kernel:
+    def __init__(self, name):
+        self.name = name
+    def __call__(self, grid, block, args):
+        if self.name.startswith("burn_scatter_add_"):
+            return self._scatter_add(args)
+        fk = _flex_kernels()
+        from burn_cuda.kernels import ARITY
+        st, args = args[0], list(args[1:])
+        # CuPy's convention: a struct by value is a size-one numpy array
+        assert type(st) is _np.ndarray and st.size == 1 and st.dtype.names == ("v",), st
+        if not self.name.startswith("k_"):
+            raise NotImplementedError(f"fake cupy runs family kernels only, got {self.name}")
+        op = self.name[2:].split("_c")[0] if "_c" in self.name[2:] and self.name[2:].rsplit("_c", 1)[1].isdigit() \
+            else self.name[2:]
+        ar = ARITY[op]
+        out, ins, params = args[0], args[1:1 + ar], args[1 + ar:]
+        for p in params:
+            assert isinstance(p, _np.generic) and p.dtype != _np.float16, p
+        x = [_np.asarray(a) for a in ins]
+        if op == "cast":
+            r = x[0].astype(out.dtype)
+        elif op == "full":
+            r = _np.asarray(params[0]).astype(out.dtype)
+        elif op == "clip":
+            r = _np.minimum(_np.maximum(x[0], params[0].astype(x[0].dtype)), params[1].astype(x[0].dtype))
+        elif op == "where":
+            r = _np.where(x[0], x[1], x[2])
+        elif op == "pow":
+            r = _np.power(*x)
+        else:
+            r = dict(fk.UNARY, **fk.BINARY)[op](*x)
+        LAUNCHES.append(op)
+        _np.asarray(out)[...] = _np.broadcast_to(_np.asarray(r).astype(out.dtype, copy=False), out.shape)
+
+    def _scatter_add(self, args):
+        n, out, idx, src = args
+        want = {"f32": _np.float32, "f64": _np.float64, "i32": _np.int32, "i64": _np.int64}[self.name[17:]]
+        assert isinstance(n, _np.int64) and int(n) == idx.size == src.size, (n, idx.size, src.size)
+        assert out.dtype == want and src.dtype == want and idx.dtype == _np.int64, (out.dtype, src.dtype, idx.dtype)
+        assert out.flags.c_contiguous and idx.flags.c_contiguous and src.flags.c_contiguous
+        i = _np.asarray(idx)
+        # the kernel has no bounds check: burn_cuda must have checked the offsets
+        assert i.size == 0 or (i.min() >= 0 and i.max() < out.size), (i.min(), i.max(), out.size)
+        _np.add.at(_np.asarray(out).reshape(-1), i, _np.asarray(src))
+        LAUNCHES.append(self.name)
+
+
+class RawModule:
+    def __init__(self, code, options=()):
+        assert "extern \"C\" __global__" in code
+        self.code = code
+    def get_function(self, name):
+        assert f" {name}(" in self.code, name
+        return _Kernel(name)
+
+
+class lib:
+    class stride_tricks:
+        @staticmethod
+        def as_strided(x, shape=None, strides=None):
+            return _np.lib.stride_tricks.as_strided(x, shape, strides, subok=True)
+
+
+class cuda:
+    Device = _Dev
+    Stream = _Stream
+    runtime = _Runtime
+    @staticmethod
+    def using_allocator(f):
+        return _cl.nullcontext()
+
+
+# CuPy's linalg/fft namespaces run by numpy; every call is recorded in CALLS so a test can
+# tell the native path from a host fallback
+import numpy.linalg as _nl
+import numpy.fft as _nf
+
+CALLS = []
+
+
+class _NS:
+    def __init__(self, mod, prefix):
+        self._m, self._p = mod, prefix
+    def __getattr__(self, name):
+        f = getattr(self._m, name)
+        if not callable(f) or isinstance(f, type):
+            return f
+        def g(*a, **k):
+            CALLS.append(self._p + name)
+            return _w(f(*[_un(x) for x in a], **{kk: _un(v) for kk, v in k.items()}))
+        return g
+
+
+linalg = _NS(_nl, "linalg.")
+fft = _NS(_nf, "fft.")
+
+
+def asnumpy(a):
+    CALLS.append("asnumpy")
+    return _np.array(a)
+'''
+
+FAKE_X = r'''
+import contextlib as _cl
+import numpy as _np
+
+ERRSTATE = []
+
+
+def scatter_add(a, slices, value):
+    _np.add.at(_np.asarray(a), tuple(_np.asarray(s) for s in slices), _np.asarray(value))
+
+
+@_cl.contextmanager
+def errstate(**kw):
+    ERRSTATE.append(kw)
+    yield
+'''
+
+FAKE_SUB = r'''
+import importlib as _il
+import cupy as _c
+_ns = _c._NS(_il.import_module("scipy.{mod}"), "scipy.{mod}.")
+
+
+def __getattr__(name):
+    return getattr(_ns, name)
+'''
+
+# a stand-in for an installed CuPy on a machine without a usable GPU (test_cuda_plugin.py)
+FAKE_NO_GPU = """
+def is_available():
+    return False
+class _Runtime:
+    @staticmethod
+    def getDeviceCount():
+        raise RuntimeError("cudaErrorNoDevice: no CUDA-capable device is detected")
+class cuda:
+    runtime = _Runtime
+"""
+
+# prepended to a probe that must run without burn-flex: the package cannot be imported and
+# the plugin is disabled, so burn and burn_cuda must do everything on their own
+NO_FLEX = 'import sys\nsys.modules["burn_flex"] = None\n'
+
+
+def _flex_dir() -> str:
+    import burn_flex
+    return os.path.dirname(burn_flex.__file__)
+
+
+def write_fake_cupy(root, *, version: str | None = None, without_flex: bool = False) -> dict:
+    """Write the stand-in packages ``cupy`` and ``cupyx`` under ``root``; returns the env for a
+    subprocess (``version``: the fake's ``cupy.__version__``; ``without_flex``: flex's plugin
+    disabled, for probes that also start with :data:`NO_FLEX`)."""
+    (root / "cupy").mkdir(parents=True)
+    (root / "cupy" / "__init__.py").write_text(FAKE)
+    (root / "cupyx" / "scipy").mkdir(parents=True)
+    (root / "cupyx" / "__init__.py").write_text(FAKE_X)
+    (root / "cupyx" / "scipy" / "__init__.py").write_text("")
+    for mod in ("linalg", "signal"):
+        (root / "cupyx" / "scipy" / f"{mod}.py").write_text(FAKE_SUB.replace("{mod}", mod))
+    env = dict(os.environ, PYTHONPATH=str(root) + os.pathsep + os.environ.get("PYTHONPATH", ""),
+               BURN_CUDA_FUSE_AFTER="1000000000", FAKE_CUPY_FLEX_DIR=_flex_dir())
+    env.pop("BURN_DEVICE", None)
+    if version is not None:
+        env["FAKE_CUPY_VERSION"] = version
+    if without_flex:
+        disabled = [p for p in env.get("BURN_PLUGINS_DISABLE", "").split(",") if p.strip()]
+        env["BURN_PLUGINS_DISABLE"] = ",".join(disabled + ["flex"])
+    return env
+
+
+def run_probe(tmp_path, probe: str, *, version: str | None = None, without_flex: bool = False,
+              timeout: int = 600):
+    """Run ``probe`` (Python source printing one JSON line last) on the fake CuPy in a fresh
+    interpreter; returns the parsed JSON. ``without_flex``: burn_flex cannot be imported."""
+    env = write_fake_cupy(tmp_path / "fake", version=version, without_flex=without_flex)
+    code = (NO_FLEX if without_flex else "") + textwrap.dedent(probe)
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=timeout)
+    assert r.returncode == 0, r.stderr[-5000:]
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+def real_gpu():
+    """"ok" when a real CuPy with a usable GPU is importable here; else None or the reason."""
+    try:
+        import cupy
+        if not cupy.is_available() or cupy.__version__.endswith("fake"):
+            return None
+    except Exception as e:
+        return f"CuPy unusable: {type(e).__name__}: {e}"
+    return "ok"
