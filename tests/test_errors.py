@@ -141,3 +141,17 @@ def test_a_kernel_failure_surfaces_at_read_and_other_pending_values_say_why_they
     with pytest.raises(burn.BurnError, match="never computed.*kernel blew up"):
         y.numpy()
     assert (x * 3).tolist() == [3.0, 3.0]      # the device keeps working
+
+
+@pytest.mark.parametrize("name,call", [
+    ("index", lambda x: x[burn.tensor([5, 6])]),
+    ("index_put", lambda x: x.__setitem__(burn.tensor([6]), 1.0) or x),
+    ("take_along_axis", lambda x: burn.take_along_axis(x, burn.tensor([[9]]), axis=0)),
+    ("scatter_add", lambda x: burn.scatter_add(x, burn.tensor([[7, 0, 0, 0]]), burn.ones((1, 4)), axis=0)),
+])
+def test_out_of_range_index_arrays_are_shape_errors_naming_the_op_on_flex(name, call):
+    # the values of an index tensor are known only when it is computed: the error comes at
+    # the flush, as the same ShapeError with numpy's message that wgpu and cuda raise
+    x = burn.zeros((6, 4))
+    with pytest.raises(burn.ShapeError, match=rf"^{name}: index -?\d+ is out of bounds for axis 0 with size 6"):
+        call(x).numpy()
