@@ -263,3 +263,31 @@ def test_transformer_repr_and_names():
     t = torch.nn.TransformerEncoder(torch.nn.TransformerEncoderLayer(8, 2, dim_feedforward=16, batch_first=True),
                                     2, enable_nested_tensor=False)
     assert enc.num_params() == sum(p.numel() for p in t.parameters())
+
+
+def test_load_torch_state_unpacks_attention_in_proj(tmp_path):
+    st = pytest.importorskip("safetensors.torch")
+    torch.manual_seed(0)
+    t = torch.nn.TransformerEncoder(torch.nn.TransformerEncoderLayer(8, 2, dim_feedforward=16, dropout=0.0,
+                                                                     batch_first=True),
+                                    2, enable_nested_tensor=False).double().eval()
+    path = tmp_path / "encoder.safetensors"
+    st.save_file({k: v.contiguous() for k, v in t.state_dict().items()}, str(path))
+    assert "layers.0.self_attn.in_proj_weight" in t.state_dict()
+    enc = burn.nn.TransformerEncoder(burn.nn.TransformerEncoderLayer(8, 2, dim_feedforward=16, dropout=0.0,
+                                                                     dtype=burn.float64), 2)
+    enc.load_torch_state(path)
+    enc.eval()
+    x = _rand((3, 5, 8))
+    np.testing.assert_allclose(enc(burn.tensor(x)).numpy(), t(torch.tensor(x)).detach().numpy(), **TOL)
+    # torch stores separate q/k/v weights (and still one packed bias) when key/value sizes differ
+    m = torch.nn.MultiheadAttention(8, 2, kdim=5, vdim=3, batch_first=True).double()
+    assert {"q_proj_weight", "k_proj_weight", "v_proj_weight", "in_proj_bias"} <= set(m.state_dict())
+    st.save_file({k: v.contiguous() for k, v in m.state_dict().items()}, str(tmp_path / "mha.safetensors"))
+    b = burn.nn.MultiHeadAttention(8, 2, kdim=5, vdim=3, dtype=burn.float64)
+    b.load_torch_state(tmp_path / "mha.safetensors")
+    q, k, v = _rand((2, 4, 8), 2), _rand((2, 6, 5), 3), _rand((2, 6, 3), 4)
+    want = m(torch.tensor(q), torch.tensor(k), torch.tensor(v), need_weights=False)[0].detach().numpy()
+    got = b(burn.tensor(q), burn.tensor(k), burn.tensor(v))
+    got = got[0] if isinstance(got, tuple) else got
+    np.testing.assert_allclose(got.numpy(), want, **TOL)

@@ -365,15 +365,52 @@ def torch_names(module) -> dict[str, str]:
     return out
 
 
+def _unpack_attention_projections(module, names, arrays) -> set:
+    """Add torch-named ``q_proj.weight`` ... entries to ``arrays`` from torch's packed
+    MultiheadAttention tensors; returns the packed names it consumed."""
+    from .attention import MultiHeadAttention
+    used = set()
+    for path, m in module.named_modules():
+        if not isinstance(m, MultiHeadAttention):
+            continue
+        q_name = names.get(f"{path}.q_proj.weight" if path else "q_proj.weight")
+        if q_name is None:
+            continue
+        prefix = q_name[: -len("q_proj.weight")]          # torch's path of this module, with the dot
+        e = m.embed_dim
+        packed_w, packed_b = f"{prefix}in_proj_weight", f"{prefix}in_proj_bias"
+        if packed_w in arrays:
+            w = arrays[packed_w]
+            if w.shape[0] != 3 * e:
+                continue                                  # reported as unexpected / missing below
+            for i, proj in enumerate("qkv"):
+                arrays[f"{prefix}{proj}_proj.weight"] = w[i * e:(i + 1) * e]
+            used.add(packed_w)
+        for proj in "qkv":                                # separate weights when kdim/vdim differ
+            sep = f"{prefix}{proj}_proj_weight"
+            if sep in arrays:
+                arrays[f"{prefix}{proj}_proj.weight"] = arrays[sep]
+                used.add(sep)
+        if packed_b in arrays and arrays[packed_b].shape == (3 * e,):
+            b = arrays[packed_b]
+            for i, proj in enumerate("qkv"):
+                arrays[f"{prefix}{proj}_proj.bias"] = b[i * e:(i + 1) * e]
+            used.add(packed_b)
+    return used
+
+
 def load_torch_state(module, path, *, strict: bool = True):
     """Load a safetensors state dict written by PyTorch for the same architecture.
 
     The mapping: names come from :func:`torch_names` (``Sequential`` indices
     without the ``layers`` segment), and the ``weight`` of every burn
     ``Linear`` is transposed, since torch stores ``[out, in]`` and burn
-    ``[in, out]``. Other tensors (biases, norms, embeddings) are taken as
-    stored. Names, shapes and dtypes are then checked as in :func:`load_into`.
-    This is ``module.load_torch_state(path)``.
+    ``[in, out]``. A :class:`~burn.nn.MultiHeadAttention` reads torch's packed
+    ``in_proj_weight`` / ``in_proj_bias`` (or ``q/k/v_proj_weight`` when key and
+    value sizes differ) into its ``q_proj``, ``k_proj`` and ``v_proj``. Other
+    tensors (biases, norms, embeddings) are taken as stored. Names, shapes and
+    dtypes are then checked as in :func:`load_into`. This is
+    ``module.load_torch_state(path)``.
 
     Example:
         >>> import burn, os, tempfile
@@ -386,7 +423,9 @@ def load_torch_state(module, path, *, strict: bool = True):
     names = torch_names(module)
     linear_weights = {f"{p}.weight" if p else "weight" for p, m in module.named_modules() if isinstance(m, Linear)}
     arrays, _ = _read_arrays(path)
-    state, used = {}, set()
+    arrays = dict(arrays)
+    used = _unpack_attention_projections(module, names, arrays)
+    state = {}
     for burn_name, torch_name in names.items():
         if torch_name in arrays:
             a = arrays[torch_name]
