@@ -199,6 +199,9 @@ def test_checkpoint_contents_and_keep_last(tmp_path):
 _RESUME_SCRIPT = """
 import sys, numpy as np, burn, burn.nn.functional as F
 mode, ckdir, out, loader_seed, dev_seed = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5])
+every = int(sys.argv[6]) if len(sys.argv) > 6 and int(sys.argv[6]) else None   # mid-epoch checkpoint period
+crash_at = int(sys.argv[7]) if len(sys.argv) > 7 else None  # "crash": die at this global step
+prefetch = int(sys.argv[8]) if len(sys.argv) > 8 else 0
 base = burn.Device.flex(); dev = base.autodiff()
 np.random.seed(dev_seed)                     # the global numpy stream the collate draws noise from
 base.seed(dev_seed)                          # init and dropout draw from the device stream
@@ -211,27 +214,33 @@ def noisy(samples):                          # augmentation with numpy's global 
     return xs + np.random.normal(0, 0.1, xs.shape).astype(np.float32), ys
 
 train = burn.data.DataLoader(burn.data.ArrayDataset(x, y), 16, shuffle=True, seed=loader_seed, device=dev,
-                             collate=noisy)
+                             collate=noisy, prefetch=prefetch)
 valid = burn.data.DataLoader(burn.data.ArrayDataset(x[:40], y[:40]), 20, device=dev)
 model = burn.nn.Sequential(burn.nn.Linear(8, 32, device=dev), burn.nn.ReLU(), burn.nn.Dropout(0.3),
                            burn.nn.Linear(32, 3, device=dev))
 opt = burn.optim.AdamW(model, lr=0.01, weight_decay=0.05, grad_clip=burn.optim.GradClip.norm(1.0))
 sched = burn.optim.SequentialLR(opt, [burn.optim.LinearWarmup(opt, warmup_steps=5, start_factor=0.1),
                                       burn.optim.CosineAnnealingLR(opt, T_max=40)], milestones=[5])
-learner = burn.train.Learner(model, opt, F.cross_entropy, scheduler=sched, metrics=["accuracy"],
-                             checkpoint_dir=ckdir, keep_last=1, progress=False,
+def loss_fn(out, target):
+    if model.training and learner.global_step + 1 == crash_at:    # a training step, not validation
+        import os
+        os._exit(3)                          # no cleanup, as a killed process
+    return F.cross_entropy(out, target)
+
+learner = burn.train.Learner(model, opt, loss_fn, scheduler=sched, metrics=["accuracy"],
+                             checkpoint_dir=ckdir, keep_last=1, progress=False, checkpoint_every=every,
                              early_stopping=burn.train.EarlyStopping("valid_loss", patience=50))
-epochs = {"straight": 4, "first": 2, "resume": 4}[mode]
+epochs = {"straight": 4, "first": 2, "resume": 4, "crash": 4}[mode]
 h = learner.fit(train, epochs, valid_loader=valid, resume=(mode == "resume"))
 np.savez(out, **{n: p.numpy() for n, p in model.named_parameters()},
          __loss=np.array(h["train_loss"]), __vloss=np.array(h["valid_loss"]), __steps=learner.global_step)
 """
 
 
-def _run(script, *args):
+def _run(script, *args, rc=0):
     r = subprocess.run([sys.executable, str(script), *map(str, args)], capture_output=True, text=True,
                        timeout=120)
-    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.returncode == rc, r.stdout + r.stderr
 
 
 def test_resume_in_a_new_process_is_bit_identical_to_an_uninterrupted_run(tmp_path):
@@ -404,3 +413,35 @@ def test_history_plot_without_matplotlib_says_how_to_install(monkeypatch):
     monkeypatch.setitem(sys.modules, "matplotlib.backends.backend_agg", None)
     with pytest.raises(burn.BurnError, match="pip install matplotlib"):
         burn.train.History([{"epoch": 1, "train_loss": 1.0}]).plot("x.png")
+
+
+@pytest.mark.parametrize("prefetch", [0, 3])
+def test_mid_epoch_checkpoints_resume_bit_identically_after_a_crash(tmp_path, prefetch):
+    # the collate draws augmentation noise from numpy's global generator; with prefetch the
+    # loader's thread has drawn ahead of the batch trained when the checkpoint is written
+    script = tmp_path / "fit.py"
+    script.write_text(_RESUME_SCRIPT)
+    _run(script, "straight", tmp_path / "a", tmp_path / "straight.npz", 7, 0, 0, 0, prefetch)
+    # 8 batches per epoch, a checkpoint every 3: the process dies in batch 6 of epoch 3 (step 22),
+    # after the checkpoint written at batch 3 of that epoch
+    _run(script, "crash", tmp_path / "b", tmp_path / "unused.npz", 7, 0, 3, 22, prefetch, rc=3)
+    assert [os.path.basename(p) for p in burn.train.list_checkpoints(tmp_path / "b")] == ["epoch-0002-step-000003"]
+    _run(script, "resume", tmp_path / "b", tmp_path / "resumed.npz", 12345, 99, 3, 0, prefetch)
+    straight, resumed = np.load(tmp_path / "straight.npz"), np.load(tmp_path / "resumed.npz")
+    for k in (k for k in straight.files if not k.startswith("__")):
+        np.testing.assert_array_equal(straight[k], resumed[k], err_msg=k)
+    # the interrupted epoch's loss covers all of its batches: the saved partial sums were restored
+    np.testing.assert_array_equal(straight["__loss"], resumed["__loss"])
+    np.testing.assert_array_equal(straight["__vloss"], resumed["__vloss"])
+    assert int(resumed["__steps"]) == 4 * 8
+
+
+def test_checkpoint_names_order_mid_epoch_checkpoints_after_their_epoch(tmp_path):
+    for n in ("epoch-0002", "epoch-0001-step-000010", "epoch-0001", "epoch-0002-step-000002", "epoch-0001-step-2"):
+        os.mkdir(tmp_path / n)
+    assert [os.path.basename(p) for p in burn.train.list_checkpoints(tmp_path)] == [
+        "epoch-0001", "epoch-0001-step-2", "epoch-0001-step-000010", "epoch-0002", "epoch-0002-step-000002"]
+    with pytest.raises(burn.BurnError, match="checkpoint_every needs a checkpoint_dir"):
+        _learner(_mlp(), checkpoint_every=5)
+    with pytest.raises(burn.BurnError, match="checkpoint_every must be an int >= 1"):
+        _learner(_mlp(), checkpoint_dir=tmp_path, checkpoint_every=0)

@@ -81,6 +81,11 @@ class DataLoader:
         self.collate = collate
         self.prefetch = int(prefetch)
         self.epoch = 0
+        self._start_batch = 0
+        # mid-epoch checkpoints need the global random state as it was right after the last
+        # batch handed out was built, not as the prefetch thread left it (see host_rng_after_batch)
+        self.track_host_rng = False
+        self.host_rng_after_batch = None
 
     def __len__(self) -> int:
         n = len(self.dataset)
@@ -97,6 +102,21 @@ class DataLoader:
             >>> assert x.tolist() == dl.indices(epoch=5).tolist() and dl.epoch == 6
         """
         self.epoch = int(epoch)
+
+    def skip_batches(self, n: int) -> None:
+        """Make the next ``iter()`` start at batch ``n`` of its epoch, without reading or collating
+        the batches before it (a Learner resuming mid-epoch calls it).
+
+        Example:
+            >>> import burn, numpy as np
+            >>> dl = burn.data.DataLoader(burn.data.ArrayDataset(np.arange(10)), 4)
+            >>> dl.skip_batches(1)
+            >>> assert [b[0].tolist() for b in dl] == [[4, 5, 6, 7], [8, 9]]
+            >>> assert len(list(dl)) == 3          # only the next epoch is shortened
+        """
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
+            raise BurnError(f"DataLoader.skip_batches: n must be an int >= 0, got {n!r}")
+        self._start_batch = int(n)
 
     def indices(self, epoch: int | None = None) -> np.ndarray:
         """The sample order of ``epoch`` (default: the next one): a permutation if shuffling.
@@ -116,22 +136,28 @@ class DataLoader:
     def __iter__(self):
         order = self.indices(self.epoch)
         self.epoch += 1
-        batches = self._host_batches(order)
+        start, self._start_batch = self._start_batch, 0
+        self.host_rng_after_batch = None
+        batches = self._host_batches(order, start)
         if self.prefetch:
             batches = _prefetched(batches, self.prefetch)
         return self._to_device(batches)
 
     # -- internals ---------------------------------------------------------------------
-    def _host_batches(self, order):
+    def _host_batches(self, order, start=0):
+        """(batch, random state after building it or None), from batch ``start`` on."""
+        import random
         bs, n = self.batch_size, len(order)
         stop = n - n % bs if self.drop_last else n
         fast = self.collate is None and hasattr(self.dataset, "get_batch")
-        for i in range(0, stop, bs):
+        track = self.track_host_rng
+        for i in range(start * bs, stop, bs):
             idx = order[i:i + bs]
             if fast:
-                yield self.dataset.get_batch(idx)
+                batch = self.dataset.get_batch(idx)
             else:
-                yield (self.collate or default_collate)([self.dataset[int(j)] for j in idx])
+                batch = (self.collate or default_collate)([self.dataset[int(j)] for j in idx])
+            yield batch, ((np.random.get_state(legacy=False), random.getstate()) if track else None)
 
     def _to_device(self, batches):
         from ..ops.creation import _device, from_numpy
@@ -146,7 +172,8 @@ class DataLoader:
             return from_numpy(a, device=device)
 
         try:
-            for batch in batches:
+            for batch, rng_after in batches:
+                self.host_rng_after_batch = rng_after
                 if isinstance(batch, dict):
                     yield {k: convert(v) for k, v in batch.items()}
                 elif isinstance(batch, (tuple, list)):

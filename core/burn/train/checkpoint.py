@@ -1,6 +1,8 @@
 """Checkpoint directories: everything a fit needs to continue bit-exactly.
 
-``checkpoint_dir/epoch-0003/`` holds
+``checkpoint_dir/epoch-0003/`` (after 3 epochs) or, with the Learner's
+``checkpoint_every``, ``checkpoint_dir/epoch-0003-step-000050/`` (after 3
+epochs and 50 batches of the 4th) holds
 
 - ``model.safetensors``: the model's state (loadable alone with ``Module.load``);
 - ``optimizer.safetensors``: optimizer state and the scheduler's position
@@ -37,11 +39,12 @@ FORMAT = "burn.train/1"
 META = "learner.json"
 MODEL = "model.safetensors"
 OPTIM = "optimizer.safetensors"
-_NAME = re.compile(r"^epoch-(\d+)$")
+_NAME = re.compile(r"^epoch-(\d+)(?:-step-(\d+))?$")
 
 
-def checkpoint_name(epoch: int) -> str:
-    return f"epoch-{epoch:04d}"
+def checkpoint_name(epoch: int, step: int = 0) -> str:
+    """``epoch-XXXX`` after ``epoch`` whole epochs, ``epoch-XXXX-step-YYYYYY`` ``step`` batches later."""
+    return f"epoch-{epoch:04d}" + (f"-step-{step:06d}" if step else "")
 
 
 def list_checkpoints(directory) -> list[str]:
@@ -61,8 +64,8 @@ def list_checkpoints(directory) -> list[str]:
     for name in os.listdir(directory):
         m = _NAME.match(name)
         if m and os.path.isdir(os.path.join(directory, name)):
-            found.append((int(m.group(1)), os.path.join(directory, name)))
-    return [p for _, p in sorted(found)]
+            found.append((int(m.group(1)), int(m.group(2) or 0), os.path.join(directory, name)))
+    return [p for _, _, p in sorted(found)]
 
 
 def latest_checkpoint(directory) -> str | None:
@@ -87,8 +90,10 @@ def _sha256(path: str) -> str:
     return h.hexdigest()
 
 
-def write_checkpoint_dir(directory, epoch: int, write_files, meta: dict, keep_last: int | None) -> str:
-    """Write checkpoint ``epoch`` atomically and prune to the newest ``keep_last``; returns its path.
+def write_checkpoint_dir(directory, epoch: int, write_files, meta: dict, keep_last: int | None,
+                         step: int = 0) -> str:
+    """Write checkpoint ``epoch`` (``step`` batches into the next epoch) atomically and prune to
+    the newest ``keep_last``; returns its path.
 
     ``write_files(tmp_dir)`` writes the state files into the temporary
     directory; ``meta`` (JSON-able) becomes ``learner.json`` together with
@@ -108,8 +113,8 @@ def write_checkpoint_dir(directory, epoch: int, write_files, meta: dict, keep_la
     """
     directory = os.fspath(directory)
     os.makedirs(directory, exist_ok=True)
-    final = os.path.join(directory, checkpoint_name(epoch))
-    tmp = os.path.join(directory, f".{checkpoint_name(epoch)}.tmp-{os.getpid()}-{os.urandom(4).hex()}")
+    final = os.path.join(directory, checkpoint_name(epoch, step))
+    tmp = os.path.join(directory, f".{checkpoint_name(epoch, step)}.tmp-{os.getpid()}-{os.urandom(4).hex()}")
     os.mkdir(tmp)
     try:
         write_files(tmp)
@@ -121,7 +126,7 @@ def write_checkpoint_dir(directory, epoch: int, write_files, meta: dict, keep_la
             os.fsync(f.fileno())
         fsync_dir(tmp)
         if os.path.exists(final):   # a re-run over an old checkpoint of the same epoch: swap it out
-            old = os.path.join(directory, f".{checkpoint_name(epoch)}.old-{os.urandom(4).hex()}")
+            old = os.path.join(directory, f".{checkpoint_name(epoch, step)}.old-{os.urandom(4).hex()}")
             os.rename(final, old)
             os.rename(tmp, final)
             shutil.rmtree(old, ignore_errors=True)
@@ -217,15 +222,26 @@ def capture_rng(devices, loaders: dict, generators: dict) -> dict:
     for d in devices:
         g = graph_for(d)
         devs[f"{d.kind}:{d.index}"] = {"seed": int(g.rng_seed), "counter": int(g.rng_counter)}
-    np_state = np.random.get_state(legacy=False)
     return {
         "devices": devs,
         "loaders": {name: {"seed": int(dl.seed), "epoch": int(dl.epoch)} for name, dl in loaders.items()
                     if hasattr(dl, "seed") and hasattr(dl, "epoch")},
-        "numpy_global": _json_int_tree(np_state),
-        "python_random": _json_int_tree(random.getstate()),
+        **capture_host_rng(np.random.get_state(legacy=False), random.getstate()),
         "generators": {name: _json_int_tree(g.bit_generator.state) for name, g in generators.items()},
     }
+
+
+def capture_host_rng(numpy_state, python_state) -> dict:
+    """numpy's and Python's global generator states (as ``np.random.get_state(legacy=False)`` and
+    ``random.getstate()`` give them) in the JSON-able form :func:`capture_rng` records.
+
+    Example:
+        >>> import random, numpy as np
+        >>> from burn.train.checkpoint import capture_host_rng
+        >>> s = capture_host_rng(np.random.get_state(legacy=False), random.getstate())
+        >>> assert sorted(s) == ["numpy_global", "python_random"]
+    """
+    return {"numpy_global": _json_int_tree(numpy_state), "python_random": _json_int_tree(python_state)}
 
 
 def restore_rng(state: dict, devices, loaders: dict, generators: dict) -> None:

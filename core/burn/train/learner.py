@@ -33,9 +33,12 @@ class Learner:
     - ``checkpoint_dir``: after every epoch, model, optimizer, scheduler,
       random streams, counters and history go to ``checkpoint_dir/epoch-XXXX/``
       (atomically); the newest ``keep_last`` are kept (``None``: all).
+      ``checkpoint_every=k`` also writes one every ``k`` batches inside an
+      epoch (``epoch-XXXX-step-YYYYYY``), for long epochs.
       :meth:`resume` or ``fit(..., resume=True)`` continues from the newest
-      one so that, on a deterministic backend such as flex, the parameters
-      come out bit-identical to an uninterrupted run.
+      one (mid-epoch: the loader replays the epoch's order and the batches
+      already trained are skipped) so that, on a deterministic backend such
+      as flex, the parameters come out bit-identical to an uninterrupted run.
     - ``early_stopping``: a :class:`burn.train.EarlyStopping`.
     - ``progress``: True (rich bar on a terminal, plain lines otherwise),
       False, a mode string or a :class:`burn.train.ProgressDisplay`.
@@ -60,7 +63,8 @@ class Learner:
 
     def __init__(self, model, optimizer, loss_fn, *, scheduler=None, metrics=(), device=None,
                  checkpoint_dir=None, keep_last: int | None = 3, early_stopping: EarlyStopping | None = None,
-                 progress=True, scheduler_interval: str = "step", rngs: dict | None = None):
+                 progress=True, scheduler_interval: str = "step", rngs: dict | None = None,
+                 checkpoint_every: int | None = None):
         if not callable(model):
             raise BurnError(f"Learner: model must be callable (a burn.nn.Module), got {type(model).__name__}")
         if not hasattr(optimizer, "step") or not hasattr(optimizer, "state_dict"):
@@ -73,6 +77,12 @@ class Learner:
         if keep_last is not None and (isinstance(keep_last, bool) or not isinstance(keep_last, int)
                                       or keep_last < 1):
             raise BurnError(f"Learner: keep_last must be an int >= 1 or None (keep all), got {keep_last!r}")
+        if checkpoint_every is not None and (isinstance(checkpoint_every, bool) or not isinstance(checkpoint_every, int)
+                                             or checkpoint_every < 1):
+            raise BurnError(f"Learner: checkpoint_every must be an int >= 1 (batches) or None, "
+                            f"got {checkpoint_every!r}")
+        if checkpoint_every is not None and checkpoint_dir is None:
+            raise BurnError("Learner: checkpoint_every needs a checkpoint_dir to write to")
         if early_stopping is not None and not isinstance(early_stopping, EarlyStopping):
             raise BurnError(f"Learner: early_stopping must be a burn.train.EarlyStopping, got {early_stopping!r}")
         self.model, self.optimizer, self.loss_fn = model, optimizer, loss_fn
@@ -86,12 +96,15 @@ class Learner:
             device if isinstance(device, Device) else Device(device))
         self.checkpoint_dir = None if checkpoint_dir is None else os.fspath(checkpoint_dir)
         self.keep_last = keep_last
+        self.checkpoint_every = checkpoint_every
         self.early_stopping = early_stopping
         self.display = ProgressDisplay.coerce(progress)
         self.rngs = dict(rngs or {})
         self.history = History()
         self.epoch = 0          # epochs completed
         self.global_step = 0    # optimizer steps taken
+        self.epoch_step = 0     # batches trained of the epoch in progress (resumed mid-epoch: > 0)
+        self._epoch_partial: dict | None = None   # that epoch's metric states and counters
         self._loaders: dict = {}
         self._pending_loader_state: dict | None = None
         self.last_checkpoint: str | None = None
@@ -153,6 +166,8 @@ class Learner:
                 raise BurnError("Learner.fit(resume=True) needs the Learner's checkpoint_dir")
             if ckpt.latest_checkpoint(self.checkpoint_dir) is not None:
                 self.resume(self.checkpoint_dir)
+        if self.checkpoint_every and hasattr(train_loader, "track_host_rng"):
+            train_loader.track_host_rng = True
         if self._pending_loader_state is not None:   # resume() ran before the loaders were known
             self._apply_loader_state(self._pending_loader_state)
             self._pending_loader_state = None
@@ -171,8 +186,9 @@ class Learner:
         display = self.display
         display.start(epochs=epochs, start_epoch=min(self.epoch, epochs), steps_per_epoch=steps)
         try:
-            if resume and self.epoch:
-                display.message(f"resumed from {self.last_checkpoint} after epoch {self.epoch}")
+            if resume and (self.epoch or self.epoch_step):
+                where = f" and {self.epoch_step} batches of epoch {self.epoch + 1}" if self.epoch_step else ""
+                display.message(f"resumed from {self.last_checkpoint} after epoch {self.epoch}{where}")
             while self.epoch < epochs:
                 record = self._train_epoch(train_loader, display)
                 if valid_loader is not None:
@@ -212,7 +228,22 @@ class Learner:
         t0 = time.perf_counter()
         samples = 0
         step = 0
-        for step, batch in enumerate(loader, 1):
+        skip = self.epoch_step                  # resumed mid-epoch: these batches are trained already
+        if skip and self._epoch_partial is not None:
+            partial = self._epoch_partial
+            samples = int(partial["samples"])
+            t0 -= float(partial["time_s"])
+            for m, st in zip(tracked, partial["metrics"]):
+                if st is not None:
+                    m.load_state_dict(st, self.device)
+        self._epoch_partial = None
+        first = 1
+        if skip and hasattr(loader, "skip_batches"):
+            loader.skip_batches(skip)            # a burn DataLoader starts there without building them
+            first = skip + 1
+        for step, batch in enumerate(loader, first):
+            if step <= skip:                     # another iterable: read past the trained batches
+                continue
             inputs, targets = self._split(batch)
             outputs = self.model(*inputs)
             loss = self.loss_fn(outputs, targets)
@@ -236,6 +267,16 @@ class Learner:
                     m.update(out, targets)
             display.update(epoch=self.epoch, step=step, samples=n,
                            read=lambda: {m.name: m.compute() for m in tracked})
+            self.epoch_step = step
+            if self.checkpoint_every and step % self.checkpoint_every == 0:
+                self.save_checkpoint(partial={"samples": samples, "time_s": time.perf_counter() - t0,
+                                              "metrics": [m.state_dict() for m in tracked]},
+                                     host_rng=getattr(loader, "host_rng_after_batch", None))
+        if skip and step < skip:
+            raise BurnError(f"Learner.fit: resumed after batch {skip} of epoch {self.epoch + 1}, but the train "
+                            f"loader gave only {step} batches; resume with the loader the checkpoint was "
+                            f"written with")
+        self.epoch_step = 0
         if step == 0:
             raise BurnError(f"Learner.fit: the train loader gave no batch in epoch {self.epoch + 1}")
         record = {"epoch": self.epoch + 1}
@@ -307,8 +348,11 @@ class Learner:
             devs[(d.kind, d.index)] = d.inner()
         return list(devs.values())
 
-    def save_checkpoint(self) -> str:
-        """Write ``checkpoint_dir/epoch-XXXX`` for the epochs done so far (the fit calls it every epoch).
+    def save_checkpoint(self, *, partial: dict | None = None, host_rng=None) -> str:
+        """Write ``checkpoint_dir/epoch-XXXX`` for the epochs done so far (the fit calls it every epoch,
+        and every ``checkpoint_every`` batches with the epoch's ``partial`` metric states and the
+        global random state the loader recorded right after building the last batch trained,
+        ``host_rng``, which a prefetching loader has since moved on).
 
         Example:
             >>> import burn, os, tempfile
@@ -326,17 +370,22 @@ class Learner:
             self.model.save(os.path.join(tmp, ckpt.MODEL), metadata={"epoch": str(self.epoch)})
             save_optim(self.optimizer, os.path.join(tmp, ckpt.OPTIM), scheduler=self.scheduler)
 
+        rng = ckpt.capture_rng(self._devices(), self._loaders, self.rngs)
+        if host_rng is not None:
+            rng.update(ckpt.capture_host_rng(*host_rng))
         meta = {
             "epoch": self.epoch,
             "global_step": self.global_step,
             "history": self.history.to_list(),
             "stopped_early": self.history.stopped_early,
             "early_stopping": None if self.early_stopping is None else self.early_stopping.state_dict(),
-            "rng": ckpt.capture_rng(self._devices(), self._loaders, self.rngs),
+            "rng": rng,
             "metrics": ["loss"] + [m.name for m in self.metrics],
+            "epoch_step": self.epoch_step if partial is not None else 0,
+            "epoch_partial": partial,
         }
         self.last_checkpoint = ckpt.write_checkpoint_dir(self.checkpoint_dir, self.epoch, write, meta,
-                                                         self.keep_last)
+                                                         self.keep_last, step=meta["epoch_step"])
         return self.last_checkpoint
 
     def resume(self, checkpoint=None) -> "Learner":
@@ -382,6 +431,8 @@ class Learner:
                 self.early_stopping.load_state_dict(meta["early_stopping"])
             self.epoch = int(meta["epoch"])
             self.global_step = int(meta["global_step"])
+            self.epoch_step = int(meta.get("epoch_step", 0))
+            self._epoch_partial = meta.get("epoch_partial")
             self.history = History(meta["history"])
             self.history.stopped_early = bool(meta.get("stopped_early", False))
             ckpt.restore_rng(meta["rng"], self._devices(), {}, self.rngs)

@@ -66,6 +66,36 @@ class Metric:
         """
         raise NotImplementedError(f"{type(self).__name__} must define update(outputs, targets)")
 
+    def state_dict(self):
+        """The accumulated state as JSON-able data, or None if this metric cannot save it
+        (a Learner resumed mid-epoch then counts only the batches after the resume).
+
+        Example:
+            >>> import burn
+            >>> loss = burn.train.Loss()
+            >>> loss.update_loss(burn.tensor(3.0), 2)
+            >>> other = burn.train.Loss()
+            >>> other.load_state_dict(loss.state_dict(), burn.Device.flex())
+            >>> assert other.compute() == 3.0
+        """
+        acc = getattr(self, "_sum", None)
+        return acc.state() if isinstance(acc, _Sum) else None
+
+    def load_state_dict(self, state, device) -> None:
+        """Put back what :meth:`state_dict` returned (its tensors on ``device``).
+
+        Example:
+            >>> import burn
+            >>> m = burn.train.Accuracy()
+            >>> m.load_state_dict({"total": 3.0, "dtype": "float32", "count": 4}, burn.Device.flex())
+            >>> assert m.compute() == 0.75
+        """
+        acc = getattr(self, "_sum", None)
+        if not isinstance(acc, _Sum):
+            raise BurnError(f"{type(self).__name__}.load_state_dict: this metric keeps no saved state; "
+                            f"override state_dict/load_state_dict to resume it mid-epoch")
+        acc.restore(state, device)
+
     def compute(self) -> float:
         """The value over every batch since the last ``reset()``, as a Python float.
 
@@ -97,6 +127,19 @@ class _Sum:
         if self.count == 0 or self.total is None:
             return math.nan
         return float(self.total.item()) / self.count
+
+    def state(self) -> dict:
+        """JSON-able: the total's exact value and dtype (float32 values are exact in JSON floats)."""
+        if self.total is None:
+            return {"total": None, "count": self.count}
+        return {"total": self.total.numpy().tolist(), "dtype": self.total.dtype.name, "count": self.count}
+
+    def restore(self, state: dict, device) -> None:
+        from .. import dtypes
+        from ..ops.creation import tensor
+        self.count = int(state["count"])
+        total = state["total"]
+        self.total = None if total is None else tensor(total, dtype=dtypes.as_dtype(state["dtype"]), device=device)
 
 
 class MeanMetric(Metric):
