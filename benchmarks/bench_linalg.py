@@ -1,4 +1,4 @@
-"""burn.linalg on flex against SciPy, numpy.linalg and torch.linalg (CPU), same run.
+"""burn.linalg on flex (and wgpu, if usable) against SciPy, numpy.linalg and torch.linalg (CPU), same run.
 
 Batched 64 x (128 x 128): solve (64 right-hand sides), cholesky (SPD), qr (reduced),
 svd (reduced). One BLAS / torch thread; repetitions interleaved (burn, scipy, numpy, torch,
@@ -6,7 +6,12 @@ burn, ...) so a busy neighbour slows all alike; medians, the ratios burn/other o
 medians, and the median of the per-repetition ratios burn/scipy. burn's time includes everything a user sees: the call, the lazy graph flush and
 reading the result back as numpy. Target: burn within 1.1x of SciPy (wrapper overhead only).
 
-    .venv/bin/python benchmarks/bench_linalg.py [--reps 15] [--dtype float32|float64]
+The wgpu column runs the same calls on ``burn.Device.wgpu()`` (inputs uploaded once, results
+read back as numpy): native OpenCL kernels for solve, cholesky and qr, a declared host
+fallback for svd. On a CI machine that device is PoCL on the CPU (all its cores), so the
+column measures the kernels' correctness path more than a GPU's speed. ``--no-wgpu`` skips it.
+
+    .venv/bin/python benchmarks/bench_linalg.py [--reps 15] [--dtype float32|float64] [--no-wgpu]
 """
 from __future__ import annotations
 
@@ -22,7 +27,17 @@ from threadpoolctl import threadpool_limits
 import burn
 
 
-def cases(rng, dtype, batch=64, n=128):
+def wgpu_device():
+    """``burn.Device.wgpu()`` if an OpenCL device is usable here, else None."""
+    try:
+        dev = burn.Device.wgpu()
+        burn.zeros((1,), device=dev).numpy()
+        return dev
+    except Exception:       # no pyopencl, no OpenCL device
+        return None
+
+
+def cases(rng, dtype, batch=64, n=128, wgpu=None):
     a = rng.standard_normal((batch, n, n)).astype(dtype)
     wc = a + n ** 0.5 * 2 * np.eye(n, dtype=dtype)
     b = rng.standard_normal((batch, n, n)).astype(dtype)
@@ -31,7 +46,7 @@ def cases(rng, dtype, batch=64, n=128):
     tt = torch.from_numpy
     W, B, S, A = bt(wc), bt(b), bt(spd), bt(a)
     tW, tB, tS, tA = tt(wc), tt(b), tt(spd), tt(a)
-    return {
+    out = {
         "solve": {
             "burn": lambda: burn.linalg.solve(W, B).numpy(),
             "scipy": lambda: sl.solve(wc, b, check_finite=False),
@@ -57,14 +72,21 @@ def cases(rng, dtype, batch=64, n=128):
             "torch": lambda: [t.numpy() for t in torch.linalg.svd(tA, full_matrices=False)],
         },
     }
+    if wgpu is not None:
+        gW, gB, gS, gA = (burn.tensor(x, device=wgpu) for x in (wc, b, spd, a))
+        out["solve"]["wgpu"] = lambda: burn.linalg.solve(gW, gB).numpy()
+        out["cholesky"]["wgpu"] = lambda: burn.linalg.cholesky(gS).numpy()
+        out["qr"]["wgpu"] = lambda: [t.numpy() for t in burn.linalg.qr(gA)]
+        out["svd"]["wgpu"] = lambda: [t.numpy() for t in burn.linalg.svd(gA, full_matrices=False)]
+    return out
 
 
-def run(reps, dtype):
+def run(reps, dtype, wgpu=None):
     torch.set_num_threads(1)
     rng = np.random.default_rng(0)
     rows = []
     with threadpool_limits(1):
-        for name, fns in cases(rng, dtype).items():
+        for name, fns in cases(rng, dtype, wgpu=wgpu).items():
             times = {k: [] for k in fns}
             for f in fns.values():      # warm up (plans, LAPACK workspaces)
                 f()
@@ -84,8 +106,10 @@ def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--reps", type=int, default=15)
     p.add_argument("--dtype", default="float32", choices=["float32", "float64"])
+    p.add_argument("--no-wgpu", action="store_true", help="skip the wgpu column")
     args = p.parse_args(argv)
-    rows = run(args.reps, np.dtype(args.dtype))
+    wgpu = None if args.no_wgpu else wgpu_device()
+    rows = run(args.reps, np.dtype(args.dtype), wgpu)
     print(f"burn.linalg on flex, 64 x (128x128) {args.dtype}, 1 thread, median of {args.reps} interleaved reps")
     print(f"{'op':<10}{'burn ms':>9}{'scipy ms':>10}{'numpy ms':>10}{'torch ms':>10}"
           f"{'burn/scipy':>12}{'(pairs)':>9}{'burn/numpy':>12}{'burn/torch':>12}")
@@ -93,6 +117,15 @@ def main(argv=None):
         print(f"{name:<10}{m['burn'] * 1e3:>9.2f}{m['scipy'] * 1e3:>10.2f}{m['numpy'] * 1e3:>10.2f}"
               f"{m['torch'] * 1e3:>10.2f}{m['burn'] / m['scipy']:>12.2f}{m['pair']:>9.2f}{m['burn'] / m['numpy']:>12.2f}"
               f"{m['burn'] / m['torch']:>12.2f}")
+    if wgpu is not None:
+        from burn_linalg import _wgpu
+        from burn_wgpu import runtime
+        print(f"\nburn.linalg on {wgpu} ({runtime.context(wgpu.index).device.name.strip()}), same run")
+        print(f"{'op':<10}{'wgpu ms':>9}{'kernel':>15}{'wgpu/scipy':>12}{'wgpu/torch':>12}{'wgpu/flex':>11}")
+        for name, m in rows:
+            kind = "host-fallback" if name in _wgpu.HOST_FALLBACK else "native"
+            print(f"{name:<10}{m['wgpu'] * 1e3:>9.2f}{kind:>15}{m['wgpu'] / m['scipy']:>12.2f}"
+                  f"{m['wgpu'] / m['torch']:>12.2f}{m['wgpu'] / m['burn']:>11.2f}")
     return rows
 
 

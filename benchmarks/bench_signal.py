@@ -1,7 +1,8 @@
-"""burn.signal on flex against SciPy and torch (CPU), same run.
+"""burn.signal on flex (and wgpu, if usable) against SciPy and torch (CPU), same run.
 
 rfft of 2^20 float32; stft of 60 s of 16 kHz audio (float32, nperseg=512, periodic hann as a
-float32 array, scipy's defaults otherwise); fftconvolve of 1M x 4k float32 ("full"). One thread everywhere
+float32 array, scipy's defaults otherwise); fftconvolve of 1M x 4k float32 ("full"); lfilter of
+64 one-second 16 kHz signals through a 4th-order Butterworth (b, a) filter. One thread everywhere
 (scipy.fft's default workers=1, threadpoolctl, torch.set_num_threads(1)); repetitions
 interleaved (burn, scipy, torch, burn, ...) so a busy neighbour slows all alike; medians,
 the ratios of the medians and the median of the per-repetition ratios burn/scipy. burn's
@@ -10,9 +11,15 @@ result back as numpy. Target: burn within 1.1x of SciPy (wrapper overhead only).
 
 torch has no fftconvolve: its column is torch.fft (rfft, multiply, irfft) written by hand,
 the same algorithm. Its stft pads by reflection unless told otherwise; here it is given
-scipy's zero padding and window so it does the same work.
+scipy's zero padding and window so it does the same work. torch has no lfilter (torchaudio's is
+not installed here): that row has no torch column.
 
-    .venv/bin/python benchmarks/bench_signal.py [--reps 9]
+The wgpu column runs the same calls on ``burn.Device.wgpu()`` (inputs uploaded once, results read
+back as numpy), all native OpenCL kernels. On a CI machine that device is PoCL on the CPU (all its
+cores, not limited to one thread), so the column shows the kernels' path more than a GPU's speed.
+``--no-wgpu`` skips it.
+
+    .venv/bin/python benchmarks/bench_signal.py [--reps 9] [--no-wgpu]
 """
 from __future__ import annotations
 
@@ -30,7 +37,17 @@ from threadpoolctl import threadpool_limits
 import burn
 
 
-def cases(rng):
+def wgpu_device():
+    """``burn.Device.wgpu()`` if an OpenCL device is usable here, else None."""
+    try:
+        dev = burn.Device.wgpu()
+        burn.zeros((1,), device=dev).numpy()
+        return dev
+    except Exception:       # no pyopencl, no OpenCL device
+        return None
+
+
+def cases(rng, wgpu=None):
     sig = rng.standard_normal(1 << 20).astype(np.float32)
     audio = rng.standard_normal(60 * 16000).astype(np.float32)
     long = rng.standard_normal(1_000_000).astype(np.float32)
@@ -57,7 +74,10 @@ def cases(rng):
         nf = sfft.next_fast_len(n, real=True)
         return torch.fft.irfft(torch.fft.rfft(tL, nf) * torch.fft.rfft(tK, nf), nf)[:n].numpy()
 
-    return {
+    sigs = rng.standard_normal((64, 16000)).astype(np.float32)
+    fb, fa = (c.astype(np.float32) for c in ss.butter(4, 0.2))
+    G, FB, FA = (burn.tensor(v) for v in (sigs, fb, fa))
+    out = {
         "rfft 2^20": {
             "burn": lambda: burn.fft.rfft(S).numpy(),
             "scipy": lambda: sfft.rfft(sig),
@@ -73,15 +93,27 @@ def cases(rng):
             "scipy": lambda: ss.fftconvolve(long, kern),
             "torch": torch_fftconvolve,
         },
+        "lfilter 64x16k": {
+            "burn": lambda: burn.signal.lfilter(FB, FA, G).numpy(),
+            "scipy": lambda: ss.lfilter(fb, fa, sigs),
+        },
     }
+    if wgpu is not None:
+        gS, gA, gL, gK, gG, gB, gFA = (burn.tensor(v, device=wgpu) for v in (sig, audio, long, kern, sigs, fb, fa))
+        gwin = burn.tensor(win, device=wgpu)
+        out["rfft 2^20"]["wgpu"] = lambda: burn.fft.rfft(gS).numpy()
+        out["stft 60s@16k"]["wgpu"] = lambda: burn.signal.stft(gA, window=gwin, nperseg=nper)[2].numpy()
+        out["fftconvolve 1Mx4k"]["wgpu"] = lambda: burn.signal.fftconvolve(gL, gK).numpy()
+        out["lfilter 64x16k"]["wgpu"] = lambda: burn.signal.lfilter(gB, gFA, gG).numpy()
+    return out
 
 
-def run(reps):
+def run(reps, wgpu=None):
     torch.set_num_threads(1)
     rng = np.random.default_rng(0)
     rows = []
     with threadpool_limits(1):
-        for name, fns in cases(rng).items():
+        for name, fns in cases(rng, wgpu).items():
             times = {k: [] for k in fns}
             for f in fns.values():      # warm up (FFT plans, kernel registration)
                 f()
@@ -102,14 +134,29 @@ def run(reps):
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--reps", type=int, default=9)
+    p.add_argument("--no-wgpu", action="store_true", help="skip the wgpu column")
     args = p.parse_args(argv)
-    rows = run(args.reps)
+    wgpu = None if args.no_wgpu else wgpu_device()
+    rows = run(args.reps, wgpu)
+
+    def r(m, a, b):
+        return f"{m[a] / m[b]:.2f}" if a in m and b in m else "-"
+
+    def ms(m, k):
+        return f"{m[k] * 1e3:.2f}" if k in m else "-"
     print(f"burn.signal on flex, float32, 1 thread, median of {args.reps} interleaved reps")
     print(f"{'op':<20}{'burn ms':>9}{'scipy ms':>10}{'torch ms':>10}{'burn/scipy':>12}{'(pairs)':>9}"
           f"{'burn/torch':>12}")
     for name, m in rows:
-        print(f"{name:<20}{m['burn'] * 1e3:>9.2f}{m['scipy'] * 1e3:>10.2f}{m['torch'] * 1e3:>10.2f}"
-              f"{m['burn'] / m['scipy']:>12.2f}{m['pair']:>9.2f}{m['burn'] / m['torch']:>12.2f}")
+        print(f"{name:<20}{ms(m, 'burn'):>9}{ms(m, 'scipy'):>10}{ms(m, 'torch'):>10}"
+              f"{r(m, 'burn', 'scipy'):>12}{m['pair']:>9.2f}{r(m, 'burn', 'torch'):>12}")
+    if wgpu is not None:
+        from burn_wgpu import runtime
+        print(f"\nburn.signal on {wgpu} ({runtime.context(wgpu.index).device.name.strip()}), same run")
+        print(f"{'op':<20}{'wgpu ms':>9}{'wgpu/scipy':>12}{'wgpu/torch':>12}{'wgpu/flex':>11}")
+        for name, m in rows:
+            print(f"{name:<20}{ms(m, 'wgpu'):>9}{r(m, 'wgpu', 'scipy'):>12}{r(m, 'wgpu', 'torch'):>12}"
+                  f"{r(m, 'wgpu', 'burn'):>11}")
     return rows
 
 

@@ -1,5 +1,5 @@
 """burn.linalg on the wgpu backend: native OpenCL kernels (Cholesky, triangular solve,
-LU: solve/inv/det/slogdet/lu_factor/lu_solve) against numpy/scipy, every other op as a
+LU: solve/inv/det/slogdet/lu_factor/lu_solve, Householder QR) against numpy/scipy, every other op as a
 declared host fallback against flex, gradients through wgpu, ``burn info`` and the
 transfer counter."""
 from __future__ import annotations
@@ -114,6 +114,76 @@ def test_native_errors_are_linalg_errors(wg):
                    W([[1.0], [1.0]], dev, np.float32)).numpy()
 
 
+QR_SHAPES = [(5, 3), (3, 5), (4, 4), (1, 1), (6, 1), (1, 6), (2, 3, 7, 4), (3, 4, 9), (2, 70, 67), (67, 70)]
+
+
+@pytest.mark.parametrize("shape", QR_SHAPES)
+def test_native_qr_matches_numpy_signs_included(wg, rng, shape):
+    # the kernel's reflectors are LAPACK's (dlarfg): Q and R match numpy's exactly, signs included
+    dev, dc = wg
+    a = rng.standard_normal(shape)
+    for dt in _dtypes(dc):
+        x = a.astype(dt)
+        tol = dict(rtol=1e-3, atol=1e-4) if dt == np.float32 else _tol(dt)
+        for mode in ("reduced", "complete"):
+            q, r = L.qr(W(x, dev, dt), mode=mode)
+            q0, r0 = np.linalg.qr(a, mode=mode)
+            assert q.dtype == burn.as_dtype(dt) and q.shape == q0.shape and r.shape == r0.shape
+            np.testing.assert_allclose(q.numpy(), q0, err_msg=mode, **tol)
+            np.testing.assert_allclose(r.numpy(), r0, err_msg=mode, **tol)
+        np.testing.assert_allclose(L.qr(W(x, dev, dt), mode="r").numpy(), np.linalg.qr(a, mode="r"), **tol)
+
+
+def test_native_qr_special_inputs(wg, rng):
+    dev, dc = wg
+    dt = _dtypes(dc)[-1]
+    # a strided (transposed) input, a rank-deficient one, an already triangular one (tau = 0)
+    a = rng.standard_normal((2, 6, 5))
+    q, r = L.qr(W(a, dev, dt).mT)
+    q0, r0 = np.linalg.qr(np.swapaxes(a, -1, -2))
+    np.testing.assert_allclose(q.numpy(), q0, **_tol(dt))
+    np.testing.assert_allclose(r.numpy(), r0, **_tol(dt))
+    low = rng.standard_normal((6, 2)) @ rng.standard_normal((2, 4))
+    q, r = L.qr(W(low, dev, dt))
+    np.testing.assert_allclose(q.numpy() @ r.numpy(), low, **_tol(dt))
+    np.testing.assert_allclose(q.numpy().T @ q.numpy(), np.eye(4), **_tol(dt))
+    up = np.triu(rng.standard_normal((4, 4)))
+    for mode in ("reduced", "complete"):
+        q, r = L.qr(W(up, dev, dt), mode=mode)
+        q0, r0 = np.linalg.qr(up, mode=mode)
+        np.testing.assert_allclose(q.numpy(), q0, **_tol(dt))
+        np.testing.assert_allclose(r.numpy(), r0, **_tol(dt))
+    # huge and tiny columns: the norm is scaled, float32 does not overflow or flush to zero
+    big = np.array([[3e30, 1.0], [4e30, 2.0]])
+    q, r = L.qr(W(big, dev, np.float32))
+    q0, r0 = np.linalg.qr(big)
+    np.testing.assert_allclose(q.numpy(), q0, rtol=1e-5)
+    np.testing.assert_allclose(r.numpy()[0], r0[0], rtol=1e-5)
+
+
+def test_native_qr_errors_at_the_call(wg):
+    dev, _ = wg
+    with pytest.raises(burn.DTypeError, match=r"linalg::qr.*floating"):
+        L.qr(burn.tensor([[1, 2], [3, 4]], device=dev))
+    with pytest.raises(burn.ShapeError, match=r"linalg::qr"):
+        L.qr(burn.tensor([1.0, 2.0], device=dev))
+    with pytest.raises(burn.BurnError, match=r"linalg::qr: mode"):
+        L.qr(burn.tensor([[1.0]], device=dev), mode="economic")
+
+
+def test_native_qr_runs_on_the_device(wg, rng):
+    dev, dc = wg
+    a = W(rng.standard_normal((3, 8, 5)), dev, np.float32)
+    a.numpy()
+    n0 = _transfers(dc)
+    for mode in ("reduced", "complete", "r"):
+        out = L.qr(a, mode=mode)
+        for t in (out if isinstance(out, tuple) else (out,)):
+            assert t.device == dev
+            t.numpy()
+    assert _transfers(dc) == n0, "qr copied through the host"
+
+
 # -- every op on wgpu matches flex ---------------------------------------------------------------
 
 def _every_op(rng):
@@ -165,17 +235,32 @@ def test_gradients_on_wgpu(wg, rng):
     assert gc(lambda x: L.svdvals(x), a, device=dev)       # a host fallback in the graph
 
 
+@pytest.mark.parametrize("shape", [(2, 4, 3), (3, 3), (2, 3, 5)])
+def test_qr_gradients_on_wgpu(wg, rng, shape):
+    dev, dc = wg
+    if not dc.fp64:
+        pytest.skip(f"{dc.device.name} has no float64: the gradcheck needs it")
+    gc = burn.testing.gradcheck
+    a = rng.standard_normal(shape)
+    assert gc(lambda x: L.qr(x)[0], a, device=dev)
+    assert gc(lambda x: L.qr(x)[1], a, device=dev)
+    assert gc(lambda x: L.qr(x, mode="r"), a, device=dev)
+    if shape[-2] <= shape[-1]:
+        assert gc(lambda x: L.qr(x, mode="complete")[0], a, device=dev)
+
+
 # -- declared host fallbacks -----------------------------------------------------------------------
 
 def test_burn_info_lists_wgpu_host_fallbacks(wg):
     from burn.cli import info_text
     from burn_linalg import _wgpu
     out = info_text()
-    for op in ("qr", "svd", "eigh", "lstsq", "pinv", "lu"):
+    for op in ("svd", "eigh", "lstsq", "pinv", "lu"):
         assert op in _wgpu.HOST_FALLBACK
         line = next(ln for ln in out.splitlines() if ln.strip().startswith(f"linalg::{op} "))
         assert "wgpu: linalg host-fallback" in line, line
-    for op in ("cholesky", "solve", "inv", "det", "slogdet", "solve_triangular", "lu_factor", "lu_solve"):
+    for op in ("cholesky", "solve", "inv", "det", "slogdet", "solve_triangular", "lu_factor", "lu_solve", "qr"):
+        assert op not in _wgpu.HOST_FALLBACK
         line = next(ln for ln in out.splitlines() if ln.strip().startswith(f"linalg::{op} "))
         assert "wgpu: linalg" in line and "wgpu: linalg host-fallback" not in line, line
 
@@ -185,9 +270,9 @@ def test_transfer_counter_counts_fallbacks_only(wg, rng):
     a = W(wellcond(rng, 4, 4), dev, np.float32)
     a.numpy()                        # upload done before counting
     n0, b0 = _transfers(dc)
-    L.inv(a).numpy(); L.cholesky(a @ a.mT).numpy(); L.det(a).numpy()
+    L.inv(a).numpy(); L.cholesky(a @ a.mT).numpy(); L.det(a).numpy(); L.qr(a)[1].numpy()
     assert _transfers(dc) == (n0, b0), "a native kernel copied through the host"
-    L.qr(a)[1].numpy()
+    L.eigh(a @ a.mT)[1].numpy()
     n1, b1 = _transfers(dc)
-    assert n1 == n0 + 3 and b1 == b0 + 3 * 4 * 4 * 4    # a down, q and r up
+    assert n1 == n0 + 3 and b1 == b0 + 4 * (4 * 4 + 4 + 4 * 4)    # the matrix down, w and v up
     assert burn.Device.wgpu().backend.stats(0)["host_transfers"] == n1

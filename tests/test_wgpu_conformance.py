@@ -1,8 +1,8 @@
 """The backend conformance suite (burn.testing.conformance) on Device.wgpu(), one test per case.
 
 Skipped with the reason when PyOpenCL or an OpenCL device is missing; dtypes
-the device lacks (float16 without cl_khr_fp16, float64 without cl_khr_fp64)
-and those the backend does not store yet (bfloat16, complex) are skipped.
+the device lacks (float16 without cl_khr_fp16, float64 and complex128 without
+cl_khr_fp64) and those the backend does not store yet (bfloat16) are skipped.
 """
 import pytest
 
@@ -26,10 +26,10 @@ def _wgpu_state():
 _DC, _WHY = _wgpu_state()
 pytestmark = pytest.mark.skipif(_DC is None, reason=_WHY or "")
 
-_SKIP = {"bfloat16", "complex64", "complex128"}
+_SKIP = {"bfloat16"}
 if _DC is not None and not _DC.fp16:
     _SKIP.add("float16")
 if _DC is not None and not _DC.fp64:
-    _SKIP.add("float64")
+    _SKIP.update({"float64", "complex128"})
 
 test_conformance_wgpu = make_conformance_tests(burn.Device.wgpu, skip_dtypes=_SKIP)

@@ -12,10 +12,12 @@ from dataclasses import dataclass, field
 
 __all__ = ["Dialect", "OPENCL", "CUDA", "DTYPE_INFO"]
 
-# burn dtype name -> (kind, itemsize); kind: "f" float, "i" signed, "u" unsigned, "b" bool
+# burn dtype name -> (kind, itemsize); kind: "f" float, "i" signed, "u" unsigned, "b" bool,
+# "c" complex (a two-component vector of its part type: burn.codegen.complex)
 DTYPE_INFO = {
     "bool": ("b", 1), "uint8": ("u", 1), "int8": ("i", 1), "int32": ("i", 4), "int64": ("i", 8),
     "float16": ("f", 2), "bfloat16": ("f", 2), "float32": ("f", 4), "float64": ("f", 8),
+    "complex64": ("c", 8), "complex128": ("c", 16),
 }
 
 
@@ -40,6 +42,8 @@ class Dialect:
     compute_types: dict = field(default_factory=dict)
     # (marker, line): a program whose source contains marker gets line after the preamble
     headers: tuple = ()
+    # a complex value from its parts: OpenCL's vector literal, CUDA's make_float2/make_double2
+    complex_ctor: str = "({T})({re}, {im})"
 
     def ctype(self, dtype: str) -> str:
         """The C type of a burn dtype name (bool is stored as one unsigned byte)."""
@@ -54,6 +58,15 @@ class Dialect:
         dialect widens it: CUDA computes float16/bfloat16 in float)."""
         return self.compute_types.get(dtype) or self.ctype(dtype)
 
+    def make(self, dtype: str, re: str, im: str) -> str:
+        """The expression of the complex ``dtype`` value with parts ``re`` and ``im``.
+
+        >>> from burn.codegen import OPENCL, CUDA
+        >>> assert OPENCL.make("complex64", "a", "b") == "(float2)(a, b)"
+        >>> assert CUDA.make("complex128", "a", "b") == "make_double2(a, b)"
+        """
+        return self.complex_ctor.format(T=self.ctype(dtype), re=re, im=im)
+
     def kernel_decl(self, name: str, params: list) -> str:
         """``<qualifiers> void name(params)``."""
         return f"{self.kernel_prefix} void {name}({', '.join(params)})"
@@ -66,6 +79,10 @@ class Dialect:
     def literal(self, value: float, dtype: str) -> str:
         """A C literal of ``value`` in ``dtype`` (floats written exactly)."""
         kind = DTYPE_INFO[dtype][0]
+        if kind == "c":
+            part = "float32" if dtype == "complex64" else "float64"
+            v = complex(value)
+            return self.make(dtype, self.literal(v.real, part), self.literal(v.imag, part))
         if kind == "f":
             return f"(({self.ctype(dtype)}){float(value).hex()})" if value == value else f"(({self.ctype(dtype)})NAN)"
         return f"(({self.ctype(dtype)}){int(value)})"
@@ -74,7 +91,8 @@ class Dialect:
 OPENCL = Dialect(
     name="opencl",
     types={"bool": "uchar", "uint8": "uchar", "int8": "char", "int32": "int", "int64": "long",
-           "float16": "half", "float32": "float", "float64": "double"},
+           "float16": "half", "float32": "float", "float64": "double", "complex64": "float2",
+           "complex128": "double2"},
     kernel_prefix="__kernel",
     global_ptr="__global ",
     global_id="get_global_id(0)",
@@ -86,7 +104,7 @@ CUDA = Dialect(
     name="cuda",
     types={"bool": "unsigned char", "uint8": "unsigned char", "int8": "signed char", "int32": "int",
            "int64": "long long", "float16": "__half", "bfloat16": "__nv_bfloat16", "float32": "float",
-           "float64": "double"},
+           "float64": "double", "complex64": "float2", "complex128": "double2"},
     kernel_prefix='extern "C" __global__',
     global_ptr="",
     global_id="(blockIdx.x * blockDim.x + threadIdx.x)",
@@ -95,4 +113,5 @@ CUDA = Dialect(
     preamble="#ifndef NAN\n#define NAN __int_as_float(0x7fc00000)\n#endif",
     compute_types={"float16": "float", "bfloat16": "float"},
     headers=(("__half", "#include <cuda_fp16.h>"), ("__nv_bfloat16", "#include <cuda_bf16.h>")),
+    complex_ctor="make_{T}({re}, {im})",
 )

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from . import complex as _cx
 from .dialect import DTYPE_INFO, Dialect
 
 __all__ = ["MAX_DIMS", "ELEMENTWISE_OPS", "out_dtype", "op_params", "render_group", "RenderedKernel",
@@ -185,6 +186,8 @@ _HELPERS_OK = ({("pow", t) for t in _INTS + _FLOATS} | {("remainder", t) for t i
 
 def _helper_source(name, t, dialect):
     """C source of a helper function (numpy's algorithm for the op)."""
+    if _k(t) == "c":
+        return _cx.helper_source(name, t, dialect)
     T = dialect.vtype(t)
     f = dialect.func_prefix
     k = _k(t)
@@ -235,6 +238,8 @@ def out_dtype(op: str, in_dtypes, attrs) -> str:
         return "bool"
     if op == "where":
         return in_dtypes[1]
+    if op in ("abs", "real", "imag", "angle") and _k(in_dtypes[0]) == "c":
+        return _cx.PART[in_dtypes[0]]
     if op == "angle" and _k(in_dtypes[0]) != "f":
         return "float32"
     return in_dtypes[0]
@@ -255,6 +260,8 @@ def op_params(op: str, attrs, out: str) -> list:
         return [(out, v)]
     if op == "clip":
         lo, hi = attrs.get("min"), attrs.get("max")
+        if _k(out) == "c":          # numpy has no clip of complex: the renderer refuses it
+            return [(out, 0), (out, 0)]
         if _k(out) == "f":
             return [(out, -float("inf") if lo is None else float(lo)),
                     (out, float("inf") if hi is None else float(hi))]
@@ -266,7 +273,9 @@ def op_params(op: str, attrs, out: str) -> list:
     return []
 
 
-def _expr(op, args, in_dtypes, out, params, c):
+def _expr(op, args, in_dtypes, out, params, c, dialect):
+    if _k(out) == "c" or any(_k(t) == "c" for t in in_dtypes):
+        return _cx.expr(op, args, list(in_dtypes), out, params, dialect, _k)
     if op == "cast":
         t = in_dtypes[0]
         if _k(out) == "b":
@@ -304,7 +313,7 @@ def supports(op: str, in_dtypes, dialect: Dialect, attrs=None) -> bool:
     params = [f"p{i}" for i in range(len(op_params(op, attrs, out)) if op in ("clip", "full") else 0)]
     if op == "clip":
         params = ["p0", "p1"]
-    return _expr(op, names, list(in_dtypes), out, params, dialect.vtype) is not None
+    return _expr(op, names, list(in_dtypes), out, params, dialect.vtype, dialect) is not None
 
 
 @dataclass
@@ -367,7 +376,7 @@ def render_group(name: str, ops, in_dtypes, outputs, dialect: Dialect, patterns=
         for pd, _ in op_params(op, attrs, out):
             ps.append(f"p{len(param_dtypes)}")
             param_dtypes.append(pd)
-        e = _expr(op, names, ins, out, ps, c)
+        e = _expr(op, names, ins, out, ps, c, dialect)
         if e is None:
             raise KeyError(f"codegen: op '{op}' cannot be rendered for dtypes {ins}")
         for h in ("pow", "remainder", "floor_divide", "logaddexp"):
@@ -375,7 +384,14 @@ def render_group(name: str, ops, in_dtypes, outputs, dialect: Dialect, patterns=
                 key = (h, ins[0])
                 if key not in helpers:
                     helpers.append(key)
-        body.append(f"  {c(out)} v{j} = ({c(out)})({e});")
+        if "burn_c" in e:
+            helpers += [h for h in _cx.helper_keys(e) if h not in helpers]
+        if _k(out) == "c":
+            # complex expressions are complex-typed already; a cast would be OpenCL's vector
+            # literal, which copies a scalar into both parts
+            body.append(f"  {c(out)} v{j} = {e};")
+        else:
+            body.append(f"  {c(out)} v{j} = ({c(out)})({e});")
         types.append(out)
         op_vals.append(out)
     struct = f"burn_idx{words}"

@@ -1,16 +1,17 @@
-"""wgpu kernels of burn.linalg: OpenCL for Cholesky, triangular solves and LU; host fallbacks for the rest.
+"""wgpu kernels of burn.linalg: OpenCL for Cholesky, triangular solves, LU and QR; host fallbacks for the rest.
 
 Native (one OpenCL program per dtype, sizes as run-time arguments, so PoCL
 compiles it once and the disk cache keeps it): ``cholesky``,
-``solve_triangular``, ``lu_factor``, ``lu_solve``, ``solve``, ``inv``, ``det``
-and ``slogdet``. They
-run one work-group per matrix (batched over the leading dimensions), which
-suits the small matrices (N <= 256) these ops mostly see. Factorization
-failures (not positive definite, singular) are flagged per matrix on the
-device; the flags are read back (a sync) so the error is raised as flex
-raises it.
+``solve_triangular``, ``lu_factor``, ``lu_solve``, ``solve``, ``inv``, ``det``,
+``slogdet`` and ``qr`` (Householder, every mode, M >= N and M < N; the
+reflectors are LAPACK's, so Q and R carry numpy's signs). They run one
+work-group per matrix (batched over the leading dimensions), which suits the
+small matrices (N <= 256) these ops mostly see; QR's Q is then formed by one
+work-item per column accumulating the reflectors. Factorization failures
+(not positive definite, singular) are flagged per matrix on the device; the
+flags are read back (a sync) so the error is raised as flex raises it.
 
-Everything else (qr, svd, eigh, lstsq, pinv, lu, diagonal, ...)
+Everything else (svd, eigh, lstsq, pinv, lu, diagonal, ...), empty inputs
 and float16 inputs run as declared host fallbacks: the inputs are copied to
 the host, the flex (LAPACK) kernel runs, the results are copied back. They
 are registered with ``host_fallback=True`` (``burn info`` lists them) and
@@ -34,6 +35,7 @@ def _src(T: str) -> str:
     ext = "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n" if T == "double" else ""
     return ext + f"""
 #define T {T}
+#define WG {_WG}
 // A: batch of N x N matrices, contiguous, factorized in place (lower triangle read).
 __kernel void chol(int N, __global T* A, __global int* info) {{
   int b = get_group_id(0), lid = get_local_id(0), ls = get_local_size(0);
@@ -162,6 +164,88 @@ __kernel void diagzero(int N, int nb, __global const T* LU, long ol, long sl, __
   int b = get_global_id(0); if (b >= nb) return;
   __global const T* a = LU + ol + b * sl;
   for (int k = 0; k < N; ++k) if (a[k * N + k] == 0) info[b] = 1;
+}}
+
+// Householder QR in place, LAPACK's geqrf layout: R on and above the diagonal, reflector j's
+// vector below it (v_j = 1 implied), tau[j] per reflector. The reflectors are LAPACK's dlarfg
+// (beta = -sign(alpha) ||(alpha, x)||, tau = 0 when x = 0), so Q and R carry numpy's signs.
+__kernel void qr(int M, int N, __global T* A, __global T* tau) {{
+  int b = get_group_id(0), lid = get_local_id(0);
+  __global T* a = A + (long)b * M * N;
+  int K = min(M, N);
+  __local T red[WG];
+  __local T sh_tau, sh_scale;
+  for (int j = 0; j < K; ++j) {{
+    // the column's norm below the diagonal, scaled by its largest magnitude (no overflow in float32)
+    T mx = 0;
+    for (int i = j + 1 + lid; i < M; i += WG) mx = fmax(mx, fabs(a[i * N + j]));
+    red[lid] = mx;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int s = WG / 2; s > 0; s >>= 1) {{ if (lid < s) red[lid] = fmax(red[lid], red[lid + s]); barrier(CLK_LOCAL_MEM_FENCE); }}
+    mx = red[0];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    T ss = 0;
+    if (mx > 0) for (int i = j + 1 + lid; i < M; i += WG) {{ T v = a[i * N + j] / mx; ss += v * v; }}
+    red[lid] = ss;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int s = WG / 2; s > 0; s >>= 1) {{ if (lid < s) red[lid] += red[lid + s]; barrier(CLK_LOCAL_MEM_FENCE); }}
+    if (lid == 0) {{
+      T xnorm = mx * sqrt(red[0]), alpha = a[j * N + j], t = 0, sc = 0;
+      if (xnorm != 0) {{
+        T beta = hypot(alpha, xnorm);
+        if (alpha >= 0) beta = -beta;
+        t = (beta - alpha) / beta;
+        sc = 1 / (alpha - beta);
+        a[j * N + j] = beta;
+      }}
+      sh_tau = t; sh_scale = sc; tau[(long)b * K + j] = t;
+    }}
+    barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+    T t = sh_tau, sc = sh_scale;
+    if (t != 0) for (int i = j + 1 + lid; i < M; i += WG) a[i * N + j] *= sc;
+    // barriers stay outside the t != 0 branches: with one inside (uniform as it is) PoCL
+    // produced wrong results and crashed on matrices larger than the work-group
+    barrier(CLK_GLOBAL_MEM_FENCE);
+    // H = I - t v v^T applied to the trailing columns: one work-item per column
+    if (t != 0) {{
+      for (int c = j + 1 + lid; c < N; c += WG) {{
+        T s = a[j * N + c];
+        for (int i = j + 1; i < M; ++i) s += a[i * N + j] * a[i * N + c];
+        s *= t;
+        a[j * N + c] -= s;
+        for (int i = j + 1; i < M; ++i) a[i * N + c] -= a[i * N + j] * s;
+      }}
+    }}
+    barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);
+  }}
+}}
+
+// Q's first QN columns from the reflectors (LAPACK's orgqr): column c is H_0 ... H_(K-1) e_c.
+// Columns are independent: one work-item each; H_j with j > c leaves e_c alone, so start at min(K-1, c).
+__kernel void orgq(int M, int N, int K, int QN, long nb, __global const T* A, __global const T* tau,
+                   __global T* Q) {{
+  long g = get_global_id(0); if (g >= nb * QN) return;
+  long b = g / QN; int c = g % QN;
+  __global const T* a = A + b * M * N;
+  __global const T* tb = tau + b * K;
+  __global T* q = Q + b * M * QN + c;
+  for (int i = 0; i < M; ++i) q[(long)i * QN] = (i == c) ? 1 : 0;
+  for (int j = min(K - 1, c); j >= 0; --j) {{
+    T t = tb[j];
+    if (t == 0) continue;
+    T s = q[(long)j * QN];
+    for (int i = j + 1; i < M; ++i) s += a[i * N + j] * q[(long)i * QN];
+    s *= t;
+    q[(long)j * QN] -= s;
+    for (int i = j + 1; i < M; ++i) q[(long)i * QN] -= a[i * N + j] * s;
+  }}
+}}
+
+// R: the first RM rows of the factored A's upper triangle (rows past min(M, N) are zero)
+__kernel void triu_rows(int M, int N, int RM, long total, __global const T* A, __global T* R) {{
+  long g = get_global_id(0); if (g >= total) return;
+  int j = g % N; long r = g / N; int i = r % RM; long b = r / RM;
+  R[g] = (j >= i) ? A[(b * M + i) * N + j] : 0;
 }}
 
 __kernel void ludet(int N, int nb, __global const T* LU, __global const int* piv, __global T* out) {{
@@ -385,6 +469,30 @@ def det(a):
     return out
 
 
+def qr(a, *, mode="reduced"):
+    """Batched Householder QR, one work-group per matrix; Q formed by accumulating the reflectors."""
+    if not _native_ok(a) or a.size == 0 or mode not in ("reduced", "complete", "r"):
+        return _fallback["qr"](a, mode=mode)
+    from burn_wgpu import kernels as wk
+    from burn_wgpu.tensor import empty
+    dc, (M, N) = a.dc, a.shape[-2:]
+    K, batch = min(M, N), tuple(a.shape[:-2])
+    nb = _nb(batch)
+    f = wk.reshape(_copy(a), shape=(nb, M, N))
+    tau = empty(dc, (nb, K), a.dtype)
+    _launch_groups(dc, _k(dc, a.dtype, "qr"), nb, (_i32(M), _i32(N), f.buf, tau.buf))
+    rm = M if mode == "complete" else K
+    r = empty(dc, batch + (rm, N), a.dtype)
+    dc.launch(_k(dc, a.dtype, "triu_rows"), r.size, (_i32(M), _i32(N), _i32(rm), np.int64(r.size), f.buf, r.buf))
+    if mode == "r":
+        return r
+    qn = M if mode == "complete" else K
+    q = empty(dc, batch + (M, qn), a.dtype)
+    dc.launch(_k(dc, a.dtype, "orgq"), nb * qn,
+              (_i32(M), _i32(N), _i32(K), _i32(qn), np.int64(nb), f.buf, tau.buf, q.buf))
+    return q, r
+
+
 # -- registration ---------------------------------------------------------------------------------
 
 def _make_fallbacks():
@@ -402,7 +510,7 @@ class _Lazy(dict):
 _fallback = _Lazy()
 
 NATIVE = {"cholesky": cholesky, "solve_triangular": solve_triangular, "lu_factor": lu_factor,
-          "lu_solve": lu_solve, "solve": solve, "inv": inv, "det": det, "slogdet": slogdet}
+          "lu_solve": lu_solve, "solve": solve, "inv": inv, "det": det, "slogdet": slogdet, "qr": qr}
 
 
 def _fallback_kernel(name):

@@ -23,7 +23,8 @@ import re
 import numpy as np
 
 from burn.codegen.dialect import DTYPE_INFO
-from burn.codegen import ELEMENTWISE_OPS, MAX_DIMS, OPENCL, op_params, out_dtype, program_source, render_group
+from burn.codegen import (ELEMENTWISE_OPS, MAX_DIMS, OPENCL, op_params, out_dtype, program_source, render_group,
+                          supports)
 from burn.codegen.segments import LARGE, SegmentedGroup, plan_group
 from burn.codegen.segments import fuse_after as _shared_fuse_after
 from burn.codegen.segments import struct_key as _struct_key
@@ -145,13 +146,34 @@ def compile_group(group):
     if plan is None:
         return None
     if any(d not in DTYPE_INFO for d in plan[3] + [m.dtype.name for m in group.output_metas]):
-        return None     # no generated code for these dtypes (complex): op by op, with a clear error
+        return None     # no generated code for these dtypes: op by op, with a clear error
+    if not _complex_renderable(group, plan[3]):
+        return None     # e.g. floor of a complex value: op by op, where its kernel raises a DTypeError
     fg = _FusedGroup(group, *plan)
     if _reduce_group(group) is not None:
         return _FusedReduce(group, fg)
     if _matmul_group(group):
         return _FusedMatmul(group, fg)
     return fg
+
+
+_RED_DTYPE = {"argmax": "int64", "argmin": "int64", "any": "bool", "all": "bool"}
+
+
+def _complex_renderable(group, in_dtypes) -> bool:
+    """False when a complex value meets an element-wise op numpy does not define on complex
+    numbers (the core's meta rules let floor/relu/clip... of complex tensors through)."""
+    types, n = list(in_dtypes), len(in_dtypes)
+    for op, attrs, args in group.ops:
+        ins = [types[k if src == "in" else n + k] for src, k in args]
+        if op in ELEMENTWISE_OPS:
+            out = _name(out_dtype(op, ins, attrs))
+            if any(d.startswith("complex") for d in ins + [out]) and not supports(op, ins, OPENCL, attrs):
+                return False
+        else:       # a matmul or reduction: its result dtype (complex sums stay complex)
+            out = _RED_DTYPE.get(op, ins[0] if ins else "float32")
+        types.append(out)
+    return True
 
 
 class _FusedGroup(SegmentedGroup):
@@ -342,8 +364,8 @@ class _FusedReduce:
             param_ops.append((j, out))
         src_kind, red_arg = args[0]
         vt = types[red_arg if src_kind == "in" else len(inputs) + red_arg]
-        if src_kind != "op" or vt == "float16" or any(t == "float16" for t in types):
-            return False
+        if src_kind != "op" or vt in ("float16", "complex64", "complex128") or any(t == "float16" for t in types):
+            return False        # a complex sum: prologue kernel + burn_wgpu.reduce_complex (two launches)
         if op in ("sum", "prod"):
             od = vt if vt.startswith("float") else "int64"
         elif op in ("any", "all"):
@@ -515,8 +537,8 @@ class _FusedMatmul:
         self.sub_ops = sub_ops
         self.in_dtypes = [a.dtype] + [inputs[k].dtype for k in ext_slots]
         self.epi_outputs = [j - 1 for j in g.outputs if j > 0]
-        if not self.epi_outputs or any(t == "float16" for t in self.in_dtypes):
-            return False
+        if not self.epi_outputs or any(t in ("float16", "complex64", "complex128") for t in self.in_dtypes):
+            return False        # complex: burn_wgpu.reduce_complex's matmul + an epilogue kernel
         try:
             rk = render_group("epi_chain", sub_ops, list(self.in_dtypes), self.epi_outputs, OPENCL)
         except KeyError:

@@ -13,7 +13,8 @@ from burn.errors import BurnError, DTypeError
 
 NUMPY = {"bool": np.bool_, "uint8": np.uint8, "int8": np.int8, "int32": np.int32, "int64": np.int64,
          "float16": np.float16, "float32": np.float32, "float64": np.float64,
-         # stored and copied (burn-signal's FFT kernels make them); element-wise kernels have none yet
+         # float2 / double2 in kernels (burn.codegen.complex); reductions, scans and matmul in
+         # burn_wgpu.reduce_complex
          "complex64": np.complex64, "complex128": np.complex128}
 
 

@@ -1,0 +1,146 @@
+"""Reductions, scans and matmul of complex64 / complex128 tensors on wgpu.
+
+The per-dtype library (:mod:`burn_wgpu.library`) computes in the storage type;
+a complex value is a ``float2`` / ``double2`` whose vector ``*`` is
+component-wise, so complex tensors get these kernels instead: sums with Kahan
+compensation per part, products with the complex product, numpy's
+lexicographic order (NaN first) for max/min/argmax/argmin, any/all testing
+both parts, cumulative sums/products, and a matmul (a reduction over K: one
+work-item per element of C, any strides). The complex product and the
+constructor come from :mod:`burn.codegen.complex`, as in the element-wise
+kernels.
+"""
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+
+from burn.codegen import OPENCL
+from burn.codegen.complex import PART, helper_source
+
+from .tensor import empty, numel
+
+
+@lru_cache(maxsize=None)
+def complex_source(dtype: str) -> str:
+    """The OpenCL program of the complex kernels of ``dtype`` (complex64 / complex128).
+
+    >>> assert "__kernel void reduce_sum" in complex_source("complex64")
+    """
+    T, R = OPENCL.ctype(dtype), OPENCL.ctype(PART[dtype])
+    mk = lambda re_, im: OPENCL.make(dtype, re_, im)  # noqa: E731
+    mul = f"burn_cmul_{dtype}"
+    pre = "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n" if dtype == "complex128" else ""
+    nz = "(v.x != 0 || v.y != 0)"
+    # numpy's argmax/argmin of complex: strict lexicographic order, the first NaN wins
+    nan = "(isnan({0}.x) || isnan({0}.y))"
+    out = [pre + helper_source("cmul", dtype, OPENCL), f"""
+__kernel void reduce_sum(int M, int R, __global {T}* out, __global const {T}* in, int off) {{
+  int m = get_global_id(0); if (m >= M) return;
+  __global const {T}* p = in + off + (long)m * R;
+  {T} s = {mk('0', '0')}, c = {mk('0', '0')};
+  for (int r = 0; r < R; ++r) {{ {T} y = p[r] - c; {T} t = s + y; c = (t - s) - y; s = t; }}
+  out[m] = s;
+}}
+__kernel void reduce_prod(int M, int R, __global {T}* out, __global const {T}* in, int off) {{
+  int m = get_global_id(0); if (m >= M) return;
+  __global const {T}* p = in + off + (long)m * R;
+  {T} s = {mk('1', '0')}; for (int r = 0; r < R; ++r) s = {mul}(s, p[r]); out[m] = s;
+}}
+__kernel void reduce_any(int M, int R, __global uchar* out, __global const {T}* in, int off) {{
+  int m = get_global_id(0); if (m >= M) return;
+  __global const {T}* p = in + off + (long)m * R;
+  uchar s = 0; for (int r = 0; r < R; ++r) {{ {T} v = p[r]; if {nz} {{ s = 1; break; }} }} out[m] = s;
+}}
+__kernel void reduce_all(int M, int R, __global uchar* out, __global const {T}* in, int off) {{
+  int m = get_global_id(0); if (m >= M) return;
+  __global const {T}* p = in + off + (long)m * R;
+  uchar s = 1; for (int r = 0; r < R; ++r) {{ {T} v = p[r]; if (!{nz}) {{ s = 0; break; }} }} out[m] = s;
+}}"""]
+    for name, cmp in (("max", ">"), ("min", "<")):
+        better = f"(v.x {cmp} b.x || (v.x == b.x && v.y {cmp} b.y) || {nan.format('v')})"
+        out.append(f"""
+__kernel void reduce_arg{name}(int M, int R, __global long* out, __global {T}* best, __global const {T}* in,
+                            int off, int write_best) {{
+  int m = get_global_id(0); if (m >= M) return;
+  __global const {T}* p = in + off + (long)m * R;
+  {T} b = p[0]; long bi = 0;
+  if (!{nan.format('b')}) for (int r = 1; r < R; ++r) {{
+    {T} v = p[r];
+    if {better} {{ b = v; bi = r; if {nan.format('b')} break; }}
+  }}
+  if (write_best) best[m] = b; else out[m] = bi;
+}}""")
+    for name, init, upd in (("cumsum", mk("0", "0"), "s = s + p[r]"), ("cumprod", mk("1", "0"), f"s = {mul}(s, p[r])")):
+        out.append(f"""
+__kernel void scan_{name}(int M, int L, __global {T}* out, __global const {T}* in, int off) {{
+  int m = get_global_id(0); if (m >= M) return;
+  __global const {T}* p = in + off + (long)m * L;
+  __global {T}* q = out + (long)m * L;
+  {T} s = {init}; for (int r = 0; r < L; ++r) {{ {upd}; q[r] = s; }}
+}}""")
+    out.append(f"""
+__kernel void matmul(const int M, const int N, const int K, const int NB,
+                     __global const {T}* A, const int offA, const int sam, const int sak, const int sab,
+                     __global const {T}* B, const int offB, const int sbk, const int sbn, const int sbb,
+                     __global {T}* C) {{
+  int i = get_global_id(0); if (i >= M * N * NB) return;
+  int n = i % N, m = (i / N) % M, b = i / (M * N);
+  __global const {T}* a = A + offA + (long)b * sab + (long)m * sam;
+  __global const {T}* q = B + offB + (long)b * sbb + (long)n * sbn;
+  {R} re = 0, im = 0;
+  for (int k = 0; k < K; ++k) {{
+    {T} x = a[(long)k * sak], y = q[(long)k * sbk];
+    re += x.x * y.x - x.y * y.y; im += x.x * y.y + x.y * y.x;
+  }}
+  C[i] = {mk('re', 'im')};
+}}""")
+    return "\n".join(out)
+
+
+def _kernel(dc, dtype, name):
+    return dc.kernel(complex_source(dtype), name)
+
+
+def reduce(op, x, axes, keepdims):
+    """``op`` (sum, prod, max, min, argmax, argmin, any, all) of complex ``x`` over ``axes``."""
+    from .kernels import contiguous, permute
+    dc = x.dc
+    keep = [d for d in range(x.ndim) if d not in axes]
+    src = contiguous(permute(x, axes=tuple(keep) + tuple(axes)))
+    M = numel([x.shape[d] for d in keep])
+    R = numel([x.shape[d] for d in axes])
+    od = {"argmax": "int64", "argmin": "int64", "any": "bool", "all": "bool"}.get(op, x.dtype)
+    shape = tuple(1 if d in axes else s for d, s in enumerate(x.shape)) if keepdims else \
+        tuple(x.shape[d] for d in keep)
+    out = empty(dc, shape, od)
+    i32 = np.int32
+    if op in ("max", "min", "argmax", "argmin"):
+        # one kernel finds both: max/min write the best value, argmax/argmin its index
+        dc.launch(_kernel(dc, x.dtype, "reduce_arg" + op[-3:]), M,
+                  [i32(M), i32(R), out.buf, out.buf, src.buf, i32(src.offset), i32(not op.startswith("arg"))])
+    else:
+        dc.launch(_kernel(dc, x.dtype, f"reduce_{op}"), M, [i32(M), i32(R), out.buf, src.buf, i32(src.offset)])
+    return out
+
+
+def scan(op, src, M, L):
+    """cumsum / cumprod along the last axis of the contiguous complex ``src`` ([M, L] rows)."""
+    out = empty(src.dc, src.shape, src.dtype)
+    src.dc.launch(_kernel(src.dc, src.dtype, f"scan_{op}"), M,
+                  [np.int32(M), np.int32(L), out.buf, src.buf, np.int32(src.offset)])
+    return out
+
+
+def matmul(a, b, batch, sa, sb):
+    """C = a @ b of complex a [..., M, K] and b [..., K, N], batch dims walked by ``sa`` / ``sb``."""
+    M, K, N = a.shape[-2], a.shape[-1], b.shape[-1]
+    nb = numel(batch)
+    out = empty(a.dc, tuple(batch) + (M, N), a.dtype)
+    if out.size:
+        i32 = np.int32
+        a.dc.launch(_kernel(a.dc, a.dtype, "matmul"), out.size,
+                    [i32(M), i32(N), i32(K), i32(nb), a.buf, i32(a.offset), i32(a.strides[-2]), i32(a.strides[-1]),
+                     i32(sa), b.buf, i32(b.offset), i32(b.strides[-2]), i32(b.strides[-1]), i32(sb), out.buf])
+    return out
