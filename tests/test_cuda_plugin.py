@@ -231,3 +231,20 @@ def test_gpu_check_script_parses_and_its_table_combines_results(tmp_path):
     (tmp_path / "memory_adaptive.json").write_text(json.dumps(res["memory_adaptive"]))
     r = subprocess.run(run, capture_output=True, text=True)
     assert r.returncode == 1 and "did not finish" in r.stdout and "MISS (<30%)" in r.stdout, r.stdout
+
+
+def test_a_real_group_with_a_complex_step_inside_is_not_fused():
+    # its generated complex kernels compile (test_cuda_nvcc) but are unverified on a GPU:
+    # such groups run op by op on CuPy's ufuncs, like groups with complex inputs
+    from burn.fusion import FusedGroup
+    from burn_cuda.fused import compile_group
+    m = burn.TensorMeta((8,), burn.float32)
+    mc = burn.TensorMeta((8,), burn.complex64)
+    real = FusedGroup("elementwise", [("mul", {}, [("in", 0), ("in", 0)]), ("exp", {}, [("op", 0)])], [m], [1], [m])
+    assert compile_group(real) is not None
+    inner = FusedGroup("elementwise", [("cast", {"dtype": burn.complex64}, [("in", 0)]),
+                                       ("mul", {}, [("op", 0), ("op", 0)]), ("real", {}, [("op", 1)])],
+                       [m], [2], [m])
+    assert compile_group(inner) is None
+    cin = FusedGroup("elementwise", [("mul", {}, [("in", 0), ("in", 0)])], [mc], [0], [mc])
+    assert compile_group(cin) is None

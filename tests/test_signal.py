@@ -521,3 +521,12 @@ def test_third_party_plugin_with_a_higher_priority_rfft_kernel_wins(rng):
             pm.unregister(name="test-fast-rfft")
     S.rfft(T(rng.standard_normal(4))).numpy()
     assert len(calls) == 1 and registry.kernel("signal::rfft", "flex") is default
+
+
+def test_fftconvolve_same_broadcasts_non_convolved_axes_like_its_shape_rule(rng):
+    # scipy would crop the broadcast axis back to in1's size 1; the op's shape is the broadcast one
+    a, b = rng.standard_normal((1, 10)), rng.standard_normal((3, 4))
+    y = burn.signal.fftconvolve(burn.tensor(a), burn.tensor(b), mode="same", axes=1)
+    assert y.shape == (3, 10) and y.numpy().shape == (3, 10)
+    want = np.stack([np.convolve(a[0], b[i], mode="same") for i in range(3)])
+    np.testing.assert_allclose(y.numpy(), want, rtol=1e-10, atol=1e-12)

@@ -399,8 +399,6 @@ def test_complex_elementwise_gradients_on_wgpu(wgdev, rng):
     assert burn.testing.gradcheck(f, rng.standard_normal((3, 2)), rng.standard_normal((3, 2)), device=dev)
 
 
-@pytest.mark.xfail(strict=True, reason="core/burn/ops/elementwise.py: the backward rules of exp, div, sqrt, "
-                   "log... multiply by f'(z), not conj(f'(z)) (mul's rule does conjugate): wrong on every backend")
 def test_holomorphic_backward_rules_conjugate(wgdev, rng):
     dev, dc = wgdev
     if not dc.fp64:

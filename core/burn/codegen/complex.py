@@ -66,7 +66,7 @@ _LEX = {"gt": _lex(">", ">"), "ge": _lex(">", ">="), "lt": _lex("<", "<"), "le":
 
 # unary ops computed by a helper of the same name (its dependencies in _DEPS)
 _UNARY_HELPERS = {"exp", "expm1", "log", "log1p", "log2", "log10", "sqrt", "rsqrt", "sin", "cos", "tan", "sinh",
-                  "cosh", "tanh", "asin", "acos", "atan", "asinh", "acosh", "atanh", "sign"}
+                  "cosh", "tanh", "asin", "acos", "atan", "asinh", "acosh", "atanh", "sign", "sigmoid"}
 
 
 def _unary(op, x, t, o, d):
@@ -174,7 +174,7 @@ def expr(op, args, in_dtypes, out, params, dialect, kind):
 # -- helper functions -------------------------------------------------------------------------
 
 _DEPS = {
-    "rsqrt": ("sqrt", "recip"), "tan": ("tanh",), "log2": ("log",), "log10": ("log",),
+    "rsqrt": ("sqrt", "recip"), "sigmoid": ("exp", "recip"), "tan": ("tanh",), "log2": ("log",), "log10": ("log",),
     "asinh": ("mul", "sqrt", "log"), "asin": ("mul", "sqrt", "log", "asinh"),
     "acos": ("mul", "sqrt", "log", "asinh", "asin"), "acosh": ("mul", "sqrt", "log"),
     "atanh": ("mul", "log1p"), "atan": ("mul", "log1p", "atanh"), "pow": ("mul", "div", "exp", "log"),
@@ -268,6 +268,8 @@ def helper_source(name: str, t: str, dialect) -> str:
                   f" return {mk('s', f'b / (({R})2 * s)')}; }}"
                   f" {R} s = sqrt((hypot(a, b) - a) * ({R})0.5);"
                   f" return {mk(f'fabs(b) / (({R})2 * s)', 'copysign(s, b)')};")
+    if n == "sigmoid":  # PyTorch's complex sigmoid, 1 / (1 + exp(-z)) (numpy has none)
+        return fn(f"{T} e = {call('exp', mk('-z.x', '-z.y'))}; e.x += ({R})1; return {call('recip', 'e')};")
     if n == "rsqrt":    # flex: reciprocal(sqrt(z))
         return fn(f"return {call('recip', call('sqrt', 'z'))};")
     if n == "sin":

@@ -304,9 +304,19 @@ def linspace(start, stop, /, num, *, dtype=None, device=None, endpoint=True) -> 
     Example:
         >>> import burn
         >>> assert burn.linspace(0, 1, 3).tolist() == [0.0, 0.5, 1.0]
+        >>> assert burn.linspace(0, 2 + 1j, 3).tolist() == [0j, (1 + 0.5j), (2 + 1j)]
     """
     if num < 0:
         raise BurnError(f"linspace: num must be >= 0, got {num}")
+    if isinstance(start, complex) or isinstance(stop, complex) or (dtype is not None and dt.as_dtype(dtype).is_complex):
+        # numpy steps a complex range part by part: two real ranges
+        start, stop = complex(start), complex(stop)
+        cd = dt.as_dtype(dtype) if dtype is not None else dt.complex_of(dt.default_float)
+        rd = dt.real_of(cd)
+        from . import elementwise as E
+        re_ = linspace(start.real, stop.real, num, dtype=rd, device=device, endpoint=endpoint)
+        im = linspace(start.imag, stop.imag, num, dtype=rd, device=device, endpoint=endpoint)
+        return E.astype(re_, cd) + E.astype(im, cd) * 1j
     return apply_creation(linspace_p, _device(device),
                           {"start": float(start), "stop": float(stop), "num": int(num),
                            "endpoint": bool(endpoint), "dtype": dt.as_dtype(dtype or dt.default_float)})

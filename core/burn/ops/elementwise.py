@@ -102,20 +102,36 @@ def _to_bool(d):
     return dt.bool_
 
 
+# ops with no complex definition (numpy has none; they order or round real values): an
+# error at the call on every backend, not a backend's error at the flush
+_REAL_ONLY = frozenset({"floor", "ceil", "round", "trunc", "relu", "gelu", "silu", "softplus", "erf", "signbit",
+                        "atan2", "hypot", "logaddexp", "copysign", "remainder", "floor_divide", "clip"})
+
+
+def _no_complex(name, *ts):
+    raise DTypeError(f"{name}: not defined for complex tensors ({', '.join(describe(t) for t in ts)}); "
+                     f"apply it to burn.real(x) / burn.imag(x) / burn.abs(x)")
+
+
 def _unary(name, backward, *, rule=_same, floats=False, allow_bool=False, doc=""):
+    real_only = name in _REAL_ONLY
+
     def meta(x):
         if x.dtype.is_bool and not allow_bool:
             raise DTypeError(f"{name}: not defined for bool tensors ({describe(x)}); cast with .astype() first")
+        if real_only and x.dtype.is_complex:
+            _no_complex(name, x)
         return TensorMeta(x.shape, rule(x.dtype))
     p = primitive(name, ELEMENTWISE, meta, differentiable=backward is not None)
     p.backward = backward
 
     same = rule is _same
+    fast_kinds = "f" if real_only else "fc"
 
     def fn(x, /):
         if isinstance(x, Tensor):
             h = x._h
-            if same and h.dtype.kind in "fc":       # a float in, the same float out: meta known
+            if same and h.dtype.kind in fast_kinds:    # a float in, the same float out: meta known
                 return apply(p, (x,), None, (_meta(TensorMeta, (h.shape, h.dtype, None)),))
         else:
             from .creation import tensor
@@ -134,32 +150,56 @@ def _zero_grad(ctx, g):
     return (None,)
 
 
+def _holomorphic(rule):
+    """A rule written as ``g * f'(z)`` (``g / ...``), made right for complex inputs.
+
+    For a real loss, the gradient of a complex input in PyTorch's convention (the one
+    ``mul``'s rule follows: dL = Re(conj(G) dz)) is ``g * conj(f'(z))`` for a holomorphic
+    ``f``, which is ``conj(conj(g) * f'(z))``: the real rule run on ``conj(g)``, conjugated."""
+    def bw(c, g):
+        if not any(t.dtype.is_complex for t in c.inputs):
+            return rule(c, g)
+        return tuple(None if r is None else conj(r) for r in rule(c, conj(g)))
+    bw.__name__ = getattr(rule, "__name__", "bw")
+    return bw
+
+
+def _bw_angle(c, g):
+    # angle(x + iy) = atan2(y, x): d angle = Re(conj(i / conj(z)) dz), so the gradient is g i / conj(z)
+    # (0 at z = 0, as PyTorch); a real input's angle is piecewise constant
+    z = c.inputs[0]
+    if not z.dtype.is_complex:
+        return (None,)
+    zero = z == 0
+    return (where(zero, 0, (g * 1j) / conj(where(zero, 1, z))),)
+
+
 neg = _unary("neg", lambda c, g: (-g,))
 positive = _unary("positive", lambda c, g: (g,))
 abs = _unary("abs", lambda c, g: (g * sign(c.inputs[0]),), rule=dt.real_of)   # |complex| is real
 sign = _unary("sign", _zero_grad)
-exp = _unary("exp", lambda c, g: (g * c.out,), floats=True)
-expm1 = _unary("expm1", lambda c, g: (g * (c.out + 1),), floats=True)
-log = _unary("log", lambda c, g: (g / c.inputs[0],), floats=True)
-log1p = _unary("log1p", lambda c, g: (g / (c.inputs[0] + 1),), floats=True)
-log2 = _unary("log2", lambda c, g: (g / (c.inputs[0] * math.log(2.0)),), floats=True)
-log10 = _unary("log10", lambda c, g: (g / (c.inputs[0] * math.log(10.0)),), floats=True)
-sqrt = _unary("sqrt", lambda c, g: (g / (c.out * 2),), floats=True)
-rsqrt = _unary("rsqrt", lambda c, g: (g * (c.out * c.out * c.out) * -0.5,), floats=True)
-square = _unary("square", lambda c, g: (g * c.inputs[0] * 2,))
-sin = _unary("sin", lambda c, g: (g * cos(c.inputs[0]),), floats=True)
-cos = _unary("cos", lambda c, g: (-(g * sin(c.inputs[0])),), floats=True)
-tan = _unary("tan", lambda c, g: (g * (c.out * c.out + 1),), floats=True)
-asin = _unary("asin", lambda c, g: (g * rsqrt(1 - c.inputs[0] * c.inputs[0]),), floats=True)
-acos = _unary("acos", lambda c, g: (-(g * rsqrt(1 - c.inputs[0] * c.inputs[0])),), floats=True)
-atan = _unary("atan", lambda c, g: (g / (c.inputs[0] * c.inputs[0] + 1),), floats=True)
-sinh = _unary("sinh", lambda c, g: (g * cosh(c.inputs[0]),), floats=True)
-cosh = _unary("cosh", lambda c, g: (g * sinh(c.inputs[0]),), floats=True)
-tanh = _unary("tanh", lambda c, g: (g * (1 - c.out * c.out),), floats=True)
-asinh = _unary("asinh", lambda c, g: (g * rsqrt(c.inputs[0] * c.inputs[0] + 1),), floats=True)
-acosh = _unary("acosh", lambda c, g: (g * rsqrt(c.inputs[0] * c.inputs[0] - 1),), floats=True)
-atanh = _unary("atanh", lambda c, g: (g / (1 - c.inputs[0] * c.inputs[0]),), floats=True)
-sigmoid = _unary("sigmoid", lambda c, g: (g * c.out * (1 - c.out),), floats=True)
+exp = _unary("exp", _holomorphic(lambda c, g: (g * c.out,)), floats=True)
+expm1 = _unary("expm1", _holomorphic(lambda c, g: (g * (c.out + 1),)), floats=True)
+log = _unary("log", _holomorphic(lambda c, g: (g / c.inputs[0],)), floats=True)
+log1p = _unary("log1p", _holomorphic(lambda c, g: (g / (c.inputs[0] + 1),)), floats=True)
+log2 = _unary("log2", _holomorphic(lambda c, g: (g / (c.inputs[0] * math.log(2.0)),)), floats=True)
+log10 = _unary("log10", _holomorphic(lambda c, g: (g / (c.inputs[0] * math.log(10.0)),)), floats=True)
+sqrt = _unary("sqrt", _holomorphic(lambda c, g: (g / (c.out * 2),)), floats=True)
+rsqrt = _unary("rsqrt", _holomorphic(lambda c, g: (g * (c.out * c.out * c.out) * -0.5,)), floats=True)
+square = _unary("square", _holomorphic(lambda c, g: (g * c.inputs[0] * 2,)))
+sin = _unary("sin", _holomorphic(lambda c, g: (g * cos(c.inputs[0]),)), floats=True)
+cos = _unary("cos", _holomorphic(lambda c, g: (-(g * sin(c.inputs[0])),)), floats=True)
+tan = _unary("tan", _holomorphic(lambda c, g: (g * (c.out * c.out + 1),)), floats=True)
+asin = _unary("asin", _holomorphic(lambda c, g: (g * rsqrt(1 - c.inputs[0] * c.inputs[0]),)), floats=True)
+acos = _unary("acos", _holomorphic(lambda c, g: (-(g * rsqrt(1 - c.inputs[0] * c.inputs[0])),)), floats=True)
+atan = _unary("atan", _holomorphic(lambda c, g: (g / (c.inputs[0] * c.inputs[0] + 1),)), floats=True)
+sinh = _unary("sinh", _holomorphic(lambda c, g: (g * cosh(c.inputs[0]),)), floats=True)
+cosh = _unary("cosh", _holomorphic(lambda c, g: (g * sinh(c.inputs[0]),)), floats=True)
+tanh = _unary("tanh", _holomorphic(lambda c, g: (g * (1 - c.out * c.out),)), floats=True)
+asinh = _unary("asinh", _holomorphic(lambda c, g: (g * rsqrt(c.inputs[0] * c.inputs[0] + 1),)), floats=True)
+acosh = _unary("acosh", _holomorphic(lambda c, g: (g * rsqrt(c.inputs[0] * c.inputs[0] - 1),)), floats=True)
+atanh = _unary("atanh", _holomorphic(lambda c, g: (g / (1 - c.inputs[0] * c.inputs[0]),)), floats=True)
+sigmoid = _unary("sigmoid", _holomorphic(lambda c, g: (g * c.out * (1 - c.out),)), floats=True)
 relu = _unary("relu", lambda c, g: (where(c.inputs[0] > 0, g, 0),))   # 2 ops, not gt+cast+mul
 erf = _unary("erf", lambda c, g: (g * exp(-(c.inputs[0] * c.inputs[0])) * (2.0 / math.sqrt(math.pi)),),
              floats=True)
@@ -191,7 +231,7 @@ floor = _unary("floor", _zero_grad)
 ceil = _unary("ceil", _zero_grad)
 round = _unary("round", _zero_grad)
 trunc = _unary("trunc", _zero_grad)
-reciprocal = _unary("reciprocal", lambda c, g: (-(g * c.out * c.out),), floats=True)
+reciprocal = _unary("reciprocal", _holomorphic(lambda c, g: (-(g * c.out * c.out),)), floats=True)
 isnan = _unary("isnan", None, rule=_to_bool, allow_bool=True)
 isinf = _unary("isinf", None, rule=_to_bool, allow_bool=True)
 isfinite = _unary("isfinite", None, rule=_to_bool, allow_bool=True)
@@ -203,7 +243,7 @@ real = _unary("real", lambda c, g: (g.astype(c.inputs[0].dtype),) if c.inputs[0]
               rule=dt.real_of)
 imag = _unary("imag", lambda c, g: (g.astype(c.inputs[0].dtype) * 1j,) if c.inputs[0].dtype.is_complex else (None,),
               rule=dt.real_of)
-angle = _unary("angle", None, rule=lambda d: dt.real_of(d) if d.is_complex else _to_float(d))
+angle = _unary("angle", _bw_angle, rule=lambda d: dt.real_of(d) if d.is_complex else _to_float(d))
 
 
 # -- binary ------------------------------------------------------------------------
@@ -311,6 +351,12 @@ def _cmp(d, name, a, b):
     return dt.bool_
 
 
+def _real_arith(d, name, a, b):
+    if d.is_complex:
+        _no_complex(name, a, b)
+    return _arith(d, name, a, b)
+
+
 def _logical(d, name, a, b):
     return dt.bool_
 
@@ -397,7 +443,8 @@ def _bw_pow(c, g):
     ga = _unbroadcast(g * b * pow(a, b - 1), a.shape) if a.requires_grad else None
     gb = None
     if b.requires_grad:
-        safe = where(a > 0, a, 1)
+        # d a^b / db = a^b log(a): real bases only where a > 0; complex ones away from 0
+        safe = where(a != 0, a, 1) if a.dtype.is_complex else where(a > 0, a, 1)
         gb = _unbroadcast(g * c.out * log(safe), b.shape)
     return ga, gb
 
@@ -444,16 +491,16 @@ def _float_pre(a, b):
 add = _binary("add", _bw_add)
 subtract = _binary("sub", _bw_sub)
 multiply = _binary("mul", _bw_mul)
-divide = _binary("div", _bw_div, pre=_true_div_pre)
-pow = _binary("pow", _bw_pow)
+divide = _binary("div", _holomorphic(_bw_div), pre=_true_div_pre)
+pow = _binary("pow", _holomorphic(_bw_pow))
 maximum = _binary("maximum", _bw_minmax(lambda a, b: a > b))
 minimum = _binary("minimum", _bw_minmax(lambda a, b: a < b))
-remainder = _binary("remainder", _bw_remainder)
-floor_divide = _binary("floor_divide", None)
-atan2 = _binary("atan2", _bw_atan2, pre=_float_pre)
-hypot = _binary("hypot", _bw_hypot, pre=_float_pre)
-logaddexp = _binary("logaddexp", _bw_logaddexp, pre=_float_pre)
-copysign = _binary("copysign", None, pre=_float_pre)
+remainder = _binary("remainder", _bw_remainder, rule=_real_arith)
+floor_divide = _binary("floor_divide", None, rule=_real_arith)
+atan2 = _binary("atan2", _bw_atan2, pre=_float_pre, rule=_real_arith)
+hypot = _binary("hypot", _bw_hypot, pre=_float_pre, rule=_real_arith)
+logaddexp = _binary("logaddexp", _bw_logaddexp, pre=_float_pre, rule=_real_arith)
+copysign = _binary("copysign", None, pre=_float_pre, rule=_real_arith)
 equal = _binary("eq", None, _cmp)
 not_equal = _binary("ne", None, _cmp)
 less = _binary("lt", None, _cmp)
@@ -554,6 +601,8 @@ def clip(x, /, min=None, max=None) -> Tensor:
         return out
     if x.dtype.is_bool:
         raise DTypeError(f"clip: not defined for bool tensors ({describe(x)})")
+    if x.dtype.is_complex:
+        _no_complex("clip", x)
     cast = (lambda v: None if v is None else (float(v) if x.dtype.is_inexact else int(v)))
     return apply(clip_p, (x,), {"min": cast(min), "max": cast(max)})
 
@@ -565,6 +614,9 @@ def nan_to_num(x, /, nan=0.0, posinf=None, neginf=None) -> Tensor:
         >>> import burn
         >>> assert burn.nan_to_num(burn.tensor([float("nan"), 1.0])).tolist() == [0.0, 1.0]
     """
+    if x.dtype.is_complex:      # numpy: each part on its own
+        return (nan_to_num(real(x), nan, posinf, neginf) + nan_to_num(imag(x), nan, posinf, neginf) * 1j).astype(
+            x.dtype)
     if not x.dtype.is_floating:
         return x
     import numpy as np

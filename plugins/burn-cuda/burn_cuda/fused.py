@@ -96,10 +96,26 @@ def segments(group):
     return out
 
 
+def _value_dtypes(group, in_dtypes):
+    """The dtype of every value the group computes (None where the generator cannot tell)."""
+    vals = []
+    for op, attrs, args in group.ops:
+        ds = [in_dtypes[k] if kind == "in" else vals[k] for kind, k in args]
+        try:
+            vals.append(None if None in ds else out_dtype(op, ds, attrs))
+        except (KeyError, TypeError, ValueError):
+            vals.append(None)
+    return vals
+
+
 def compile_group(group):
     """A callable running ``group`` with one launch per element-wise run, or None."""
     plan = plan_group(group)
     if plan is None or any(t not in RENDERABLE for t in plan[3]):     # complex: op by op (CuPy ufuncs)
+        return None
+    # a complex value inside a real group (x.astype(complex64) * w) as well: the generated
+    # complex kernels compile (tests/test_cuda_nvcc.py) but run CuPy's ufuncs until checked on a GPU
+    if any(d is not None and d not in RENDERABLE for d in _value_dtypes(group, plan[3])):
         return None
     return _FusedGroup(group, *plan)
 

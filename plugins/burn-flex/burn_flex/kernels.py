@@ -58,9 +58,12 @@ def _sps():
     return _SPECIAL
 
 
-def _keep(name):
-    """A scipy.special float ufunc whose result keeps the input dtype (scipy upcasts halves)."""
+def _keep(name, complex_fn=None):
+    """A scipy.special float ufunc whose result keeps the input dtype (scipy upcasts halves);
+    ``complex_fn`` computes complex inputs, which scipy's real ufuncs reject."""
     def k(x):
+        if complex_fn is not None and x.dtype.kind == "c":
+            return complex_fn(x)
         r = getattr(_sps(), name)(x)
         return r.astype(x.dtype, copy=False) if r.dtype != x.dtype else r
     k.__name__ = name
@@ -186,7 +189,7 @@ UNARY = {
     "sqrt": np.sqrt, "rsqrt": _rsqrt, "square": np.square, "sin": np.sin, "cos": np.cos, "tan": np.tan,
     "asin": np.arcsin, "acos": np.arccos, "atan": np.arctan, "sinh": np.sinh, "cosh": np.cosh,
     "tanh": np.tanh, "asinh": np.arcsinh, "acosh": np.arccosh, "atanh": np.arctanh,
-    "sigmoid": _keep("expit"), "relu": _relu, "gelu": _gelu, "silu": _silu,
+    "sigmoid": _keep("expit", lambda z: 1 / (1 + np.exp(-z))), "relu": _relu, "gelu": _gelu, "silu": _silu,
     "softplus": lambda x: np.logaddexp(np.zeros((), x.dtype), x), "erf": _erf,
     "floor": np.floor, "ceil": np.ceil, "round": np.round, "trunc": np.trunc,
     "reciprocal": np.reciprocal, "isnan": np.isnan, "isinf": np.isinf, "isfinite": np.isfinite,

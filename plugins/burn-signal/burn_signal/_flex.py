@@ -84,6 +84,12 @@ def correlate(a, b, *, mode="full"):
 
 @_scipy("fftconvolve")
 def fftconvolve(a, b, *, mode="full", axes=None):
+    if axes is not None and mode == "same" and a.ndim == b.ndim:
+        # scipy crops every axis to a's size in mode "same", also a broadcast (size-1) axis it is
+        # not convolving along; the op broadcasts those axes (its meta rule): broadcast them first
+        conv = {ax % a.ndim for ax in np.atleast_1d(axes)}
+        shape = [s if i in conv else max(s, t) for i, (s, t) in enumerate(zip(a.shape, b.shape))]
+        a = np.broadcast_to(a, shape)
     return np.asarray(ss.fftconvolve(a, b, mode=mode, axes=axes)).astype(a.dtype, copy=False)
 
 
