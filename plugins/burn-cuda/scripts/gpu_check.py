@@ -6,6 +6,8 @@
     python gpu_check.py cnn OUT.json                  a CNN training step vs PyTorch eager
     python gpu_check.py memory OUT.json               peak reserved bytes of the CNN step with the
                                                       pool chosen by BURN_CUDA_POOL (adaptive|cupy)
+    python gpu_check.py extensions OUT.json           burn.linalg / burn.signal cuda kernels vs flex
+                                                      (the repository's real-GPU tests, with pytest)
     python gpu_check.py table DIR                     print every DIR/*.json as one table
 
 Each step is its own process (a failure or timeout of one does not hide the others);
@@ -230,6 +232,27 @@ def memory():
             "peak_in_use": st["peak_in_use_bytes"], "rows": []}
 
 
+def extensions():
+    """The real-GPU tests of burn-linalg's and burn-signal's cuda kernels (cuSOLVER, cuFFT,
+    cupyx.scipy.signal) against flex's SciPy results; skipped, not failed, without pytest/SciPy."""
+    import importlib.util
+    import subprocess
+    missing = [m for m in ("pytest", "scipy", "burn_linalg", "burn_signal") if importlib.util.find_spec(m) is None]
+    name = "burn.linalg / burn.signal ops on cuda vs flex"
+    if missing:
+        return {"rows": [(name, "not run", "", f"needs {', '.join(missing)} installed", "n/a")], "ok": True}
+    root = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
+    tests = [os.path.join(root, "tests", f) for f in ("test_linalg_cuda.py", "test_signal_cuda.py")]
+    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-k", "real_gpu", *tests],
+                       capture_output=True, text=True, cwd=root)
+    tail = (r.stdout.strip().splitlines() or ["(no output)"])[-1]
+    ok = r.returncode == 0 and "skipped" not in tail
+    if not ok:
+        print(r.stdout[-4000:], r.stderr[-2000:])
+    return {"rows": [(name, tail, "flex (SciPy/LAPACK)", "every op, float32/float64/complex128",
+                      "ok" if ok else "FAIL")], "ok": ok}
+
+
 def table(d):
     """Every result of directory ``d`` as one table (memory rows combined)."""
     rows, ok = [], True
@@ -238,7 +261,7 @@ def table(d):
         if name.endswith(".json"):
             with open(os.path.join(d, name)) as f:
                 res[name[:-5]] = json.load(f)
-    for key in ("conformance", "matmul", "elementwise", "cnn"):
+    for key in ("conformance", "matmul", "elementwise", "cnn", "extensions"):
         r = res.get(key)
         if r is None:
             rows.append((key, "did not finish (see its log)", "", "", "FAIL"))
@@ -270,7 +293,8 @@ def table(d):
     return ok
 
 
-STEPS = {"conformance": conformance, "matmul": matmul, "elementwise": elementwise, "cnn": cnn, "memory": memory}
+STEPS = {"conformance": conformance, "matmul": matmul, "elementwise": elementwise, "cnn": cnn, "memory": memory,
+         "extensions": extensions}
 
 if __name__ == "__main__":
     if len(sys.argv) != 3 or sys.argv[1] not in list(STEPS) + ["table"]:

@@ -30,9 +30,10 @@ if not (torch.cuda.is_available() and cupy.is_available()):
     sys.exit("gpu_check: no usable GPU (torch.cuda.is_available() / cupy.is_available() is False)")
 PY
 
-say "installing core, burn-flex, burn-cuda (offline: --no-deps --no-build-isolation)"
-timeout 120 "${py}" -m pip install --quiet --no-deps --no-build-isolation --no-index \
-    "${root}/core" "${root}/plugins/burn-flex" "${root}/plugins/burn-cuda"
+say "installing core, burn-flex, burn-cuda, burn-linalg, burn-signal (offline: --no-deps --no-build-isolation)"
+timeout 150 "${py}" -m pip install --quiet --no-deps --no-build-isolation --no-index \
+    "${root}/core" "${root}/plugins/burn-flex" "${root}/plugins/burn-cuda" "${root}/plugins/burn-linalg" \
+    "${root}/plugins/burn-signal"
 timeout 60 "${py}" -m burn info | sed -n '/^backends/,/^extension/p'
 
 # each step is its own process with its own time limit; a failed step is reported in the
@@ -59,6 +60,7 @@ step elementwise      30 -- elementwise "${out}/elementwise.json"
 step cnn              35 -- cnn "${out}/cnn.json"
 step memory_adaptive  20 BURN_CUDA_POOL=adaptive -- memory "${out}/memory_adaptive.json"
 step memory_cupy      20 BURN_CUDA_POOL=cupy -- memory "${out}/memory_cupy.json"
+step extensions       45 -- extensions "${out}/extensions.json"
 
 say "results (logs and JSON in ${out})"
 "${py}" "${here}/gpu_check.py" table "${out}" || status=1
