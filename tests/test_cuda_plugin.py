@@ -218,6 +218,8 @@ def test_gpu_check_script_parses_and_its_table_combines_results(tmp_path):
            "matmul": {"rows": [["matmul 4096^3 float32", "50 TFLOP/s", "50 TFLOP/s", "1.00x", "ok"]], "ok": True},
            "elementwise": {"rows": [["8-op chain", "4000 GB/s", "", "83%", "ok"]], "ok": True},
            "cnn": {"rows": [["CNN", "2 ms", "2 ms", "1.0x", "ok"]], "ok": True},
+           "extensions": {"rows": [["burn.linalg / burn.signal ops on cuda vs flex", "2 passed", "", "", "ok"]],
+                          "ok": True},
            "memory_adaptive": {"peak_reserved": 60 << 20, "rows": []},
            "memory_cupy": {"peak_reserved": 100 << 20, "rows": []}}
     for k, v in res.items():
