@@ -96,3 +96,37 @@ def test_default_is_an_opencl_cpu_device_only_when_flex_is_not_installed():
     without = subprocess.run([sys.executable, "-c", code], env=dict(env, BURN_PLUGINS_DISABLE="flex"),
                              capture_output=True, text=True, check=True).stdout.strip()
     assert without == "wgpu:0"
+
+
+def test_creation_kernels_learn_the_index_of_the_device_they_run_on():
+    # a third-party backend with two devices: its creation kernels receive no tensor, so they
+    # read burn.backend.current_device_index() (set while a device's lazy graph runs)
+    from burn.backend import current_device_index
+    from burn.dispatch import registry
+    from burn_flex.backend import FlexBackend
+    from burn_flex.kernels import all_kernels
+    seen = []
+
+    def recording(fn):
+        def k(*xs, **attrs):
+            seen.append(current_device_index())
+            return fn(*xs, **attrs)
+        return k
+
+    name = "twodevices"
+    registry.register_backend(name, type("TwoDevices", (FlexBackend,), {"name": name,
+                                                                         "device_indices": lambda self: [0, 1]}),
+                              plugin="tests-twodevices")
+    try:
+        for op, fn in all_kernels().items():
+            registry.register_kernel(op, name, recording(fn) if op in ("full", "arange", "rand_uniform") else fn,
+                                     plugin="tests-twodevices")
+        for index in (1, 0, 1):
+            seen.clear()
+            dev = burn.Device(name, index)
+            x = burn.zeros((3,), device=dev) + burn.arange(3, device=dev) + burn.rand((3,), device=dev)
+            assert x.numpy().shape == (3,) and x.device == dev
+            assert seen == [index] * 3, (index, seen)
+        assert current_device_index() == 0          # restored after each flush
+    finally:
+        registry.forget_plugin("tests-twodevices")

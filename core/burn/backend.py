@@ -8,11 +8,56 @@ rules, autodiff, planning) lives in core so every backend behaves the same.
 """
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 
 from .dtypes import DType
 
-__all__ = ["Backend"]
+__all__ = ["Backend", "current_device_index"]
+
+_RUNNING = threading.local()
+
+
+def current_device_index() -> int:
+    """The index of the device whose work is being run, for kernels that receive no tensor.
+
+    A kernel learns its device from its input arrays; a creation kernel (``zeros``,
+    ``arange``, ``rand_uniform``...) has none, so while a device's lazy graph runs its
+    work, this gives that device's index (0 outside a flush: eager calls on device 0).
+
+    Example:
+        >>> import burn
+        >>> from burn.backend import current_device_index
+        >>> assert current_device_index() == 0
+    """
+    return getattr(_RUNNING, "index", 0)
+
+
+class running_on:
+    """``with running_on(index):`` makes :func:`current_device_index` return ``index`` (per
+    thread; nested uses restore the outer index). The lazy graph wraps every flush in it.
+
+    Example:
+        >>> from burn.backend import current_device_index, running_on
+        >>> with running_on(2):
+        ...     assert current_device_index() == 2
+        >>> assert current_device_index() == 0
+    """
+
+    __slots__ = ("index", "outer")
+
+    def __init__(self, index: int):
+        self.index = index
+
+    def __enter__(self):
+        self.outer = getattr(_RUNNING, "index", 0)
+        _RUNNING.index = self.index
+        return self
+
+    def __exit__(self, *exc):
+        _RUNNING.index = self.outer
+        return False
 
 
 class Backend:

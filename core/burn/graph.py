@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import threading
 
+from .backend import running_on
 from .fusion import get_plan
 
 __all__ = ["LazyGraph", "graph_for"]
@@ -67,7 +68,8 @@ class LazyGraph:
             self.flushes += 1
             try:
                 plan, externals = get_plan(nodes, self.backend)
-                plan.run(nodes, externals, self.index)
+                with running_on(self.index):      # creation kernels find their device here
+                    plan.run(nodes, externals, self.index)
             except Exception as e:
                 # the flushed nodes are gone from the graph: remember why their
                 # values are missing, so reading one raises instead of returning None

@@ -52,8 +52,9 @@ def _dc_of(xs):
         dev = getattr(x, "device", None)
         if hasattr(dev, "id"):         # a cupy.ndarray (numpy 2's arrays have device "cpu")
             return runtime.context(dev.id)
-    # creation kernels receive no array and no device index (core passes only attrs)
-    return runtime.context(0)
+    # creation kernels receive no array: the device whose graph is running
+    from burn.backend import current_device_index
+    return runtime.context(current_device_index())
 
 
 def on_device(fn):

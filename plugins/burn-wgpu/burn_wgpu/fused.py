@@ -194,8 +194,9 @@ class _FusedGroup(SegmentedGroup):
 
 
 def _default_dc():
+    from burn.backend import current_device_index
     from . import runtime
-    return runtime.context(0)
+    return runtime.context(current_device_index())
 
 
 # -- reduction with its element-wise prologue: ONE kernel -------------------------------------

@@ -55,12 +55,14 @@ def to_device(dc, array, dtype: str | None = None) -> WTensor:
 
 
 def device_of(*xs):
-    """The DeviceContext of the first native array among ``xs`` (device 0 if none)."""
+    """The DeviceContext of the first native array among ``xs`` (if none: the device whose
+    work is running, :func:`burn.backend.current_device_index`)."""
     for x in xs:
         if isinstance(x, WTensor):
             return x.dc
+    from burn.backend import current_device_index
     from . import runtime
-    return runtime.context(0)
+    return runtime.context(current_device_index())
 
 
 def host_fallback(fn, name: str):

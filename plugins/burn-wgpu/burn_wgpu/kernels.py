@@ -34,13 +34,14 @@ def _dc_of(xs):
     for x in xs:
         if isinstance(x, WTensor):
             return x.dc
-    # creation kernels receive no array and no device index (core passes only attrs)
+    # creation kernels receive no array: the device whose graph is running
     return _default_dc()
 
 
 def _default_dc():
+    from burn.backend import current_device_index
     from . import runtime      # PyOpenCL is imported on first use, never at plugin discovery
-    return runtime.context(0)
+    return runtime.context(current_device_index())
 
 
 def _name(dtype):
