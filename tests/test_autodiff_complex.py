@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import burn
+from devices import flex_and_wgpu  # noqa: E402  (tests/ is on sys.path under pytest)
 
 torch = pytest.importorskip("torch")
 
@@ -17,16 +18,7 @@ BINARY = ["add", "subtract", "multiply", "divide", "pow"]
 TORCH_BINARY = {"subtract": "sub", "multiply": "mul", "divide": "div"}
 
 
-def _devices():
-    devs = [burn.Device.flex()]
-    try:
-        devs.append(burn.Device.wgpu())
-    except burn.BurnError:
-        pass
-    return devs
-
-
-DEVICES = _devices()
+DEVICES = flex_and_wgpu()
 
 
 def _z(rng, *shape):

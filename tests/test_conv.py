@@ -10,6 +10,7 @@ import torch.nn.functional as TF
 import burn
 import burn_flex.conv as flex_conv
 from burn.nn import functional as F
+from devices import flex_and_wgpu  # noqa: E402  (tests/ is on sys.path under pytest)
 
 DEV = burn.Device.flex().autodiff()
 TOL = {np.float32: dict(rtol=2e-4, atol=2e-4), np.float64: dict(rtol=1e-10, atol=1e-10)}
@@ -304,16 +305,7 @@ def test_rows_input_gradient_in_half_precision_is_close_to_float32():
 CEIL_CASES = [(7, 7, 3, 2, 0), (6, 5, 2, 2, 1), (5, 8, 3, 3, 1), (9, 9, 2, 2, 0), (4, 4, 3, 2, 1), (8, 8, 2, 2, 0)]
 
 
-def _pool_devices():
-    devs = [burn.Device.flex()]
-    try:
-        devs.append(burn.Device.wgpu())
-    except burn.BurnError:
-        pass
-    return devs
-
-
-@pytest.mark.parametrize("dev", _pool_devices(), ids=lambda d: d.kind)
+@pytest.mark.parametrize("dev", flex_and_wgpu(), ids=lambda d: d.kind)
 @pytest.mark.parametrize("h,w,k,s,p", CEIL_CASES)
 def test_ceil_mode_pooling_matches_torch(dev, h, w, k, s, p):
     rng = np.random.default_rng(h * 100 + w * 10 + k)

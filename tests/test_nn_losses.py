@@ -7,22 +7,14 @@ import numpy as np
 import pytest
 
 import burn
+from devices import flex_and_wgpu  # noqa: E402  (tests/ is on sys.path under pytest)
 
 torch = pytest.importorskip("torch")
 F = burn.nn.functional
 TF = torch.nn.functional
 
 
-def _devices():
-    out = [burn.Device.flex()]
-    try:
-        out.append(burn.Device.wgpu())
-    except burn.BurnError:
-        pass
-    return out
-
-
-DEVICES = _devices()
+DEVICES = flex_and_wgpu()
 
 
 def run(dev, burn_fn, torch_fn, x, *consts, tol=1e-9):
