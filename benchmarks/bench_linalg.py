@@ -11,7 +11,10 @@ read back as numpy): native OpenCL kernels for solve, cholesky and qr, a declare
 fallback for svd. On a CI machine that device is PoCL on the CPU (all its cores), so the
 column measures the kernels' correctness path more than a GPU's speed. ``--no-wgpu`` skips it.
 
-    .venv/bin/python benchmarks/bench_linalg.py [--reps 15] [--dtype float32|float64] [--no-wgpu]
+    .venv/bin/python benchmarks/bench_linalg.py [--reps 15] [--dtype float32|float64|complex64|complex128] [--no-wgpu]
+
+Complex dtypes use complex matrices (Hermitian positive definite for cholesky); on wgpu
+they run as declared host fallbacks.
 """
 from __future__ import annotations
 
@@ -38,10 +41,13 @@ def wgpu_device():
 
 
 def cases(rng, dtype, batch=64, n=128, wgpu=None):
-    a = rng.standard_normal((batch, n, n)).astype(dtype)
+    def draw(shape):
+        x = rng.standard_normal(shape)
+        return (x + 1j * rng.standard_normal(shape) if np.dtype(dtype).kind == "c" else x).astype(dtype)
+    a = draw((batch, n, n))
     wc = a + n ** 0.5 * 2 * np.eye(n, dtype=dtype)
-    b = rng.standard_normal((batch, n, n)).astype(dtype)
-    spd = (a @ a.transpose(0, 2, 1) + n * np.eye(n, dtype=dtype)).astype(dtype)
+    b = draw((batch, n, n))
+    spd = (a @ a.conj().transpose(0, 2, 1) + n * np.eye(n, dtype=dtype)).astype(dtype)
     bt = lambda x: burn.tensor(x)          # noqa: E731
     tt = torch.from_numpy
     W, B, S, A = bt(wc), bt(b), bt(spd), bt(a)
@@ -105,7 +111,7 @@ def run(reps, dtype, wgpu=None):
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--reps", type=int, default=15)
-    p.add_argument("--dtype", default="float32", choices=["float32", "float64"])
+    p.add_argument("--dtype", default="float32", choices=["float32", "float64", "complex64", "complex128"])
     p.add_argument("--no-wgpu", action="store_true", help="skip the wgpu column")
     args = p.parse_args(argv)
     wgpu = None if args.no_wgpu else wgpu_device()
