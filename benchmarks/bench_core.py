@@ -87,6 +87,39 @@ def w_per_op(burn, torch, quick):
             {"burn": run_burn, "numpy": run_numpy, "torch": run_torch})
 
 
+def w_ext_call(burn, torch, quick):
+    """Per-call cost of an extension op (burn.nn.functional.linear_relu, a
+    ``backend_extension``) against one primitive (matmul) and torch's equivalent,
+    on tensors small enough that the Python path is what is measured."""
+    n = 5_000
+    rng = np.random.default_rng(4)
+    xn, wn, bn = (rng.standard_normal(s, dtype=F32) for s in ((4, 8), (8, 3), (3,)))
+    xb, wb, bb = burn.tensor(xn), burn.tensor(wn), burn.tensor(bn)
+    xt, wt, bt = (torch.from_numpy(a.copy()) for a in (xn, wn, bn))
+    lr = burn.nn.functional.linear_relu
+
+    def run_ext():
+        for _ in range(n):
+            y = lr(xb, wb, bb)
+        y.numpy()
+
+    def run_prim():
+        for _ in range(n):
+            y = xb @ wb
+        y.numpy()
+
+    def run_numpy():
+        for _ in range(n):
+            np.maximum(xn @ wn + bn, F32(0))
+
+    def run_torch():
+        for _ in range(n):
+            torch.relu(torch.addmm(bt, xt, wt))
+
+    return (f"extension call: {n:,} linear_relu [4,8]@[8,3]", 1e6 / n, "µs/call",
+            {"burn": run_ext, "numpy": run_numpy, "torch": run_torch, "burn primitive (matmul)": run_prim})
+
+
 def w_chain(burn, torch, quick):
     rng = np.random.default_rng(0)
     xn = (rng.standard_normal(4 * 1024 * 1024) * 3).astype(F32)
@@ -267,9 +300,9 @@ def w_mlp(burn, torch, quick):
             {"burn": nb.step, "numpy": nn_.step, "torch": nt.step})
 
 
-WORKLOADS = {"per_op": w_per_op, "chain": w_chain, "matmul_gelu": w_matmul_gelu, "sum": w_sum,
+WORKLOADS = {"per_op": w_per_op, "ext_call": w_ext_call, "chain": w_chain, "matmul_gelu": w_matmul_gelu, "sum": w_sum,
              "argmin": w_argmin, "mlp": w_mlp}
-ROUNDS = {"per_op": 15, "chain": 15, "matmul_gelu": 21, "sum": 21, "argmin": 15, "mlp": 41}
+ROUNDS = {"per_op": 15, "ext_call": 15, "chain": 15, "matmul_gelu": 21, "sum": 21, "argmin": 15, "mlp": 41}
 
 
 def import_times(rounds: int) -> dict:
@@ -339,6 +372,8 @@ def main(argv=None):
         print(f"{desc:62s} burn {r['burn']:9.3f} {unit:5s} numpy {r['numpy']:9.3f}  torch {r['torch']:9.3f}"
               f"  burn/numpy {r['burn'] / r['numpy']:5.2f}x  burn/torch {r['burn'] / r['torch']:5.2f}x",
               flush=True)
+        for k in r.keys() - {"burn", "numpy", "torch"}:      # a workload's extra comparisons
+            print(f"{'':62s} {k} {r[k]:9.3f} {unit}", flush=True)
     if "import" in only:
         it = import_times(5 if args.quick else 9)
         results["import"] = {k: v * 1e3 for k, v in it.items()}

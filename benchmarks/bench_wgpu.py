@@ -13,6 +13,12 @@ Sections (all by default, or ``--only a,b``):
   CNN batch 32/128 and MLP batch 128/512.
 - ``coldwarm``: time to the first MLP training step in a fresh process with an empty kernel
   cache (cold) and again with the cache it filled (warm).
+- ``complex``: complex64 matmul 512³, the tiled kernel against the one-work-item-per-output
+  kernel it replaced, numpy and torch.
+- ``moments``: var over the last axis as one two-pass kernel against the segmented group
+  (one kernel per run of ops), burn.var end to end, numpy and torch.
+- ``rows``: log_softmax forward + backward as row kernels against the burn-ops composition
+  they replaced, and torch.
 
 Timings on this shared 2-core machine swing when a neighbour is busy: compared runs are
 interleaved and medians reported; BLAS is pinned to one thread.
@@ -291,8 +297,143 @@ def bench_train(args, out):
                          "| model | wgpu ms | flex ms | wgpu / flex |\n|---|---|---|---|\n" + "\n".join(rows)))
 
 
+def bench_complex(args, out):
+    import burn
+    import torch
+    from burn_wgpu import reduce_complex
+    dev = burn.Device.wgpu()
+    rng = np.random.default_rng(0)
+    n = 512
+    a = (rng.standard_normal((n, n)) + 1j * rng.standard_normal((n, n))).astype(np.complex64)
+    b = (rng.standard_normal((n, n)) + 1j * rng.standard_normal((n, n))).astype(np.complex64)
+    ta, tb = burn.tensor(a, device=dev), burn.tensor(b, device=dev)
+    xa, xb = torch.from_numpy(a), torch.from_numpy(b)
+    ref = a.astype(np.complex128) @ b
+
+    def wgpu(variant):
+        def f():
+            reduce_complex.MATMUL = variant
+            y = ta @ tb
+            dev.sync()
+            return y
+        return f
+    for v in ("simple", "tiled"):
+        y = wgpu(v)().numpy()
+        assert np.abs(y - ref).max() / np.abs(ref).max() < 1e-5, v
+    fns = [wgpu("simple"), wgpu("tiled"), lambda: a @ b, lambda: xa @ xb]
+    torch.set_num_threads(1)
+    t = _interleaved(fns, args.reps)
+    reduce_complex.MATMUL = "tiled"
+    gf = [8 * n ** 3 / x / 1e9 for x in t]
+    out.append(("complex", f"complex64 matmul {n}³ on wgpu (PoCL) against numpy and torch on one thread; "
+                           "medians of interleaved runs\n\n"
+                           "| kernel | ms | GFLOP/s | / numpy | / torch |\n|---|---|---|---|---|\n" +
+                "\n".join(f"| {name} | {x * 1e3:.1f} | {g:.1f} | {x / t[2]:.1f}x | {x / t[3]:.1f}x |"
+                          for name, x, g in zip(("wgpu before: one work-item per output", "wgpu after: tiled "
+                                                 "(local memory)", "numpy", "torch"), t, gf)) +
+                f"\n\ntiled / before: {t[1] / t[0]:.2f}x the time ({t[0] / t[1]:.1f}x faster)"))
+
+
+def bench_moments(args, out):
+    import burn
+    import torch
+    from burn.fusion import FusedGroup
+    dev = burn.Device.wgpu()
+    be = dev.backend
+    shape = (64, 65536)
+    a = (1e4 + np.random.default_rng(0).standard_normal(shape)).astype(F32)
+    n = shape[1]
+    m = lambda s: burn.TensorMeta(s, burn.float32)  # noqa: E731
+    axes = {"axis": (1,), "keepdims": True}
+    # the group core's var(x, axis=1, correction=1) records, as a planner keeping the
+    # reduction's epilogue and next pass hands it over
+    ops = [("sum", axes, [("in", 0)]), ("mul", {}, [("op", 0), ("in", 1)]), ("sub", {}, [("in", 0), ("op", 1)]),
+           ("mul", {}, [("op", 2), ("op", 2)]), ("sum", {"axis": (1,), "keepdims": False}, [("op", 3)]),
+           ("mul", {}, [("op", 4), ("in", 2)])]
+    g = FusedGroup("reduce", ops, [m(shape), m(()), m(())], [5], [m((64,))])
+    ins = [be.from_numpy(v, burn.float32, 0) for v in (a, np.float32(1 / n), np.float32(1 / (n - 1)))]
+    fn = be.compile_group(g)
+    x = burn.tensor(a, device=dev)
+    xt = torch.from_numpy(a)
+
+    def run(f):
+        def r():
+            y = f(*ins)[0]
+            be.sync(0)
+            return y
+        return r
+
+    def end_to_end():
+        return burn.var(x, axis=1, correction=1).numpy()
+    want = a.astype(np.float64).var(axis=1, ddof=1)
+    fns = [run(fn.fallback), run(fn), end_to_end, lambda: a.var(axis=1, ddof=1), lambda: torch.var(xt, dim=1)]
+    for f in fns[:2]:
+        np.testing.assert_allclose(be.to_numpy(f(), 0), want, rtol=2e-4)
+    np.testing.assert_allclose(end_to_end(), want, rtol=2e-4)
+    torch.set_num_threads(1)
+    launches = []
+    for f in fns[:2]:
+        be.sync(0)
+        l0 = be.stats(0)["launches"]
+        f()
+        launches.append(be.stats(0)["launches"] - l0)
+    groups = len(burn.fusion.explain(burn.var(x, axis=1, correction=1)).groups)
+    dev.sync()
+    t = _interleaved(fns, args.reps)
+    names = [f"wgpu before: the var group segmented ({launches[0]} launches)",
+             f"wgpu after: burn_wgpu.reduce_fused ({launches[1]} launch, two passes inside)",
+             f"burn.var end to end on wgpu (core's planner: {groups} group(s); incl. download)", "numpy", "torch"]
+    out.append(("moments", f"var(x, axis=1, correction=1) of [64, 65536] float32, x = 1e4 + N(0, 1), on wgpu "
+                           "(PoCL) against numpy and torch on one thread\n\n"
+                           "| path | ms | / numpy | / torch |\n|---|---|---|---|\n" +
+                "\n".join(f"| {nm} | {x_ * 1e3:.2f} | {x_ / t[3]:.2f}x | {x_ / t[4]:.2f}x |" for nm, x_ in zip(names, t))
+                + f"\n\nafter / before: {t[1] / t[0]:.2f}x the time"))
+
+
+def bench_rows(args, out):
+    import burn
+    import torch
+    F = burn.nn.functional
+    dev = burn.Device.wgpu()
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((512, 1000), dtype=F32) * 3
+    gy = rng.standard_normal(a.shape, dtype=F32)
+    ad = dev.autodiff()
+    tg = burn.tensor(gy, device=ad)
+
+    def burn_fb(fn):
+        def f():
+            x = burn.tensor(a, device=ad).require_grad()
+            y = fn(x, 1)
+            g = x.grad((y * tg).sum().backward())
+            g.numpy()
+            return y, g
+        return f
+
+    def torch_fb():
+        x = torch.tensor(a, requires_grad=True)
+        y = torch.log_softmax(x, 1)
+        (y * torch.from_numpy(gy)).sum().backward()
+        return y, x.grad
+    torch.set_num_threads(1)
+    fns = [burn_fb(F._log_softmax_ops), burn_fb(F.log_softmax_fused), torch_fb]
+    res = [f() for f in fns]        # compile and check
+    for y, g in res[:2]:
+        np.testing.assert_allclose(y.numpy(), res[2][0].detach().numpy(), rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(g.numpy(), res[2][1].numpy(), rtol=1e-4, atol=1e-5)
+    t = _interleaved(fns, args.reps)
+    out.append(("rows", "log_softmax forward + backward of [512, 1000] float32 on wgpu (PoCL) against torch on "
+                        "one thread (tensor upload and gradient download included)\n\n"
+                        "| path | ms | / torch |\n|---|---|---|\n"
+                        f"| wgpu before: x - logsumexp(x) as burn ops | {t[0] * 1e3:.1f} | {t[0] / t[2]:.1f}x |\n"
+                        f"| wgpu after: row kernels burn::log_softmax(_grad) | {t[1] * 1e3:.1f} | {t[1] / t[2]:.1f}x |\n"
+                        f"| torch | {t[2] * 1e3:.1f} | 1.0x |\n\n"
+                        f"after / before: {t[1] / t[0]:.2f}x the time"))
+
+
 SECTIONS = {"matmul": bench_matmul, "fused": bench_fused, "train": bench_train, "pool": bench_pool,
-            "coldwarm": bench_coldwarm}
+            "coldwarm": bench_coldwarm, "complex": bench_complex, "rows": bench_rows,
+            "moments": bench_moments}
 
 
 def main(argv=None):

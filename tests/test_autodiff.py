@@ -159,3 +159,65 @@ def test_pending_work_survives_dropping_intermediate_handles(dev):
         t = (x * k).exp().log()     # intermediate tensors dropped every iteration
         total = t if total is None else total + t
     np.testing.assert_allclose(total.numpy(), np.arange(6) * 10, rtol=1e-5)
+
+
+# -- in-place changes of saved tensors (the version check) ----------------------------
+
+def test_backward_after_a_leaf_changed_in_place_raises_naming_the_op_and_input(ad):
+    w = burn.tensor([1.0, 2.0], device=ad).require_grad()
+    x = burn.tensor([3.0, 4.0], device=ad).require_grad()
+    loss = (w * x).sum()
+    w.assign_(burn.tensor([10.0, 20.0], device=ad))       # x's gradient would read the new w
+    with pytest.raises(burn.AutodiffError, match=r"backward of 'mul': its input 0 \(shape=\(2,\).*a leaf\) "
+                                                 r"was modified in place"):
+        loss.backward()
+
+
+def test_setitem_on_a_saved_constant_is_detected(ad):
+    w = burn.tensor([[1.0, 2.0], [3.0, 4.0]], device=ad).require_grad()
+    x = burn.tensor([[1.0], [-1.0]], device=ad)
+    loss = (w @ x).sum()
+    x[0] = 5.0
+    with pytest.raises(burn.AutodiffError, match=r"'matmul': its input 1 .*a constant\) was modified in place"):
+        loss.backward()
+
+
+def test_an_optimizer_step_before_a_second_backward_of_the_old_graph_is_detected(ad):
+    lin = burn.nn.Linear(3, 2, device=ad)
+    x = burn.ones((4, 3), device=ad).require_grad()
+    loss = (lin(x) ** 2).sum()
+    opt = burn.optim.SGD(lin.parameters(), lr=0.1)
+    opt.step(loss.backward())                    # the usual order: backward, then update
+    with pytest.raises(burn.AutodiffError, match="modified in place"):
+        loss.backward()                          # the old graph would read the updated weight
+
+
+def test_changes_the_backward_rule_does_not_read_are_not_an_error(ad):
+    # add's rule needs only shapes; mul's gradient for w reads x, which did not change
+    w = burn.tensor([1.0, 2.0], device=ad).require_grad()
+    x = burn.tensor([3.0, 4.0], device=ad)
+    loss = (w + x).sum() + (w * x).sum()
+    w.assign_(burn.tensor([-7.0, 9.0], device=ad))
+    g = loss.backward()
+    tw = torch.tensor([1.0, 2.0], requires_grad=True)
+    tx = torch.tensor([3.0, 4.0])
+    ((tw + tx).sum() + (tw * tx).sum()).backward()
+    np.testing.assert_allclose(w.grad(g).numpy(), tw.grad.numpy())
+
+
+def test_a_constant_that_later_takes_a_history_gets_no_gradient_from_the_old_graph(ad):
+    w = burn.tensor([1.0, 2.0], device=ad).require_grad()
+    c = burn.tensor([5.0, 5.0], device=ad)
+    loss = (w + c).sum()
+    c.assign_(w * 3)                             # c is now computed from w
+    assert w.grad(loss.backward()).tolist() == [1.0, 1.0]    # not 1 + 3 through c's new history
+
+
+def test_updating_a_computed_tensor_in_place_never_changes_a_saved_output(ad):
+    # PyTorch raises here (exp saved its output); burn keeps the output's value by handle
+    xn = np.array([0.5, -1.0])
+    x = burn.tensor(xn, device=ad).require_grad()
+    y = x.exp()
+    loss = (y * y).sum()
+    y += 1.0
+    np.testing.assert_allclose(x.grad(loss.backward()).numpy(), 2 * np.exp(2 * xn), rtol=1e-6)

@@ -287,3 +287,110 @@ def test_extension_names_must_be_namespaced_and_unique():
         burn.backend_extension("nonamespace")(lambda x: x)
     with pytest.raises(burn.PluginError, match="test_ext::softsign.*already defined"):
         burn.backend_extension("test_ext::softsign")(lambda x: x)
+
+
+# -- the per-signature call cache: faster calls, same meaning ---------------------------
+
+@burn.backend_extension("test_ext::affine")
+def affine(x, scale, shift=0.0):
+    """x * scale + shift; the kernel records what it was given."""
+    return x * scale + shift
+
+
+@affine.meta
+def _(x, scale, shift=0.0):
+    _count("affine_meta", x.shape)
+    if x.ndim != 1:
+        raise ShapeError(f"affine: expected a vector, got shape {x.shape}")
+    return TensorMeta(x.shape, x.dtype)
+
+
+@affine.kernel("flex")
+def _(x, scale, shift=0.0):
+    _count("affine_flex", (type(scale), scale, type(shift), shift))
+    return x * np.asarray(scale, dtype=x.dtype) + np.asarray(shift, dtype=x.dtype)
+
+
+def test_repeated_calls_reuse_the_meta_result_but_new_shapes_run_the_rule_and_raise_at_the_call():
+    x = burn.tensor([1.0, 2.0])
+    for _ in range(3):
+        y = affine(x, 2.0)
+    assert y.tolist() == [2.0, 4.0]
+    assert calls["affine_meta"] == [(2,)]                  # validated once for this signature
+    assert affine(burn.tensor([1.0, 2.0, 3.0]), 2.0).tolist() == [2.0, 4.0, 6.0]
+    assert calls["affine_meta"] == [(2,), (3,)]
+    with pytest.raises(ShapeError, match=r"affine: expected a vector, got shape \(2, 2\)"):
+        affine(burn.ones((2, 2)), 2.0)
+
+
+def test_equal_arguments_of_other_types_reach_the_kernel_as_given():
+    x = burn.tensor([1.0, 2.0])
+    for scale in (2, 2.0, True, np.float32(2.0)):
+        affine(x, scale).numpy()
+    assert [c[0] for c in calls["affine_flex"]] == [int, float, bool, np.float32]
+    affine(x, 2.0, shift=1).numpy()
+    affine(x, 2.0, shift=1.0).numpy()
+    assert [c[2:] for c in calls["affine_flex"][-2:]] == [(int, 1), (float, 1.0)]
+
+
+def test_unhashable_arguments_are_passed_through_uncached():
+    x = burn.tensor([1.0, 2.0])
+    assert affine(x, [3.0, 4.0]).tolist() == [3.0, 8.0]
+    assert affine(x, np.array([1.0, -1.0])).tolist() == [1.0, -2.0]
+    assert [c[1] for c in calls["affine_flex"]][0] == [3.0, 4.0]
+
+
+def test_a_kernel_registered_after_calls_replaces_the_cached_one():
+    @burn.backend_extension("test_ext::late_kernel")
+    def late(x):
+        return x + 1
+
+    @late.meta
+    def _(x):
+        return TensorMeta(x.shape, x.dtype)
+
+    @late.kernel("flex")
+    def _(x):
+        return x + 1
+    x = burn.tensor([1.0])
+    assert late(x).tolist() == [2.0] and late(x).tolist() == [2.0]
+
+    @late.kernel("flex", priority=5)
+    def _(x):
+        return x + 100
+    assert late(x).tolist() == [101.0]
+
+
+def test_plain_and_autodiff_calls_of_one_signature_do_not_share_an_entry():
+    plain = burn.tensor([0.5, -1.0])
+    assert not affine(plain, 3.0).requires_grad
+    w = burn.tensor([0.5, -1.0], device=burn.Device.flex().autodiff()).require_grad()
+    y = affine(w, 3.0)
+    assert y.requires_grad and w.grad(y.sum().backward()).tolist() == [3.0, 3.0]
+
+
+def test_negative_zero_and_nan_arguments_are_not_confused_with_cached_ones():
+    x = burn.tensor([-1.0])                     # -1 * 0.0 = -0.0; -1 * -0.0 = 0.0; -0.0 + -0.0 = -0.0
+    sign = lambda *a, **k: bool(np.signbit(affine(x, *a, **k).numpy()[0]))
+    assert sign(0.0, shift=-0.0) and not sign(-0.0, shift=-0.0)      # a positional zero's sign
+    assert not sign(0.0, shift=0.0) and sign(0.0, shift=-0.0)        # a keyword zero's sign
+    assert np.isnan(affine(x, 1.0, shift=float("nan")).numpy()[0])
+    assert affine(x, 1.0, shift=1.0).tolist() == [0.0]
+
+
+def test_cached_calls_of_one_op_with_different_output_counts_return_the_right_count():
+    @burn.backend_extension("test::split_n")
+    def split_n(x, *, n):
+        return tuple(x * float(i) for i in range(n)) if n > 1 else x
+
+    @split_n.meta
+    def _(x, *, n):
+        m = burn.TensorMeta(tuple(x.shape), x.dtype)
+        return tuple([m] * n) if n > 1 else m
+
+    split_n.kernel("flex")(lambda x, *, n: tuple(x * float(i) for i in range(n)) if n > 1 else x)
+    x = burn.ones((2,))
+    for _ in range(2):                     # the second round is served from the call cache
+        assert len(split_n(x, n=3)) == 3
+        assert len(split_n(x, n=2)) == 2
+        assert isinstance(split_n(x, n=1), burn.Tensor)

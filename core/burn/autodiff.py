@@ -17,6 +17,13 @@ __all__ = ["Gradients", "no_grad", "enable_grad", "is_grad_enabled", "GradNode",
 
 _state = threading.local()
 
+# The in-place clock: ``Tensor.assign_`` (and so ``+=``, ``x[k] = v``, optimizer steps)
+# ticks it and stamps the tensor with the new time (``_mutated``); a GradNode remembers
+# the time it was recorded. An input stamped later than its node was changed after the
+# op saved it (PyTorch's version counter, one global int instead of one per tensor, so
+# recording an op costs one attribute store).
+_clock = [0]
+
 
 def is_grad_enabled() -> bool:
     """False inside ``with burn.no_grad():``.
@@ -84,7 +91,7 @@ class GradNode:
         >>> assert node.prim.name == "mul" and node.inputs[0] is w
     """
 
-    __slots__ = ("prim", "inputs", "attrs", "out_handles", "saved", "backward_fn", "__weakref__")
+    __slots__ = ("prim", "inputs", "attrs", "out_handles", "saved", "backward_fn", "time", "__weakref__")
 
     def __init__(self, prim, inputs, attrs, out_handles, backward_fn):
         self.prim = prim
@@ -93,6 +100,7 @@ class GradNode:
         self.out_handles = out_handles
         self.saved = None
         self.backward_fn = backward_fn
+        self.time = _clock[0]         # see _clock: inputs changed in place later are caught
 
 
 class BackwardContext:
@@ -112,7 +120,16 @@ class BackwardContext:
         if self._outputs is None:
             from .tensor import Tensor
             dev = self.inputs[0].device if self.inputs else None
-            self._outputs = tuple(Tensor._wrap(h, dev) for h in self._node.out_handles)
+            node = self._node
+            outs = []
+            for i, h in enumerate(node.out_handles):
+                t = Tensor._wrap(h, dev)
+                if h.dtype.is_inexact:
+                    # the output's own record: a rule that reuses it (softmax, exp, max pool)
+                    # stays differentiable under backward(create_graph=True)
+                    t._grad = (node, i)
+                outs.append(t)
+            self._outputs = tuple(outs)
         return self._outputs
 
     @property
@@ -186,11 +203,65 @@ class Gradients:
         return f"Gradients({len(self)} tensors)"
 
 
-def backward(root, grad=None) -> Gradients:
+def _checked_rule(node, outs):
+    """Run ``node``'s backward rule when some input may have changed in place since the
+    op recorded it; raise if the rule read such an input's value.
+
+    Only inputs kept by reference (leaves and constants; computed inputs are recorded
+    by value) can change. A rule that reads only their shapes (``add``) is still right;
+    one that records an op on the current value (``mul``) would silently use the new
+    value: the ops it recorded are scanned for the changed handles. Returns the rule's
+    gradients and the inputs to route them to (a constant that has since become a
+    computed tensor takes no gradient)."""
+    from .errors import describe
+    t0 = node.time
+    changed = [(i, t) for i, t in enumerate(node.inputs) if getattr(t, "_mutated", 0) > t0]
+    if not changed:
+        return node.backward_fn(BackwardContext(node), *outs), node.inputs
+    graph = node.out_handles[0].graph
+    start, flushes = len(graph.pending), graph.flushes
+    in_grads = node.backward_fn(BackwardContext(node), *outs)
+    grads = in_grads if isinstance(in_grads, (tuple, list)) else (in_grads,)
+    for i, t in changed:
+        h = t._h
+        read = graph.flushes != flushes        # work ran inside the rule: assume it read the value
+        if not read:
+            src = h if h.node is None else None
+            for n in graph.pending[start:]:
+                for a in n.args:
+                    if a is src or (type(a) is tuple and a[0] is h.node and a[1] == h.index):
+                        read = True
+                        break
+                if read:
+                    break
+            read = read or any(g is not None and g._h is h for g in grads)
+        if read:
+            name = node.prim.name
+            raise AutodiffError(
+                f"backward of '{name}': its input {i} ({describe(t)}, "
+                f"{'a leaf' if t._leaf else 'a constant'}) was modified in place (assign_, x[k] = v, +=, "
+                f"or an optimizer step) after '{name}' recorded it, and its backward rule needs the value "
+                f"it had then; call backward before updating the tensor, or run the forward pass again "
+                f"after the update")
+    inputs = node.inputs
+    if any(t._grad is not None for _, t in changed):
+        # a constant then, a computed tensor now: its new history must not receive this gradient
+        inputs = list(inputs)
+        for i, t in changed:
+            if t._grad is not None:
+                inputs[i] = t.detach()
+    return in_grads, inputs
+
+
+def backward(root, grad=None, *, create_graph=False) -> Gradients:
     """Differentiate ``root`` with respect to every leaf that requires grad.
 
     ``Tensor.backward`` calls it. Args: ``root``, the tensor to differentiate;
-    ``grad``, the seed gradient (defaults to ones; required for non-scalars).
+    ``grad``, the seed gradient (defaults to ones; required for non-scalars);
+    ``create_graph``, record the gradient computation itself, so the gradients
+    can be differentiated again (higher-order derivatives, gradient penalties).
+    Without it the backward pass runs under ``no_grad`` and the gradients are
+    plain values.
 
     Example:
         >>> import burn
@@ -198,7 +269,17 @@ def backward(root, grad=None) -> Gradients:
         >>> w = burn.ones((2,), device=burn.Device.flex().autodiff()).require_grad()
         >>> grads = backward(w * 2, burn.tensor([1.0, 10.0], device=w.device))
         >>> assert grads.get(w).tolist() == [2.0, 20.0]
+        >>> x = burn.tensor([3.0], device=w.device).require_grad()
+        >>> dx = x.grad(backward((x * x * x).sum(), create_graph=True))     # 3 x^2, with its history
+        >>> assert dx.tolist() == [27.0] and x.grad(dx.sum().backward()).tolist() == [18.0]
     """
+    return _backward(root, grad, create_graph)[0]
+
+
+def _backward(root, grad, create_graph, stop=None):
+    """The reverse pass; returns ``(Gradients, {record: gradient})``. Records in ``stop``
+    (``(GradNode, output index)`` pairs) are boundaries: their gradients are returned,
+    not propagated further (partial derivatives w.r.t. intermediate tensors)."""
     from .tensor import Tensor
     if not root.device.is_autodiff:
         raise AutodiffError(
@@ -227,7 +308,7 @@ def backward(root, grad=None) -> Gradients:
     grads = Gradients()
     if root._grad is None:   # a leaf
         grads._set(root, grad)
-        return grads
+        return grads, {}
     # topological order of GradNodes reachable from root
     order, seen = [], set()
     stack = [(root._grad[0], False)]
@@ -241,11 +322,12 @@ def backward(root, grad=None) -> Gradients:
         seen.add(id(node))
         stack.append((node, True))
         for t in node.inputs:
-            if t._grad is not None and id(t._grad[0]) not in seen:
-                stack.append((t._grad[0], False))
+            tg = t._grad
+            if tg is not None and id(tg[0]) not in seen and (stop is None or tg not in stop):
+                stack.append((tg[0], False))
     pending = {(id(root._grad[0]), root._grad[1]): grad}
     by_id = grads._by_id
-    with no_grad():
+    with (enable_grad() if create_graph else no_grad()):
         for node in reversed(order):
             nid = id(node)
             n_out = len(node.out_handles)
@@ -262,10 +344,13 @@ def backward(root, grad=None) -> Gradients:
                     from .ops import creation
                     outs = [o if o is not None else creation.zeros(h.shape, dtype=h.dtype, device=node.inputs[0].device)
                             for o, h in zip(outs, node.out_handles)]
-            in_grads = node.backward_fn(BackwardContext(node), *outs)
+            inputs = node.inputs
+            if node.time == _clock[0]:      # nothing changed in place since the op was recorded
+                in_grads = node.backward_fn(BackwardContext(node), *outs)
+            else:
+                in_grads, inputs = _checked_rule(node, outs)
             if not isinstance(in_grads, (tuple, list)):
                 in_grads = (in_grads,)
-            inputs = node.inputs
             if len(in_grads) != len(inputs):
                 raise AutodiffError(
                     f"backward rule of '{node.prim.name}' returned {len(in_grads)} gradients "
@@ -290,4 +375,6 @@ def backward(root, grad=None) -> Gradients:
                     key = (id(tg[0]), tg[1])
                     old = pending.get(key)
                     pending[key] = g if old is None else old + g
-    return grads
+    if stop is None:
+        return grads, {}
+    return grads, {r: pending.get((id(r[0]), r[1])) for r in stop}

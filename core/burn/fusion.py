@@ -144,6 +144,18 @@ def _is_elementwise(prim):
     return prim.kind == ELEMENTWISE and prim.n_out == 1
 
 
+MAX_REDUCE_PASSES = 3     # a reduce group walks its input at most this many times (var: 2)
+
+
+def _arg_shape(a):
+    return a[0].metas[a[1]].shape if type(a) is tuple else a.shape
+
+
+def _continues(cur, n):
+    """A reduction continuing a reduce group (its next pass): same input shape, same axes."""
+    return len(n.args) == 1 and _arg_shape(n.args[0]) == cur.full_shape and n.attrs.get("axis") == cur.axes
+
+
 def plan_groups(nodes, pos=None, positions=None):
     """Split nodes (those at ``positions``, default all) into PlannedGroups;
     single nodes are groups of kind 'single'."""
@@ -162,7 +174,8 @@ def plan_groups(nodes, pos=None, positions=None):
     def close(reason):
         nonlocal cur, members
         if cur is not None:
-            cur.reason = reason
+            note = getattr(cur, "note", "")
+            cur.reason = f"{note}; then {reason}" if note else reason
             if len(cur.positions) == 1 and cur.kind != "single":
                 cur.kind = "single" if cur.kind != MATMUL else MATMUL
             groups.append(cur)
@@ -175,6 +188,15 @@ def plan_groups(nodes, pos=None, positions=None):
         name = prim.name
         if _is_elementwise(prim):
             shape = n.metas[0].shape
+            if cur is not None and cur.kind == REDUCE and depends_on_group(n) and (
+                    shape == cur_shape or (shape == cur.full_shape and cur.passes < MAX_REDUCE_PASSES)):
+                # the reduction's epilogue (mean's scale), or its next pass over the same input
+                # (var's x - mean): a backend may run the whole group as one kernel
+                if shape != cur_shape:
+                    cur.passes += 1
+                cur.positions.append(i)
+                members.add(i)
+                continue
             if cur is not None and cur.kind in (ELEMENTWISE, MATMUL) and cur_shape == shape:
                 if cur.kind == ELEMENTWISE or depends_on_group(n):
                     cur.positions.append(i)
@@ -187,10 +209,20 @@ def plan_groups(nodes, pos=None, positions=None):
             cur = PlannedGroup(ELEMENTWISE, [i])
             cur_shape = shape
             members = {i}
-        elif prim.kind == REDUCE and cur is not None and cur.kind == ELEMENTWISE and depends_on_group(n):
+        elif prim.kind == REDUCE and cur is not None and depends_on_group(n) and (
+                cur.kind == ELEMENTWISE or cur.kind == REDUCE and _continues(cur, n)):
+            if cur.kind == ELEMENTWISE:     # the group so far is the reduction's prologue
+                cur.kind, cur.full_shape, cur.axes, cur.passes = REDUCE, cur_shape, n.attrs.get("axis"), 1
+                cur.note = f"reduction '{name}' closes its element-wise prologue"
             cur.positions.append(i)
-            cur.kind = REDUCE
-            close(f"reduction '{name}' closes its element-wise prologue")
+            members.add(i)
+            cur_shape = n.metas[0].shape
+        elif prim.kind == REDUCE and prim.n_out == 1 and len(n.args) == 1:
+            close(f"reduction '{name}' starts a new group")
+            cur = PlannedGroup(REDUCE, [i])
+            cur.full_shape, cur.axes, cur.passes = _arg_shape(n.args[0]), n.attrs.get("axis"), 1
+            cur_shape = n.metas[0].shape
+            members = {i}
         elif prim.kind == MATMUL:
             close(f"'{name}' starts a matmul group")
             cur = PlannedGroup(MATMUL, [i])

@@ -136,7 +136,8 @@ class Tensor:
         >>> assert y.tolist() == [6.0, 14.0] and y.shape == (2,)
     """
 
-    __slots__ = ("_h", "device", "_grad", "_leaf", "__weakref__")
+    # ``_mutated`` is set only by in-place updates (read with a default; see autodiff._clock)
+    __slots__ = ("_h", "device", "_grad", "_leaf", "_mutated", "__weakref__")
     __array_priority__ = 1000   # numpy defers to our reflected operators
 
     @classmethod
@@ -363,11 +364,13 @@ class Tensor:
         """
         return grads.get(self)
 
-    def backward(self, grad=None):
+    def backward(self, grad=None, *, create_graph=False):
         """Gradients of this (scalar) tensor w.r.t. every leaf that requires grad.
 
         Args:
             grad: the seed gradient; defaults to ones (required for non-scalars).
+            create_graph: record the backward pass too, so the gradients can be
+                differentiated again (second derivatives, gradient penalties).
 
         Returns a :class:`burn.Gradients`; read it with ``leaf.grad(grads)``.
 
@@ -376,10 +379,18 @@ class Tensor:
             >>> x = burn.tensor([3.0], device=burn.Device.flex().autodiff()).require_grad()
             >>> grads = (x * x).sum().backward()
             >>> assert x.grad(grads).tolist() == [6.0]
+            >>> dx = x.grad((x * x * x).sum().backward(create_graph=True))     # 3 x^2 = 27
+            >>> assert x.grad(dx.sum().backward()).tolist() == [18.0]          # 6 x
         """
-        return autodiff.backward(self, grad)
+        return autodiff.backward(self, grad, create_graph=create_graph)
 
     # -- in-place style updates ---------------------------------------------------
+    def _stamp(self):
+        # graphs that saved this tensor by reference see it changed (autodiff._clock)
+        clock = autodiff._clock
+        clock[0] += 1
+        self._mutated = clock[0]
+
     def assign_(self, value) -> "Tensor":
         """Replace this tensor's value (same shape and dtype), e.g. in an optimizer.
 
@@ -401,6 +412,7 @@ class Tensor:
         if isinstance(value, Tensor):
             vh = value._h
             if vh.shape == h.shape and vh.dtype is h.dtype:     # an optimizer's update: nothing to convert
+                self._stamp()
                 self._h = vh
                 if not self._leaf:
                     self._grad = value._grad
@@ -412,6 +424,7 @@ class Tensor:
             v = broadcast_to(v, self.shape)
         if v.dtype is not self.dtype:
             v = v.astype(self.dtype)
+        self._stamp()
         self._h = v._h
         if not self._leaf:
             # an in-place op on a computed tensor (``y += b``) must keep the new

@@ -12,7 +12,8 @@ from ..tensor import Tensor
 
 __all__ = ["relu", "gelu", "sigmoid", "tanh", "silu", "softplus", "softmax", "log_softmax", "cross_entropy",
            "softmax_cross_entropy", "softmax_cross_entropy_grad", "nll_loss", "mse_loss", "linear", "linear_relu",
-           "embedding", "layer_norm", "dropout", "softmax_fused", "softmax_grad", "layer_norm_fused",
+           "embedding", "layer_norm", "dropout", "softmax_fused", "softmax_grad", "log_softmax_fused",
+           "log_softmax_grad", "layer_norm_fused",
            "layer_norm_grad"]
 
 relu, gelu, sigmoid, tanh, silu, softplus = E.relu, E.gelu, E.sigmoid, E.tanh, E.silu, E.softplus
@@ -94,6 +95,16 @@ def _softmax_grad_meta(y, g, axis):
     return TensorMeta(tuple(y.shape), y.dtype)
 
 
+@softmax_grad.backward
+def _softmax_grad_backward(ctx, gg):
+    # out = y * (g - s), s = sum(g * y): linear in g with a symmetric Jacobian, so the g part
+    # is softmax_grad again (any order stays analytic); the y part is gg (g - s) - g sum(gg y)
+    y, g = ctx.inputs
+    axis = ctx.args[2]
+    gy = gg * (g - R.sum(g * y, axis=axis, keepdims=True)) - g * R.sum(gg * y, axis=axis, keepdims=True)
+    return (gy if y.requires_grad else None), (softmax_grad(y, gg, axis) if g.requires_grad else None)
+
+
 def log_softmax(x, /, axis=-1) -> Tensor:
     """``log(softmax(x))`` computed stably.
 
@@ -102,7 +113,63 @@ def log_softmax(x, /, axis=-1) -> Tensor:
         >>> y = burn.nn.functional.log_softmax(burn.tensor([0.0, 0.0]))
         >>> assert abs(y[0].item() + math.log(2)) < 1e-6
     """
+    if (x.dtype is dt.float32 or x.dtype is dt.float64) and x.ndim:
+        # one node each way (a row kernel on wgpu/flex) instead of ~8 forward and backward ops
+        return log_softmax_fused(x, _axis(x, axis, "log_softmax"))
+    return _log_softmax_ops(x, axis)
+
+
+def _log_softmax_ops(x, axis):
     return x - R.logsumexp(x, axis=axis, keepdims=True)
+
+
+@backend_extension("burn::log_softmax")
+def log_softmax_fused(x, axis):
+    """Log-softmax of floating ``x`` along non-negative ``axis``, as one op with an analytic backward.
+
+    What :func:`log_softmax` records for float32/float64. Its gradient is
+    :func:`log_softmax_grad` of the output; elsewhere this reference
+    (``x - logsumexp(x)``) runs.
+
+    Example:
+        >>> import burn, math
+        >>> y = burn.nn.functional.log_softmax_fused(burn.tensor([[0.0, 0.0]]), 1)
+        >>> assert abs(y[0, 1].item() + math.log(2)) < 1e-6
+    """
+    return _log_softmax_ops(x, axis)
+
+
+@log_softmax_fused.meta
+def _log_softmax_fused_meta(x, axis):
+    if not x.dtype.is_floating or not (0 <= axis < max(x.ndim, 1)):
+        raise DTypeError(f"log_softmax: needs a floating tensor and an axis in range, got {describe(x)}, axis={axis}")
+    return TensorMeta(tuple(x.shape), x.dtype)
+
+
+@log_softmax_fused.backward
+def _log_softmax_fused_backward(ctx, g):
+    return (log_softmax_grad(ctx.out, g, ctx.args[1]),)
+
+
+@backend_extension("burn::log_softmax_grad")
+def log_softmax_grad(y, g, axis):
+    """Gradient of log-softmax for the output gradient ``g``, given the log-softmax output ``y``:
+    ``g - exp(y) * sum(g, axis)``. Differentiable (through these ops).
+
+    Example:
+        >>> import burn, math
+        >>> y = burn.tensor([[math.log(0.5), math.log(0.5)]])
+        >>> d = burn.nn.functional.log_softmax_grad(y, burn.tensor([[1.0, 0.0]]), 1)
+        >>> assert max(abs(a - b) for a, b in zip(d.tolist()[0], [0.5, -0.5])) < 1e-6
+    """
+    return g - E.exp(y) * R.sum(g, axis=axis, keepdims=True)
+
+
+@log_softmax_grad.meta
+def _log_softmax_grad_meta(y, g, axis):
+    if tuple(y.shape) != tuple(g.shape) or y.dtype is not g.dtype:
+        raise ShapeError(f"log_softmax backward: gradient {describe(g)} does not match the output {describe(y)}")
+    return TensorMeta(tuple(y.shape), y.dtype)
 
 
 def _classes_last(x, target, op):

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import dtypes as dt
 from ..errors import DTypeError, ShapeError, describe
 from ..primitives import OPAQUE, TensorMeta, primitive
 from ..tensor import Tensor, apply
@@ -239,8 +240,34 @@ def _bw_max_pool(c, g):
 max_pool2d_p = primitive("max_pool2d", OPAQUE, _pool_meta("max_pool2d", False))
 max_pool2d_p.backward = _bw_max_pool
 # the gradient of a max pool routes ``g`` to the first maximum of each window
-max_pool2d_grad_p = primitive("max_pool2d_grad", OPAQUE, lambda x, out, g, **a: TensorMeta(x.shape, x.dtype),
-                              differentiable=False)
+max_pool2d_grad_p = primitive("max_pool2d_grad", OPAQUE, lambda x, out, g, **a: TensorMeta(x.shape, x.dtype))
+
+
+def _bw_max_pool_grad(c, gg):
+    # linear in g (x and out only choose the positions, a piecewise-constant choice): the
+    # adjoint of "scatter g to each window's first maximum" gathers gg from those positions,
+    # with windows unfolded by a constant index table (padding points at a -inf / 0 slot)
+    from .reduction import argmax
+    x, out, _ = c.inputs
+    n, ch, h, w = x.shape
+    oh, ow = out.shape[2:]
+    (kh, kw), (sh, sw), (pt, _, pl, _), (dh, dw) = (c.attrs["kernel"], c.attrs["stride"], c.attrs["padding"],
+                                                     c.attrs.get("dilation", (1, 1)))
+    r = (np.arange(oh)[:, None] * sh - pt + np.arange(kh)[None, :] * dh)[:, None, :, None]
+    q = (np.arange(ow)[:, None] * sw - pl + np.arange(kw)[None, :] * dw)[None, :, None, :]
+    flat = np.where((r >= 0) & (r < h) & (q >= 0) & (q < w), r * w + q, h * w).reshape(oh * ow, kh * kw)
+    idx = C.tensor(flat, dtype=dt.int64, device=x.device)
+
+    def windows(t, pad):
+        t = M.concat([M.reshape(t, (n, ch, h * w)), C.full((n, ch, 1), pad, dtype=t.dtype, device=t.device)],
+                     axis=2)
+        return M.take(t, idx, axis=2)               # [n, ch, oh*ow, kh*kw]
+    first = argmax(windows(x.detach(), -np.inf), axis=-1, keepdims=True)
+    picked = M.take_along_axis(windows(gg, 0.0), first, axis=-1)
+    return None, None, M.reshape(picked, (n, ch, oh, ow))
+
+
+max_pool2d_grad_p.backward = _bw_max_pool_grad
 
 avg_pool2d_p = primitive("avg_pool2d", OPAQUE, _pool_meta("avg_pool2d", True))
 avg_pool2d_p.backward = lambda c, g: (apply(avg_pool2d_grad_p, (g,), {**c.attrs,

@@ -176,8 +176,33 @@ def _bw_angle(c, g):
 
 neg = _unary("neg", lambda c, g: (-g,))
 positive = _unary("positive", lambda c, g: (g,))
-abs = _unary("abs", lambda c, g: (g * sign(c.inputs[0]),), rule=dt.real_of)   # |complex| is real
-sign = _unary("sign", _zero_grad)
+def _unit(z, r):
+    # z / |z| (0 where z == 0) from differentiable ops: sign's own rule is zero, which is
+    # right for real z only, so complex rules that need it stay twice-differentiable this way
+    nz = r != 0
+    return where(nz, z / where(nz, r, 1), 0)
+
+
+def _bw_abs(c, g):
+    x = c.inputs[0]
+    return (g * _unit(x, c.out),) if x.dtype.is_complex else (g * sign(x),)
+
+
+def _bw_sign(c, g):
+    # real sign is piecewise constant; complex sign z/|z| moves with the phase: the adjoint
+    # keeps g's component tangent to the unit circle, divided by |z| (PyTorch's sgn rule)
+    x = c.inputs[0]
+    if not x.dtype.is_complex:
+        return (None,)
+    r = abs(x)
+    s = c.out
+    tangent = g - s * real(conj(s) * g).astype(x.dtype)
+    nz = r != 0
+    return (where(nz, tangent / where(nz, r, 1).astype(x.dtype), 0),)
+
+
+abs = _unary("abs", _bw_abs, rule=dt.real_of)   # |complex| is real
+sign = _unary("sign", _bw_sign)
 exp = _unary("exp", _holomorphic(lambda c, g: (g * c.out,)), floats=True)
 expm1 = _unary("expm1", _holomorphic(lambda c, g: (g * (c.out + 1),)), floats=True)
 log = _unary("log", _holomorphic(lambda c, g: (g / c.inputs[0],)), floats=True)

@@ -524,6 +524,32 @@ def softmax_grad(y, g, axis):
     return back(t)
 
 
+def log_softmax(x, axis):
+    """burn::log_softmax: ``(x - max) - log(sum(exp(x - max)))`` per row (a non-finite max
+    shifts by 0, as core's logsumexp: all -inf rows give NaN, as in torch)."""
+    if x.size == 0:
+        return x.copy()
+    x2, back = _rows(x, axis)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        m = _row_max(x2)
+        m = np.where(np.isfinite(m), m, 0).astype(x2.dtype)
+        z = np.subtract(x2, m[:, None])
+        z -= np.log(_row_sums(np.exp(z)))[:, None]
+    return back(z)
+
+
+def log_softmax_grad(y, g, axis):
+    """burn::log_softmax_grad: ``g - exp(y) * sum(g)`` along ``axis``."""
+    if y.size == 0:
+        return np.zeros_like(y)
+    y2, back = _rows(y, axis)
+    g2, _ = _rows(g, axis)
+    t = np.exp(y2)
+    t *= _row_sums(g2)[:, None]
+    np.subtract(g2, t, out=t)
+    return back(t)
+
+
 def _ln_stats(x2, eps):
     """Centered rows and 1/sqrt(var + eps) (row means as BLAS products with 1/D)."""
     inv = np.full(x2.shape[1], 1.0 / x2.shape[1], dtype=x2.dtype)
@@ -654,4 +680,5 @@ def extension_kernels() -> dict:
             "burn::softmax_cross_entropy_grad": softmax_cross_entropy_grad,
             "burn::adam_update": adam_update, "burn::sgd_update": sgd_update,
             "burn::softmax": softmax, "burn::softmax_grad": softmax_grad,
+            "burn::log_softmax": log_softmax, "burn::log_softmax_grad": log_softmax_grad,
             "burn::layer_norm": layer_norm, "burn::layer_norm_grad": layer_norm_grad}

@@ -6,7 +6,9 @@ each) and the other ops (a matmul, a reduction), which run their ordinary
 kernels. An element-wise group is one segment: one launch. A reduction or
 matmul group is one kernel too: a reduction group's prologue is evaluated in the reduction
 kernel's load (:class:`_FusedReduce`), a matmul group's epilogue at the
-matmul kernel's store (:class:`_FusedMatmul`); groups these cannot take (a
+matmul kernel's store (:class:`_FusedMatmul`); a reduce group that goes on after its
+reduction (mean's scale, var's second pass) is one kernel of :mod:`burn_wgpu.reduce_fused`;
+groups these cannot take (a
 float16 chain, batch dims that do not collapse, ...) keep the segmented path
 (prologue kernel + reduction, matmul + epilogue kernel).
 
@@ -152,6 +154,9 @@ def compile_group(group):
     fg = _FusedGroup(group, *plan)
     if _reduce_group(group) is not None:
         return _FusedReduce(group, fg)
+    from .reduce_fused import is_multi_reduce, FusedMultiReduce
+    if is_multi_reduce(group):      # epilogues, second passes (mean, var, std): burn_wgpu.reduce_fused
+        return FusedMultiReduce(group, fg)
     if _matmul_group(group):
         return _FusedMatmul(group, fg)
     return fg

@@ -482,6 +482,33 @@ def softmax_grad(y, g, axis):
     return out
 
 
+def _row_launch(axis, kernel, y, *others):
+    """A row kernel over ``axis`` rows of contiguous [O, L, I] tensors: out = kernel(y, others)."""
+    y = contiguous(y)
+    others = [contiguous(broadcast_to(g, shape=y.shape) if g.shape != y.shape else g) for g in others]
+    out = empty(y.dc, y.shape, y.dtype)
+    if y.size:
+        L, I, O = y.shape[axis], numel(y.shape[axis + 1:]), numel(y.shape[:axis])
+        i32 = np.int32
+        args = [i32(O), i32(L), i32(I), out.buf, y.buf, i32(y.offset)]
+        for g in others:
+            args += [g.buf, i32(g.offset)]
+        y.dc.launch(_lib(y.dc, y.dtype, kernel), O * I, args)
+    return out
+
+
+def log_softmax(x, axis):
+    """burn::log_softmax: one launch, one work-item per row along ``axis`` (any axis, no transpose)."""
+    _float_rows("burn::log_softmax", x)
+    return _row_launch(axis, "row_log_softmax", x)
+
+
+def log_softmax_grad(y, g, axis):
+    """burn::log_softmax_grad: ``g - exp(y) * sum(g, axis)`` in one launch."""
+    _float_rows("burn::log_softmax_grad", y, g)
+    return _row_launch(axis, "row_log_softmax_grad", y, g)
+
+
 def layer_norm(x, w, b, eps):
     """burn::layer_norm over the last axis: one launch, one work-item per row."""
     _float_rows("burn::layer_norm", x, w, b)
@@ -660,6 +687,7 @@ def all_kernels() -> dict:
         "cumsum": scan("cumsum"), "cumprod": scan("cumprod"),
         "burn::linear_relu": linear_relu,
         "burn::softmax": softmax, "burn::softmax_grad": softmax_grad,
+        "burn::log_softmax": log_softmax, "burn::log_softmax_grad": log_softmax_grad,
         "burn::layer_norm": layer_norm, "burn::layer_norm_grad": layer_norm_grad,
     })
     for op in _REDUCE_OUT:

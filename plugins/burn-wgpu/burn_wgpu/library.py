@@ -240,7 +240,8 @@ __kernel void matmul_packed(const int M, const int N, const int K,
 
 
 def _rows_src(T):
-    """Row-wise reduce-then-broadcast kernels of burn::softmax(_grad) and burn::layer_norm(_grad).
+    """Row-wise reduce-then-broadcast kernels of burn::softmax(_grad), burn::log_softmax(_grad) and
+    burn::layer_norm(_grad).
 
     softmax rows are the ``L`` elements ``base + k * I`` of a contiguous [O, L, I] tensor (any
     axis, no transpose; neighbouring work-items read neighbouring ``i``); layer_norm rows are
@@ -268,6 +269,30 @@ __kernel void row_softmax_grad(const int O, const int L, const int I, __global {
   {T} s = 0;
   for (int k = 0; k < L; ++k) s += py[(long)k * I] * pg[(long)k * I];
   for (int k = 0; k < L; ++k) out[base + (long)k * I] = py[(long)k * I] * (pg[(long)k * I] - s);
+}}
+__kernel void row_log_softmax(const int O, const int L, const int I, __global {T}* out,
+                              __global const {T}* x, const int offx) {{
+  int m = get_global_id(0); if (m >= O * I) return;
+  long base = (long)(m / I) * L * I + m % I;
+  __global const {T}* p = x + offx + base;
+  __global {T}* q = out + base;
+  {T} mx = p[0];
+  for (int k = 1; k < L; ++k) {{ {T} v = p[(long)k * I]; if (!isnan(mx) && (isnan(v) || v > mx)) mx = v; }}
+  if (!isfinite(mx)) mx = 0;    /* as core's logsumexp: an all -inf row gives NaN, not -inf */
+  {T} s = 0, c = 0;             /* Kahan: rows of 1e5 float32 values stay within tolerance */
+  for (int k = 0; k < L; ++k) {{ {T} y = exp(p[(long)k * I] - mx) - c; {T} t = s + y; c = (t - s) - y; s = t; }}
+  {T} ls = log(s);
+  for (int k = 0; k < L; ++k) q[(long)k * I] = (p[(long)k * I] - mx) - ls;
+}}
+__kernel void row_log_softmax_grad(const int O, const int L, const int I, __global {T}* out,
+                                   __global const {T}* y, const int offy, __global const {T}* g, const int offg) {{
+  int m = get_global_id(0); if (m >= O * I) return;
+  long base = (long)(m / I) * L * I + m % I;
+  __global const {T}* py = y + offy + base;
+  __global const {T}* pg = g + offg + base;
+  {T} s = 0, c = 0;
+  for (int k = 0; k < L; ++k) {{ {T} v = pg[(long)k * I] - c; {T} t = s + v; c = (t - s) - v; s = t; }}
+  for (int k = 0; k < L; ++k) out[base + (long)k * I] = pg[(long)k * I] - exp(py[(long)k * I]) * s;
 }}
 __kernel void row_layer_norm(const int R, const int D, __global {T}* out, __global const {T}* x, const int offx,
                              __global const {T}* w, const int offw, __global const {T}* b, const int offb,
@@ -399,7 +424,7 @@ __kernel void scatter_add(burn_idx{W3} p, __global {T}* out, __global const long
 _PARTS = {"reduce": ("reduce_", "scan_"), "matmul": ("matmul",), "matmul_cpu": ("matmul_rows", "matmul_packed",
                                                                                  "pack_b"),
           "create": ("arange_", "linspace", "eye"), "copy": ("copy_into",), "gather": ("take_along", "scatter_add"),
-          "rows": ("row_softmax", "row_softmax_grad", "row_layer_norm", "row_layer_norm_grad",
+          "rows": ("row_softmax", "row_softmax_grad", "row_log_softmax", "row_log_softmax_grad", "row_layer_norm", "row_layer_norm_grad",
                    "col_layer_norm_grad")}
 
 
