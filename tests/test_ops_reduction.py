@@ -94,3 +94,25 @@ def test_reduction_gradient_through_keepdims_and_negative_axes(grads_vs_torch, r
     grads_vs_torch(lambda t: burn.sum(t, axis=(-1, 0), keepdims=True) * t,
                    lambda t: torch.sum(t, (-1, 0), keepdim=True) * t, x)
     grads_vs_torch(lambda t: burn.mean(t, axis=-2) ** 2, lambda t: torch.mean(t, -2) ** 2, x)
+
+
+def test_var_std_of_complex_are_real_and_zero_dof_is_inf_like_numpy():
+    import warnings
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(5)
+    z = rng.standard_normal((4, 6)) + 1j * rng.standard_normal((4, 6))
+    for axis in (None, 1):
+        got = burn.var(burn.tensor(z), axis=axis, correction=1)
+        assert got.dtype is burn.float64
+        np.testing.assert_allclose(got.numpy(), np.var(z, axis=axis, ddof=1), rtol=1e-12)
+        np.testing.assert_allclose(burn.std(burn.tensor(z), axis=axis).numpy(), np.std(z, axis=axis), rtol=1e-12)
+    # the gradient of a complex input, in torch's convention
+    x = burn.tensor(z, device=burn.Device.flex().autodiff()).require_grad()
+    g = burn.sum(burn.std(x, axis=1)).backward().get(x).numpy()
+    tz = torch.tensor(z, requires_grad=True)
+    (tg,) = torch.autograd.grad(torch.std(tz, dim=1, correction=0).sum(), tz)
+    np.testing.assert_allclose(g, tg.numpy(), rtol=1e-10)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        for v in ([1.0, 2.0], [1.0, 1.0]):
+            np.testing.assert_array_equal(burn.var(burn.tensor(v), correction=2).numpy(), np.var(v, ddof=2))

@@ -191,6 +191,7 @@ def var(x, /, *, axis=None, correction=0.0, keepdims=False) -> Tensor:
     Example:
         >>> import burn
         >>> assert burn.var(burn.tensor([1.0, 3.0])).item() == 1.0
+        >>> assert burn.var(burn.tensor([1j, -1j])).item() == 1.0       # |x - mean|^2 of complex x
     """
     if not x.dtype.is_inexact:
         x = E.astype(x, dt.default_float)
@@ -199,7 +200,10 @@ def var(x, /, *, axis=None, correction=0.0, keepdims=False) -> Tensor:
     for a in axes:
         n *= x.shape[a]
     d = x - mean(x, axis=axes, keepdims=True)
-    return sum(d * d, axis=axes, keepdims=keepdims) * (1.0 / builtins.max(n - correction, 0) if n - correction > 0 else float("nan"))
+    sq = E.real(d * E.conj(d)) if x.dtype.is_complex else d * d      # numpy: |x - mean|^2, a real variance
+    # numpy divides by max(n - correction, 0): no degrees of freedom left gives inf (0/0: nan)
+    scale = 1.0 / (n - correction) if n - correction > 0 else float("inf")
+    return sum(sq, axis=axes, keepdims=keepdims) * scale
 
 
 def std(x, /, *, axis=None, correction=0.0, keepdims=False) -> Tensor:
