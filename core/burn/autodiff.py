@@ -13,7 +13,7 @@ from contextlib import contextmanager
 
 from .errors import AutodiffError
 
-__all__ = ["Gradients", "no_grad", "enable_grad", "is_grad_enabled", "GradNode", "backward"]
+__all__ = ["Gradients", "no_grad", "enable_grad", "is_grad_enabled", "GradNode", "backward", "grad"]
 
 _state = threading.local()
 
@@ -276,10 +276,52 @@ def backward(root, grad=None, *, create_graph=False) -> Gradients:
     return _backward(root, grad, create_graph)[0]
 
 
-def _backward(root, grad, create_graph, stop=None):
+def grad(output, inputs, grad_output=None, *, create_graph=False, allow_unused=False):
+    """The gradients of ``output`` with respect to ``inputs`` (as ``torch.autograd.grad``).
+
+    ``inputs`` is a tensor or a sequence of tensors: leaves that require grad or
+    intermediate results (the gradient then stops there: a partial derivative).
+    Returns one gradient per input (a tuple, or one tensor for a single input).
+    ``grad_output`` seeds a non-scalar ``output``; ``create_graph`` records the
+    computation so the gradients can be differentiated again; an input ``output``
+    does not depend on raises an AutodiffError unless ``allow_unused`` (then None).
+
+    Example:
+        >>> import burn
+        >>> from burn.autodiff import grad
+        >>> x = burn.tensor([2.0], device=burn.Device.flex().autodiff()).require_grad()
+        >>> h = x * x
+        >>> dx, dh = grad((h * 3).sum(), [x, h])
+        >>> assert dx.tolist() == [12.0] and dh.tolist() == [3.0]
+        >>> (d2,) = grad(grad((x ** 3).sum(), x, create_graph=True).sum(), [x])     # d/dx 3x^2
+        >>> assert d2.tolist() == [12.0]
+    """
+    from .tensor import Tensor
+    single = isinstance(inputs, Tensor)
+    ins = [inputs] if single else list(inputs)
+    for i, t in enumerate(ins):
+        if not isinstance(t, Tensor):
+            raise AutodiffError(f"grad: inputs[{i}] is a {type(t).__name__}, not a burn Tensor")
+        if not t.requires_grad:
+            raise AutodiffError(f"grad: inputs[{i}] (shape {t.shape}) does not require grad; mark a leaf "
+                                f"with .require_grad() before computing output from it")
+    records = {t._grad for t in ins if t._grad is not None}
+    grads, at = _backward(output, grad_output, create_graph, capture=records or None)
+    out = []
+    for i, t in enumerate(ins):
+        g = at.get(t._grad) if t._grad is not None else grads.get(t)
+        if g is None and not allow_unused:
+            raise AutodiffError(f"grad: output does not depend on inputs[{i}] (shape {t.shape}); pass "
+                                f"allow_unused=True to get None for it")
+        out.append(g)
+    return out[0] if single else tuple(out)
+
+
+def _backward(root, grad, create_graph, stop=None, capture=None):
     """The reverse pass; returns ``(Gradients, {record: gradient})``. Records in ``stop``
     (``(GradNode, output index)`` pairs) are boundaries: their gradients are returned,
-    not propagated further (partial derivatives w.r.t. intermediate tensors)."""
+    not propagated further (partial derivatives w.r.t. intermediate tensors). Records in
+    ``capture`` have their full gradient returned and still propagate."""
     from .tensor import Tensor
     if not root.device.is_autodiff:
         raise AutodiffError(
@@ -327,6 +369,11 @@ def _backward(root, grad, create_graph, stop=None):
                 stack.append((tg[0], False))
     pending = {(id(root._grad[0]), root._grad[1]): grad}
     by_id = grads._by_id
+    captured = {}
+    if capture:
+        want = {(id(r[0]), r[1]): r for r in capture}
+        if (id(root._grad[0]), root._grad[1]) in want:
+            captured[root._grad] = grad
     with (enable_grad() if create_graph else no_grad()):
         for node in reversed(order):
             nid = id(node)
@@ -344,6 +391,11 @@ def _backward(root, grad, create_graph, stop=None):
                     from .ops import creation
                     outs = [o if o is not None else creation.zeros(h.shape, dtype=h.dtype, device=node.inputs[0].device)
                             for o, h in zip(outs, node.out_handles)]
+            if capture:
+                for k, o in enumerate(outs):
+                    r = want.get((nid, k))
+                    if r is not None:
+                        captured[r] = o      # complete: every consumer came earlier in the order
             inputs = node.inputs
             if node.time == _clock[0]:      # nothing changed in place since the op was recorded
                 in_grads = node.backward_fn(BackwardContext(node), *outs)
@@ -375,6 +427,8 @@ def _backward(root, grad, create_graph, stop=None):
                     key = (id(tg[0]), tg[1])
                     old = pending.get(key)
                     pending[key] = g if old is None else old + g
+    if capture:
+        return grads, captured
     if stop is None:
         return grads, {}
     return grads, {r: pending.get((id(r[0]), r[1])) for r in stop}
