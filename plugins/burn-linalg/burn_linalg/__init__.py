@@ -42,4 +42,5 @@ def burn_register_kernels(registry):
 def burn_plugin_info():
     """Hook: facts shown by ``burn info``."""
     return {"namespace": "burn.linalg", "ops": f"{len(ops)} extension ops (linalg::*)",
-            "kernels": "flex: numpy.linalg / scipy.linalg; cuda: cupy.linalg / cupyx.scipy.linalg"}
+            "kernels": "flex: numpy.linalg / scipy.linalg; cuda: cupy.linalg / cupyx.scipy.linalg; "
+                       "wgpu: OpenCL (cholesky, LU, triangular solve, Householder QR), host fallbacks for the rest"}
