@@ -13,3 +13,15 @@ def flex_and_wgpu() -> list:
     except burn.BurnError:
         pass
     return devs
+
+
+def wgpu_or_skip():
+    """``burn.Device.wgpu()``, or skip the calling test when no OpenCL device is usable."""
+    import pytest
+    try:
+        import pyopencl  # noqa: F401
+        dev = burn.Device.wgpu()
+        dev.backend
+    except Exception as e:  # no pyopencl / no OpenCL device
+        pytest.skip(f"no usable wgpu device: {e}")
+    return dev

@@ -5,15 +5,7 @@ import numpy as np
 import pytest
 
 import burn
-
-
-def _wgpu_or_skip():
-    try:
-        import pyopencl  # noqa: F401
-        burn.Device.wgpu().backend
-    except Exception as e:
-        pytest.skip(f"no usable wgpu device: {e}")
-    return burn.Device.wgpu()
+from devices import wgpu_or_skip as _wgpu_or_skip  # noqa: E402  (tests/ is on sys.path)
 
 
 def _c(rng, shape, dtype):
