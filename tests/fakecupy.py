@@ -13,7 +13,11 @@ subclass with ``.device`` and ``.get()``), ``cupy.linalg``/``cupy.fft`` and
   computes the op with flex's numpy kernel. flex is loaded from its directory under a
   private module name (``FAKE_CUPY_FLEX_DIR``), so a probe can hide ``burn_flex`` from
   burn and burn_cuda (``sys.modules["burn_flex"] = None``) and still have a "GPU";
-- burn_cuda's ``burn_scatter_add_<t>`` kernels (``out[idx[i]] += src[i]``) run ``numpy.add.at``.
+- burn_cuda's ``burn_scatter_add_<t>`` kernels (``out[idx[i]] += src[i]``) run ``numpy.add.at``;
+- burn_signal's ``burn_signal_{lfilter,sosfilt}_{f32,f64}`` (one thread per signal row of a
+  C-contiguous (outer, n, inner) array) run the same direct-form-II-transposed recurrences in
+  numpy, vectorized over the rows, after checking the launch against the kernel's contract
+  (scalar types, dtypes, contiguity, sizes of x/y/zi/zf/state, a grid covering every row).
 
 Other kernels (a fused multi-op group) raise "fake cupy runs family kernels only". The
 launch arguments are checked against CuPy's calling convention (index struct as a
@@ -148,6 +152,8 @@ class _Kernel:
     def __call__(self, grid, block, args):
         if self.name.startswith("burn_scatter_add_"):
             return self._scatter_add(args)
+        if self.name.startswith("burn_signal_"):
+            return self._signal_filter(grid, block, args)
         fk = _flex_kernels()
         from burn_cuda.kernels import ARITY
         st, args = args[0], list(args[1:])
@@ -187,6 +193,68 @@ class _Kernel:
         # the kernel has no bounds check: burn_cuda must have checked the offsets
         assert i.size == 0 or (i.min() >= 0 and i.max() < out.size), (i.min(), i.max(), out.size)
         _np.add.at(_np.asarray(out).reshape(-1), i, _np.asarray(src))
+        LAUNCHES.append(self.name)
+
+
+    def _signal_filter(self, grid, block, args):
+        """burn_signal's burn_signal_{lfilter,sosfilt}_{f32,f64}: one thread per row r < nb of
+        C-contiguous (outer, n, inner) x and y; the DF2T recurrences below in T arithmetic, the
+        CUDA C's order of operations, vectorized over the rows."""
+        kind, suffix = self.name[len("burn_signal_"):].rsplit("_", 1)
+        T = {"f32": _np.float32, "f64": _np.float64}[suffix]
+        nb, n, inner, k = args[:4]
+        assert isinstance(nb, _np.int64) and isinstance(n, _np.int64) and isinstance(inner, _np.int64), args[:3]
+        assert isinstance(k, _np.int32) and isinstance(args[7], _np.int32), (k, args[7])
+        nb, n, inner, k, has_zi = int(nb), int(n), int(inner), int(k), bool(args[7])
+        # the grid covers every row; the kernel reads no further than its bounds check allows
+        assert grid[0] * block[0] >= nb > 0 and inner > 0 and nb % inner == 0, (grid, block, nb, inner)
+        arrays = [a for a in args[4:] if not isinstance(a, _np.generic)]
+        for a in arrays:
+            assert isinstance(a, ndarray) and a.dtype == T and a.flags.c_contiguous, (self.name, type(a), a.dtype)
+        co, x, zi, y, zs = (_np.asarray(a).reshape(-1) for a in (args[4], args[5], args[6], args[8], args[9]))
+        outer = nb // inner
+        assert x.size == y.size == nb * n, (x.size, y.size, nb, n)
+        X = x.reshape(outer, n, inner)
+        Y = y.reshape(outer, n, inner)
+        if kind == "lfilter":
+            assert co.size == 2 * (k + 1) and zs.size >= nb * max(k, 1), (co.size, k, zs.size)
+            assert not has_zi or zi.size == nb * k, (zi.size, nb, k)
+            z = [(zi.reshape(outer, k, inner)[:, j, :] if has_zi else _np.zeros((outer, inner), T)).astype(T)
+                 for j in range(k)]
+            b, a = co[:k + 1], co[k + 1:]
+            for t in range(n):
+                xv = X[:, t, :]
+                yv = (z[0] + b[0] * xv) if k > 0 else xv * b[0]
+                for j in range(k - 1):
+                    z[j] = (z[j + 1] + xv * b[j + 1]) - yv * a[j + 1]
+                if k > 0:
+                    z[k - 1] = xv * b[k] - yv * a[k]
+                Y[:, t, :] = yv
+        elif kind == "sosfilt":
+            ns = k
+            zf = _np.asarray(args[10]).reshape(-1)
+            assert co.size == 6 * ns and zs.size >= 2 * ns * nb, (co.size, ns, zs.size)
+            assert not has_zi or zi.size == zf.size == ns * 2 * nb, (zi.size, zf.size, ns, nb)
+            so = co.reshape(ns, 6)
+            Z = zi.reshape(ns, outer, 2, inner) if has_zi else None
+            z = [[(Z[s, :, j, :] if has_zi else _np.zeros((outer, inner), T)).astype(T) for j in range(2)]
+                 for s in range(ns)]
+            for t in range(n):
+                v = X[:, t, :]
+                for s in range(ns):
+                    c = so[s]
+                    yv = c[0] * v + z[s][0]
+                    z[s][0] = (c[1] * v - c[4] * yv) + z[s][1]
+                    z[s][1] = c[2] * v - c[5] * yv
+                    v = yv
+                Y[:, t, :] = v
+            if has_zi:
+                ZF = zf.reshape(ns, outer, 2, inner)
+                for s in range(ns):
+                    for j in range(2):
+                        ZF[s, :, j, :] = z[s][j]
+        else:
+            raise NotImplementedError(self.name)
         LAUNCHES.append(self.name)
 
 

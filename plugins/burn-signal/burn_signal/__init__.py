@@ -45,5 +45,6 @@ def burn_register_kernels(registry):
 def burn_plugin_info():
     """Hook: facts shown by ``burn info``."""
     return {"namespace": "burn.signal, burn.fft", "ops": f"{len(ops)} extension ops (signal::*)",
-            "kernels": "flex: scipy.fft / scipy.signal; cuda: cupy.fft / cupyx.scipy.signal; "
+            "kernels": "flex: scipy.fft / scipy.signal; cuda: cupy.fft / cupyx.scipy.signal, CUDA C "
+                       "(lfilter/sosfilt), CuPy compositions (stft/istft, resample); "
                        "wgpu: OpenCL (FFTs, convolutions, lfilter/sosfilt, stft/istft, resample)"}

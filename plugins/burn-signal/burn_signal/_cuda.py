@@ -1,4 +1,4 @@
-"""cuda kernels of burn.signal: cupy.fft (cuFFT) and cupyx.scipy.signal, on cupy arrays.
+"""cuda kernels of burn.signal: cupy.fft (cuFFT), cupyx.scipy.signal and CUDA C, on cupy arrays.
 
 The flex kernels (``_flex``) are the reference: same results and the dtypes
 the ops' ``.meta`` rules declare (complex64 from float32/complex64, else
@@ -6,13 +6,33 @@ complex128; cuFFT has no half-precision path here, so float16 is computed in
 float32 and cast as flex casts it); value-dependent ValueErrors become
 :class:`SignalError` naming the op.
 
-Native: the eight FFTs (``cupy.fft``), ``convolve``, ``correlate`` and
-``fftconvolve`` (``cupyx.scipy.signal``). ``HOST_FALLBACK`` (download,
-scipy.signal through the flex kernel, upload; ``burn info`` marks them):
-``lfilter``, ``sosfilt``, ``stft``, ``istft`` and ``resample``, whose
-cupyx.scipy.signal counterparts exist only in recent CuPy releases and have
-not been checked against scipy's ``zi``/``boundary``/``scaling`` semantics
-on a GPU yet.
+Every op is native (``HOST_FALLBACK`` is empty):
+
+- the eight FFTs (``cupy.fft``), ``convolve``, ``correlate`` and
+  ``fftconvolve`` (``cupyx.scipy.signal``);
+- ``lfilter`` and ``sosfilt``: CUDA C (:func:`filter_source`), one thread per
+  independent signal, direct form II transposed in scipy's order of
+  operations with rounded (``__fmul_rn``/``__fadd_rn``) arithmetic, so nvcc
+  contracts nothing into FMAs scipy does not use. Not cupyx.scipy.signal's
+  lfilter: its ``zi`` is not scipy's. ``lfilter`` reads ``a[0]`` back (a
+  few bytes) and ``sosfilt`` its ``a0`` column, to raise on a zero leading
+  coefficient as flex does;
+- ``stft``: boundary/end padding into one buffer, a strided view of the
+  segments times the window, ``cupy.fft.rfft``/``fft``, scaled (scipy's
+  ``1 / |sum(win)|`` or ``sqrt(1 / (fs sum(win^2)))``);
+- ``istft``: ``cupy.fft.irfft``/``ifft`` of every segment, scaled and
+  windowed, overlap-added in ``ceil(nperseg / step)`` slice additions (no
+  atomics: the sums are deterministic), divided by the summed squared window
+  where it exceeds 1e-10;
+- ``resample``: scipy's FFT method (``rfft``/``fft``, the kept bins copied,
+  the unpaired Nyquist bin folded or split, the inverse, times num / nx),
+  also for complex input.
+
+At run time complex ``lfilter``/``sosfilt`` still run on the host (the CUDA
+C is real float32/float64 only): the arrays are downloaded, flex's scipy
+kernel runs, the results are uploaded, counted in the device's ``stats()``
+(``host_transfers``, ``host_transfer_bytes``) as burn-wgpu counts its own.
+:data:`RUNTIME_HOST_FALLBACK` says when.
 
 This module is imported only when the cuda backend is registered, which
 burn-cuda does even without CuPy: CuPy is imported inside the kernels.
@@ -99,27 +119,313 @@ def fftconvolve(a, b, *, mode="full", axes=None):
     return _cp().asarray(cs.fftconvolve(_up(a), _up(b), mode=mode, axes=axes)).astype(a.dtype, copy=False)
 
 
+# -- IIR filters: CUDA C -------------------------------------------------------------------------
+
+_SUFFIX = {"float32": "f32", "float64": "f64"}
+
+
+@functools.lru_cache(maxsize=None)
+def filter_source() -> str:
+    """The CUDA C of ``lfilter`` and ``sosfilt``: ``burn_signal_{lfilter,sosfilt}_{f32,f64}``.
+
+    One thread per signal row ``r`` of ``nb = outer * inner`` rows of a C-contiguous
+    ``(outer, n, inner)`` layout (the filter axis in the middle: neighbouring threads read
+    neighbouring addresses when ``inner > 1``). The state lives in ``zs[j * nb + r]``
+    (coalesced); ``zi``/``zf`` use the op's layout (the axis replaced by K, or by 2 with
+    the sections first). ``__fmul_rn``/``__fadd_rn``/``__fsub_rn`` (and the ``_d`` forms)
+    keep scipy's exact order and rounding: nvcc may not fuse them into FMAs.
+
+    >>> src = filter_source()
+    >>> assert 'extern "C" __global__ void burn_signal_lfilter_f64(' in src
+    >>> assert 'extern "C" __global__ void burn_signal_sosfilt_f32(' in src
+    """
+    body = r"""
+__device__ __forceinline__ float mul_(float a, float b) { return __fmul_rn(a, b); }
+__device__ __forceinline__ float add_(float a, float b) { return __fadd_rn(a, b); }
+__device__ __forceinline__ float sub_(float a, float b) { return __fsub_rn(a, b); }
+__device__ __forceinline__ double mul_(double a, double b) { return __dmul_rn(a, b); }
+__device__ __forceinline__ double add_(double a, double b) { return __dadd_rn(a, b); }
+__device__ __forceinline__ double sub_(double a, double b) { return __dsub_rn(a, b); }
+
+// scipy.signal.lfilter's y (direct form II transposed, scipy's _linear_filter): co holds b / a[0]
+// then a / a[0], K + 1 each (zero-padded); zi (outer, K, inner) when has_zi
+template <typename T>
+__device__ void lfilter_rows(long long nb, long long n, long long inner, int K, const T* co,
+                             const T* x, const T* zi, int has_zi, T* y, T* zs) {
+  long long r = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (r >= nb) return;
+  long long o = r / inner, i = r - o * inner;
+  const T* xr = x + o * n * inner + i;
+  T* yr = y + o * n * inner + i;
+  T* z = zs + r;
+  const T* ca = co + K + 1;
+  for (int j = 0; j < K; ++j) z[j * nb] = has_zi ? zi[(o * K + j) * inner + i] : (T)0;
+  const T b0 = co[0];
+  for (long long t = 0; t < n; ++t) {
+    const T xv = xr[t * inner];
+    const T yv = K > 0 ? add_(z[0], mul_(b0, xv)) : mul_(xv, b0);
+    for (int j = 0; j + 1 < K; ++j)
+      z[j * nb] = sub_(add_(z[(j + 1) * nb], mul_(xv, co[j + 1])), mul_(yv, ca[j + 1]));
+    if (K > 0) z[(K - 1) * nb] = sub_(mul_(xv, co[K]), mul_(yv, ca[K]));
+    yr[t * inner] = yv;
+  }
+}
+
+// scipy.signal.sosfilt (scipy's _sosfilt): so (ns, 6) rows already divided by their a0;
+// zi and zf (ns, outer, 2, inner); the state zs[(2 s + j) * nb + r]
+template <typename T>
+__device__ void sosfilt_rows(long long nb, long long n, long long inner, int ns, const T* so,
+                             const T* x, const T* zi, int has_zi, T* y, T* zs, T* zf) {
+  long long r = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (r >= nb) return;
+  long long o = r / inner, i = r - o * inner;
+  const T* xr = x + o * n * inner + i;
+  T* yr = y + o * n * inner + i;
+  T* z = zs + r;
+  for (int s = 0; s < ns; ++s)
+    for (int j = 0; j < 2; ++j)
+      z[(2 * s + j) * nb] = has_zi ? zi[((long long)s * nb * 2) + (o * 2 + j) * inner + i] : (T)0;
+  for (long long t = 0; t < n; ++t) {
+    T v = xr[t * inner];
+    for (int s = 0; s < ns; ++s) {
+      const T* c = so + 6 * s;
+      const T yv = add_(mul_(c[0], v), z[2 * s * nb]);
+      z[2 * s * nb] = add_(sub_(mul_(c[1], v), mul_(c[4], yv)), z[(2 * s + 1) * nb]);
+      z[(2 * s + 1) * nb] = sub_(mul_(c[2], v), mul_(c[5], yv));
+      v = yv;
+    }
+    yr[t * inner] = v;
+  }
+  if (has_zi)
+    for (int s = 0; s < ns; ++s)
+      for (int j = 0; j < 2; ++j)
+        zf[((long long)s * nb * 2) + (o * 2 + j) * inner + i] = z[(2 * s + j) * nb];
+}
+"""
+    wrappers = []
+    for suffix, t in (("f32", "float"), ("f64", "double")):
+        wrappers.append(
+            f'extern "C" __global__ void burn_signal_lfilter_{suffix}(const long long nb, const long long n, '
+            f"const long long inner, const int K, const {t}* co, const {t}* x, const {t}* zi, const int has_zi, "
+            f"{t}* y, {t}* zs) {{\n  lfilter_rows<{t}>(nb, n, inner, K, co, x, zi, has_zi, y, zs);\n}}\n")
+        wrappers.append(
+            f'extern "C" __global__ void burn_signal_sosfilt_{suffix}(const long long nb, const long long n, '
+            f"const long long inner, const int ns, const {t}* so, const {t}* x, const {t}* zi, "
+            f"const int has_zi, {t}* y, {t}* zs, {t}* zf) {{\n"
+            f"  sosfilt_rows<{t}>(nb, n, inner, ns, so, x, zi, has_zi, y, zs, zf);\n}}\n")
+    return body + "\n" + "\n".join(wrappers)
+
+
+def _dc(x):
+    from burn_cuda.runtime import context
+    return context(x.device.id)
+
+
+def _host(name, *xs, **kw):
+    """flex's scipy kernel on downloaded arrays, the results uploaded; counted in ``stats()``."""
+    cp = _cp()
+    dc = _dc(next(x for x in xs if isinstance(x, cp.ndarray)))
+    st = dc.stats
+    moved = sum(int(x.nbytes) for x in xs if isinstance(x, cp.ndarray))
+    r = _flex.KERNELS[name](*[cp.asnumpy(x) if isinstance(x, cp.ndarray) else x for x in xs], **kw)
+    out = tuple(cp.asarray(v) for v in r) if isinstance(r, tuple) else cp.asarray(r)
+    moved += sum(int(v.nbytes) for v in (out if isinstance(out, tuple) else (out,)))
+    st["host_transfers"] = st.get("host_transfers", 0) + 1
+    st["host_transfer_bytes"] = st.get("host_transfer_bytes", 0) + moved
+    return out
+
+
+def _native_real(*xs):
+    return all(str(x.dtype) in _SUFFIX and x.dtype == xs[0].dtype for x in xs)
+
+
+def _rows(x, axis):
+    """``x`` as C-contiguous (outer, n, inner) around ``axis``: (array, outer, n, inner)."""
+    cp = _cp()
+    outer = int(np.prod(x.shape[:axis], dtype=np.int64))
+    inner = int(np.prod(x.shape[axis + 1:], dtype=np.int64))
+    return cp.ascontiguousarray(x), outer, int(x.shape[axis]), inner
+
+
+@_kernel("lfilter")
+def lfilter(b, a, x, zi=None, *, axis):
+    """scipy.signal.lfilter's ``y`` (the op's ``zi`` semantics): one CUDA thread per signal."""
+    cp = _cp()
+    _flex._a0(a)        # a[0] read back (a few bytes): flex raises on a[0] == 0, so do we
+    if not _native_real(b, a, x, *([zi] if zi is not None else [])):
+        return _host("lfilter", b, a, x, zi, axis=axis)
+    ax = axis % x.ndim
+    K = max(a.shape[0], b.shape[0]) - 1
+    # scipy divides both by a[0] once, then filters with the quotients (zero-padded to K + 1)
+    co = cp.zeros((2 * (K + 1),), dtype=x.dtype)
+    co[:b.shape[0]] = b / a[0]
+    co[K + 1:K + 1 + a.shape[0]] = a / a[0]
+    xc, outer, n, inner = _rows(x, ax)
+    nb = outer * inner
+    y = cp.empty(x.shape, dtype=x.dtype)
+    if nb == 0 or n == 0:
+        return y
+    zs = cp.empty((max(K, 1) * nb,), dtype=x.dtype)
+    zc = cp.ascontiguousarray(zi) if zi is not None else xc
+    dc = _dc(x)
+    dc.launch(dc.function(filter_source(), f"burn_signal_lfilter_{_SUFFIX[str(x.dtype)]}"), nb,
+              [np.int64(nb), np.int64(n), np.int64(inner), np.int32(K), co, xc, zc, np.int32(zi is not None),
+               y, zs])
+    return y
+
+
+@_kernel("sosfilt")
+def sosfilt(sos, x, zi=None, *, axis):
+    """scipy.signal.sosfilt's ``y`` (and ``zf`` with ``zi``): one CUDA thread per signal."""
+    cp = _cp()
+    if bool((sos[:, 3] == 0).any()):        # a few bytes read back, as lfilter's a[0]
+        raise SignalError(f"signal::sosfilt: a section's leading denominator coefficient sos[:, 3] is zero "
+                          f"(sos shape {tuple(sos.shape)}); each section must have a0 != 0")
+    if not _native_real(sos, x, *([zi] if zi is not None else [])):
+        return _host("sosfilt", sos, x, zi, axis=axis)
+    ax = axis % x.ndim
+    ns = sos.shape[0]
+    # scipy wants a0 == 1 (flex divides each section by its a0); x / 1 is exact, so always divide
+    so = cp.ascontiguousarray(sos / sos[:, 3:4])
+    xc, outer, n, inner = _rows(x, ax)
+    nb = outer * inner
+    y = cp.empty(x.shape, dtype=x.dtype)
+    zshape = (ns,) + tuple(2 if d == ax else s for d, s in enumerate(x.shape))
+    zf = cp.empty(zshape, dtype=x.dtype) if zi is not None else None
+    if nb == 0:
+        return y if zi is None else (y, zf)
+    zs = cp.empty((2 * ns * nb,), dtype=x.dtype)
+    zc = cp.ascontiguousarray(zi) if zi is not None else xc
+    dc = _dc(x)
+    dc.launch(dc.function(filter_source(), f"burn_signal_sosfilt_{_SUFFIX[str(x.dtype)]}"), nb,
+              [np.int64(nb), np.int64(n), np.int64(inner), np.int32(ns), so, xc, zc, np.int32(zi is not None),
+               y, zs, zf if zf is not None else zs])
+    return y if zi is None else (y, zf)
+
+
+# -- stft / istft / resample: CuPy compositions ------------------------------------------------------
+
+def _stft_scale(win, scaling, fs):
+    """scipy's stft scale: ``sqrt(1 / sum(win)^2)`` ('spectrum') or ``sqrt(1 / (fs sum(win^2)))``."""
+    cp = _cp()
+    if scaling == "spectrum":
+        return 1 / cp.abs(win.sum())
+    return cp.sqrt(1 / (fs * (win * win).sum()))
+
+
+@_kernel("stft")
+def stft(x, win, *, fs, noverlap, nfft, boundary, padded, onesided, scaling):
+    """scipy.signal.stft's ``Zxx`` (..., freq, segment) for the last axis of ``x``."""
+    from ._ops import stft_plan
+    cp = _cp()
+    n, nper = x.shape[-1], win.shape[0]
+    step, total, nseg = stft_plan("stft", n, nper, noverlap, nfft, boundary, padded)
+    pl = nper // 2 if boundary == "zeros" else 0
+    batch = tuple(x.shape[:-1])
+    # boundary zeros, the signal, the end padding: one buffer, then its segments as a strided view
+    xp = cp.zeros(batch + (total,), dtype=x.dtype)
+    xp[..., pl:pl + n] = x
+    it = xp.itemsize
+    fr = cp.lib.stride_tricks.as_strided(xp, shape=batch + (nseg, nper),
+                                         strides=tuple(xp.strides[:-1]) + (step * it, it))
+    fr = fr * win.astype(_real(x), copy=False)
+    z = (cp.fft.rfft if onesided else cp.fft.fft)(fr, n=nfft, axis=-1)
+    z = z * _stft_scale(win, scaling, fs)
+    return cp.ascontiguousarray(cp.swapaxes(z, -1, -2)).astype(_complex(x), copy=False)
+
+
+def _overlap_add(fr, step, length):
+    """(..., nseg, nper) -> (..., length): segment s added at s * step, in ceil(nper / step) slice
+    additions (segment s's chunk k lands in block s + k of ``step`` samples)."""
+    cp = _cp()
+    *lead, nseg, nper = fr.shape
+    r = -(-nper // step)
+    if r * step != nper:
+        pad = cp.zeros(tuple(lead) + (nseg, r * step - nper), dtype=fr.dtype)
+        fr = cp.concatenate([fr, pad], axis=-1)
+    fr = fr.reshape(tuple(lead) + (nseg, r, step))
+    out = cp.zeros(tuple(lead) + (nseg + r - 1, step), dtype=fr.dtype)
+    for k in range(r):
+        out[..., k:k + nseg, :] += fr[..., :, k, :]
+    return out.reshape(tuple(lead) + ((nseg + r - 1) * step,))[..., :length]
+
+
+@_kernel("istft")
+def istft(z, win, *, fs, noverlap, nfft, onesided, boundary, scaling):
+    """scipy.signal.istft's ``x`` from ``z`` (..., freq, segment)."""
+    from ._ops import istft_length
+    cp = _cp()
+    nper, nseg = win.shape[0], z.shape[-1]
+    step = nper - noverlap
+    out_t = _real(z) if onesided else _complex(z)
+    xs = (cp.fft.irfft if onesided else cp.fft.ifft)(z, n=nfft, axis=-2)[..., :nper, :]
+    w = win.astype(_real(z), copy=False)
+    # scipy: the segments times sum(win) ('spectrum') or sqrt(fs sum(win^2)) ('psd'), then windowed
+    scale = w.sum() if scaling == "spectrum" else cp.sqrt(fs * (w * w).sum())
+    fr = cp.swapaxes(xs, -1, -2) * scale * w
+    length = nper + (nseg - 1) * step
+    x = _overlap_add(fr, step, length)
+    norm = _overlap_add(cp.broadcast_to(w * w, (nseg, nper)), step, length)
+    if boundary:
+        h = nper // 2
+        m = istft_length(nseg, nper, step, boundary)
+        x, norm = x[..., h:h + m], norm[h:h + m]
+    x = x / cp.where(norm > 1e-10, norm, cp.ones_like(norm))
+    return cp.ascontiguousarray(x).astype(out_t, copy=False)
+
+
+@_kernel("resample")
+def resample(x, *, num, axis):
+    """scipy.signal.resample (FFT method) to ``num`` samples along ``axis``."""
+    cp = _cp()
+    ax = axis % x.ndim
+    nx = x.shape[ax]
+    real = x.dtype.kind != "c"
+    X = (cp.fft.rfft if real else cp.fft.fft)(x, axis=ax)
+    shape = list(x.shape)
+    shape[ax] = num // 2 + 1 if real else num
+    Y = cp.zeros(tuple(shape), dtype=X.dtype)
+    N = min(num, nx)
+    nyq = N // 2 + 1
+
+    def sl(a, b):
+        key = [slice(None)] * x.ndim
+        key[ax] = slice(a, b)
+        return tuple(key)
+
+    # scipy.signal.resample: the kept bins copied, the unpaired Nyquist bin folded or split
+    Y[sl(0, nyq)] = X[sl(0, nyq)]
+    if not real and N > 2:
+        Y[sl(nyq - N, None)] = X[sl(nyq - N, None)]
+    if N % 2 == 0:
+        if num < nx:
+            if real:
+                Y[sl(N // 2, N // 2 + 1)] *= 2.0
+            else:
+                Y[sl(-N // 2, -N // 2 + 1)] += X[sl(-N // 2, -N // 2 + 1)]
+        elif nx < num:
+            Y[sl(N // 2, N // 2 + 1)] *= 0.5
+            if not real:
+                Y[sl(num - N // 2, num - N // 2 + 1)] = Y[sl(N // 2, N // 2 + 1)]
+    y = cp.fft.irfft(Y, n=num, axis=ax) if real else cp.fft.ifft(Y, axis=ax)
+    y = y * (float(num) / float(nx))
+    return cp.ascontiguousarray(y).astype(x.dtype, copy=False)
+
+
 NATIVE = {
     "fft": _fft1("fft", _complex), "ifft": _fft1("ifft", _complex),
     "rfft": _fft1("rfft", _complex), "irfft": _fft1("irfft", _real),
     "fftn": _fftn("fftn", _complex), "ifftn": _fftn("ifftn", _complex),
     "rfftn": _fftn("rfftn", _complex), "irfftn": _fftn("irfftn", _real),
     "convolve": convolve, "correlate": correlate, "fftconvolve": fftconvolve,
+    "lfilter": lfilter, "sosfilt": sosfilt, "stft": stft, "istft": istft, "resample": resample,
 }
 
+#: native ops that still run on the host for some inputs (downloaded, flex's kernel, uploaded,
+#: counted in the device's ``stats()``): op -> when
+RUNTIME_HOST_FALLBACK = {"lfilter": "complex operands", "sosfilt": "complex operands"}
 
-def _fallback_kernel(name):
-    flex = _flex.KERNELS[name]
+KERNELS = dict(NATIVE)
 
-    def k(*xs, **kw):
-        cp = _cp()
-        r = flex(*[cp.asnumpy(x) if isinstance(x, cp.ndarray) else x for x in xs], **kw)
-        return tuple(cp.asarray(v) for v in r) if isinstance(r, tuple) else cp.asarray(r)
-    k.__name__ = f"cuda_host_signal_{name}"
-    return _kernel(name)(k)
-
-
-KERNELS = {name: NATIVE.get(name) or _fallback_kernel(name) for name in _flex.KERNELS}
-
-#: kernels that run on host memory (download, scipy, upload): ``burn info`` lists them
-HOST_FALLBACK = set(_flex.KERNELS) - set(NATIVE)
+#: kernels that run on host memory (download, scipy, upload): ``burn info`` lists them; none
+HOST_FALLBACK: set = set(_flex.KERNELS) - set(NATIVE)
