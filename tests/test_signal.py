@@ -530,3 +530,29 @@ def test_fftconvolve_same_broadcasts_non_convolved_axes_like_its_shape_rule(rng)
     assert y.shape == (3, 10) and y.numpy().shape == (3, 10)
     want = np.stack([np.convolve(a[0], b[i], mode="same") for i in range(3)])
     np.testing.assert_allclose(y.numpy(), want, rtol=1e-10, atol=1e-12)
+
+
+def test_istft_with_a_one_sample_window_keeps_every_sample():
+    # scipy's boundary crop x[..., k:-k] is empty for k = 0; the op's shape (and flex) keep all
+    x = np.arange(5.0)
+    _, _, z = burn.signal.stft(burn.tensor(x), nperseg=1, noverlap=0, return_onesided=False)
+    t, y = burn.signal.istft(z, nperseg=1, noverlap=0, input_onesided=False)
+    assert y.shape == y.numpy().shape == (5,)
+    np.testing.assert_allclose(y.numpy().real, x, atol=1e-12)
+
+
+def test_stft_reference_scales_by_the_absolute_window_sum_as_scipy():
+    import scipy.signal as ss
+    from burn_signal import _ops
+    rng = np.random.default_rng(2)
+    x, win = rng.standard_normal(64), -ss.get_window("hann", 16)       # sum(win) < 0
+    want = ss.stft(x, window=win, nperseg=16)[2]
+    ref = _ops._stft_ref(burn.tensor(x), burn.tensor(win), fs=1.0, noverlap=8, nfft=16, boundary="zeros",
+                         padded=True, onesided=True, scaling="spectrum")
+    np.testing.assert_allclose(ref.numpy(), want, rtol=1e-10, atol=1e-12)
+
+
+def test_sosfilt_with_a_zero_leading_denominator_is_a_signal_error():
+    sos = np.array([[1.0, 0.5, 0.0, 0.0, 0.2, 0.0]])
+    with pytest.raises(burn.BurnError, match=r"signal::sosfilt: .*a0 .* is zero"):
+        burn.signal.sosfilt(burn.tensor(sos), burn.ones((8,), dtype=burn.float64)).numpy()

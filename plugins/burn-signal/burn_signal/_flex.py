@@ -108,6 +108,10 @@ def lfilter(b, a, x, zi=None, *, axis):
 
 @_scipy("sosfilt")
 def sosfilt(sos, x, zi=None, *, axis):
+    if np.any(sos[:, 3] == 0):
+        raise SignalError(f"signal::sosfilt: a section's first denominator coefficient a0 (column 3) is zero "
+                          f"(sections {np.flatnonzero(sos[:, 3] == 0).tolist()}); the filter is not causal. "
+                          f"Normalize each section so that a0 != 0")
     if np.any(sos[:, 3] != 1):
         # scipy wants a0 == 1; each section is normalized by its a0 as lfilter does (the reference's semantics)
         sos = sos / sos[:, 3:4]
@@ -131,8 +135,11 @@ def istft(z, win, *, fs, noverlap, nfft, onesided, boundary, scaling):
     with warnings.catch_warnings():
         # NOLA: scipy warns and divides where the window overlap is non-zero; so does the reference
         warnings.simplefilter("ignore", UserWarning)
+        # scipy crops nperseg // 2 samples at each end with x[..., k:-k]: for k = 0 that slice is
+        # empty, not the whole signal, so a one-sample window is cropped by not asking for it
+        crop = boundary and win.shape[0] // 2 > 0
         _, x = ss.istft(z, fs=fs, window=win, nperseg=win.shape[0], noverlap=noverlap, nfft=nfft,
-                        input_onesided=onesided, boundary=boundary, time_axis=-1, freq_axis=-2, scaling=scaling)
+                        input_onesided=onesided, boundary=crop, time_axis=-1, freq_axis=-2, scaling=scaling)
     return x.astype(_real(z) if onesided else _complex(z), copy=False)
 
 

@@ -474,7 +474,7 @@ def stft_plan(op, n, nperseg, noverlap, nfft, boundary, padded):
 
 def _win_scale(win, scaling, fs):
     if scaling == "spectrum":
-        return burn.sum(win)
+        return burn.abs(burn.sum(win))       # scipy: 1 / |sum(win)|, also for a window summing below 0
     return burn.sqrt(burn.sum(win * win) * fs)
 
 
