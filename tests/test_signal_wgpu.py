@@ -1,7 +1,7 @@
-"""burn.signal on the wgpu backend: the native OpenCL FFT (radix-2/4 Stockham and
-Bluestein), direct and FFT convolution, lfilter, sosfilt, stft, istft and resample against
-numpy.fft / scipy.signal, every op against flex, gradients through wgpu, ``burn info`` and the
-transfer counter."""
+"""burn.signal on the wgpu backend: the native OpenCL FFT (mixed-radix Stockham passes of up to
+16 points, Bluestein for other lengths), direct and FFT convolution, lfilter, sosfilt, stft,
+istft and resample against numpy.fft / scipy.signal, every op against flex, gradients through
+wgpu, ``burn info`` and the transfer counter."""
 from __future__ import annotations
 
 import warnings
@@ -85,6 +85,115 @@ def test_native_fft_large_pow2_and_bluestein(wg, rng):
     for n in (2 ** 14, 3 * 5 * 7 * 11):
         x = rng.standard_normal(n).astype(np.float32)
         _close(F.rfft(W(x, dev)).numpy(), np.fft.rfft(x.astype(np.float64)), np.float32)
+
+
+def _cplx(rng, shape, ct):
+    return (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(ct)
+
+
+def _ref(name, arr, **kw):
+    # numpy.fft in float64/complex128: the reference both dtypes are measured against
+    up = arr.astype(np.complex128 if np.iscomplexobj(arr) else np.float64)
+    return getattr(np.fft, name)(up, **kw)
+
+
+def test_pass_plan_covers_every_length():
+    # the Stockham passes multiply to n, each of at most 16 points; lengths with a prime factor
+    # above 13 have no plan (they run Bluestein)
+    from burn_signal._wgpu import _PMAX, _radices
+    for n in list(range(2, 400)) + [1 << 19, 1 << 20, 3 << 18, 5 ** 6, 7 * 11 * 13 * 16]:
+        rad = _radices(n)
+        smooth = all(p <= 13 for p in _prime_factors(n))
+        assert (rad is not None) == smooth, n
+        if rad is not None:
+            assert int(np.prod(rad)) == n and all(r <= _PMAX for r in rad), (n, rad)
+    assert _radices(1 << 19) == [16, 16, 16, 16, 8]
+
+
+def _prime_factors(n):
+    out, f = [], 2
+    while f * f <= n:
+        while n % f == 0:
+            out.append(f)
+            n //= f
+        f += 1
+    return out + ([n] if n > 1 else [])
+
+
+# one pass, two passes, several passes with every radix (2..16, 3, 5, 7, 11, 13), Bluestein (17, 1009)
+@pytest.mark.parametrize("n", [16, 9, 10, 14, 13, 11, 48, 96, 256, 625, 1001, 4096, 3 * 2 ** 12, 17, 1009])
+def test_native_fft_every_pass_radix_vs_numpy(wg, rng, n):
+    dev, dc = wg
+    for rt, ct in _pairs(dc):
+        z = _cplx(rng, (3, n), ct)
+        x = rng.standard_normal((3, 2 * n)).astype(rt)
+        _close(F.fft(W(z, dev)).numpy(), _ref("fft", z), rt)
+        _close(F.ifft(W(z, dev)).numpy(), _ref("ifft", z), rt)
+        _close(F.rfft(W(x, dev)).numpy(), _ref("rfft", x), rt)       # an n-point packed complex FFT
+        _close(F.irfft(W(z, dev), n=2 * n).numpy(), _ref("irfft", z, n=2 * n), rt)
+
+
+def test_native_fft_large_lengths_at_both_precisions(wg, rng):
+    # 2^16 (four radix-16 passes, table twiddles at every span), 3 * 2^14 (a radix-12 pass),
+    # 2^15 + 1 = 3 * 43 * 257 (Bluestein on 2^17 points)
+    dev, dc = wg
+    for rt, ct in _pairs(dc):
+        for n in (2 ** 16, 3 * 2 ** 14, 2 ** 15 + 1):
+            z = _cplx(rng, (n,), ct)
+            _close(F.fft(W(z, dev)).numpy(), _ref("fft", z), rt)
+            _close(F.ifft(W(z, dev), norm="ortho").numpy(), _ref("ifft", z, norm="ortho"), rt)
+
+
+def test_native_fft_many_small_transforms_along_odd_axes(wg, rng):
+    # batches far larger than the transform (stft-like) along the first, middle and last axis,
+    # and through a strided view
+    dev, dc = wg
+    rt, ct = _pairs(dc)[-1]
+    z = _cplx(rng, (8, 300, 12), ct)
+    x = rng.standard_normal((16, 257, 6)).astype(rt)
+    for ax in (0, 1, 2):
+        _close(F.fft(W(z, dev), axis=ax).numpy(), _ref("fft", z, axis=ax), rt)
+        _close(F.rfft(W(x, dev), axis=ax).numpy(), _ref("rfft", x, axis=ax), rt)
+    xt = W(x, dev).permute(2, 0, 1)
+    _close(F.rfft(xt, axis=1).numpy(), _ref("rfft", x.transpose(2, 0, 1), axis=1), rt)
+    big = rng.standard_normal((4000, 16)).astype(np.float32)
+    _close(F.rfft(W(big, dev)).numpy(), _ref("rfft", big), np.float32)
+
+
+@pytest.mark.parametrize("n", [2, 16, 256, 4096, 3 * 2 ** 10, 100])
+def test_native_fft_reads_contiguous_inputs_in_place_without_writing_them(wg, rng, n):
+    # a C-contiguous input is the first pass's source (no load copy): 1, 2 and 3 passes must
+    # leave it unchanged; crops, zero-padding and offsets are applied by that read
+    dev, dc = wg
+    rt, ct = _pairs(dc)[0]
+    z = _cplx(rng, (2, n), ct)
+    x = rng.standard_normal((3, 2 * n)).astype(rt)
+    tz, tx = W(z, dev), W(x, dev)
+    for _ in range(2):      # twice: a corrupted input would change the second result
+        _close(F.fft(tz).numpy(), _ref("fft", z), rt)
+        _close(F.ifft(tz).numpy(), _ref("ifft", z), rt)
+        _close(F.rfft(tx).numpy(), _ref("rfft", x), rt)
+    # cropped and zero-padded on the fly, from an offset view (in place), an odd offset (a copy)
+    for k in (-2, 6):
+        _close(F.fft(tz, n=n + k // 2).numpy(), _ref("fft", z, n=n + k // 2), rt)
+        _close(F.rfft(tx, n=2 * n + k).numpy(), _ref("rfft", x, n=2 * n + k), rt)
+    _close(F.fft(tz[1:]).numpy(), _ref("fft", z[1:]), rt)
+    _close(F.rfft(tx[1:, :]).numpy(), _ref("rfft", x[1:]), rt)
+    flat = tx.reshape((-1,))
+    _close(F.rfft(flat[1:-1]).numpy(), _ref("rfft", x.reshape(-1)[1:-1]), rt)
+    np.testing.assert_array_equal(tz.numpy(), z)
+    np.testing.assert_array_equal(tx.numpy(), x)
+
+
+def test_native_bluestein_constants_are_cached_per_length_and_direction(wg, rng):
+    # the chirp table and filter spectrum are kept per (n, sign): forward, inverse and another length
+    # interleaved must each give numpy's result
+    dev, dc = wg
+    rt, ct = _pairs(dc)[0]
+    for n in (17, 19, 17):
+        z = _cplx(rng, (2, n), ct)
+        _close(F.fft(W(z, dev)).numpy(), _ref("fft", z), rt)
+        _close(F.ifft(W(z, dev)).numpy(), _ref("ifft", z), rt)
 
 
 @pytest.mark.parametrize("sa,sb", [((10,), (3,)), ((3,), (10,)), ((4, 6), (2, 3)), ((2, 3), (4, 6)),
