@@ -623,3 +623,10 @@ def test_transfer_counter_counts_fallbacks_only(wg, rng):
     S.convolve(z, z).numpy()        # complex convolution: a host fallback at run time
     assert _transfers(dc) == (n0 + 3, b0 + 8 * (2 * 2 * 8 + 3 * 15))   # z down twice, y (3, 15) up
     assert burn.Device.wgpu().backend.stats(0)["host_transfers"] == n0 + 3
+
+
+def test_sosfilt_with_a_zero_leading_denominator_is_a_signal_error_on_wgpu(wg):
+    dev, _ = wg
+    sos = burn.tensor(np.array([[1.0, 0.5, 0.0, 0.0, 0.2, 0.0]], np.float32), device=dev)
+    with pytest.raises(burn.BurnError, match=r"signal::sosfilt: .*a0 .* is zero"):
+        burn.signal.sosfilt(sos, burn.ones((8,), device=dev)).numpy()

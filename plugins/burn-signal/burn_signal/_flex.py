@@ -107,11 +107,15 @@ def lfilter(b, a, x, zi=None, *, axis):
 
 
 @_scipy("sosfilt")
-def sosfilt(sos, x, zi=None, *, axis):
+def _sos_a0(sos):
     if np.any(sos[:, 3] == 0):
         raise SignalError(f"signal::sosfilt: a section's first denominator coefficient a0 (column 3) is zero "
                           f"(sections {np.flatnonzero(sos[:, 3] == 0).tolist()}); the filter is not causal. "
                           f"Normalize each section so that a0 != 0")
+
+
+def sosfilt(sos, x, zi=None, *, axis):
+    _sos_a0(sos)
     if np.any(sos[:, 3] != 1):
         # scipy wants a0 == 1; each section is normalized by its a0 as lfilter does (the reference's semantics)
         sos = sos / sos[:, 3:4]

@@ -971,6 +971,8 @@ def sosfilt(sos, x, zi=None, *, axis):
     lay = _rows(ax, x.shape, x.strides, zst) if ok else None
     if lay is None:
         return _fallback["sosfilt"](sos, x, zi, axis=axis)
+    from burn_wgpu import kernels as wk
+    _flex._sos_a0(wk.download(sos))     # 6 coefficients a section read back: a0 == 0 raises as on flex
     dc, ns, n = x.dc, sos.shape[0], x.shape[ax]
     so = empty(dc, (ns, 6), x.dtype)
     dc.launch(_k(dc, x.dtype, "sosnorm"), ns * 6, (_i(ns), sos.buf, _l(sos.offset), _l(sos.strides[0]),
