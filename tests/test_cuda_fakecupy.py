@@ -161,3 +161,49 @@ def test_pyproject_does_not_depend_on_burn_flex():
     for extra in ("cuda12", "cuda13"):
         deps = meta["optional-dependencies"][extra]
         assert any(d.startswith("ml_dtypes") for d in deps) and any(d.startswith("cupy-") for d in deps), deps
+
+
+EXTENSIONS = r'''
+import json, numpy as np, burn
+import burn.nn.functional as F
+from burn.dispatch import registry
+cuda, flex = burn.Device.cuda(0), burn.Device.flex()
+rng = np.random.default_rng(0)
+x = rng.standard_normal((6, 9)) * 3
+x[2, :] = -np.inf                                   # an all -inf row: NaN as flex and torch
+x[3, 4] = np.inf
+g = rng.standard_normal((6, 9))
+w, b = rng.standard_normal(9), rng.standard_normal(9)
+t = rng.integers(0, 9, 6)
+res = {"bad": [], "kernels": {}}
+cases = {
+    "softmax": lambda d: F.softmax_fused(burn.tensor(x, device=d), 1),
+    "softmax_grad": lambda d: F.softmax_grad(F.softmax_fused(burn.tensor(g, device=d), 0), burn.tensor(g, device=d), 0),
+    "log_softmax": lambda d: F.log_softmax_fused(burn.tensor(x, device=d), 1),
+    "log_softmax_ax0": lambda d: F.log_softmax_fused(burn.tensor(g, device=d), 0),
+    "log_softmax_grad": lambda d: F.log_softmax_grad(F.log_softmax_fused(burn.tensor(g, device=d), 1),
+                                                     burn.tensor(x[::-1].copy(), device=d) * 0 + 1, 1),
+    "layer_norm": lambda d: F.layer_norm(burn.tensor(g, device=d), (9,), burn.tensor(w, device=d),
+                                         burn.tensor(b, device=d)),
+    "cross_entropy": lambda d: F.cross_entropy(burn.tensor(g, device=d), burn.tensor(t, device=d)),
+}
+for name, fn in cases.items():
+    for dt in (burn.float64, burn.float32):
+        try:
+            want = fn(flex).astype(dt).numpy() if dt is burn.float32 else fn(flex).numpy()
+            got = fn(cuda).astype(dt).numpy() if dt is burn.float32 else fn(cuda).numpy()
+            np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+        except Exception as e:
+            res["bad"].append(f"{name} {dt}: {type(e).__name__}: {str(e)[:300]}")
+for op in ("burn::softmax", "burn::softmax_grad", "burn::log_softmax", "burn::log_softmax_grad",
+           "burn::layer_norm", "burn::softmax_cross_entropy"):
+    res["kernels"][op] = registry.kernel(op, "cuda").__name__
+print(json.dumps(res))
+'''
+
+
+def test_cuda_kernels_of_core_extension_ops_match_flex_on_the_stand_in(tmp_path):
+    res = run_probe(tmp_path, EXTENSIONS)
+    assert not res["bad"], "\n".join(res["bad"])
+    for op, name in res["kernels"].items():
+        assert name.startswith("cuda_"), (op, name)       # cuda's own kernel, not the reference

@@ -490,6 +490,32 @@ def softmax_grad(y, g, axis):
     return back(((g2 - t.sum(axis=1, keepdims=True)) * y2).astype(y.dtype, copy=False))
 
 
+def log_softmax(x, axis):
+    """burn::log_softmax: ``(x - max) - log(sum(exp(x - max)))`` per row (a non-finite max
+    shifts by 0, as core's logsumexp and flex: all -inf rows give NaN, as in torch)."""
+    cp = _cp()
+    if x.size == 0:
+        return x.copy()
+    x2, back = _rows(x, axis)
+    acc = x2.astype(np.float32) if _half(x2) else x2
+    m = acc.max(axis=1, keepdims=True)
+    z = acc - cp.where(cp.isfinite(m), m, 0)
+    z -= cp.log(cp.exp(z).sum(axis=1, keepdims=True))
+    return back(z.astype(x.dtype, copy=False))
+
+
+def log_softmax_grad(y, g, axis):
+    """burn::log_softmax_grad: ``g - exp(y) * sum(g)`` along ``axis``."""
+    cp = _cp()
+    if y.size == 0:
+        return cp.zeros_like(y)
+    y2, back = _rows(y, axis)
+    g2, _ = _rows(g, axis)
+    if _half(y2):
+        y2, g2 = y2.astype(np.float32), g2.astype(np.float32)
+    return back((g2 - cp.exp(y2) * g2.sum(axis=1, keepdims=True)).astype(y.dtype, copy=False))
+
+
 def layer_norm(x, w, b, eps):
     """burn::layer_norm over the last axis (statistics in float32 for float16/bfloat16 inputs)."""
     cp = _cp()
@@ -586,5 +612,6 @@ def extension_kernels() -> dict:
     """``burn::`` extension op name -> kernel (the others run their reference definitions)."""
     return {"burn::linear_relu": on_device(linear_relu), "burn::softmax": on_device(softmax),
             "burn::softmax_grad": on_device(softmax_grad), "burn::layer_norm": on_device(layer_norm),
+            "burn::log_softmax": on_device(log_softmax), "burn::log_softmax_grad": on_device(log_softmax_grad),
             "burn::softmax_cross_entropy": on_device(softmax_cross_entropy),
             "burn::softmax_cross_entropy_grad": on_device(softmax_cross_entropy_grad)}
