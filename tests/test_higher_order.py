@@ -232,3 +232,19 @@ def test_grad_api_seeds_unused_inputs_and_errors():
     assert grad(y.sum(), [x, u], allow_unused=True)[1] is None
     with pytest.raises(burn.AutodiffError, match=r"grad: inputs\[0\] .* does not require grad"):
         grad(y.sum(), burn.tensor([1.0], device=ad))
+
+
+def test_third_derivative_through_log_softmax_matches_torch():
+    from burn.autodiff import grad
+    rng = np.random.default_rng(4)
+    xv, wv, vv = rng.standard_normal((3, 5)), rng.standard_normal((3, 5)), rng.standard_normal((3, 5))
+    x = burn.tensor(xv, device=burn.Device.flex().autodiff()).require_grad()
+    tx = torch.tensor(xv, requires_grad=True)
+    w, v = burn.tensor(wv, device=x.device), burn.tensor(vv, device=x.device)
+    g1 = grad((F.log_softmax(x, axis=1) * w).sum(), x, create_graph=True)
+    g2 = grad((g1 * g1).sum(), x, create_graph=True)
+    g3 = grad((g2 * v).sum(), x)
+    t1, = torch.autograd.grad((torch.log_softmax(tx, 1) * torch.tensor(wv)).sum(), tx, create_graph=True)
+    t2, = torch.autograd.grad((t1 * t1).sum(), tx, create_graph=True)
+    t3, = torch.autograd.grad((t2 * torch.tensor(vv)).sum(), tx)
+    np.testing.assert_allclose(g3.numpy(), t3.numpy(), rtol=1e-9, atol=1e-12)

@@ -165,6 +165,18 @@ def log_softmax_grad(y, g, axis):
     return g - E.exp(y) * R.sum(g, axis=axis, keepdims=True)
 
 
+@log_softmax_grad.backward
+def _log_softmax_grad_backward(ctx, gg):
+    # out_j = g_j - e^{y_j} S, S = sum_k g_k: d out_j / d y_j = -e^{y_j} S (diagonal) and
+    # d out_j / d g_k = [j = k] - e^{y_j}; analytic, so third derivatives stay cheap too
+    y, g = ctx.inputs
+    axis = ctx.args[2]
+    e = E.exp(y)
+    gy = -(gg * e) * R.sum(g, axis=axis, keepdims=True) if y.requires_grad else None
+    gg_g = gg - R.sum(gg * e, axis=axis, keepdims=True) if g.requires_grad else None
+    return gy, gg_g
+
+
 @log_softmax_grad.meta
 def _log_softmax_grad_meta(y, g, axis):
     if tuple(y.shape) != tuple(g.shape) or y.dtype is not g.dtype:
