@@ -101,3 +101,14 @@ def test_complex_linspace_sigmoid_and_nan_to_num_match_numpy_and_torch(dev):
                                torch.sigmoid(torch.tensor(z)).numpy(), rtol=1e-12)
     w = np.array([complex(np.nan, np.inf), complex(1, np.nan)])
     np.testing.assert_array_equal(burn.nan_to_num(burn.tensor(w, device=dev)).numpy(), np.nan_to_num(w))
+
+
+@pytest.mark.parametrize("name", ["prod", "cumprod", "cumsum", "mean", "logsumexp"])
+def test_reductions_and_scans_of_complex_match_torch(name, rng):
+    axis_ops = {"prod": (burn.prod, torch.prod), "cumprod": (burn.cumprod, torch.cumprod),
+                "cumsum": (burn.cumsum, torch.cumsum), "mean": (burn.mean, torch.mean),
+                "logsumexp": (burn.logsumexp, torch.logsumexp)}
+    bf, tf = axis_ops[name]
+    z = _z(rng, 3, 4)
+    z[1, 2] = 0                                     # prod/cumprod's zero handling, in complex
+    _check(DEVICES[0], lambda t: bf(t, axis=1), lambda t: tf(t, 1), [z], rng)

@@ -97,7 +97,7 @@ sum = _reduction("sum", _sum_dtype, _bw_sum, """Sum over ``axis`` (all axes if N
         >>> x = burn.tensor([[1.0, 2.0], [3.0, 4.0]])
         >>> assert burn.sum(x, axis=0).tolist() == [4.0, 6.0] and x.sum().item() == 10.0
     """)
-prod = _reduction("prod", _sum_dtype, _bw_prod, """Product over ``axis``.
+prod = _reduction("prod", _sum_dtype, E._holomorphic(_bw_prod), """Product over ``axis``.
 
     Example:
         >>> import burn
@@ -279,7 +279,7 @@ def _bw_cumprod(c, g):
 cumsum_p = primitive("cumsum", OPAQUE, _scan_meta("cumsum"))
 cumsum_p.backward = _bw_cumsum
 cumprod_p = primitive("cumprod", OPAQUE, _scan_meta("cumprod"))
-cumprod_p.backward = _bw_cumprod
+cumprod_p.backward = E._holomorphic(_bw_cumprod)     # complex inputs: conj(f'), as mul
 
 
 def cumsum(x, /, *, axis=None) -> Tensor:
