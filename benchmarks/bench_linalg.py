@@ -1,14 +1,14 @@
 """burn.linalg on flex (and wgpu, if usable) against SciPy, numpy.linalg and torch.linalg (CPU), same run.
 
 Batched 64 x (128 x 128): solve (64 right-hand sides), cholesky (SPD), qr (reduced),
-svd (reduced). One BLAS / torch thread; repetitions interleaved (burn, scipy, numpy, torch,
+eigh (SPD), svd (reduced). One BLAS / torch thread; repetitions interleaved (burn, scipy, numpy, torch,
 burn, ...) so a busy neighbour slows all alike; medians, the ratios burn/other of the
 medians, and the median of the per-repetition ratios burn/scipy. burn's time includes everything a user sees: the call, the lazy graph flush and
 reading the result back as numpy. Target: burn within 1.1x of SciPy (wrapper overhead only).
 
 The wgpu column runs the same calls on ``burn.Device.wgpu()`` (inputs uploaded once, results
-read back as numpy): native OpenCL kernels for solve, cholesky and qr, a declared host
-fallback for svd. On a CI machine that device is PoCL on the CPU (all its cores), so the
+read back as numpy): native OpenCL kernels for every op (Jacobi for eigh and svd; complex
+dtypes run as host fallbacks). On a CI machine that device is PoCL on the CPU (all its cores), so the
 column measures the kernels' correctness path more than a GPU's speed. ``--no-wgpu`` skips it.
 
     .venv/bin/python benchmarks/bench_linalg.py [--reps 15] [--dtype float32|float64|complex64|complex128] [--no-wgpu]
@@ -71,6 +71,12 @@ def cases(rng, dtype, batch=64, n=128, wgpu=None):
             "numpy": lambda: np.linalg.qr(a),
             "torch": lambda: [t.numpy() for t in torch.linalg.qr(tA)],
         },
+        "eigh": {
+            "burn": lambda: [t.numpy() for t in burn.linalg.eigh(S)],
+            "scipy": lambda: sl.eigh(spd, driver="evd", check_finite=False),
+            "numpy": lambda: np.linalg.eigh(spd),
+            "torch": lambda: [t.numpy() for t in torch.linalg.eigh(tS)],
+        },
         "svd": {
             "burn": lambda: [t.numpy() for t in burn.linalg.svd(A, full_matrices=False)],
             "scipy": lambda: sl.svd(a, full_matrices=False, check_finite=False),
@@ -83,6 +89,7 @@ def cases(rng, dtype, batch=64, n=128, wgpu=None):
         out["solve"]["wgpu"] = lambda: burn.linalg.solve(gW, gB).numpy()
         out["cholesky"]["wgpu"] = lambda: burn.linalg.cholesky(gS).numpy()
         out["qr"]["wgpu"] = lambda: [t.numpy() for t in burn.linalg.qr(gA)]
+        out["eigh"]["wgpu"] = lambda: [t.numpy() for t in burn.linalg.eigh(gS)]
         out["svd"]["wgpu"] = lambda: [t.numpy() for t in burn.linalg.svd(gA, full_matrices=False)]
     return out
 

@@ -1,7 +1,8 @@
 """burn.linalg on the wgpu backend: native OpenCL kernels (Cholesky, triangular solve,
-LU: solve/inv/det/slogdet/lu_factor/lu_solve, Householder QR) against numpy/scipy, every other op as a
-declared host fallback against flex, gradients through wgpu, ``burn info`` and the
-transfer counter."""
+LU: solve/inv/det/slogdet/lu_factor/lu_solve/lu, Householder QR, diagonal, Jacobi eigh/eigvalsh,
+one-sided Jacobi svd/svdvals, pinv, lstsq) against numpy/scipy, every op against flex,
+gradients through wgpu, ``burn info`` and the transfer counter (complex inputs are the
+remaining host fallback)."""
 from __future__ import annotations
 
 import numpy as np
@@ -232,7 +233,7 @@ def test_gradients_on_wgpu(wg, rng):
     assert gc(lambda x: L.slogdet(x)[1], a, device=dev)
     assert gc(lambda x: L.cholesky((x + x.mT) * 0.5), s, device=dev)
     assert gc(lambda x, y: L.solve_triangular(x, y, lower=True), a, b, device=dev)
-    assert gc(lambda x: L.svdvals(x), a, device=dev)       # a host fallback in the graph
+    assert gc(lambda x: L.svdvals(x), a, device=dev)
 
 
 @pytest.mark.parametrize("shape", [(2, 4, 3), (3, 3), (2, 3, 5)])
@@ -249,18 +250,15 @@ def test_qr_gradients_on_wgpu(wg, rng, shape):
         assert gc(lambda x: L.qr(x, mode="complete")[0], a, device=dev)
 
 
-# -- declared host fallbacks -----------------------------------------------------------------------
+# -- burn info and the transfer counter --------------------------------------------------------------
 
-def test_burn_info_lists_wgpu_host_fallbacks(wg):
+def test_burn_info_lists_no_wgpu_host_fallback(wg):
     from burn.cli import info_text
     from burn_linalg import _wgpu
     out = info_text()
-    for op in ("svd", "eigh", "lstsq", "pinv", "lu"):
-        assert op in _wgpu.HOST_FALLBACK
-        line = next(ln for ln in out.splitlines() if ln.strip().startswith(f"linalg::{op} "))
-        assert "wgpu: linalg host-fallback" in line, line
-    for op in ("cholesky", "solve", "inv", "det", "slogdet", "solve_triangular", "lu_factor", "lu_solve", "qr"):
-        assert op not in _wgpu.HOST_FALLBACK
+    assert not _wgpu.HOST_FALLBACK
+    for op in ("cholesky", "solve", "inv", "det", "slogdet", "solve_triangular", "lu_factor", "lu_solve", "qr",
+               "diagonal", "lu", "eigh", "eigvalsh", "svd", "svdvals", "pinv", "lstsq"):
         line = next(ln for ln in out.splitlines() if ln.strip().startswith(f"linalg::{op} "))
         assert "wgpu: linalg" in line and "wgpu: linalg host-fallback" not in line, line
 
@@ -271,8 +269,418 @@ def test_transfer_counter_counts_fallbacks_only(wg, rng):
     a.numpy()                        # upload done before counting
     n0, b0 = _transfers(dc)
     L.inv(a).numpy(); L.cholesky(a @ a.mT).numpy(); L.det(a).numpy(); L.qr(a)[1].numpy()
+    L.eigh(a @ a.mT)[1].numpy(); L.svd(a)[0].numpy(); L.pinv(a).numpy(); L.lu(a)[0].numpy()
     assert _transfers(dc) == (n0, b0), "a native kernel copied through the host"
-    L.eigh(a @ a.mT)[1].numpy()
+    # complex matrices still run on the host (declared at run time): counted
+    c = burn.tensor(wellcond(rng, 4, 4) + 1j * rng.standard_normal((4, 4)), dtype=burn.complex64, device=dev)
+    h = c @ c.mT.conj()
+    h.numpy()
+    n0, b0 = _transfers(dc)
+    w, v = L.eigh(h)
+    v.numpy()
     n1, b1 = _transfers(dc)
-    assert n1 == n0 + 3 and b1 == b0 + 4 * (4 * 4 + 4 + 4 * 4)    # the matrix down, w and v up
+    assert n1 == n0 + 3 and b1 == b0 + 8 * 16 + 4 * 4 + 8 * 16     # the matrix down, w and v up
+    np.testing.assert_allclose(w.numpy(), np.linalg.eigvalsh(h.numpy()), rtol=1e-4, atol=1e-4)
     assert burn.Device.wgpu().backend.stats(0)["host_transfers"] == n1
+
+
+def _no_transfers(dc, fn):
+    n0 = _transfers(dc)
+    out = fn()
+    for t in (out if isinstance(out, tuple) else (out,)):
+        t.numpy()
+    assert _transfers(dc) == n0, "copied through the host"
+    return out
+
+
+# -- diagonal ------------------------------------------------------------------------------------------
+
+def test_native_diagonal_offsets_batches_strides_dtypes(wg, rng):
+    dev, dc = wg
+    a = rng.standard_normal((2, 3, 5, 7))
+    x = burn.tensor(a, dtype=burn.float32, device=dev)
+    ref = a.astype(np.float32)
+    views = {
+        "plain": (x, ref),
+        "transposed": (x.mT, np.swapaxes(ref, -1, -2)),
+        "sliced": (x[:, ::2, 1:, ::3], ref[:, ::2, 1:, ::3]),
+        "batch permuted": (x.permute(1, 0, 2, 3), ref.transpose(1, 0, 2, 3)),   # batch dims do not collapse
+    }
+    for name, (t, r) in views.items():
+        for off in (-5, -2, -1, 0, 1, 3, 6, 9):
+            got = _no_transfers(dc, lambda: L.diagonal(t, offset=off))
+            np.testing.assert_array_equal(got.numpy(), np.diagonal(r, off, -2, -1), err_msg=f"{name} {off}")
+    # bits are copied: integer, bool, float64 and complex elements
+    for dt, arr in ((burn.int32, (a * 10).astype(np.int32)), (burn.int64, (a * 10).astype(np.int64)),
+                    (burn.bool, a > 0), (burn.complex64, (a + 1j * a[::-1]).astype(np.complex64))):
+        got = L.diagonal(burn.tensor(arr, dtype=dt, device=dev), offset=1)
+        assert got.dtype == dt
+        np.testing.assert_array_equal(got.numpy(), np.diagonal(arr, 1, -2, -1))
+    with pytest.raises(burn.ShapeError, match=r"linalg::diagonal"):
+        L.diagonal(burn.tensor([1.0, 2.0], device=dev))
+
+
+# -- lu ------------------------------------------------------------------------------------------------
+
+LU_SHAPES = [(4, 4), (1, 1), (5, 3), (3, 5), (6, 1), (1, 6), (2, 3, 6, 6), (2, 7, 4), (2, 4, 7), (40, 40), (33, 70)]
+
+
+@pytest.mark.parametrize("shape", LU_SHAPES)
+def test_native_lu_matches_scipy(wg, rng, shape):
+    # same pivots as getrf (the first largest |entry|): P exactly, L and U to rounding
+    dev, dc = wg
+    a = rng.standard_normal(shape)
+    for dt in _dtypes(dc):
+        tol = dict(rtol=1e-4, atol=1e-5) if dt == np.float32 else _tol(dt)
+        x = a.astype(dt)
+        p, l, u = _no_transfers(dc, lambda: L.lu(W(x, dev, dt)))
+        p0, l0, u0 = sl.lu(x)
+        assert p.dtype == burn.as_dtype(dt) and (p.shape, l.shape, u.shape) == (p0.shape, l0.shape, u0.shape)
+        np.testing.assert_array_equal(p.numpy(), p0)
+        np.testing.assert_allclose(l.numpy(), l0, **tol)
+        np.testing.assert_allclose(u.numpy(), u0, **tol)
+        pl, u2 = _no_transfers(dc, lambda: L.lu(W(x, dev, dt), permute_l=True))
+        pl0, _ = sl.lu(x, permute_l=True)
+        np.testing.assert_allclose(pl.numpy(), pl0, **tol)
+        np.testing.assert_allclose(u2.numpy(), u0, **tol)
+
+
+def test_native_lu_singular_and_strided(wg, rng):
+    dev, dc = wg
+    dt = _dtypes(dc)[-1]
+    # exact zero pivots (no error, as scipy), ties between equal magnitudes, a rank-1 matrix whose
+    # multipliers are exact (powers of 2: no rounding noise to pivot on, whether or not FMAs contract)
+    for a in (np.array([[1.0, 2.0], [2.0, 4.0]]), np.zeros((3, 4)), np.array([[1.0, 1.0], [-1.0, 2.0]]),
+              np.outer([1.0, -2.0, 4.0], [2.0, 1.0, 0.0, -1.0]),
+              np.array([[0.0, 0.0, 1.0], [0.0, 2.0, 0.0], [3.0, 0.0, 0.0]])):
+        for got, want in zip(L.lu(W(a, dev, dt)), sl.lu(a)):
+            np.testing.assert_allclose(got.numpy(), want, **_tol(dt))
+    a = rng.standard_normal((2, 6, 5))
+    for got, want in zip(L.lu(W(a, dev, dt).mT), sl.lu(np.swapaxes(a, -1, -2))):
+        np.testing.assert_allclose(got.numpy(), want, **_tol(dt))
+
+
+# -- eigh / eigvalsh -----------------------------------------------------------------------------------
+
+def _sym(rng, *shape):
+    a = rng.standard_normal(shape)
+    return (a + np.swapaxes(a, -1, -2)) / 2
+
+
+def _check_eigh(w, v, a, tol):
+    """Ascending values as LAPACK's, orthonormal vectors, A V = V diag(w), the sign convention."""
+    w0 = np.linalg.eigvalsh(a)
+    scale = max(np.abs(w0).max(), 1e-300)
+    np.testing.assert_allclose(w, w0, rtol=0, atol=tol * scale)
+    assert np.all(np.diff(w, axis=-1) >= 0)
+    n = a.shape[-1]
+    np.testing.assert_allclose(np.swapaxes(v, -1, -2) @ v, np.broadcast_to(np.eye(n), v.shape), rtol=0, atol=tol * n)
+    np.testing.assert_allclose(a @ v, v * w[..., None, :], rtol=0, atol=tol * scale * n)
+    # deterministic signs: each column's largest-magnitude component (the first of equal ones) is positive
+    idx = np.argmax(np.abs(v), axis=-2)
+    assert np.all(np.take_along_axis(v, idx[..., None, :], axis=-2) > 0)
+
+
+EIGH_SHAPES = [(1, 1), (2, 2), (3, 3), (5, 5), (2, 3, 7, 7), (4, 16, 16), (2, 65, 65)]
+
+
+@pytest.mark.parametrize("shape", EIGH_SHAPES)
+def test_native_eigh_matches_lapack(wg, rng, shape):
+    dev, dc = wg
+    a = _sym(rng, *shape)
+    for dt in _dtypes(dc):
+        x = a.astype(dt)
+        tol = 5e-6 if dt == np.float32 else 1e-13
+        w, v = _no_transfers(dc, lambda: L.eigh(W(x, dev, dt)))
+        assert w.dtype == v.dtype == burn.as_dtype(dt) and w.shape == shape[:-1] and v.shape == shape
+        _check_eigh(w.numpy(), v.numpy(), x.astype(np.float64), tol)
+        # distinct eigenvalues: the vectors are LAPACK's up to a sign per column
+        w0, v0 = np.linalg.eigh(x.astype(np.float64))
+        s = np.sign(np.sum(v.numpy() * v0, axis=-2, keepdims=True))
+        np.testing.assert_allclose(v.numpy() * s, v0, rtol=0, atol=tol * 1e3)
+        wv = _no_transfers(dc, lambda: L.eigvalsh(W(x, dev, dt)))
+        np.testing.assert_allclose(wv.numpy(), w.numpy(), rtol=0, atol=tol * np.abs(w0).max())
+
+
+def test_native_eigh_reads_only_the_uplo_triangle(wg, rng):
+    dev, dc = wg
+    a = _sym(rng, 3, 6, 6)
+    junk = rng.standard_normal((3, 6, 6)) * 100
+    for dt in _dtypes(dc):
+        tol = 5e-6 if dt == np.float32 else 1e-13
+        low = np.tril(a) + np.triu(junk, 1)
+        up = np.triu(a) + np.tril(junk, -1)
+        w, v = L.eigh(W(low, dev, dt), UPLO="L")
+        _check_eigh(w.numpy(), v.numpy(), a, tol)
+        w, v = L.eigh(W(up, dev, dt), UPLO="U")
+        _check_eigh(w.numpy(), v.numpy(), a, tol)
+        np.testing.assert_allclose(L.eigvalsh(W(up, dev, dt), UPLO="U").numpy(), np.linalg.eigvalsh(a),
+                                   rtol=0, atol=tol * 10)
+        # a transposed (strided) input: the lower triangle of a^T is a's upper one
+        w, v = L.eigh(W(up, dev, dt).mT, UPLO="L")
+        _check_eigh(w.numpy(), v.numpy(), a, tol)
+
+
+def test_native_eigh_degenerate_and_scaled_spectra(wg, rng):
+    dev, dc = wg
+    q, _ = np.linalg.qr(rng.standard_normal((8, 8)))
+    cases = {
+        "identity": np.eye(5), "zeros": np.zeros((4, 4)), "diagonal": np.diag([3.0, -1.0, 2.0, -1.0]),
+        "repeated": (q * np.array([1, 1, 1, 2, 2, -3, 5, 5.0])) @ q.T,
+        "graded": (q * np.logspace(-6, 6, 8)) @ q.T,
+        "tiny": _sym(rng, 6, 6) * 1e-30, "huge": _sym(rng, 6, 6) * 1e30,
+    }
+    for dt in _dtypes(dc):
+        tol = 5e-6 if dt == np.float32 else 1e-13
+        for name, a in cases.items():
+            if dt == np.float32 and name in ("tiny", "huge"):
+                a = a * (1e-20 if name == "huge" else 1e20)        # stay inside float32's range
+            w, v = L.eigh(W(a, dev, dt))
+            _check_eigh(w.numpy(), v.numpy(), a.astype(dt).astype(np.float64), tol)
+            # repeated eigenvalues: the eigenspaces (projectors) are unique, the bases are not
+            if name == "repeated":
+                vv, ww = v.numpy(), w.numpy()
+                for val in (1.0, 5.0):
+                    sel = np.abs(ww - val) < 1e-3
+                    w0, v0 = np.linalg.eigh(a)
+                    sel0 = np.abs(w0 - val) < 1e-3
+                    np.testing.assert_allclose(vv[:, sel] @ vv[:, sel].T, v0[:, sel0] @ v0[:, sel0].T,
+                                               rtol=0, atol=tol * 100)
+
+
+def test_native_eigh_errors_at_the_call(wg):
+    dev, _ = wg
+    with pytest.raises(burn.ShapeError, match=r"linalg::eigh.*square"):
+        L.eigh(burn.tensor(np.ones((2, 3)), device=dev))
+    with pytest.raises(burn.DTypeError, match=r"linalg::eigvalsh.*floating"):
+        L.eigvalsh(burn.tensor([[1, 2], [2, 1]], device=dev))
+    with pytest.raises(burn.BurnError, match=r"linalg::eigh: UPLO"):
+        L.eigh(burn.tensor([[1.0]], device=dev), UPLO="X")
+
+
+# -- svd / svdvals -------------------------------------------------------------------------------------
+
+# square: Jacobi directly; tall: after a QR; wide: transposed
+SVD_SHAPES = [(1, 1), (4, 4), (5, 3), (3, 5), (6, 1), (1, 6), (2, 3, 7, 4), (2, 4, 9), (2, 40, 17), (17, 40),
+              (3, 33, 33), (300, 7), (7, 300)]
+
+
+def _check_svd(u, s, vh, a, full, tol):
+    m, n = a.shape[-2:]
+    k = min(m, n)
+    u0, s0, vh0 = np.linalg.svd(a, full_matrices=full)
+    assert u.shape == u0.shape and s.shape == s0.shape and vh.shape == vh0.shape
+    scale = max(s0.max(initial=0), 1e-300)
+    np.testing.assert_allclose(s, s0, rtol=0, atol=tol * scale)
+    assert np.all(np.diff(s, axis=-1) <= 0)
+    np.testing.assert_allclose((u[..., :, :k] * s[..., None, :]) @ vh[..., :k, :], a, rtol=0, atol=tol * scale * 10)
+    for q in (np.swapaxes(u, -1, -2) @ u, vh @ np.swapaxes(vh, -1, -2)):
+        np.testing.assert_allclose(q, np.broadcast_to(np.eye(q.shape[-1]), q.shape), rtol=0, atol=tol * 10)
+    # distinct singular values: each (u_i, v_i) is LAPACK's up to one common sign
+    sg = np.sign(np.sum(u[..., :, :k] * u0[..., :, :k], axis=-2))
+    np.testing.assert_allclose(u[..., :, :k] * sg[..., None, :], u0[..., :, :k], rtol=0, atol=tol * 1e3)
+    np.testing.assert_allclose(vh[..., :k, :] * sg[..., :, None], vh0[..., :k, :], rtol=0, atol=tol * 1e3)
+
+
+@pytest.mark.parametrize("shape", SVD_SHAPES)
+def test_native_svd_matches_lapack(wg, rng, shape):
+    dev, dc = wg
+    a = rng.standard_normal(shape)
+    for dt in _dtypes(dc):
+        x = a.astype(dt)
+        tol = 5e-6 if dt == np.float32 else 1e-13
+        for full in (False, True):
+            u, s, vh = _no_transfers(dc, lambda: L.svd(W(x, dev, dt), full_matrices=full))
+            assert u.dtype == s.dtype == vh.dtype == burn.as_dtype(dt)
+            _check_svd(u.numpy(), s.numpy(), vh.numpy(), x.astype(np.float64), full, tol)
+            # deterministic signs: U's columns have their largest-magnitude component positive
+            k = min(shape[-2:])
+            uk = u.numpy()[..., :, :k]
+            idx = np.argmax(np.abs(uk), axis=-2)
+            assert np.all(np.take_along_axis(uk, idx[..., None, :], axis=-2) > 0)
+        sv = _no_transfers(dc, lambda: L.svdvals(W(x, dev, dt)))
+        np.testing.assert_allclose(sv.numpy(), s.numpy(), rtol=0, atol=tol * s.numpy().max())
+        assert L.svd(W(x, dev, dt), compute_uv=False).shape == sv.shape
+
+
+def test_native_svd_rank_deficient_zero_and_strided(wg, rng):
+    # zero singular values: U / Vh still orthonormal (completed on the device)
+    dev, dc = wg
+    for dt in _dtypes(dc):
+        tol = 5e-6 if dt == np.float32 else 1e-13
+        cases = [rng.standard_normal((2, 6, 2)) @ rng.standard_normal((2, 2, 5)),
+                 rng.standard_normal((5, 1)) @ rng.standard_normal((1, 7)),
+                 np.zeros((4, 3)), np.zeros((3, 5)), np.diag([2.0, 0.0, 1.0]), np.eye(4)[:, :3] * 3]
+        for a in cases:
+            x = a.astype(dt).astype(np.float64)
+            for full in (False, True):
+                u, s, vh = (t.numpy() for t in L.svd(W(a, dev, dt), full_matrices=full))
+                m, n = a.shape[-2:]
+                k = min(m, n)
+                s0 = np.linalg.svd(x, compute_uv=False)
+                np.testing.assert_allclose(s, s0, rtol=0, atol=tol * max(s0.max(), 1) * 10)
+                np.testing.assert_allclose((u[..., :, :k] * s[..., None, :]) @ vh[..., :k, :], x, rtol=0,
+                                           atol=tol * max(s0.max(), 1) * 10)
+                for q in (np.swapaxes(u, -1, -2) @ u, vh @ np.swapaxes(vh, -1, -2)):
+                    np.testing.assert_allclose(q, np.broadcast_to(np.eye(q.shape[-1]), q.shape), rtol=0,
+                                               atol=tol * 10)
+        a = rng.standard_normal((2, 5, 8))
+        u, s, vh = (t.numpy() for t in L.svd(W(a, dev, dt).mT, full_matrices=False))
+        _check_svd(u, s, vh, np.swapaxes(a.astype(dt).astype(np.float64), -1, -2), False, tol)
+
+
+def test_native_svd_extreme_scales(wg, rng):
+    # float32 sums of squares of 1e25 overflow and of 1e-25 underflow: the kernel scales first
+    dev, dc = wg
+    a = rng.standard_normal((2, 6, 4))
+    for dt in _dtypes(dc):
+        tol = 5e-6 if dt == np.float32 else 1e-13
+        for scale in (1e-35, 1e-25, 1e25, 1e36):
+            x = (a * scale).astype(dt)
+            u, s, vh = (t.numpy() for t in L.svd(W(x, dev, dt), full_matrices=False))
+            _check_svd(u, s, vh, x.astype(np.float64), False, tol)
+            np.testing.assert_allclose(L.svdvals(W(x, dev, dt)).numpy(), s, rtol=tol, atol=0)
+
+
+def test_native_svd_errors_at_the_call(wg):
+    dev, _ = wg
+    with pytest.raises(burn.ShapeError, match=r"linalg::svd"):
+        L.svd(burn.tensor([1.0, 2.0], device=dev))
+    with pytest.raises(burn.DTypeError, match=r"linalg::svdvals.*floating"):
+        L.svdvals(burn.tensor([[1, 2]], device=dev))
+
+
+# -- pinv / lstsq --------------------------------------------------------------------------------------
+
+def _rank_def(rng, *shape, rank):
+    return rng.standard_normal(shape[:-1] + (rank,)) @ rng.standard_normal(shape[:-2] + (rank, shape[-1]))
+
+
+@pytest.mark.parametrize("shape", [(1, 1), (4, 4), (5, 3), (3, 5), (2, 3, 6, 4), (2, 30, 50)])
+def test_native_pinv_matches_numpy(wg, rng, shape):
+    dev, dc = wg
+    for dt in _dtypes(dc):
+        tol = dict(rtol=1e-4, atol=1e-4) if dt == np.float32 else _tol(dt)
+        rtol_cut = 1e-4 if dt == np.float32 else 1e-10      # drops the noise of a rank-deficient input
+        for a in (rng.standard_normal(shape), _rank_def(rng, *shape, rank=max(1, min(shape[-2:]) - 1))):
+            x = a.astype(dt)
+            got = _no_transfers(dc, lambda: L.pinv(W(x, dev, dt), rcond=rtol_cut))
+            np.testing.assert_allclose(got.numpy(), np.linalg.pinv(x.astype(np.float64), rcond=rtol_cut), **tol)
+        # the default rcond (1e-15) on a well-conditioned input, rtol=None (max(M, N) * eps)
+        a = rng.standard_normal(shape).astype(dt)
+        np.testing.assert_allclose(L.pinv(W(a, dev, dt)).numpy(), np.linalg.pinv(a.astype(np.float64)), **tol)
+        np.testing.assert_allclose(L.pinv(W(a, dev, dt), rtol=None).numpy(),
+                                   np.linalg.pinv(a.astype(np.float64), rtol=None), **tol)
+
+
+def test_native_pinv_cutoff_and_hermitian(wg, rng):
+    dev, dc = wg
+    dt = _dtypes(dc)[-1]
+    d = np.diag([4.0, 1.0, 1e-3, 0.0])
+    for rcond in (1e-15, 1e-2, 0.3):       # strict cutoff: s > rcond * max(s) is inverted
+        np.testing.assert_allclose(L.pinv(W(d, dev, dt), rcond=rcond).numpy(), np.linalg.pinv(d, rcond=rcond),
+                                   **_tol(dt))
+    np.testing.assert_allclose(L.pinv(W(d, dev, dt), rcond=0.25).numpy(), np.diag([0.25, 0, 0, 0]), **_tol(dt))
+    # hermitian: eigen-decomposition of the lower triangle (as numpy), negative eigenvalues kept
+    for dtt in _dtypes(dc):
+        h = _sym(rng, 3, 5, 5)
+        h[0] = _rank_def(rng, 5, 5, rank=3); h[0] = h[0] @ h[0].T
+        junk = np.tril(h) + np.triu(rng.standard_normal((3, 5, 5)), 1)
+        tol = dict(rtol=1e-4, atol=1e-4) if dtt == np.float32 else _tol(dtt)
+        cut = 1e-4 if dtt == np.float32 else 1e-12
+        got = _no_transfers(dc, lambda: L.pinv(W(junk, dev, dtt), rcond=cut, hermitian=True))
+        np.testing.assert_allclose(got.numpy(), np.linalg.pinv(junk.astype(dtt).astype(np.float64), rcond=cut,
+                                                               hermitian=True), **tol)
+
+
+LSTSQ_CASES = [((4, 4), (4, 2)), ((6, 3), (6, 1)), ((3, 6), (3, 2)), ((1, 1), (1, 1)), ((2, 5, 3), (5, 4)),
+               ((5, 3), (2, 5, 2)), ((2, 1, 7, 4), (3, 7, 2))]
+
+
+@pytest.mark.parametrize("ash,bsh", LSTSQ_CASES)
+def test_native_lstsq_matches_numpy(wg, rng, ash, bsh):
+    dev, dc = wg
+    for dt in _dtypes(dc):
+        tol = dict(rtol=2e-4, atol=2e-4) if dt == np.float32 else _tol(dt)
+        for rankdef in (False, True):
+            a = _rank_def(rng, *ash, rank=max(1, min(ash[-2:]) - 1)) if rankdef else rng.standard_normal(ash)
+            b = rng.standard_normal(bsh)
+            rcond = (1e-4 if dt == np.float32 else 1e-10) if rankdef else None
+            x, res, rank, s = L.lstsq(W(a, dev, dt), W(b, dev, dt), rcond=rcond)
+            batch = np.broadcast_shapes(ash[:-2], bsh[:-2])
+            ab, bb = np.broadcast_to(a, batch + ash[-2:]), np.broadcast_to(b, batch + bsh[-2:])
+            want = np.empty(batch + (ash[-1], bsh[-1]))
+            wrank = np.empty(batch, int)
+            for idx in np.ndindex(*batch):
+                r = np.linalg.lstsq(ab[idx].astype(dt).astype(np.float64), bb[idx].astype(dt).astype(np.float64),
+                                    rcond=rcond if rcond is not None else np.finfo(dt).eps * max(ash[-2:]))
+                want[idx], wrank[idx] = r[0], r[2]
+            np.testing.assert_allclose(x.numpy(), want, **tol)
+            # rank (from a's singular values) has a's batch shape: it broadcasts to the solution's
+            np.testing.assert_array_equal(np.broadcast_to(rank.numpy(), batch), wrank)
+
+
+def test_native_lstsq_runs_on_the_device_and_errors(wg, rng):
+    dev, dc = wg
+    a, b = W(rng.standard_normal((2, 6, 3)), dev, np.float32), W(rng.standard_normal((6,)), dev, np.float32)
+    x = _no_transfers(dc, lambda: L.lstsq(a, b)[0])
+    np.testing.assert_allclose(x.numpy(), np.linalg.pinv(a.numpy()) @ b.numpy(), rtol=1e-4, atol=1e-4)
+    with pytest.raises(burn.ShapeError, match=r"linalg::lstsq"):
+        L.lstsq(a, W(np.ones((5, 1)), dev, np.float32))
+    with pytest.raises(burn.DTypeError, match=r"linalg::pinv.*floating"):
+        L.pinv(burn.tensor([[1, 2]], device=dev))
+
+
+# -- gradients of the new native ops ----------------------------------------------------------------
+
+def _need_fp64(dc):
+    if not dc.fp64:
+        pytest.skip(f"{dc.device.name} has no float64: the gradcheck needs it")
+
+
+def test_gradients_diagonal_lu_on_wgpu(wg, rng):
+    dev, dc = wg
+    _need_fp64(dc)
+    gc = burn.testing.gradcheck
+    a = wellcond(rng, 2, 4, 4)
+    for off in (-1, 0, 2):
+        assert gc(lambda x: L.diagonal(x, offset=off), rng.standard_normal((2, 3, 5)), device=dev)
+    assert gc(lambda x: L.lu(x)[1], a, device=dev)
+    assert gc(lambda x: L.lu(x)[2], a, device=dev)
+    assert gc(lambda x: L.lu(x, permute_l=True)[0], a, device=dev)
+
+
+def test_gradients_eigh_on_wgpu(wg, rng):
+    dev, dc = wg
+    _need_fp64(dc)
+    gc = burn.testing.gradcheck
+    a = _sym(rng, 2, 4, 4)        # random: distinct eigenvalues
+    sym = lambda x: (x + x.mT) * 0.5           # noqa: E731  (eigh reads one triangle: differentiate the symmetric part)
+    assert gc(lambda x: L.eigh(sym(x))[0], a, device=dev)
+    assert gc(lambda x: L.eigh(sym(x))[1], a, device=dev)
+    assert gc(lambda x: L.eigh(sym(x), UPLO="U")[1], a, device=dev)
+    assert gc(lambda x: L.eigvalsh(sym(x)), a, device=dev)
+
+
+@pytest.mark.parametrize("shape", [(2, 4, 3), (3, 3), (2, 3, 5)])
+def test_gradients_svd_on_wgpu(wg, rng, shape):
+    dev, dc = wg
+    _need_fp64(dc)
+    gc = burn.testing.gradcheck
+    a = rng.standard_normal(shape)
+    assert gc(lambda x: L.svdvals(x), a, device=dev)
+    for i in range(3):
+        assert gc(lambda x: L.svd(x, full_matrices=False)[i], a, device=dev)
+    assert gc(lambda x: L.svd(x)[1], a, device=dev)
+
+
+def test_gradients_pinv_lstsq_on_wgpu(wg, rng):
+    dev, dc = wg
+    _need_fp64(dc)
+    gc = burn.testing.gradcheck
+    for shape in ((4, 3), (3, 4), (2, 3, 3)):
+        assert gc(lambda x: L.pinv(x), rng.standard_normal(shape), device=dev)
+    h = spd(rng, 4, 4)
+    assert gc(lambda x: L.pinv((x + x.mT) * 0.5, hermitian=True), h, device=dev)
+    assert gc(lambda x, y: L.lstsq(x, y)[0], rng.standard_normal((2, 5, 3)), rng.standard_normal((5, 2)), device=dev)
+    assert gc(lambda x, y: L.lstsq(x, y)[0], rng.standard_normal((3, 5)), rng.standard_normal((3, 2)), device=dev)

@@ -1,22 +1,50 @@
-"""wgpu kernels of burn.linalg: OpenCL for Cholesky, triangular solves, LU and QR; host fallbacks for the rest.
+"""wgpu kernels of burn.linalg: every op natively in OpenCL; complex inputs on the host.
 
-Native (one OpenCL program per dtype, sizes as run-time arguments, so PoCL
-compiles it once and the disk cache keeps it): ``cholesky``,
-``solve_triangular``, ``lu_factor``, ``lu_solve``, ``solve``, ``inv``, ``det``,
-``slogdet`` and ``qr`` (Householder, every mode, M >= N and M < N; the
-reflectors are LAPACK's, so Q and R carry numpy's signs). They run one
+One OpenCL program per dtype (float32, float64), sizes as run-time arguments, so
+PoCL compiles it once and the disk cache keeps it. The factorizations run one
 work-group per matrix (batched over the leading dimensions), which suits the
-small matrices (N <= 256) these ops mostly see; QR's Q is then formed by one
-work-item per column accumulating the reflectors. Factorization failures
-(not positive definite, singular) are flagged per matrix on the device; the
-flags are read back (a sync) so the error is raised as flex raises it.
+small matrices (N <= 256) these ops mostly see:
 
-Everything else (svd, eigh, lstsq, pinv, lu, diagonal, ...), empty inputs
-and float16 inputs run as declared host fallbacks: the inputs are copied to
-the host, the flex (LAPACK) kernel runs, the results are copied back. They
-are registered with ``host_fallback=True`` (``burn info`` lists them) and
-the copies are counted in the device's ``stats()`` (``host_transfers``,
-``host_transfer_bytes``).
+- ``cholesky``, ``solve_triangular``; LU with partial pivoting (rectangular
+  too; the first largest pivot, as LAPACK's idamax) behind ``lu_factor``,
+  ``lu_solve``, ``solve``, ``inv``, ``det``, ``slogdet`` and ``lu`` (P, L, U
+  or P @ L built on the device from the pivots: scipy.linalg.lu's exactly).
+- ``qr``: Householder with LAPACK's reflectors (dlarfg), so Q and R carry
+  numpy's signs; run on A^T (A's columns contiguous), Q accumulated one
+  work-item per column.
+- ``eigh`` / ``eigvalsh``: cyclic two-sided Jacobi, N / 2 disjoint rotations
+  per round (round-robin ordering), only the ``UPLO`` triangle read;
+  eigenvalues ascending (as LAPACK). Eigenvectors are unique only up to sign:
+  each one's largest-magnitude component (the first of equal ones) is made
+  positive, so the result is deterministic (LAPACK's may differ in sign).
+- ``svd`` / ``svdvals``: one-sided (Hestenes) Jacobi on the rows of A^T;
+  a tall A is first reduced by the QR above (Jacobi then works on R, U = Q
+  U_R, and ``full_matrices=True`` takes its extra columns from the complete
+  Q); a wide A is the transpose of a tall one. Singular values descending.
+  Signs: each column of U has its largest-magnitude component positive (Vh's
+  row flips with it). U's columns for zero singular values are completed to
+  an orthonormal basis by Gram-Schmidt on the device.
+- ``pinv`` from that SVD (numpy's cutoff: singular values > rcond * max kept)
+  or, ``hermitian=True``, from ``eigh`` of the lower triangle (as numpy);
+  ``lstsq`` = pinv(A) @ B, gelsd's minimum-norm solution.
+- ``diagonal``: a strided gather, bit for bit, for every dtype.
+
+Layout matters more than parallelism on PoCL (CPU): a work-item streaming
+along contiguous memory with several partial sums (``dot4``) beats
+work-items striding down columns or dividing indices per element, so the
+kernels hold A^T for QR, X^T for the plain triangular / LU solves, and give
+one work-item a whole row (or pair of rows) where they can.
+
+The Jacobi rotations use the relative test |a_pq| > eps sqrt(|a_pp a_qq|)
+(Demmel & Veselic), so small eigen/singular values keep relative accuracy.
+Factorization failures (not positive definite, singular) are flagged per
+matrix on the device; the flags are read back (a sync) so the error is
+raised as flex raises it.
+
+Complex, float16 and empty inputs (and eigh with N > 2 * _MAXP) run as host
+fallbacks at run time: the inputs are copied to the host, the flex (LAPACK)
+kernel runs, the results are copied back, and the copies are counted in the
+device's ``stats()`` (``host_transfers``, ``host_transfer_bytes``).
 
 This module is imported only when the wgpu backend is registered;
 PyOpenCL and burn_wgpu are imported inside the kernels.
@@ -29,6 +57,8 @@ from . import _flex
 from ._errors import LinAlgError
 
 _WG = 64        # work-group size of the one-group-per-matrix kernels
+_MAXP = 512     # the Jacobi kernels keep a round's rotations in local memory: N <= 2 * _MAXP
+_SWEEPS = 60    # a cap only: Jacobi converges quadratically, 6-12 sweeps at float64 for N = 128
 
 
 def _src(T: str) -> str:
@@ -36,6 +66,33 @@ def _src(T: str) -> str:
     return ext + f"""
 #define T {T}
 #define WG {_WG}
+#define EPS {"DBL_EPSILON" if T == "double" else "FLT_EPSILON"}
+#define TINY {"DBL_MIN" if T == "double" else "FLT_MIN"}
+#define MAXP {_MAXP}
+
+// Dot products inside one work-item: OpenCL may not reassociate a sum, so a single accumulator is
+// one long dependent chain of adds; four partial sums let the CPU overlap them (2-3x on PoCL).
+T dot4(__global const T* x, __global const T* y, int n) {{
+  T s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+  int i = 0;
+  for (; i + 3 < n; i += 4) {{
+    s0 += x[i] * y[i]; s1 += x[i + 1] * y[i + 1]; s2 += x[i + 2] * y[i + 2]; s3 += x[i + 3] * y[i + 3];
+  }}
+  for (; i < n; ++i) s0 += x[i] * y[i];
+  return (s0 + s1) + (s2 + s3);
+}}
+
+// x.x, y.y and x.y in one pass, two partial sums each
+void dot3(__global const T* x, __global const T* y, int n, T* xx, T* yy, T* xy) {{
+  T a0 = 0, a1 = 0, b0 = 0, b1 = 0, c0 = 0, c1 = 0;
+  int i = 0;
+  for (; i + 1 < n; i += 2) {{
+    T u0 = x[i], w0 = y[i], u1 = x[i + 1], w1 = y[i + 1];
+    a0 += u0 * u0; b0 += w0 * w0; c0 += u0 * w0; a1 += u1 * u1; b1 += w1 * w1; c1 += u1 * w1;
+  }}
+  if (i < n) {{ T u = x[i], w = y[i]; a0 += u * u; b0 += w * w; c0 += u * w; }}
+  *xx = a0 + a1; *yy = b0 + b1; *xy = c0 + c1;
+}}
 // A: batch of N x N matrices, contiguous, factorized in place (lower triangle read).
 __kernel void chol(int N, __global T* A, __global int* info) {{
   int b = get_group_id(0), lid = get_local_id(0), ls = get_local_size(0);
@@ -45,17 +102,14 @@ __kernel void chol(int N, __global T* A, __global int* info) {{
   barrier(CLK_LOCAL_MEM_FENCE);
   for (int j = 0; j < N; ++j) {{
     if (lid == 0) {{
-      T d = a[j * N + j];
-      for (int k = 0; k < j; ++k) d -= a[j * N + k] * a[j * N + k];
+      T d = a[j * N + j] - dot4(a + j * N, a + j * N, j);
       if (!(d > 0)) {{ bad = 1; d = NAN; }}
       a[j * N + j] = sqrt(d);
     }}
     barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);
     T djj = a[j * N + j];
     for (int i = j + 1 + lid; i < N; i += ls) {{
-      T s = a[i * N + j];
-      for (int k = 0; k < j; ++k) s -= a[i * N + k] * a[j * N + k];
-      a[i * N + j] = s / djj;
+      a[i * N + j] = (a[i * N + j] - dot4(a + i * N, a + j * N, j)) / djj;
     }}
     barrier(CLK_GLOBAL_MEM_FENCE);
   }}
@@ -63,39 +117,43 @@ __kernel void chol(int N, __global T* A, __global int* info) {{
   if (lid == 0) info[b] = bad;
 }}
 
-// Solve op(A) X = B; A: (N, N) with batch stride sa and offset oa; B: X in place (N, K) contiguous.
-// One work-item per right-hand-side column.
+// Solve op(A) X = B; A: (N, N) with batch stride sa and offset oa; B: X in place, (N, K) per
+// matrix with element (i, c) at i * rs + c * cs. One work-item per right-hand-side column; with
+// rs == 1 (B held transposed) and no transpose of A, rows of A and X stream through dot4.
 __kernel void trsm(int N, int K, int nb, int lower, int trans, int unit,
-                   __global const T* A, int oa, long sa, __global T* B, __global int* info) {{
+                   __global const T* A, int oa, long sa, __global T* B, __global int* info, int rs, int cs) {{
   long g = get_global_id(0); if (g >= (long)nb * K) return;
   int b = g / K, c = g % K;
   __global const T* a = A + oa + b * sa;
-  __global T* x = B + (long)b * N * K + c;
+  __global T* x = B + (long)b * N * K + (long)c * cs;
   int low = lower ^ trans;
   int bad = 0;
   for (int t = 0; t < N; ++t) {{
     int i = low ? t : N - 1 - t;
-    T s = x[(long)i * K];
-    if (low) {{ for (int k = 0; k < i; ++k) s -= (trans ? a[k * N + i] : a[i * N + k]) * x[(long)k * K]; }}
-    else {{ for (int k = i + 1; k < N; ++k) s -= (trans ? a[k * N + i] : a[i * N + k]) * x[(long)k * K]; }}
+    T s = x[(long)i * rs];
+    if (rs == 1 && !trans) s -= low ? dot4(a + i * N, x, i) : dot4(a + i * N + i + 1, x + i + 1, N - i - 1);
+    else if (low) {{ for (int k = 0; k < i; ++k) s -= (trans ? a[k * N + i] : a[i * N + k]) * x[(long)k * rs]; }}
+    else {{ for (int k = i + 1; k < N; ++k) s -= (trans ? a[k * N + i] : a[i * N + k]) * x[(long)k * rs]; }}
     if (!unit) {{ T d = a[i * N + i]; if (d == 0) bad = 1; s /= d; }}
-    x[(long)i * K] = s;
+    x[(long)i * rs] = s;
   }}
   if (bad) info[b] = 1;
 }}
 
-// LU with partial pivoting in place (LAPACK getrf layout); piv[k]: row swapped with row k (0-based).
-__kernel void lu(int N, __global T* A, __global int* piv, __global int* info) {{
+// LU with partial pivoting in place of an M x N matrix (LAPACK getrf layout, rectangular too);
+// piv[k], k < min(M, N): the row swapped with row k (0-based). The first largest |pivot| wins, as idamax.
+__kernel void lu(int M, int N, __global T* A, __global int* piv, __global int* info) {{
   int b = get_group_id(0), lid = get_local_id(0), ls = get_local_size(0);
-  __global T* a = A + (long)b * N * N;
-  __global int* pv = piv + (long)b * N;
+  int K = min(M, N);
+  __global T* a = A + (long)b * M * N;
+  __global int* pv = piv + (long)b * K;
   __local int p;
   __local int bad;
   if (lid == 0) bad = 0;
-  for (int k = 0; k < N; ++k) {{
+  for (int k = 0; k < K; ++k) {{
     if (lid == 0) {{
       int best = k; T bv = fabs(a[k * N + k]);
-      for (int i = k + 1; i < N; ++i) {{ T v = fabs(a[i * N + k]); if (v > bv) {{ bv = v; best = i; }} }}
+      for (int i = k + 1; i < M; ++i) {{ T v = fabs(a[i * N + k]); if (v > bv) {{ bv = v; best = i; }} }}
       p = best; pv[k] = best;
       if (bv == 0) bad = 1;
     }}
@@ -103,44 +161,77 @@ __kernel void lu(int N, __global T* A, __global int* piv, __global int* info) {{
     int pk = p;
     if (pk != k) for (int j = lid; j < N; j += ls) {{ T t = a[k * N + j]; a[k * N + j] = a[pk * N + j]; a[pk * N + j] = t; }}
     barrier(CLK_GLOBAL_MEM_FENCE);
+    // a work-item per row below the pivot: its multiplier, then its row of the trailing update,
+    // streaming (no per-element index division, which dominated on PoCL)
     T d = a[k * N + k];
-    if (d != 0) for (int i = k + 1 + lid; i < N; i += ls) a[i * N + k] /= d;
-    barrier(CLK_GLOBAL_MEM_FENCE);
-    int m = N - k - 1;
-    for (int e = lid; e < m * m; e += ls) {{
-      int i = k + 1 + e / m, j = k + 1 + e % m;
-      a[i * N + j] -= a[i * N + k] * a[k * N + j];
+    __global const T* pr = a + k * N;
+    for (int i = k + 1 + lid; i < M; i += ls) {{
+      __global T* ri = a + i * N;
+      T l = ri[k];
+      if (d != 0) {{ l /= d; ri[k] = l; }}
+      for (int j = k + 1; j < N; ++j) ri[j] -= l * pr[j];
     }}
     barrier(CLK_GLOBAL_MEM_FENCE);
   }}
   if (lid == 0) info[b] = bad;
 }}
 
+// The row permutation of getrf's interchanges: (L U)[i] = A[perm[i]]; one work-item per matrix.
+__kernel void lu_perm(int M, int K, int nb, __global const int* piv, __global int* perm) {{
+  int b = get_global_id(0); if (b >= nb) return;
+  __global int* pm = perm + (long)b * M;
+  for (int i = 0; i < M; ++i) pm[i] = i;
+  for (int k = 0; k < K; ++k) {{ int q = piv[(long)b * K + k]; int t = pm[k]; pm[k] = pm[q]; pm[q] = t; }}
+}}
+
+// P (M x M) with A = P L U: P[perm[i], i] = 1
+__kernel void perm_matrix(int M, long total, __global const int* perm, __global T* P) {{
+  long g = get_global_id(0); if (g >= total) return;
+  int c = g % M; long r = g / M; int i = r % M; long b = r / M;
+  P[g] = (perm[b * M + c] == i) ? 1 : 0;
+}}
+
+// L (M x K): unit lower trapezoid of the factors; scatter != 0 stores row i at row perm[i] (P @ L)
+__kernel void lu_lower(int M, int N, int K, int scatter, long total, __global const T* F,
+                       __global const int* perm, __global T* Lo) {{
+  long g = get_global_id(0); if (g >= total) return;
+  int j = g % K; long r = g / K; int i = r % M; long b = r / M;
+  T v = (i > j) ? F[(b * M + i) * N + j] : (i == j) ? 1 : 0;
+  int row = scatter ? perm[b * M + i] : i;
+  Lo[(b * M + row) * K + j] = v;
+}}
+
 // X = A^-1 B (trans: A^-T B) from the LU factors (batch strides sl, sp; offsets ol, op);
-// B: X in place (N, K) contiguous; eye: B starts as the identity.
+// B: X in place, (N, K) per matrix with element (i, c) at i * rs + c * cs; eye: B starts as the
+// identity. With rs == 1 (B held transposed) the plain solve streams through rows of LU and X.
 __kernel void lus(int N, int K, int nb, int eye, int trans, __global const T* LU, long ol, long sl,
-                  __global const int* piv, long op, long sp, __global T* B) {{
+                  __global const int* piv, long op, long sp, __global T* B, int rs, int cs) {{
   long g = get_global_id(0); if (g >= (long)nb * K) return;
   int b = g / K, c = g % K;
   __global const T* a = LU + ol + b * sl;
   __global const int* pv = piv + op + b * sp;
-  __global T* x = B + (long)b * N * K + c;
-  if (eye) for (int i = 0; i < N; ++i) x[(long)i * K] = (i == c) ? 1 : 0;
+  __global T* x = B + (long)b * N * K + (long)c * cs;
+  if (eye) for (int i = 0; i < N; ++i) x[(long)i * rs] = (i == c) ? 1 : 0;
   if (!trans) {{
-    for (int k = 0; k < N; ++k) {{ int q = pv[k]; if (q != k) {{ T t = x[(long)k * K]; x[(long)k * K] = x[(long)q * K]; x[(long)q * K] = t; }} }}
-    for (int i = 0; i < N; ++i) {{ T s = x[(long)i * K]; for (int k = 0; k < i; ++k) s -= a[i * N + k] * x[(long)k * K]; x[(long)i * K] = s; }}
-    for (int i = N - 1; i >= 0; --i) {{
-      T s = x[(long)i * K]; for (int k = i + 1; k < N; ++k) s -= a[i * N + k] * x[(long)k * K];
-      x[(long)i * K] = s / a[i * N + i];
+    for (int k = 0; k < N; ++k) {{ int q = pv[k]; if (q != k) {{ T t = x[(long)k * rs]; x[(long)k * rs] = x[(long)q * rs]; x[(long)q * rs] = t; }} }}
+    if (rs == 1) {{
+      for (int i = 1; i < N; ++i) x[i] -= dot4(a + i * N, x, i);
+      for (int i = N - 1; i >= 0; --i) x[i] = (x[i] - dot4(a + i * N + i + 1, x + i + 1, N - i - 1)) / a[i * N + i];
+    }} else {{
+      for (int i = 0; i < N; ++i) {{ T s = x[(long)i * rs]; for (int k = 0; k < i; ++k) s -= a[i * N + k] * x[(long)k * rs]; x[(long)i * rs] = s; }}
+      for (int i = N - 1; i >= 0; --i) {{
+        T s = x[(long)i * rs]; for (int k = i + 1; k < N; ++k) s -= a[i * N + k] * x[(long)k * rs];
+        x[(long)i * rs] = s / a[i * N + i];
+      }}
     }}
   }} else {{
     // A = P L U: solve U^T, then L^T (unit), then undo the row interchanges in reverse order
     for (int i = 0; i < N; ++i) {{
-      T s = x[(long)i * K]; for (int k = 0; k < i; ++k) s -= a[k * N + i] * x[(long)k * K];
-      x[(long)i * K] = s / a[i * N + i];
+      T s = x[(long)i * rs]; for (int k = 0; k < i; ++k) s -= a[k * N + i] * x[(long)k * rs];
+      x[(long)i * rs] = s / a[i * N + i];
     }}
-    for (int i = N - 1; i >= 0; --i) {{ T s = x[(long)i * K]; for (int k = i + 1; k < N; ++k) s -= a[k * N + i] * x[(long)k * K]; x[(long)i * K] = s; }}
-    for (int k = N - 1; k >= 0; --k) {{ int q = pv[k]; if (q != k) {{ T t = x[(long)k * K]; x[(long)k * K] = x[(long)q * K]; x[(long)q * K] = t; }} }}
+    for (int i = N - 1; i >= 0; --i) {{ T s = x[(long)i * rs]; for (int k = i + 1; k < N; ++k) s -= a[k * N + i] * x[(long)k * rs]; x[(long)i * rs] = s; }}
+    for (int k = N - 1; k >= 0; --k) {{ int q = pv[k]; if (q != k) {{ T t = x[(long)k * rs]; x[(long)k * rs] = x[(long)q * rs]; x[(long)q * rs] = t; }} }}
   }}
 }}
 
@@ -166,79 +257,89 @@ __kernel void diagzero(int N, int nb, __global const T* LU, long ol, long sl, __
   for (int k = 0; k < N; ++k) if (a[k * N + k] == 0) info[b] = 1;
 }}
 
-// Householder QR in place, LAPACK's geqrf layout: R on and above the diagonal, reflector j's
-// vector below it (v_j = 1 implied), tau[j] per reflector. The reflectors are LAPACK's dlarfg
-// (beta = -sign(alpha) ||(alpha, x)||, tau = 0 when x = 0), so Q and R carry numpy's signs.
-__kernel void qr(int M, int N, __global T* A, __global T* tau) {{
+// Householder QR of A (M x N) held transposed, At (N x M) row-major: A's columns are contiguous
+// rows, so every loop below streams through memory inside one work-item (on PoCL this was 3x
+// faster than work-items striding down columns). LAPACK's geqrf layout, transposed: R's column j
+// on and before At[j, j], reflector j's vector after it (v_j = 1 implied), tau[j] per reflector.
+// The reflectors are LAPACK's dlarfg (beta = -sign(alpha) ||(alpha, x)||, tau = 0 when x = 0),
+// so Q and R carry numpy's signs.
+__kernel void qrt(int M, int N, __global T* At, __global T* tau) {{
   int b = get_group_id(0), lid = get_local_id(0);
-  __global T* a = A + (long)b * M * N;
+  __global T* a = At + (long)b * M * N;
   int K = min(M, N);
   __local T red[WG];
   __local T sh_tau, sh_scale;
   for (int j = 0; j < K; ++j) {{
+    __global T* col = a + (long)j * M;
     // the column's norm below the diagonal, scaled by its largest magnitude (no overflow in float32)
     T mx = 0;
-    for (int i = j + 1 + lid; i < M; i += WG) mx = fmax(mx, fabs(a[i * N + j]));
+    for (int i = j + 1 + lid; i < M; i += WG) mx = fmax(mx, fabs(col[i]));
     red[lid] = mx;
     barrier(CLK_LOCAL_MEM_FENCE);
     for (int s = WG / 2; s > 0; s >>= 1) {{ if (lid < s) red[lid] = fmax(red[lid], red[lid + s]); barrier(CLK_LOCAL_MEM_FENCE); }}
     mx = red[0];
     barrier(CLK_LOCAL_MEM_FENCE);
     T ss = 0;
-    if (mx > 0) for (int i = j + 1 + lid; i < M; i += WG) {{ T v = a[i * N + j] / mx; ss += v * v; }}
+    if (mx > 0) for (int i = j + 1 + lid; i < M; i += WG) {{ T v = col[i] / mx; ss += v * v; }}
     red[lid] = ss;
     barrier(CLK_LOCAL_MEM_FENCE);
     for (int s = WG / 2; s > 0; s >>= 1) {{ if (lid < s) red[lid] += red[lid + s]; barrier(CLK_LOCAL_MEM_FENCE); }}
     if (lid == 0) {{
-      T xnorm = mx * sqrt(red[0]), alpha = a[j * N + j], t = 0, sc = 0;
+      T xnorm = mx * sqrt(red[0]), alpha = col[j], t = 0, sc = 0;
       if (xnorm != 0) {{
         T beta = hypot(alpha, xnorm);
         if (alpha >= 0) beta = -beta;
         t = (beta - alpha) / beta;
         sc = 1 / (alpha - beta);
-        a[j * N + j] = beta;
+        col[j] = beta;
       }}
       sh_tau = t; sh_scale = sc; tau[(long)b * K + j] = t;
     }}
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
     T t = sh_tau, sc = sh_scale;
-    if (t != 0) for (int i = j + 1 + lid; i < M; i += WG) a[i * N + j] *= sc;
+    if (t != 0) for (int i = j + 1 + lid; i < M; i += WG) col[i] *= sc;
     // barriers stay outside the t != 0 branches: with one inside (uniform as it is) PoCL
     // produced wrong results and crashed on matrices larger than the work-group
     barrier(CLK_GLOBAL_MEM_FENCE);
     // H = I - t v v^T applied to the trailing columns: one work-item per column
     if (t != 0) {{
       for (int c = j + 1 + lid; c < N; c += WG) {{
-        T s = a[j * N + c];
-        for (int i = j + 1; i < M; ++i) s += a[i * N + j] * a[i * N + c];
-        s *= t;
-        a[j * N + c] -= s;
-        for (int i = j + 1; i < M; ++i) a[i * N + c] -= a[i * N + j] * s;
+        __global T* x = a + (long)c * M;
+        T s = (x[j] + dot4(col + j + 1, x + j + 1, M - j - 1)) * t;
+        x[j] -= s;
+        for (int i = j + 1; i < M; ++i) x[i] -= col[i] * s;
       }}
     }}
     barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);
   }}
 }}
 
-// Q's first QN columns from the reflectors (LAPACK's orgqr): column c is H_0 ... H_(K-1) e_c.
-// Columns are independent: one work-item each; H_j with j > c leaves e_c alone, so start at min(K-1, c).
-__kernel void orgq(int M, int N, int K, int QN, long nb, __global const T* A, __global const T* tau,
-                   __global T* Q) {{
+// Q's first QN columns from the reflectors (LAPACK's orgqr), written transposed (Qt: QN x M):
+// column c is H_0 ... H_(K-1) e_c. Columns are independent: one work-item each; H_j with j > c
+// leaves e_c alone, so start at min(K-1, c).
+__kernel void orgqt(int M, int N, int K, int QN, long nb, __global const T* At, __global const T* tau,
+                    __global T* Qt) {{
   long g = get_global_id(0); if (g >= nb * QN) return;
   long b = g / QN; int c = g % QN;
-  __global const T* a = A + b * M * N;
+  __global const T* a = At + b * M * N;
   __global const T* tb = tau + b * K;
-  __global T* q = Q + b * M * QN + c;
-  for (int i = 0; i < M; ++i) q[(long)i * QN] = (i == c) ? 1 : 0;
+  __global T* q = Qt + g * M;
+  for (int i = 0; i < M; ++i) q[i] = (i == c) ? 1 : 0;
   for (int j = min(K - 1, c); j >= 0; --j) {{
     T t = tb[j];
     if (t == 0) continue;
-    T s = q[(long)j * QN];
-    for (int i = j + 1; i < M; ++i) s += a[i * N + j] * q[(long)i * QN];
-    s *= t;
-    q[(long)j * QN] -= s;
-    for (int i = j + 1; i < M; ++i) q[(long)i * QN] -= a[i * N + j] * s;
+    __global const T* v = a + (long)j * M;
+    T s = (q[j] + dot4(v + j + 1, q + j + 1, M - j - 1)) * t;
+    q[j] -= s;
+    for (int i = j + 1; i < M; ++i) q[i] -= v[i] * s;
   }}
+}}
+
+// R (RM x N) from the transposed factors: R[i, c] = At[c, i] on and above the diagonal
+__kernel void triu_rows_t(int M, int N, int RM, long total, __global const T* At, __global T* R) {{
+  long g = get_global_id(0); if (g >= total) return;
+  int c = g % N; long r = g / N; int i = r % RM; long b = r / RM;
+  R[g] = (c >= i && i < M) ? At[(b * N + c) * M + i] : 0;
 }}
 
 // R: the first RM rows of the factored A's upper triangle (rows past min(M, N) are zero)
@@ -246,6 +347,257 @@ __kernel void triu_rows(int M, int N, int RM, long total, __global const T* A, _
   long g = get_global_id(0); if (g >= total) return;
   int j = g % N; long r = g / N; int i = r % RM; long b = r / RM;
   R[g] = (j >= i) ? A[(b * M + i) * N + j] : 0;
+}}
+
+// Round r (of n2 - 1) of the round-robin ("circle") ordering of n2 indices: pair k of n2 / 2.
+// Every pair of indices meets exactly once per sweep and a round's pairs are disjoint.
+void rr_pair(int r, int k, int n2, int* p, int* q) {{
+  int x, y;
+  if (k == 0) {{ x = r; y = n2 - 1; }}
+  else {{ x = (r + k) % (n2 - 1); y = (r - k + n2 - 1) % (n2 - 1); }}
+  *p = min(x, y); *q = max(x, y);
+}}
+
+// Cyclic two-sided Jacobi for symmetric A, one work-group per matrix (A: work copy, read from the
+// UPLO triangle, and A2 its double buffer; V: rotations accumulated, transposed). Each round
+// rotates N/2 disjoint pairs at once: C = J^T A J in one pass into the other buffer, a work-item
+// per pair writing its two rows of C from the same two rows of A (A J's column j is
+// cc[j] a_j + ss[j] a_pj[j]); the rotated 2 x 2 blocks get their closed-form diagonal and an
+// exact zero. A pair is rotated while |a_pq| > EPS sqrt(|a_pp a_qq|) (the relative test of Demmel
+// & Veselic: small eigenvalues keep their relative accuracy); the sweeps stop when a sweep
+// rotated nothing.
+__kernel void jacobi_eigh(int N, int lower, int want_v, int maxsweeps, __global T* A, __global T* A2,
+                          __global T* V, __global T* W, __global T* VO) {{
+  int b = get_group_id(0), lid = get_local_id(0);
+  __global T* a = A + (long)b * N * N;
+  __global T* a2 = A2 + (long)b * N * N;
+  __global T* v = V + (long)b * N * N;
+  __local T lc[MAXP], lsn[MAXP], ldp[MAXP], ldq[MAXP], cc[2 * MAXP], ss[2 * MAXP];
+  __local int lp[MAXP], lq[MAXP], pj[2 * MAXP];
+  __local int rot, rflag[2];
+  for (int e = lid; e < N * N; e += WG) {{
+    int i = e / N, j = e % N;
+    if (lower ? (j > i) : (j < i)) a[e] = a[j * N + i];
+    if (want_v) v[e] = (i == j) ? 1 : 0;
+  }}
+  if (lid == 0) {{ rflag[0] = 0; rflag[1] = 0; }}
+  barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);
+  int n2 = N + (N & 1), np = n2 / 2, gr = 0;
+  for (int sweep = 0; sweep < maxsweeps; ++sweep) {{
+    if (lid == 0) rot = 0;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int r = 0; r < n2 - 1; ++r, ++gr) {{
+      for (int k = lid; k < np; k += WG) {{
+        int p, q; rr_pair(r, k, n2, &p, &q);
+        T c = 1, sn = 0;
+        if (q < N) {{
+          T apq = a[p * N + q], app = a[p * N + p], aqq = a[q * N + q];
+          if (fabs(apq) > EPS * sqrt(fabs(app)) * sqrt(fabs(aqq)) && fabs(apq) > TINY) {{
+            T tau = (aqq - app) / (2 * apq);
+            T t = (tau >= 0 ? 1 : -1) / (fabs(tau) + hypot((T)1, tau));
+            c = 1 / hypot((T)1, t); sn = t * c;
+            ldp[k] = app - t * apq; ldq[k] = aqq + t * apq;
+            rot = 1; rflag[gr & 1] = 1;
+          }}
+          pj[q] = p; cc[q] = c; ss[q] = sn;
+        }} else q = p;       // the odd index's partner is padding: a no-op pair
+        pj[p] = q; cc[p] = c; ss[p] = -sn;
+        lc[k] = c; lsn[k] = sn; lp[k] = p; lq[k] = q;
+      }}
+      barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+      // (flags alternate by round: this round's is read here while the next one's is cleared)
+      int busy = rflag[gr & 1];
+      if (lid == 0) rflag[(gr + 1) & 1] = 0;
+      if (busy) {{
+        for (int k = lid; k < np; k += WG) {{
+          int p = lp[k], q = lq[k];
+          T c = lc[k], sn = lsn[k];
+          __global const T* rp = a + p * N; __global const T* rq = a + q * N;
+          __global T* op = a2 + p * N; __global T* oq = a2 + q * N;
+          for (int j = 0; j < N; ++j) {{
+            int m = pj[j];
+            T cj = cc[j], sj = ss[j];
+            T x = cj * rp[j] + sj * rp[m], y = cj * rq[j] + sj * rq[m];
+            op[j] = c * x - sn * y; oq[j] = sn * x + c * y;
+          }}
+          if (sn != 0) {{
+            op[p] = ldp[k]; op[q] = 0; oq[p] = 0; oq[q] = ldq[k];
+            if (want_v) {{
+              __global T* vp = v + p * N; __global T* vq = v + q * N;
+              for (int j = 0; j < N; ++j) {{ T x = vp[j], y = vq[j]; vp[j] = c * x - sn * y; vq[j] = sn * x + c * y; }}
+            }}
+          }}
+        }}
+        __global T* t = a; a = a2; a2 = t;
+      }}
+      barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);
+    }}
+    int any = rot;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (!any) break;
+  }}
+  // ascending order (ties by index, so stable); each eigenvector's largest-magnitude component
+  // (the first of equal ones) is made positive
+  for (int i = lid; i < N; i += WG) {{
+    T wi = a[i * N + i];
+    int rank = 0;
+    for (int j = 0; j < N; ++j) {{ T wj = a[j * N + j]; rank += (wj < wi || (wj == wi && j < i)); }}
+    W[(long)b * N + rank] = wi;
+    if (want_v) {{
+      T big = 0, sg = 1;
+      for (int j = 0; j < N; ++j) {{ T x = v[i * N + j]; if (fabs(x) > big) {{ big = fabs(x); sg = x < 0 ? -1 : 1; }} }}
+      for (int j = 0; j < N; ++j) VO[((long)b * N + j) * N + rank] = sg * v[i * N + j];
+    }}
+  }}
+}}
+
+// One-sided (Hestenes) Jacobi SVD, one work-group per matrix: the K rows of X (K x L, K <= L) are
+// made mutually orthogonal by plane rotations X <- G^T X, accumulated in Y (K x K, from I), so that
+// X_in = Y^T X_out. A round's pairs are disjoint rows: one work-item per pair, one barrier per round.
+// A pair is rotated while |x_p . x_q| > EPS ||x_p|| ||x_q||: at the end every pair is orthogonal to
+// working precision relative to its own norms (small singular values keep their relative accuracy).
+// X is first scaled by a power of 2 (exact) bringing its largest |entry| to [1, 2): the sums of
+// squares neither overflow nor underflow (float32 entries of 1e25 or 1e-25); SC[b] undoes it.
+__kernel void hestenes(int K, int Lw, int maxsweeps, __global T* X, __global T* Y, __global T* SC,
+                       __global T* NRM) {{
+  int b = get_group_id(0), lid = get_local_id(0);
+  __global T* x = X + (long)b * K * Lw;
+  __global T* y = Y + (long)b * K * K;
+  __local int rot;
+  __local T red[WG];
+  T mx = 0;
+  for (int e = lid; e < K * Lw; e += WG) mx = fmax(mx, fabs(x[e]));
+  red[lid] = mx;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (int s = WG / 2; s > 0; s >>= 1) {{
+    if (lid < s) red[lid] = fmax(red[lid], red[lid + s]);
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }}
+  mx = red[0];
+  int ex = (mx > 0 && isfinite(mx)) ? ilogb(mx) : 0;
+  for (int e = lid; e < K * Lw; e += WG) x[e] = ldexp(x[e], -ex);
+  if (lid == 0) SC[b] = ldexp((T)1, ex);
+  for (int e = lid; e < K * K; e += WG) y[e] = (e / K == e % K) ? 1 : 0;
+  barrier(CLK_GLOBAL_MEM_FENCE);
+  int n2 = K + (K & 1), np = n2 / 2;
+  for (int sweep = 0; sweep < maxsweeps; ++sweep) {{
+    if (lid == 0) rot = 0;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int r = 0; r < n2 - 1; ++r) {{
+      for (int k = lid; k < np; k += WG) {{
+        int p, q; rr_pair(r, k, n2, &p, &q);
+        if (q < K) {{
+          __global T* xp = x + (long)p * Lw; __global T* xq = x + (long)q * Lw;
+          T al, be, ga;
+          dot3(xp, xq, Lw, &al, &be, &ga);
+          if (fabs(ga) > EPS * sqrt(al) * sqrt(be) && fabs(ga) > TINY) {{
+            T zeta = (be - al) / (2 * ga);
+            T t = (zeta >= 0 ? 1 : -1) / (fabs(zeta) + hypot((T)1, zeta));
+            T c = 1 / hypot((T)1, t), sn = t * c;
+            for (int j = 0; j < Lw; ++j) {{ T u = xp[j], w = xq[j]; xp[j] = c * u - sn * w; xq[j] = sn * u + c * w; }}
+            __global T* yp = y + (long)p * K; __global T* yq = y + (long)q * K;
+            for (int j = 0; j < K; ++j) {{ T u = yp[j], w = yq[j]; yp[j] = c * u - sn * w; yq[j] = sn * u + c * w; }}
+            rot = 1;
+          }}
+        }}
+      }}
+      barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);
+    }}
+    int any = rot;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (!any) break;
+  }}
+  for (int i = lid; i < K; i += WG) NRM[(long)b * K + i] = sqrt(dot4(x + (long)i * Lw, x + (long)i * Lw, Lw));
+}}
+
+// Singular values (NRM: ||x_i||, sorted descending, ties by index) and the vectors, one work-item
+// per (matrix, i). X's normalized rows go to Z (element j of vector r at r * zr + j * zj, matrix
+// stride zb), Y's rows to Q likewise (qr, qj; K x K). A zero row leaves a zero vector:
+// svd_complete fills it in.
+__kernel void svd_out(int K, int Lw, int nb, int want_vecs, __global const T* X, __global const T* Y,
+                      __global const T* SC, __global const T* NRM, __global T* S, __global T* Z, long zb, int zr,
+                      int zj, __global T* Q, int qr, int qj) {{
+  long g = get_global_id(0); if (g >= (long)nb * K) return;
+  long b = g / K; int i = g % K;
+  __global const T* x = X + b * K * Lw;
+  __global const T* nrm = NRM + b * K;
+  T si = nrm[i];
+  int rank = 0;
+  for (int m = 0; m < K; ++m) rank += (nrm[m] > si || (nrm[m] == si && m < i));
+  S[b * K + rank] = si * SC[b];
+  if (!want_vecs) return;
+  T inv = si > TINY ? 1 / si : 0;
+  __global T* z = Z + b * zb + (long)rank * zr;
+  for (int j = 0; j < Lw; ++j) z[(long)j * zj] = x[(long)i * Lw + j] * inv;
+  __global T* q = Q + b * K * K + (long)rank * qr;
+  for (int j = 0; j < K; ++j) q[(long)j * qj] = Y[b * K * K + (long)i * K + j];
+}}
+
+// The sign convention: each pair (u_i, v_i), i < K, is flipped so that u_i's largest-magnitude
+// component (the first of equal ones) is positive. U: M x UC, Vh: VR x N per matrix.
+__kernel void svd_flip(int M, int UC, int VR, int N, int K, int nb, __global T* U, __global T* Vh) {{
+  long g = get_global_id(0); if (g >= (long)nb * K) return;
+  long b = g / K; int i = g % K;
+  __global T* u = U + b * M * UC + i;
+  T big = 0, sg = 1;
+  for (int j = 0; j < M; ++j) {{ T e = u[(long)j * UC]; if (fabs(e) > big) {{ big = fabs(e); sg = e < 0 ? -1 : 1; }} }}
+  if (sg > 0) return;
+  for (int j = 0; j < M; ++j) u[(long)j * UC] = -u[(long)j * UC];
+  __global T* v = Vh + (b * VR + i) * N;
+  for (int j = 0; j < N; ++j) v[j] = -v[j];
+}}
+
+// Orthonormal vectors for Z's vectors r >= nvalid and those of a zero singular value (sorted last):
+// Gram-Schmidt (twice) of unit vectors e_c against the vectors before r; the first e_c keeping
+// a component > 1/sqrt(2 Lw) is taken (one exists: the components sum to Lw - r >= 1 in square).
+__kernel void svd_complete(int nvec, int nvalid, int Lw, int nb, __global const T* S, __global T* Z,
+                           long zb, int zr, int zj) {{
+  int b = get_global_id(0); if (b >= nb) return;
+  __global T* z = Z + (long)b * zb;
+  int cur = 0;
+  for (int r = 0; r < nvec; ++r) {{
+    if (r < nvalid && S[(long)b * nvalid + r] > TINY) continue;
+    __global T* zv = z + (long)r * zr;
+    for (int tries = 0; tries < Lw; ++tries, cur = (cur + 1) % Lw) {{
+      for (int j = 0; j < Lw; ++j) zv[(long)j * zj] = (j == cur) ? 1 : 0;
+      for (int pass = 0; pass < 2; ++pass)
+        for (int i = 0; i < r; ++i) {{
+          __global T* zi = z + (long)i * zr;
+          T d = 0;
+          for (int j = 0; j < Lw; ++j) d += zi[(long)j * zj] * zv[(long)j * zj];
+          for (int j = 0; j < Lw; ++j) zv[(long)j * zj] -= d * zi[(long)j * zj];
+        }}
+      T nn = 0;
+      for (int j = 0; j < Lw; ++j) nn += zv[(long)j * zj] * zv[(long)j * zj];
+      if (nn * 2 * Lw > 1) {{
+        T inv = 1 / sqrt(nn);
+        for (int j = 0; j < Lw; ++j) zv[(long)j * zj] *= inv;
+        cur = (cur + 1) % Lw;
+        break;
+      }}
+    }}
+  }}
+}}
+
+// P = V diag(g) U^T (pinv): g_r = 1 / d_r where |d_r| > rcond * max|d|, else 0 (numpy's cutoff).
+// svd: U (M x k), D = S, V^T = Vh (k x N); herm: U = V (N x N), D = eigenvalues, V^T from U.
+__kernel void pinv_form(int M, int N, int k, int herm, T rcond, long total, __global const T* U,
+                        __global const T* D, __global const T* Vh, __global T* P) {{
+  long g = get_global_id(0); if (g >= total) return;
+  int i = g % M; long rr = g / M; int j = rr % N; long b = rr / N;
+  __global const T* d = D + b * k;
+  __global const T* u = U + b * M * k;
+  T mx = 0;
+  for (int r = 0; r < k; ++r) mx = fmax(mx, fabs(d[r]));
+  T cut = rcond * mx, acc = 0;
+  for (int r = 0; r < k; ++r) {{
+    T dr = d[r];
+    if (fabs(dr) > cut) {{
+      T vt = herm ? u[(long)j * k + r] : Vh[(b * k + r) * N + j];
+      acc += vt * u[(long)i * k + r] / dr;
+    }}
+  }}
+  P[g] = acc;
 }}
 
 __kernel void ludet(int N, int nb, __global const T* LU, __global const int* piv, __global T* out) {{
@@ -329,16 +681,22 @@ def cholesky(a, *, upper=False):
     return out
 
 
-def _trsm(dc, a, x, nb, *, lower, trans, unit, name, a_shape):
-    """Solve in place into contiguous ``x`` (nb, N, K); ``a`` contiguous per matrix (batch stride may be 0)."""
-    N, K = x.shape[-2], x.shape[-1]
+def _trsm(dc, a, rhs, nb, *, lower, trans, unit, name, a_shape):
+    """X (nb, N, K) contiguous solving op(a) X = rhs; ``a`` contiguous per matrix (batch stride may
+    be 0); ``rhs`` (nb, N, K), any strides. Without a transpose the kernel runs on X^T (contiguous rows)."""
+    from burn_wgpu import kernels as wk
+    N, K = rhs.shape[-2], rhs.shape[-1]
     sa = a.strides[0] if len(a.shape) > 2 else 0
+    xt = not trans
+    x = _copy(wk.permute(rhs, axes=(0, 2, 1))) if xt else _copy(rhs)
+    rs, cs = (1, N) if xt else (K, 1)
     info = _zeros_i32(dc, nb)
     dc.launch(_k(dc, a.dtype, "trsm"), nb * K,
               (_i32(N), _i32(K), _i32(nb), _i32(lower), _i32(trans), _i32(unit), a.buf, _i32(a.offset),
-               np.int64(sa), x.buf, info.buf))
+               np.int64(sa), x.buf, info.buf, _i32(rs), _i32(cs)))
     if not unit:
         _raise_if(name, info, a_shape, a.dtype, nb)
+    return _copy(wk.permute(x, axes=(0, 2, 1))) if xt else x
 
 
 def _flat_batch(x, batch):
@@ -360,11 +718,9 @@ def solve_triangular(a, b, *, trans=0, lower=False, unit_diagonal=False):
     batch = tuple(np.broadcast_shapes(a.shape[:-2], b.shape[:-2]))
     nb = _nb(batch)
     af = _flat_batch(a, batch)
-    x = _copy(b, batch + b.shape[-2:])
-    _trsm(a.dc, af, wk.reshape(x, shape=(nb,) + b.shape[-2:]), nb, lower=int(bool(lower)),
-          trans=int(trans in (1, 2, "T", "C")), unit=int(bool(unit_diagonal)), name="solve_triangular",
-          a_shape=a.shape)
-    return x
+    x = _trsm(a.dc, af, _flat_batch(b, batch), nb, lower=int(bool(lower)), trans=int(trans in (1, 2, "T", "C")),
+              unit=int(bool(unit_diagonal)), name="solve_triangular", a_shape=a.shape)
+    return wk.reshape(x, shape=batch + b.shape[-2:])
 
 
 def _lu(a, name, batch=None):
@@ -377,7 +733,7 @@ def _lu(a, name, batch=None):
     from burn_wgpu.tensor import empty
     piv = empty(dc, (nb, N), "int32")
     info = _zeros_i32(dc, nb)
-    _launch_groups(dc, _k(dc, a.dtype, "lu"), nb, (_i32(N), lu_.buf, piv.buf, info.buf))
+    _launch_groups(dc, _k(dc, a.dtype, "lu"), nb, (_i32(N), _i32(N), lu_.buf, piv.buf, info.buf))
     if name:
         _raise_if(name, info, a.shape, a.dtype, nb)
     return lu_, piv, nb
@@ -391,12 +747,25 @@ def lu_factor(a):
     return wk.reshape(lu_, shape=a.shape), wk.reshape(piv, shape=a.shape[:-1])
 
 
-def _lus(dc, lu_, piv, x, nb, eye, trans=0):
-    """``lu_`` (nb, N, N) and ``piv`` (nb, N) with per-matrix contiguous rows (batch stride may be 0)."""
-    N, K = x.shape[-2], x.shape[-1]
+def _lus(dc, lu_, piv, rhs, nb, eye, trans=0):
+    """X (nb, N, K) contiguous = A^-1 rhs (A^-T rhs with trans) from ``lu_`` (nb, N, N) and ``piv``
+    (nb, N) with per-matrix contiguous rows (batch stride may be 0); ``rhs``: (nb, N, K), any
+    strides, or None for the identity (``eye``). The plain solve runs on X^T (contiguous rows)."""
+    from burn_wgpu import kernels as wk
+    from burn_wgpu.tensor import empty
+    N = lu_.shape[-1]
+    K = N if rhs is None else rhs.shape[-1]
+    xt = not trans
+    if rhs is None:
+        x = empty(dc, (nb, K, N) if xt else (nb, N, K), lu_.dtype)
+    else:
+        x = _copy(wk.permute(rhs, axes=(0, 2, 1))) if xt else _copy(rhs)
+    rs, cs = (1, N) if xt else (K, 1)
     dc.launch(_k(dc, lu_.dtype, "lus"), nb * K,
               (_i32(N), _i32(K), _i32(nb), _i32(eye), _i32(trans), lu_.buf, np.int64(lu_.offset),
-               np.int64(lu_.strides[0]), piv.buf, np.int64(piv.offset), np.int64(piv.strides[0]), x.buf))
+               np.int64(lu_.strides[0]), piv.buf, np.int64(piv.offset), np.int64(piv.strides[0]), x.buf,
+               _i32(rs), _i32(cs)))
+    return _copy(wk.permute(x, axes=(0, 2, 1))) if xt else x
 
 
 def lu_solve(lu_, piv, b, *, trans=0):
@@ -413,9 +782,8 @@ def lu_solve(lu_, piv, b, *, trans=0):
     lu_.dc.launch(_k(lu_.dc, lu_.dtype, "diagzero"), nb, (_i32(lu_.shape[-1]), _i32(nb), lf.buf,
                                                           np.int64(lf.offset), np.int64(lf.strides[0]), info.buf))
     _raise_if("lu_solve", info, lu_.shape, lu_.dtype, nb)
-    x = _copy(b, batch + b.shape[-2:])
-    _lus(lu_.dc, lf, pf, wk.reshape(x, shape=(nb,) + b.shape[-2:]), nb, 0, int(trans not in (0, "N")))
-    return x
+    x = _lus(lu_.dc, lf, pf, _flat_batch(b, batch), nb, 0, int(trans not in (0, "N")))
+    return wk.reshape(x, shape=batch + b.shape[-2:])
 
 
 def _flat_vec(v, batch):
@@ -444,19 +812,16 @@ def solve(a, b):
     from burn_wgpu import kernels as wk
     batch = tuple(np.broadcast_shapes(a.shape[:-2], b.shape[:-2]))
     lu_, piv, nb = _lu(a, "solve", batch)
-    x = _copy(b, batch + b.shape[-2:])
-    _lus(a.dc, lu_, piv, wk.reshape(x, shape=(nb,) + b.shape[-2:]), nb, 0)
-    return x
+    x = _lus(a.dc, lu_, piv, _flat_batch(b, batch), nb, 0)
+    return wk.reshape(x, shape=batch + b.shape[-2:])
 
 
 def inv(a):
     if not _native_ok(a) or a.size == 0:
         return _fallback["inv"](a)
-    from burn_wgpu.tensor import empty
+    from burn_wgpu import kernels as wk
     lu_, piv, nb = _lu(a, "inv")
-    x = empty(a.dc, a.shape, a.dtype)
-    _lus(a.dc, lu_, piv, x, nb, 1)
-    return x
+    return wk.reshape(_lus(a.dc, lu_, piv, None, nb, 1), shape=a.shape)
 
 
 def det(a):
@@ -470,27 +835,258 @@ def det(a):
 
 
 def qr(a, *, mode="reduced"):
-    """Batched Householder QR, one work-group per matrix; Q formed by accumulating the reflectors."""
+    """Batched Householder QR on A^T, one work-group per matrix; Q formed by accumulating the reflectors."""
     if not _native_ok(a) or a.size == 0 or mode not in ("reduced", "complete", "r"):
         return _fallback["qr"](a, mode=mode)
     from burn_wgpu import kernels as wk
     from burn_wgpu.tensor import empty
     dc, (M, N) = a.dc, a.shape[-2:]
     K, batch = min(M, N), tuple(a.shape[:-2])
-    nb = _nb(batch)
-    f = wk.reshape(_copy(a), shape=(nb, M, N))
+    nb, nd = _nb(batch), len(a.shape)
+    f = _copy(wk.permute(a, axes=tuple(range(nd - 2)) + (nd - 1, nd - 2)))       # (..., N, M)
     tau = empty(dc, (nb, K), a.dtype)
-    _launch_groups(dc, _k(dc, a.dtype, "qr"), nb, (_i32(M), _i32(N), f.buf, tau.buf))
+    _launch_groups(dc, _k(dc, a.dtype, "qrt"), nb, (_i32(M), _i32(N), f.buf, tau.buf))
     rm = M if mode == "complete" else K
     r = empty(dc, batch + (rm, N), a.dtype)
-    dc.launch(_k(dc, a.dtype, "triu_rows"), r.size, (_i32(M), _i32(N), _i32(rm), np.int64(r.size), f.buf, r.buf))
+    dc.launch(_k(dc, a.dtype, "triu_rows_t"), r.size, (_i32(M), _i32(N), _i32(rm), np.int64(r.size), f.buf, r.buf))
     if mode == "r":
         return r
     qn = M if mode == "complete" else K
-    q = empty(dc, batch + (M, qn), a.dtype)
-    dc.launch(_k(dc, a.dtype, "orgq"), nb * qn,
-              (_i32(M), _i32(N), _i32(K), _i32(qn), np.int64(nb), f.buf, tau.buf, q.buf))
-    return q, r
+    qt = empty(dc, batch + (qn, M), a.dtype)
+    dc.launch(_k(dc, a.dtype, "orgqt"), nb * qn,
+              (_i32(M), _i32(N), _i32(K), _i32(qn), np.int64(nb), f.buf, tau.buf, qt.buf))
+    return _copy(wk.permute(qt, axes=tuple(range(nd - 2)) + (nd - 1, nd - 2))), r
+
+
+# -- diagonal and lu ------------------------------------------------------------------------------
+
+# diagonal copies elements bit for bit: one program per element size serves every dtype
+_BITS = {1: "uchar", 2: "ushort", 4: "uint", 8: "ulong", 16: "ulong2"}
+
+
+def _gather_src(E: str) -> str:
+    return f"""
+// out[b, j] = x[off + b * sb + (j + r0) * sr + (j + c0) * sc]
+__kernel void diag(long total, int K, long sb, long sr, long sc, long off, __global const {E}* x,
+                   __global {E}* out) {{
+  long g = get_global_id(0); if (g >= total) return;
+  long b = g / K, j = g % K;
+  out[g] = x[off + b * sb + j * (sr + sc)];
+}}
+"""
+
+
+def _batch_stride(x):
+    """One stride walking ``x``'s batch dims in order, or None when they do not collapse."""
+    dims = [(n, st) for n, st in zip(x.shape[:-2], x.strides[:-2]) if n != 1]
+    for (_, s0), (n1, s1) in zip(dims, dims[1:]):
+        if s0 != s1 * n1:
+            return None
+    return dims[-1][1] if dims else 0
+
+
+def diagonal(x, *, offset=0):
+    """A gather straight from ``x``'s strides (transposed and sliced views need no copy)."""
+    from burn_wgpu.tensor import WTensor, empty
+    if not isinstance(x, WTensor) or x.itemsize not in _BITS:
+        return _fallback["diagonal"](x, offset=offset)
+    m, n = x.shape[-2:]
+    r0, c0 = max(0, -offset), max(0, offset)
+    K = max(0, min(m - r0, n - c0))
+    out = empty(x.dc, tuple(x.shape[:-2]) + (K,), x.dtype)
+    if out.size == 0:
+        return out
+    sb = _batch_stride(x)
+    if sb is None:
+        from burn_wgpu import kernels as wk
+        x = wk.contiguous(x)
+        sb = m * n
+    sr, sc = x.strides[-2:]
+    x.dc.launch(x.dc.kernel(_gather_src(_BITS[x.itemsize]), "diag"), out.size,
+                (np.int64(out.size), _i32(K), np.int64(sb), np.int64(sr), np.int64(sc),
+                 np.int64(x.offset + r0 * sr + c0 * sc), x.buf, out.buf))
+    return out
+
+
+def lu(a, *, permute_l=False):
+    """scipy.linalg.lu from the native (rectangular) getrf: the pivots become P on the device."""
+    if not _native_ok(a) or a.size == 0:
+        return _fallback["lu"](a, permute_l=permute_l)
+    from burn_wgpu import kernels as wk
+    from burn_wgpu.tensor import empty
+    dc, (M, N) = a.dc, a.shape[-2:]
+    K, batch = min(M, N), tuple(a.shape[:-2])
+    nb = _nb(batch)
+    f = wk.reshape(_copy(a), shape=(nb, M, N))
+    piv = empty(dc, (nb, K), "int32")
+    info = _zeros_i32(dc, nb)
+    _launch_groups(dc, _k(dc, a.dtype, "lu"), nb, (_i32(M), _i32(N), f.buf, piv.buf, info.buf))
+    perm = empty(dc, (nb, M), "int32")
+    dc.launch(_k(dc, a.dtype, "lu_perm"), nb, (_i32(M), _i32(K), _i32(nb), piv.buf, perm.buf))
+    lo = empty(dc, batch + (M, K), a.dtype)
+    dc.launch(_k(dc, a.dtype, "lu_lower"), lo.size, (_i32(M), _i32(N), _i32(K), _i32(bool(permute_l)),
+                                                      np.int64(lo.size), f.buf, perm.buf, lo.buf))
+    up = empty(dc, batch + (K, N), a.dtype)
+    dc.launch(_k(dc, a.dtype, "triu_rows"), up.size, (_i32(M), _i32(N), _i32(K), np.int64(up.size), f.buf, up.buf))
+    if permute_l:
+        return lo, up
+    p = empty(dc, batch + (M, M), a.dtype)
+    dc.launch(_k(dc, a.dtype, "perm_matrix"), p.size, (_i32(M), np.int64(p.size), perm.buf, p.buf))
+    return p, lo, up
+
+
+# -- eigh / eigvalsh ------------------------------------------------------------------------------
+
+def _eigh(a, UPLO, want_v):
+    from burn_wgpu.tensor import empty
+    dc, N, batch = a.dc, a.shape[-1], tuple(a.shape[:-2])
+    nb = _nb(batch)
+    work = _copy(a)
+    w = empty(dc, batch + (N,), a.dtype)
+    work2 = empty(dc, (nb, N, N), a.dtype)
+    v = empty(dc, (nb, N, N) if want_v else (1,), a.dtype)
+    vo = empty(dc, batch + (N, N), a.dtype) if want_v else v
+    _launch_groups(dc, _k(dc, a.dtype, "jacobi_eigh"), nb, (_i32(N), _i32(UPLO == "L"), _i32(want_v), _i32(_SWEEPS),
+                                                            work.buf, work2.buf, v.buf, w.buf, vo.buf))
+    return w, vo
+
+
+def _jacobi_ok(a):
+    return _native_ok(a) and a.size and a.shape[-1] <= 2 * _MAXP
+
+
+def eigh(a, *, UPLO="L"):
+    """Batched cyclic Jacobi; eigenvalues ascending, each eigenvector's largest |component| positive."""
+    if not _jacobi_ok(a):
+        return _fallback["eigh"](a, UPLO=UPLO)
+    return _eigh(a, UPLO, True)
+
+
+def eigvalsh(a, *, UPLO="L"):
+    if not _jacobi_ok(a):
+        return _fallback["eigvalsh"](a, UPLO=UPLO)
+    return _eigh(a, UPLO, False)[0]
+
+
+# -- svd / svdvals / pinv / lstsq --------------------------------------------------------------------
+
+def _hestenes(a, want_vecs):
+    """One-sided Jacobi on the rows of X = A^T (M >= N) or X = A (M < N): S, or for M >= N only
+    (U (M x N), S, Vh (N x N)) with zero singular values' U columns completed; signs as they come."""
+    from burn_wgpu import kernels as wk
+    from burn_wgpu.tensor import empty
+    dc, (M, N), batch = a.dc, a.shape[-2:], tuple(a.shape[:-2])
+    nb, tall = _nb(batch), M >= N
+    K, Lw = min(M, N), max(M, N)
+    nd = len(a.shape)
+    x = _copy(wk.permute(a, axes=tuple(range(nd - 2)) + (nd - 1, nd - 2)) if tall else a)
+    y = empty(dc, (nb, K, K), a.dtype)
+    sc, nrm = empty(dc, (nb,), a.dtype), empty(dc, (nb, K), a.dtype)
+    _launch_groups(dc, _k(dc, a.dtype, "hestenes"), nb,
+                   (_i32(K), _i32(Lw), _i32(_SWEEPS), x.buf, y.buf, sc.buf, nrm.buf))
+    s = empty(dc, batch + (K,), a.dtype)
+    if not want_vecs:
+        dc.launch(_k(dc, a.dtype, "svd_out"), nb * K, (_i32(K), _i32(Lw), _i32(nb), _i32(0), x.buf, y.buf, sc.buf,
+                                                        nrm.buf, s.buf, s.buf, np.int64(0), _i32(0), _i32(0), s.buf,
+                                                        _i32(0), _i32(0)))
+        return s
+    assert tall
+    # A = Z S Y: X's normalized rows are U's columns, Y's rows are Vh's rows
+    u, vh = empty(dc, batch + (M, K), a.dtype), empty(dc, batch + (K, K), a.dtype)
+    dc.launch(_k(dc, a.dtype, "svd_out"), nb * K,
+              (_i32(K), _i32(Lw), _i32(nb), _i32(1), x.buf, y.buf, sc.buf, nrm.buf, s.buf, u.buf,
+               np.int64(M * K), _i32(1), _i32(K), vh.buf, _i32(K), _i32(1)))
+    dc.launch(_k(dc, a.dtype, "svd_complete"), nb, (_i32(K), _i32(K), _i32(Lw), _i32(nb), s.buf, u.buf,
+                                                     np.int64(M * K), _i32(1), _i32(K)))
+    return u, s, vh
+
+
+def _svd_tall(a, full_matrices):
+    """M >= N. A square matrix goes straight to Jacobi; a tall one is first reduced by QR (A = Q R),
+    so Jacobi works on N x N and U = Q U_R; full_matrices' extra columns are Q's (complete mode)."""
+    from burn_wgpu import kernels as wk
+    M, N = a.shape[-2:]
+    if M == N:
+        return _hestenes(a, True)
+    nd, lead = len(a.shape), list(a.shape[:-2])
+    q, r = qr(a, mode="complete" if full_matrices else "reduced")
+    if full_matrices:
+        r = wk.slice_(r, starts=[0] * nd, stops=lead + [N, N], steps=[1] * nd)
+    ur, s, vh = _hestenes(r, True)
+    q1 = wk.slice_(q, starts=[0] * nd, stops=lead + [M, N], steps=[1] * nd) if full_matrices else q
+    u = wk.matmul(q1, ur)
+    if full_matrices:
+        rest = wk.slice_(q, starts=[0] * (nd - 1) + [N], stops=lead + [M, M], steps=[1] * nd)
+        u = wk.concat(u, rest, axis=nd - 1)
+    return u, s, vh
+
+
+def _svd(a, full_matrices):
+    """(U, S, Vh) with the sign convention; a wide A is the transpose of a tall one."""
+    from burn_wgpu import kernels as wk
+    M, N = a.shape[-2:]
+    nd = len(a.shape)
+    tr = tuple(range(nd - 2)) + (nd - 1, nd - 2)
+    if M >= N:
+        u, s, vh = _svd_tall(a, full_matrices)
+    else:
+        u2, s, vh2 = _svd_tall(wk.permute(a, axes=tr), full_matrices)
+        u, vh = _copy(wk.permute(vh2, axes=tr)), _copy(wk.permute(u2, axes=tr))
+    K = min(M, N)
+    a.dc.launch(_k(a.dc, a.dtype, "svd_flip"), _nb(a.shape[:-2]) * K,
+                (_i32(M), _i32(u.shape[-1]), _i32(vh.shape[-2]), _i32(N), _i32(K), _i32(_nb(a.shape[:-2])),
+                 u.buf, vh.buf))
+    return u, s, vh
+
+
+def _svd_ok(a):
+    return _native_ok(a) and a.size
+
+
+def svd(a, *, full_matrices=True):
+    """Batched one-sided Jacobi (after a QR when tall); S descending; U's columns have their
+    largest-magnitude component positive; zero singular values get orthonormal completions."""
+    if not _svd_ok(a):
+        return _fallback["svd"](a, full_matrices=full_matrices)
+    return _svd(a, full_matrices)
+
+
+def svdvals(a):
+    if not _svd_ok(a):
+        return _fallback["svdvals"](a)
+    return _hestenes(a, False)
+
+
+def _pinv(a, rcond, hermitian):
+    from burn_wgpu.tensor import empty
+    M, N = a.shape[-2:]
+    if hermitian:
+        d, u = _eigh(a, "L", True)         # numpy's hermitian pinv reads the lower triangle (eigh)
+        vh, k = u, N
+    else:
+        u, d, vh = _svd(a, False)
+        k = min(M, N)
+    p = empty(a.dc, tuple(a.shape[:-2]) + (N, M), a.dtype)
+    T = np.float64 if a.dtype == "float64" else np.float32
+    a.dc.launch(_k(a.dc, a.dtype, "pinv_form"), p.size, (_i32(M), _i32(N), _i32(k), _i32(hermitian), T(rcond),
+                                                         np.int64(p.size), u.buf, d.buf, vh.buf, p.buf))
+    return p
+
+
+def pinv(a, *, rcond, hermitian=False):
+    if not (_svd_ok(a) and (not hermitian or a.shape[-1] == a.shape[-2])):
+        return _fallback["pinv"](a, rcond=rcond, hermitian=hermitian)
+    return _pinv(a, rcond, bool(hermitian))
+
+
+def lstsq(a, b, *, rcond):
+    """gelsd's minimum-norm solution: X = pinv(A) B, singular values <= rcond * max(S) dropped."""
+    if not (_svd_ok(a) and _native_ok(b) and a.dtype == b.dtype and b.size):
+        return _fallback["lstsq"](a, b, rcond=rcond)
+    from burn_wgpu import kernels as wk
+    if rcond < 0:       # LAPACK: a negative rcond means machine precision
+        rcond = float(np.finfo(np.float64 if a.dtype == "float64" else np.float32).eps)
+    return wk.matmul(_pinv(a, rcond, False), b)
 
 
 # -- registration ---------------------------------------------------------------------------------
@@ -510,7 +1106,9 @@ class _Lazy(dict):
 _fallback = _Lazy()
 
 NATIVE = {"cholesky": cholesky, "solve_triangular": solve_triangular, "lu_factor": lu_factor,
-          "lu_solve": lu_solve, "solve": solve, "inv": inv, "det": det, "slogdet": slogdet, "qr": qr}
+          "lu_solve": lu_solve, "solve": solve, "inv": inv, "det": det, "slogdet": slogdet, "qr": qr,
+          "diagonal": diagonal, "lu": lu, "eigh": eigh, "eigvalsh": eigvalsh,
+          "svd": svd, "svdvals": svdvals, "pinv": pinv, "lstsq": lstsq}
 
 
 def _fallback_kernel(name):
