@@ -36,16 +36,7 @@ import torch
 from threadpoolctl import threadpool_limits
 
 import burn
-
-
-def wgpu_device():
-    """``burn.Device.wgpu()`` if an OpenCL device is usable here, else None."""
-    try:
-        dev = burn.Device.wgpu()
-        burn.zeros((1,), device=dev).numpy()
-        return dev
-    except Exception:       # no pyopencl, no OpenCL device
-        return None
+from common import wgpu_device
 
 
 def cases(rng, wgpu=None):
