@@ -282,3 +282,14 @@ def test_complex_linalg_on_wgpu_matches_flex(rng):
     tx = torch.tensor(a[0], requires_grad=True)
     (tg,) = torch.autograd.grad(torch.sum(torch.real(torch.linalg.inv(tx))), tx)
     np.testing.assert_allclose(g, tg.numpy(), rtol=1e-8, atol=1e-10)
+
+
+def test_complex_lstsq_matches_numpy_including_real_residuals(rng):
+    a, b = cplx(rng, 5, 3), cplx(rng, 5, 2)
+    x, res, rank, s = L.lstsq(burn.tensor(a), burn.tensor(b))
+    xn, rn, kn, sn = np.linalg.lstsq(a, b, rcond=None)
+    assert res.dtype is burn.float64 and s.dtype is burn.float64
+    np.testing.assert_allclose(x.numpy(), xn, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(res.numpy(), rn, rtol=1e-10)
+    np.testing.assert_allclose(s.numpy(), sn, rtol=1e-10)
+    assert rank.item() == kn

@@ -280,7 +280,8 @@ def lstsq(a, b, /, rcond=None) -> LstsqResult:
 
     ``rcond=None`` means ``eps * max(M, N)``. ``residuals`` are the squared residual norms per
     column, shape (..., K) (numpy: (1,) for a vector ``b``) when M > N and empty otherwise;
-    unlike numpy they are also returned when ``a`` is rank-deficient.
+    unlike numpy they are also returned when ``a`` is rank-deficient. ``rank`` and ``s``
+    describe ``a`` alone, so they have ``a``'s batch shape.
 
     Example:
         >>> import burn, numpy as np
@@ -309,7 +310,7 @@ def lstsq(a, b, /, rcond=None) -> LstsqResult:
         rank = burn.sum((s > tol).astype(burn.int64), axis=-1)
     if m > n:
         r = b - a @ x
-        res = burn.sum(r * r, axis=-2)
+        res = burn.sum(_abs2(r), axis=-2)      # real |r|^2, also for complex a and b
     else:
         res = burn.zeros(tuple(x.shape[:-2]) + (0,), dtype=x.dtype, device=x.device)
     if vec:
