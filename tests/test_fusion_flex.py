@@ -320,3 +320,158 @@ def test_matmul_epilogue_in_place_keeps_inputs_untouched(rng):
         np.testing.assert_allclose(y.numpy(), np.maximum(an @ bn + cn, 0) * 2, rtol=1e-5, atol=1e-6)
     np.testing.assert_array_equal(c.numpy(), cn)
     np.testing.assert_array_equal(a.numpy(), an)
+
+
+# -- the plan cache: graphs that differ must not share a plan -------------------------
+
+def _fresh(dev=None):
+    """An empty pending graph and an empty plan cache, so every test counts its own misses."""
+    from burn.graph import graph_for
+    graph_for(dev or burn.Device.flex()).flush()
+    burn.fusion.clear_plan_cache()
+
+
+def _misses():
+    return burn.fusion.plan_cache_info()["misses"]
+
+
+def _pending_key():
+    from burn.graph import graph_for
+    return burn.fusion._structure_key(graph_for(burn.Device.flex()).pending)[0]
+
+
+def _assert_distinct_plans(run_a, run_b):
+    """run_a twice (planned, then cached), then run_b: it must be planned anew, and
+    both must give their own right values. Each run checks its values itself."""
+    _fresh()
+    m0 = _misses()
+    run_a()
+    run_a()
+    assert _misses() == m0 + 1, "a repeated graph must reuse its plan"
+    run_b()
+    assert _misses() == m0 + 2, "a different graph must not reuse the plan of the first"
+
+
+def test_graphs_differing_only_in_an_attribute_get_different_plans(rng):
+    xn = rng.standard_normal((4, 4)).astype(np.float32)
+
+    def reduce_over(axis):
+        def run():
+            y = (burn.tensor(xn) * 2.0).sum(axis=axis)          # same output shape for both axes
+            np.testing.assert_allclose(y.numpy(), (xn * 2).sum(axis=axis), rtol=1e-6)
+        return run
+    _assert_distinct_plans(reduce_over(0), reduce_over(1))
+
+
+@pytest.mark.parametrize("first, second", [("float32", "float64"), ("float64", "float32")])
+def test_graphs_differing_only_in_an_input_dtype_get_different_plans(rng, first, second):
+    xn = rng.standard_normal(16)
+
+    def run_with(dtype):
+        def run():
+            x = burn.tensor(xn.astype(dtype))
+            y = (x * 2.0).exp()
+            assert y.dtype.name == dtype
+            np.testing.assert_allclose(y.numpy(), np.exp(xn.astype(dtype) * 2), rtol=1e-6)
+        return run
+    _assert_distinct_plans(run_with(first), run_with(second))
+
+
+def test_graphs_differing_only_in_an_input_shape_get_different_plans(rng):
+    def run_with(n):
+        xn = rng.standard_normal(n).astype(np.float32)
+
+        def run():
+            y = (burn.tensor(xn) + 1.0).sum()
+            np.testing.assert_allclose(y.item(), (xn + 1).sum(), rtol=1e-5)
+        return run
+    _assert_distinct_plans(run_with(4), run_with(5))
+
+
+def test_an_intermediate_held_only_the_second_time_is_still_materialized(rng):
+    xn = rng.standard_normal(8).astype(np.float32)
+
+    def dropped():
+        b = (burn.tensor(xn) * 2.0).exp()                       # the product is a dead temporary
+        np.testing.assert_allclose(b.numpy(), np.exp(xn * 2), rtol=1e-6)
+
+    def held():
+        a = burn.tensor(xn) * 2.0
+        b = a.exp()
+        np.testing.assert_allclose(b.numpy(), np.exp(xn * 2), rtol=1e-6)
+        np.testing.assert_array_equal(a.numpy(), xn * 2)        # computed by the same flush
+    _assert_distinct_plans(dropped, held)
+    _assert_distinct_plans(held, dropped)
+
+
+def test_one_handle_read_twice_and_two_equal_handles_get_different_plans(rng):
+    un, vn = rng.standard_normal(8).astype(np.float32), rng.standard_normal(8).astype(np.float32)
+
+    def same():
+        u = burn.tensor(un)
+        np.testing.assert_allclose((u * u + u).numpy(), un * un + un, rtol=1e-6)
+
+    def distinct():
+        u, v = burn.tensor(un), burn.tensor(vn)
+        np.testing.assert_allclose((u * v + u).numpy(), un * vn + un, rtol=1e-6)
+    _assert_distinct_plans(same, distinct)       # a plan with one slot must not read u for v
+    _assert_distinct_plans(distinct, same)
+
+
+def test_structure_keys_differ_exactly_where_the_graphs_do(rng):
+    _fresh()
+    x32, y32 = burn.ones((3, 3)), burn.ones((3, 3))
+    x64, x4 = burn.ones((3, 3), dtype=burn.float64), burn.ones((4, 3))
+    for t in (x32, y32, x64, x4):
+        t.numpy()
+
+    def key_of(build):
+        kept = build()                                          # keep what the variant holds
+        k = _pending_key()
+        _fresh()
+        del kept
+        return k
+
+    base = key_of(lambda: (x32 * y32).sum(axis=0))
+    assert key_of(lambda: (y32 * x32).sum(axis=0)) == base     # other handles, same pattern
+    variants = {
+        "attr": lambda: (x32 * y32).sum(axis=1),
+        "dtype": lambda: (x64 * x64.astype(burn.float64)).sum(axis=0),
+        "shape": lambda: (x4 * x4[:, :]).sum(axis=0),
+        "one handle twice": lambda: (x32 * x32).sum(axis=0),
+        "held intermediate": lambda: ((p := x32 * y32), p.sum(axis=0)),
+        "op": lambda: (x32 + y32).sum(axis=0),
+    }
+    keys = {name: key_of(build) for name, build in variants.items()}
+    for name, k in keys.items():
+        assert k != base, name
+    assert len(set(keys.values())) == len(keys)
+
+
+def test_multi_output_multi_input_extension_steps_run_from_a_cached_plan(rng):
+    @burn.backend_extension("test_fusion::affine_pair")
+    def affine_pair(x, w, b, scale=2.0):
+        return x * w * scale + b, x - b
+
+    @affine_pair.meta
+    def _(x, w, b, scale=2.0):
+        m = burn.TensorMeta(x.shape, x.dtype)
+        return m, m
+
+    @affine_pair.kernel("flex")
+    def _(x, w, b, scale=2.0):
+        return x * w * np.float32(scale) + b, x - b
+
+    xn, wn, bn = (rng.standard_normal(6).astype(np.float32) for _ in range(3))
+    _fresh()
+    m0 = _misses()
+    for scale in (2.0, 2.0, 3.0):                 # planned, cached, planned again (another attribute)
+        x, w, b = burn.tensor(xn), burn.tensor(wn), burn.tensor(bn)
+        z = burn.zeros((6,))                       # a step with no inputs
+        p, q = affine_pair(x + z, w, b, scale=scale)
+        np.testing.assert_allclose(p.numpy(), xn * wn * np.float32(scale) + bn, rtol=1e-6)
+        np.testing.assert_allclose(q.numpy(), xn - bn, rtol=1e-6)
+    assert _misses() == m0 + 2
+    p, _ = affine_pair(burn.tensor(xn), burn.tensor(wn), burn.tensor(bn), scale=3.0)     # q dropped
+    np.testing.assert_allclose(p.numpy(), xn * wn * 3 + bn, rtol=1e-6)
+    assert _misses() == m0 + 3

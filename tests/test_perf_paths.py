@@ -239,3 +239,52 @@ def test_mlp_training_with_linear_and_adam_matches_torch(rng):
         topt.step()
         np.testing.assert_allclose(loss.item(), lt.item(), rtol=1e-5)
     np.testing.assert_allclose(layers[0].weight.numpy(), tl[0].weight.detach().numpy().T, rtol=1e-4, atol=1e-5)
+
+
+# -- the inlined recording paths of apply (one and several outputs) -------------------
+
+def test_a_two_output_op_records_a_gradient_on_each_output_like_torch(rng):
+    @burn.backend_extension("test_perf::prod_diff")
+    def prod_diff(x, w):
+        return x * w, x - w
+
+    @prod_diff.meta
+    def _(x, w):
+        m = burn.TensorMeta(x.shape, x.dtype)
+        return m, m
+
+    @prod_diff.kernel("flex")
+    def _(x, w):
+        return x * w, x - w
+
+    @prod_diff.backward
+    def _(ctx, gp, gd):
+        x, w = ctx.inputs
+        return gp * w + gd, gp * x - gd
+
+    xn, wn, cn = (rng.standard_normal(5) for _ in range(3))
+    x = burn.tensor(xn, device=AD).require_grad()
+    h = x * 2.0                                   # a computed input: recorded by value
+    w = burn.tensor(wn, device=AD).require_grad()
+    p, d = prod_diff(h, w)
+    assert p.requires_grad and d.requires_grad and p._grad[0] is d._grad[0] and (p._grad[1], d._grad[1]) == (0, 1)
+    h += 100.0                                    # rebinds h after the op recorded it
+    loss = (p * burn.tensor(cn, device=AD)).sum() + (d * d).sum()
+    grads = loss.backward()
+    xt = torch.tensor(xn, requires_grad=True)
+    wt = torch.tensor(wn, requires_grad=True)
+    ht = xt * 2.0
+    lt = (ht * wt * torch.tensor(cn)).sum() + ((ht - wt) ** 2).sum()
+    lt.backward()
+    np.testing.assert_allclose(x.grad(grads).numpy(), xt.grad.numpy(), rtol=1e-12)
+    np.testing.assert_allclose(w.grad(grads).numpy(), wt.grad.numpy(), rtol=1e-12)
+    np.testing.assert_allclose(h.numpy(), xn * 2 + 100)
+
+
+def test_an_integer_output_of_a_recorded_op_takes_no_gradient_record():
+    x = burn.tensor([1.0, -2.0, 3.0], device=AD).require_grad()
+    y = x * 2.0
+    assert y._grad is not None
+    mask = x > 0.0                                # bool result: not differentiable
+    assert mask._grad is None and not mask.requires_grad
+    assert mask.tolist() == [True, False, True]

@@ -23,6 +23,7 @@ _state = threading.local()
 # op saved it (PyTorch's version counter, one global int instead of one per tensor, so
 # recording an op costs one attribute store).
 _clock = [0]
+_new = object.__new__
 
 
 def is_grad_enabled() -> bool:
@@ -398,7 +399,13 @@ def _backward(root, grad, create_graph, stop=None, capture=None):
                         captured[r] = o      # complete: every consumer came earlier in the order
             inputs = node.inputs
             if node.time == _clock[0]:      # nothing changed in place since the op was recorded
-                in_grads = node.backward_fn(BackwardContext(node), *outs)
+                ctx = _new(BackwardContext)     # BackwardContext(node), inlined
+                ctx._node = node
+                ctx.inputs = inputs
+                ctx.attrs = node.attrs
+                ctx.saved = node.saved
+                ctx._outputs = None
+                in_grads = node.backward_fn(ctx, *outs)
             else:
                 in_grads, inputs = _checked_rule(node, outs)
             if not isinstance(in_grads, (tuple, list)):

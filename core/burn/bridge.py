@@ -9,9 +9,12 @@ not materialise.
 """
 from __future__ import annotations
 
-import weakref
+from weakref import ref as _weakref
 
 __all__ = ["Handle", "Node", "record", "materialized"]
+
+
+_new = object.__new__
 
 
 class Node:
@@ -65,15 +68,42 @@ def materialized(shape, dtype, graph, data) -> Handle:
 
 def record(graph, prim, handles, attrs, metas):
     """Append a node computing ``prim`` on ``handles`` to ``graph``; return its
-    output handle(s). ``metas`` were computed (and validated) by the caller."""
-    node = Node(prim, tuple([h if h.node is None else (h.node, h.index) for h in handles]), attrs, metas)
-    if len(metas) == 1:      # the hot path: no generator objects
-        m = metas[0]
-        h = Handle(m.shape, m.dtype, graph, None, node, 0)
-        node.outs = (weakref.ref(h),)
-        graph.add(node)
-        return (h,)
-    outs = [Handle(m.shape, m.dtype, graph, None, node, i) for i, m in enumerate(metas)]
-    node.outs = tuple([weakref.ref(h) for h in outs])
+    output handle(s). ``metas`` were computed (and validated) by the caller.
+
+    (``Tensor``'s one-output hot path, :func:`burn.tensor.apply`, inlines this.)
+
+    Example:
+        >>> import burn
+        >>> from burn.bridge import record
+        >>> burn.plugins.ensure_loaded()
+        >>> x = burn.tensor([1.0, 4.0])
+        >>> sqrt = burn.dispatch.registry.ops["sqrt"]
+        >>> (h,) = record(x._h.graph, sqrt, [x._h], {}, (burn.TensorMeta((2,), burn.float32),))
+        >>> assert h.node is not None and h.value().tolist() == [1.0, 2.0] and h.node is None
+    """
+    args = []
+    for h in handles:
+        args.append(h if h.node is None else (h.node, h.index))
+    # Node(...) and Handle(...) inlined: their __init__ calls cost ~0.1 us each
+    node = _new(Node)
+    node.prim = prim
+    node.args = tuple(args)
+    node.attrs = attrs
+    node.metas = metas
+    node.error = None
+    node.pos = -1
+    outs = []
+    refs = []
+    for i, m in enumerate(metas):
+        h = _new(Handle)
+        h.shape = m.shape
+        h.dtype = m.dtype
+        h.graph = graph
+        h.data = None
+        h.node = node
+        h.index = i
+        outs.append(h)
+        refs.append(_weakref(h))
+    node.outs = tuple(refs)
     graph.add(node)
     return outs

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from operator import itemgetter
 
 from .primitives import ELEMENTWISE, MATMUL, REDUCE
 
@@ -85,52 +86,74 @@ class PlannedGroup:
 def _attrs_key(attrs):
     # attributes whose name starts with "_" vary per call (e.g. random keys) and
     # are read from the node at run time, so they are not part of the structure
-    return tuple((k, v) for k, v in attrs.items() if k[0] != "_")
+    for k in attrs:
+        if k[0] == "_":
+            return tuple([(k, v) for k, v in attrs.items() if k[0] != "_"])
+    return tuple(attrs.items())
 
 
 def _structure_key(nodes):
-    """``(key, external signature, externals)`` of a flushed node list.
+    """``(key, externals)`` of a flushed node list: ``key`` is one flat tuple that
+    fixes the plan, ``externals`` the materialized input handles, listed per
+    argument occurrence (the order ``Plan.run`` reads them in).
 
-    Runs on every flush, so it is one pass with no generator objects; a node's
-    position is its ``pos`` (set when the graph appended it), and externals are
-    listed per argument occurrence, the order ``Plan.run`` reads them in."""
-    parts = []
-    ext_sig = []
+    Runs on every flush, so it is one pass that appends to one list (a flat
+    tuple hashes and compares faster than a tuple of per-node tuples). Per
+    node: its op name, its attributes (:func:`_attrs_key`), its number of
+    arguments, per argument ``p * 16 + k`` for output ``k`` of node ``p``
+    (``(p, k, None)`` for k >= 16), ``(shape, dtype)`` for an external handle
+    seen for the first time or ``-1 - e`` for a repeat of the ``e``-th one,
+    and which of its outputs are still held (a bool, or a tuple of them).
+    Each node's output metas follow from its inputs' and its attributes.
+
+    Example:
+        >>> import burn
+        >>> from burn.fusion import _structure_key
+        >>> from burn.graph import graph_for
+        >>> x = burn.ones((3,)); _ = x.numpy()
+        >>> g = graph_for(x.device); g.flush()
+        >>> y = (x * x).exp()
+        >>> key, ext = _structure_key(g.pending)
+        >>> assert key[:3] == ("mul", (), 2) and ext == [x._h, x._h]
+        >>> assert key[3] == ((3,), burn.float32) and key[4] == -1      # x read twice: one slot
+    """
+    key = []
+    add = key.append
     ext_ids = {}
     externals = []
-    add_part = parts.append
     n_nodes = len(nodes)
     for n in nodes:
-        codes = []
-        for a in n.args:
+        attrs = n.attrs
+        args = n.args
+        add(n.prim.name)
+        add(_attrs_key(attrs) if attrs else ())
+        add(len(args))
+        for a in args:
             if type(a) is tuple:
-                src = a[0]
+                src, k = a
                 p = src.pos
                 if p >= n_nodes or nodes[p] is not src:
-                    raise _stale_input(n)
-                codes.append(p * 16 + a[1])
+                    raise stale_input(n)
+                add(p * 16 + k if k < 16 else (p, k, None))
             else:
                 # the same handle read twice must map to one slot in a cached plan
                 e = ext_ids.get(id(a))
                 if e is None:
-                    e = ext_ids[id(a)] = len(ext_ids)
-                codes.append(-1 - e)
+                    ext_ids[id(a)] = len(ext_ids)
+                    add((a.shape, a.dtype))
+                else:
+                    add(-1 - e)
                 externals.append(a)
-                ext_sig.append((a.shape, a.dtype))
         outs = n.outs
         if len(outs) == 1:
-            needed = outs[0]() is not None
+            add(outs[0]() is not None)
         else:
-            needed = 0
-            for k, w in enumerate(outs):
-                if w() is not None:
-                    needed |= 1 << k
-        attrs = n.attrs
-        add_part((n.prim.name, _attrs_key(attrs) if attrs else (), tuple(codes), needed))
-    return tuple(parts), tuple(ext_sig), externals
+            add(tuple([w() is not None for w in outs]))
+    return tuple(key), externals
 
 
-def _stale_input(n):
+def stale_input(n):
+    """The error for a node whose input was lost in a failed flush."""
     from .errors import BurnError
     return BurnError(f"'{n.prim.name}' reads a value whose computation failed in an earlier flush "
                      f"(a kernel raised); recompute that input")
@@ -280,7 +303,7 @@ class Plan:
     __slots__ = ("steps", "n_slots", "ext_slots", "results", "groups")
 
     def __init__(self):
-        self.steps = []        # (fn, node_pos or None, in_slots, out_slots, free_slots)
+        self.steps = []        # see _step: (fn, node_pos or None, n_in, a, b, out, free_slots)
         self.ext_slots = []    # slot per external arg, in structure-key order
         self.results = []      # (node_pos, out_index, slot) for outputs someone holds
         self.n_slots = 0
@@ -298,16 +321,26 @@ class Plan:
         env = [None] * self.n_slots
         for slot, h in zip(self.ext_slots, externals):
             env[slot] = h.data
-        for fn, npos, ins, outs, frees in self.steps:
-            args = [env[s] for s in ins]
-            if npos is None:
-                res = fn(*args)
+        # steps are specialised by arity at build time (see _step): no per-step
+        # argument list, and no ``**attrs`` call for ops without attributes
+        for fn, npos, n, a, b, out, frees in self.steps:
+            if npos is None or not (attrs := nodes[npos].attrs):
+                if n == 1:
+                    res = fn(env[a])
+                elif n == 2:
+                    res = fn(env[a], env[b])
+                else:
+                    res = fn(*b(env)) if n else fn()
+            elif n == 1:
+                res = fn(env[a], **attrs)
+            elif n == 2:
+                res = fn(env[a], env[b], **attrs)
             else:
-                res = fn(*args, **nodes[npos].attrs)
-            if len(outs) == 1:
-                env[outs[0]] = res if not isinstance(res, (tuple, list)) else res[0]
+                res = fn(*b(env), **attrs) if n else fn(**attrs)
+            if type(out) is int:
+                env[out] = res if not isinstance(res, (tuple, list)) else res[0]
             else:
-                for s, r in zip(outs, res):
+                for s, r in zip(out, res):
                     env[s] = r
             for s in frees:
                 env[s] = None
@@ -316,6 +349,23 @@ class Plan:
             if h is not None:
                 h.data = env[slot]
                 h.node = None
+
+
+def _step(fn, npos, ins, outs, frees):
+    """One Plan step: ``(fn, node_pos, n_inputs, a, b, out, frees)`` where a/b are
+    the input slots of a one- or two-input step, else ``b`` gathers all inputs
+    (an itemgetter returning a tuple); ``out`` is the output slot, or a tuple of
+    slots for several outputs."""
+    n = len(ins)
+    a = ins[0] if n else None
+    if n == 2:
+        b = ins[1]
+    elif n > 2:
+        b = itemgetter(*ins)
+    else:
+        b = None
+    out = outs[0] if len(outs) == 1 else tuple(outs)
+    return (fn, npos, n, a, b, out, tuple(frees))
 
 
 def _live_nodes(nodes, pos):
@@ -419,7 +469,7 @@ def _build_plan(nodes, pos, backend):
     for s, si in last_use.items():
         if s not in held_slots:
             frees_at.setdefault(si, []).append(s)
-    plan.steps = [(fn, npos, ins, outs, frees_at.get(si, ())) for si, (fn, npos, ins, outs) in enumerate(raw_steps)]
+    plan.steps = [_step(fn, npos, ins, outs, frees_at.get(si, ())) for si, (fn, npos, ins, outs) in enumerate(raw_steps)]
     plan.results = [(p, k, slots[(p, k)]) for (p, k) in sorted(held) if (p, k) in slots]
     if os.environ.get("BURN_FUSION_EXPLAIN"):
         print(_format_groups(groups, nodes), flush=True)
@@ -432,8 +482,8 @@ def _collect_externals(nodes):
 
 def get_plan(nodes, backend):
     """The (cached) plan for these nodes and the external handles it reads."""
-    key, ext_sig, externals = _structure_key(nodes)
-    full_key = (backend.name, key, ext_sig)
+    key, externals = _structure_key(nodes)
+    full_key = (backend.name, key)
     try:
         plan = _PLAN_CACHE.get(full_key)
     except TypeError:

@@ -19,6 +19,9 @@ from .errors import AutodiffError, DeviceMismatch, describe
 __all__ = ["Tensor", "apply"]
 
 _new = object.__new__
+_GradNode = autodiff.GradNode
+_ad_state = autodiff._state
+_clock = autodiff._clock        # a list: ticks in place, so this binding stays current
 
 
 def _check_devices(prim_name, tensors):
@@ -70,9 +73,21 @@ def apply(prim, tensors, attrs=None, metas=None):
         for t in tensors:
             h = t._h
             args.append(h if h.node is None else (h.node, h.index))
-        node = Node(prim, tuple(args), attrs, metas)
+        # Node(...) and Handle(...) inlined: their __init__ calls cost ~0.1 us each
+        node = _new(Node)
+        node.prim = prim
+        node.args = tuple(args)
+        node.attrs = attrs
+        node.metas = metas
+        node.error = None
         m = metas[0]
-        h = Handle(m.shape, m.dtype, graph, None, node, 0)
+        h = _new(Handle)
+        h.shape = m.shape
+        h.dtype = m.dtype
+        h.graph = graph
+        h.data = None
+        h.node = node
+        h.index = 0
         node.outs = (_weakref(h),)
         pending = graph.pending
         node.pos = len(pending)
@@ -90,8 +105,15 @@ def apply(prim, tensors, attrs=None, metas=None):
         outs = (out,)
     else:
         handles = record(graph, prim, [t._h for t in tensors], attrs, metas)
-        outs = [Tensor._wrap(h, dev) for h in handles]
-    if dev.is_autodiff and autodiff._state.__dict__.get("enabled", True):
+        outs = []
+        for h in handles:
+            t = _new(Tensor)
+            t._h = h
+            t.device = dev
+            t._grad = None
+            t._leaf = False
+            outs.append(t)
+    if dev.is_autodiff and _ad_state.__dict__.get("enabled", True):
         needs = False
         for t in tensors:
             if t._grad is not None or t._leaf:
@@ -102,19 +124,36 @@ def apply(prim, tensors, attrs=None, metas=None):
             if rule is None:
                 raise AutodiffError(f"{prim.name}: no backward rule is defined; it cannot be differentiated")
             # computed inputs are recorded by value: a later in-place update
-            # (``y += 1``, ``y[0] = v``) rebinds the Tensor object, not this record
-            ins = tuple([t if t._grad is None else _snapshot(t) for t in tensors])
-            node = autodiff.GradNode(prim, ins, attrs, handles, rule)
-            for i, o in enumerate(outs):
-                if o._h.dtype.is_inexact:
-                    o._grad = (node, i)
+            # (``y += 1``, ``y[0] = v``) rebinds the Tensor object, not this record.
+            # The copy and GradNode(...) are inlined (every recorded op of a training step).
+            ins = []
+            for t in tensors:
+                tg = t._grad
+                if tg is None:
+                    ins.append(t)
+                else:
+                    c = _new(Tensor)
+                    c._h = t._h
+                    c.device = t.device
+                    c._grad = tg
+                    c._leaf = False
+                    ins.append(c)
+            node = _new(_GradNode)
+            node.prim = prim
+            node.inputs = tuple(ins)
+            node.attrs = attrs
+            node.out_handles = handles
+            node.saved = None
+            node.backward_fn = rule
+            node.time = _clock[0]
+            if len(outs) == 1:
+                if handles[0].dtype.is_inexact:
+                    outs[0]._grad = (node, 0)
+            else:
+                for i, o in enumerate(outs):
+                    if o._h.dtype.is_inexact:
+                        o._grad = (node, i)
     return outs[0] if prim.n_out == 1 else tuple(outs)
-
-
-def _snapshot(t):
-    c = Tensor._wrap(t._h, t.device)
-    c._grad = t._grad
-    return c
 
 
 def apply_creation(prim, device, attrs):
