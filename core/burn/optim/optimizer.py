@@ -26,7 +26,9 @@ import json
 
 from ..autodiff import Gradients, no_grad
 from ..errors import BurnError, DTypeError, ShapeError, describe
-from ..library import backend_extension
+from ..dispatch import registry as _registry
+from ..library import _TENSOR, backend_extension
+from ..tensor import apply as _apply
 from ..ops.creation import tensor as _tensor, zeros_like
 from ..ops.elementwise import sqrt
 from ..primitives import TensorMeta
@@ -492,31 +494,22 @@ def _hyper(cache, p, values):
     return h
 
 
-_T = None        # library's tensor-slot marker in an extension call's template
-
-
 def _call_update(ext, tensors, mode):
     """``ext(*tensors, mode)`` for a parameter update, recorded without the general
     extension call's per-call work (argument templates, meta rule): the optimizer
     passes gradients and state shaped and typed like the parameter, checked here
     cheaply. Records exactly what ``ext(*tensors, mode)`` records."""
-    global _T
-    from ..dispatch import registry
-    from ..tensor import apply
     p = tensors[0]
     ph = p._h
     for t in tensors[1:-1]:
         h = t._h
         if h.shape != ph.shape or h.dtype is not ph.dtype:
             return ext(*tensors, mode)        # the meta rule names the mismatch
-    if registry.kernel(ext.name, p.device.backend.name) is None:
+    if _registry.kernel(ext.name, p.device.backend.name) is None:
         return ext.reference(*tensors, mode)
-    if _T is None:
-        from ..library import _TENSOR
-        _T = _TENSOR
     m = TensorMeta(ph.shape, ph.dtype)
-    attrs = {"template": (_T,) * len(tensors) + (mode,), "kwargs": ()}
-    return apply(ext, tensors, attrs, (m,) * ext.n_out)
+    attrs = {"template": (_TENSOR,) * len(tensors) + (mode,), "kwargs": ()}
+    return _apply(ext, tensors, attrs, (m,) * ext.n_out)
 
 
 def _scalars(h, p, n):
