@@ -19,6 +19,9 @@ Sections (all by default, or ``--only a,b``):
   (one kernel per run of ops), burn.var end to end, numpy and torch.
 - ``rows``: log_softmax forward + backward as row kernels against the burn-ops composition
   they replaced, and torch.
+- ``reduce``: full sum and argmax of 16M floats, mean over the rows of [8, 1M], var over the
+  rows of [4, 4M]: one work-item per row (before) against the work-group / split variants
+  (after), numpy and torch.
 
 Timings on this shared 2-core machine swing when a neighbour is busy: compared runs are
 interleaved and medians reported; BLAS is pinned to one thread.
@@ -431,9 +434,63 @@ def bench_rows(args, out):
                         f"after / before: {t[1] / t[0]:.2f}x the time"))
 
 
+def bench_reduce(args, out):
+    import burn
+    import torch
+    import burn_wgpu.kernels as wk
+    from burn_wgpu import reduce_fused as rf
+    dev = burn.Device.wgpu()
+    rng = np.random.default_rng(0)
+    flat = rng.standard_normal(16 << 20, dtype=F32)
+    rows8 = rng.standard_normal((8, 1 << 20), dtype=F32)
+    rows4 = (1e3 + rng.standard_normal((4, 4 << 20), dtype=F32)).astype(F32)
+    xs = {k: burn.tensor(v, device=dev) for k, v in (("flat", flat), ("rows8", rows8), ("rows4", rows4))}
+    ts = {k: torch.from_numpy(v) for k, v in (("flat", flat), ("rows8", rows8), ("rows4", rows4))}
+    dev.sync()
+    cases = [  # name, burn fn, numpy fn, torch fn, whether "before" is the library kernel
+        ("sum of 16M float32 (full)", lambda: xs["flat"].sum().numpy(), lambda: flat.sum(),
+         lambda: ts["flat"].sum(), True),
+        ("mean over the rows of [8, 1M]", lambda: xs["rows8"].mean(axis=1).numpy(), lambda: rows8.mean(axis=1),
+         lambda: ts["rows8"].mean(dim=1), False),
+        ("argmax of 16M float32 (full)", lambda: xs["flat"].argmax().numpy(), lambda: flat.argmax(),
+         lambda: ts["flat"].argmax(), True),
+        ("var over the rows of [4, 4M]", lambda: burn.var(xs["rows4"], axis=1).numpy(), lambda: rows4.var(axis=1),
+         lambda: torch.var(ts["rows4"], dim=1, correction=0), False),
+    ]
+    torch.set_num_threads(1)
+
+    def mode(before, f, lib):
+        def r():
+            wk.REDUCE_LIBRARY, rf.FORCE = (lib, "row") if before else (False, None)
+            try:
+                return f()
+            finally:
+                wk.REDUCE_LIBRARY, rf.FORCE = False, None
+        return r
+    rows = []
+    for name, fb, fn, ft, lib in cases:
+        b, a = mode(True, fb, lib), mode(False, fb, lib)
+        for f in (b, a, b, a):          # compile, warm up, check
+            np.testing.assert_allclose(f(), fn(), rtol=2e-4)
+        a()
+        variant = "%s, S=%d" % rf.LAST_VARIANT[0]
+        t = _interleaved([b, a, fn, ft], args.reps)
+        rows.append((name, variant, t))
+    from burn_wgpu import runtime
+    units = f"({runtime.context(dev.index).device.max_compute_units} compute units)"
+    body = "\n".join(f"| {nm} | {v} | {t[0] * 1e3:.1f} | {t[1] * 1e3:.1f} | {t[0] / t[1]:.1f}x | {t[2] * 1e3:.1f} | "
+                     f"{t[1] / t[2]:.2f}x | {t[3] * 1e3:.1f} | {t[1] / t[3]:.2f}x |" for nm, v, t in rows)
+    out.append(("reduce", "reductions to few outputs on wgpu (PoCL, 2 cores) before (one work-item per row: the "
+                          "library kernel for plain reductions, the one-item fused kernel for mean/var) and after "
+                          "(work-group / split variants chosen by shape), against numpy and torch on one thread; "
+                          f"result download included {units}\n\n"
+                          "| reduction | variant after | before ms | after ms | speed-up | numpy ms | after / numpy "
+                          "| torch ms | after / torch |\n|---|---|---|---|---|---|---|---|---|\n" + body))
+
+
 SECTIONS = {"matmul": bench_matmul, "fused": bench_fused, "train": bench_train, "pool": bench_pool,
             "coldwarm": bench_coldwarm, "complex": bench_complex, "rows": bench_rows,
-            "moments": bench_moments}
+            "moments": bench_moments, "reduce": bench_reduce}
 
 
 def main(argv=None):

@@ -90,6 +90,22 @@ def _training_program(dev):
     float(loss.item())
 
 
+def _reduce_module(g):
+    """The CUDA rendering of a reduce group's row / work-group / split kernels
+    (``burn.codegen.reduce``, the kernels burn-wgpu runs in OpenCL), or None."""
+    from burn.codegen import CUDA
+    from burn.codegen.reduce import analyze, render_reduce
+    if g.kind != "reduce":
+        return None
+    shapes = [tuple(m.shape) for m in g.input_metas]
+    dtypes = [m.dtype.name for m in g.input_metas]
+    try:
+        sp = analyze(g, shapes, dtypes)
+        return render_reduce(g.ops, g.outputs, sp, dtypes, CUDA, L=256)[0] if sp else None
+    except (KeyError, ValueError, TypeError):
+        return None
+
+
 def _all_modules():
     from burn_cuda.fused import segment_source, segments
     from burn_cuda.indexing import scatter_source
@@ -101,6 +117,9 @@ def _all_modules():
             mods[src] = f"family {ins}->{out}"
     n_groups = 0
     for g in _recorded_groups():
+        src = _reduce_module(g)
+        if src:
+            mods.setdefault(src, f"reduce {[o[0] for o in g.ops]}")
         for ops, in_dtypes, outs in segments(g):
             n_groups += 1
             for pat in (None, 0):
@@ -165,3 +184,35 @@ def test_batching_keeps_module_kernels_apart():
     b = program_source([render_group("k", [("exp", {}, [("in", 0)])], ["float16"], [0], CUDA)], CUDA)
     text = _batch([a, b])
     assert 'void m0_k(' in text and 'void m1_k(' in text and text.count("#include <cuda_fp16.h>") == 1
+
+
+def _reduce_group(ops, shapes, dtypes, outputs):
+    from burn.fusion import FusedGroup
+    metas = [burn.TensorMeta(tuple(sh), getattr(burn, d)) for sh, d in zip(shapes, dtypes)]
+    return FusedGroup("reduce", ops, metas, outputs, [])
+
+
+def test_parallel_reduce_kernels_compile_for_every_op_and_dtype(tmp_path):
+    """Every reduction op in every dtype, a prologue with a written value, mean and var: the
+    row, work-group and split kernels of burn.codegen.reduce in the CUDA dialect."""
+    ops_ = ["sum", "prod", "max", "min", "argmax", "argmin", "any", "all"]
+    groups = []
+    for d in ["float32", "float64", "int32", "int8", "uint8", "bool", "int64"]:
+        for op in ops_:
+            groups.append(_reduce_group([(op, {"axis": (1,), "keepdims": False}, [("in", 0)])], [(3, 50)], [d], [0]))
+    ax = {"axis": (1,), "keepdims": True}
+    groups.append(_reduce_group([("exp", {}, [("in", 0)]), ("sum", {"axis": None}, [("op", 0)])],
+                                [(4, 9)], ["float32"], [0, 1]))
+    groups.append(_reduce_group([("sum", ax, [("in", 0)]), ("mul", {}, [("op", 0), ("in", 1)]),
+                                 ("sub", {}, [("in", 0), ("op", 1)]), ("mul", {}, [("op", 2), ("op", 2)]),
+                                 ("sum", {"axis": (1,), "keepdims": False}, [("op", 3)]),
+                                 ("mul", {}, [("op", 4), ("in", 2)])],
+                                [(4, 100), (), ()], ["float64"] * 3, [5]))
+    srcs = [_reduce_module(g) for g in groups]
+    assert all(srcs)
+    assert all("__syncthreads();" in s and "fmred_grp(" in s for s in srcs)
+    assert all("fmred_comb0(" in s for s in srcs) and "fmred_comb1(" in srcs[-1]     # var: two passes
+    path = tmp_path / "reduce.cu"
+    path.write_text(_batch(srcs))
+    _, rc, err = _nvcc(str(path))
+    assert rc == 0, err[:3000]

@@ -5,7 +5,7 @@ runs of element-wise ops the code generator can render (one kernel launch
 each) and the other ops (a matmul, a reduction), which run their ordinary
 kernels. An element-wise group is one segment: one launch. A reduction or
 matmul group is one kernel too: a reduction group's prologue is evaluated in the reduction
-kernel's load (:class:`_FusedReduce`), a matmul group's epilogue at the
+kernel's load (:mod:`burn_wgpu.reduce_fused`, else :class:`_FusedReduce`), a matmul group's epilogue at the
 matmul kernel's store (:class:`_FusedMatmul`); a reduce group that goes on after its
 reduction (mean's scale, var's second pass) is one kernel of :mod:`burn_wgpu.reduce_fused`;
 groups these cannot take (a
@@ -152,9 +152,11 @@ def compile_group(group):
     if not _complex_renderable(group, plan[3]):
         return None     # e.g. floor of a complex value: op by op, where its kernel raises a DTypeError
     fg = _FusedGroup(group, *plan)
-    if _reduce_group(group) is not None:
-        return _FusedReduce(group, fg)
     from .reduce_fused import is_multi_reduce, FusedMultiReduce
+    if _reduce_group(group) is not None:
+        # the generated reduce kernels (row / work-group / split variants by shape); groups
+        # their analysis declines keep the one-work-item-per-row kernel below
+        return FusedMultiReduce(group, _FusedReduce(group, fg))
     if is_multi_reduce(group):      # epilogues, second passes (mean, var, std): burn_wgpu.reduce_fused
         return FusedMultiReduce(group, fg)
     if _matmul_group(group):
@@ -205,6 +207,8 @@ def _default_dc():
 
 
 # -- reduction with its element-wise prologue: ONE kernel -------------------------------------
+# compile_group hands these groups to burn_wgpu.reduce_fused first (row / work-group / split
+# variants); this one-work-item-per-row kernel runs the groups its analysis declines.
 # Each work-item owns one output element: it walks the reduced coordinates, reads every
 # prologue input through its own strides (broadcast = stride 0, transposed views as they are),
 # evaluates the chain in registers and folds the value into the accumulator. The prologue's

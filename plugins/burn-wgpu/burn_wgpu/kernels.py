@@ -293,13 +293,49 @@ def _is_complex(dtype):
     return dtype in ("complex64", "complex128")
 
 
+# True: plain reductions run the library's one-work-item-per-row kernels (after a contiguous
+# copy) as before the generated variants; the benchmark flips it to compare
+REDUCE_LIBRARY = os.environ.get("BURN_WGPU_REDUCE_LIBRARY") == "1"
+
+
+class _ReduceGroup:
+    """A plain reduction seen as a one-op reduce group: the generated kernels of
+    :mod:`burn_wgpu.reduce_fused` read it through its strides (no copy) and pick a row,
+    work-group or split variant for its shape."""
+    kind = "reduce"
+    outputs = [0]
+
+    def __init__(self, op, axes, keepdims):
+        self.ops = [(op, {"axis": axes, "keepdims": keepdims}, [("in", 0)])]
+
+
+_PLAIN: dict = {}
+
+
+def _plain_reduce(op, axes, keepdims, fallback):
+    key = (op, axes, bool(keepdims))
+    r = _PLAIN.get(key)
+    if r is None:
+        from .reduce_fused import FusedMultiReduce
+        r = _PLAIN[key] = FusedMultiReduce(_ReduceGroup(op, axes, bool(keepdims)), fallback)
+        r.calls = 1 << 30           # no op-by-op warm-up: it is one op
+    return r
+
+
 def reduction(op):
     def k(x, *, axis, keepdims):
-        dc = x.dc
         axes = _axes(axis, x.ndim)
         if _is_complex(x.dtype):
             from . import reduce_complex
             return reduce_complex.reduce(op, x, axes, keepdims)
+        if not REDUCE_LIBRARY and x.size and all(x.shape[d] for d in axes):
+            return _plain_reduce(op, axes, keepdims,
+                                 lambda x: (library_reduce(x, axes=axes, keepdims=keepdims),))(x)[0]
+        return library_reduce(x, axes=axes, keepdims=keepdims)
+
+    def library_reduce(x, *, axes, keepdims):
+        # empty reductions and dtypes the generated kernels do not take (float16)
+        dc = x.dc
         keep = [d for d in range(x.ndim) if d not in axes]
         moved = permute(x, axes=tuple(keep) + axes)
         src = contiguous(moved)

@@ -3,7 +3,8 @@
 The per-dtype library (:mod:`burn_wgpu.library`) computes in the storage type;
 a complex value is a ``float2`` / ``double2`` whose vector ``*`` is
 component-wise, so complex tensors get these kernels instead: sums with Kahan
-compensation per part, products with the complex product, numpy's
+compensation per part, products with the complex product (both with a work-group per row,
+or split over several, when rows are few and long: :func:`parallel_source`), numpy's
 lexicographic order (NaN first) for max/min/argmax/argmin, any/all testing
 both parts, cumulative sums/products, and a matmul (any strides): local-memory
 tiles of A and B (``matmul_tiled``, the default), or one work-item per element
@@ -166,6 +167,70 @@ def _kernel(dc, dtype, name):
     return dc.kernel(complex_source(dtype), name)
 
 
+@lru_cache(maxsize=None)
+def parallel_source(dtype: str, L: int, blocked: bool) -> str:
+    """Work-group kernels ``preduce_sum`` / ``preduce_prod`` of complex ``dtype``: work-group g
+    reduces chunk ``g % S`` of row ``g / S`` (its items' shares, Kahan per part for sums, then a
+    local-memory tree) to ``out[g]``. S = 1 is the work-group-per-row variant; a split runs it
+    twice, the second time over the S partials of each row (R = S, S = 1).
+
+    >>> src = parallel_source("complex64", 64, True)
+    >>> assert "__kernel void preduce_sum" in src and "barrier(CLK_LOCAL_MEM_FENCE)" in src
+    """
+    T = OPENCL.ctype(dtype)
+    mk = lambda re_, im: OPENCL.make(dtype, re_, im)  # noqa: E731
+    mul = f"burn_cmul_{dtype}"
+    pre = "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n" if dtype == "complex128" else ""
+    if blocked:         # CPU devices: one contiguous block per item
+        loop = (f"int cs = (hi - lo + {L - 1}) / {L}; int qa = lo + lid * cs; int qb = min(hi, qa + cs);"
+                "\n  for (int r = qa; r < qb; ++r)")
+    else:               # GPUs: strided shares, coalesced loads
+        loop = f"for (int r = lo + lid; r < hi; r += {L})"
+    out = [pre + helper_source("cmul", dtype, OPENCL)]
+    for op, init, step, comb in (
+            ("sum", mk("0", "0"), "{ %s y = p[r] - c; %s t = s + y; c = (t - s) - y; s = t; }" % (T, T),
+             "ta[lid] = ta[lid] + ta[lid + w];"),
+            ("prod", mk("1", "0"), f"s = {mul}(s, p[r]);", f"ta[lid] = {mul}(ta[lid], ta[lid + w]);")):
+        out.append(f"""
+__kernel void preduce_{op}(int M, int R, int S, __global {T}* out, __global const {T}* in, int off) {{
+  __local {T} ta[{L}];
+  int g = get_group_id(0); int m = g / S; int lid = get_local_id(0);
+  int ck = (R + S - 1) / S; int lo = (g % S) * ck; int hi = min(R, lo + ck); if (lo > R) lo = R;
+  __global const {T}* p = in + off + (long)m * R;
+  {T} s = {init}, c = {mk('0', '0')};
+  {loop} {step}
+  ta[lid] = {'s - c' if op == 'sum' else 's'};
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (int w = {L // 2}; w > 0; w >>= 1) {{
+    if (lid < w) {{ {comb} }}
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }}
+  if (lid == 0) out[g] = ta[0];
+}}""")
+    return "\n".join(out)
+
+
+def _parallel(op, src, out, M, R):
+    """Run a complex sum/prod with a work-group per row or split, when the shape calls for it
+    (:func:`burn_wgpu.reduce_fused.choose`); False when one work-item per row is the choice."""
+    from .reduce_fused import choose, local_size
+    dc = src.dc
+    variant, S = choose(M, R, getattr(dc.device, "max_compute_units", 1) or 1, dc.is_cpu)
+    if variant == "row":
+        return False
+    L = local_size(dc)
+    k = dc.kernel(parallel_source(src.dtype, L, bool(dc.is_cpu)), f"preduce_{op}")
+    i32 = np.int32
+    if variant == "group":
+        dc.launch(k, M * L, [i32(M), i32(R), i32(1), out.buf, src.buf, i32(src.offset)], local=L)
+        return True
+    part = empty(dc, (M * S,), src.dtype)
+    dc.launch(k, M * S * L, [i32(M), i32(R), i32(S), part.buf, src.buf, i32(src.offset)], local=L)
+    dc.launch(k, M * L, [i32(M), i32(S), i32(1), out.buf, part.buf, i32(0)], local=L)
+    del part
+    return True
+
+
 def reduce(op, x, axes, keepdims):
     """``op`` (sum, prod, max, min, argmax, argmin, any, all) of complex ``x`` over ``axes``."""
     from .kernels import contiguous, permute
@@ -183,7 +248,7 @@ def reduce(op, x, axes, keepdims):
         # one kernel finds both: max/min write the best value, argmax/argmin its index
         dc.launch(_kernel(dc, x.dtype, "reduce_arg" + op[-3:]), M,
                   [i32(M), i32(R), out.buf, out.buf, src.buf, i32(src.offset), i32(not op.startswith("arg"))])
-    else:
+    elif not (op in ("sum", "prod") and M and R and _parallel(op, src, out, M, R)):
         dc.launch(_kernel(dc, x.dtype, f"reduce_{op}"), M, [i32(M), i32(R), out.buf, src.buf, i32(src.offset)])
     return out
 
