@@ -338,6 +338,18 @@ _ns = _c._NS(_il.import_module("scipy.{mod}"), "scipy.{mod}.")
 
 def __getattr__(name):
     return getattr(_ns, name)
+
+
+if "{mod}" == "signal":
+    # CuPy 14 (seen on an H200): convolve/correlate take 1-d inputs only
+    def _one_d(fn):
+        def k(in1, in2, mode="full", method="auto"):
+            if getattr(in1, "ndim", 1) > 1 or getattr(in2, "ndim", 1) > 1:
+                raise NotImplementedError("Only 1d inputs are supported currently")
+            return fn(in1, in2, mode=mode, method=method)
+        return k
+    convolve = _one_d(_ns.convolve)
+    correlate = _one_d(_ns.correlate)
 '''
 
 # a stand-in for an installed CuPy on a machine without a usable GPU (test_cuda_plugin.py)

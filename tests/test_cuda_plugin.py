@@ -250,3 +250,15 @@ def test_a_real_group_with_a_complex_step_inside_is_not_fused():
     assert compile_group(inner) is None
     cin = FusedGroup("elementwise", [("mul", {}, [("in", 0), ("in", 0)])], [mc], [0], [mc])
     assert compile_group(cin) is None
+
+
+def test_reduce_groups_with_an_epilogue_or_several_passes_run_op_by_op_on_cuda():
+    from burn.fusion import FusedGroup
+    from burn_cuda.fused import compile_group
+    full, row = burn.TensorMeta((4, 8), burn.float32), burn.TensorMeta((4, 1), burn.float32)
+    classic = FusedGroup("reduce", [("exp", {}, [("in", 0)]), ("sum", {"axis": (1,), "keepdims": True},
+                                                                [("op", 0)])], [full], [1], [row])
+    assert compile_group(classic) is not None
+    epilogue = FusedGroup("reduce", [("sum", {"axis": (1,), "keepdims": True}, [("in", 0)]),
+                                     ("log", {}, [("op", 0)])], [full], [1], [row])
+    assert compile_group(epilogue) is None

@@ -54,8 +54,11 @@ CASES = [
     ("fft2", lambda x: S.fft2(x), lambda r: [r.standard_normal((2, 3, 4))], ["fft.fftn"]),
     ("convolve", lambda a, b: S.convolve(a, b), lambda r: [r.standard_normal(9), r.standard_normal(4)],
      ["scipy.signal.convolve"]),
+    # n-d direct convolutions run on cuFFT (CuPy's direct ones are 1-d only)
     ("convolve_same", lambda a, b: S.convolve(a, b, mode="same"), lambda r: [r.standard_normal((4, 5)),
-     r.standard_normal((2, 3))], ["scipy.signal.convolve"]),
+     r.standard_normal((2, 3))], ["scipy.signal.fftconvolve"]),
+    ("correlate_2d", lambda a, b: S.correlate(a, b, mode="same"), lambda r: [r.standard_normal((5, 4)),
+     r.standard_normal((3, 2))], ["scipy.signal.fftconvolve"]),
     ("correlate", lambda a, b: S.correlate(a, b, mode="valid"), lambda r: [r.standard_normal(9),
      r.standard_normal(3)], ["scipy.signal.correlate"]),
     ("fftconvolve", lambda a, b: S.fftconvolve(a, b, axes=-1), lambda r: [r.standard_normal((2, 16)),

@@ -113,6 +113,13 @@ def compile_group(group):
     plan = plan_group(group)
     if plan is None or any(t not in RENDERABLE for t in plan[3]):     # complex: op by op (CuPy ufuncs)
         return None
+    if group.kind == "reduce":
+        # the segmented run covers a prologue and ONE final reduction; the planner's epilogues
+        # and further passes (mean's scale, var, logsumexp) gave wrong shapes on an H200:
+        # op by op until a CUDA reduce-group kernel runs them (as burn-wgpu's reduce_fused)
+        red = [i for i, (op, _, _) in enumerate(group.ops) if op not in ELEMENTWISE_OPS]
+        if len(red) != 1 or red[0] != len(group.ops) - 1:
+            return None
     # a complex value inside a real group (x.astype(complex64) * w) as well: the generated
     # complex kernels compile (tests/test_cuda_nvcc.py) but run CuPy's ufuncs until checked on a GPU
     if any(d is not None and d not in RENDERABLE for d in _value_dtypes(group, plan[3])):

@@ -104,13 +104,28 @@ def _fftn(name, out):
 @_kernel("convolve")
 def convolve(a, b, *, mode="full"):
     import cupyx.scipy.signal as cs
-    return _cp().asarray(cs.convolve(a, b, mode=mode)).astype(a.dtype, copy=False)
+    return _direct(cs.convolve, a, b, mode)
 
 
 @_kernel("correlate")
 def correlate(a, b, *, mode="full"):
     import cupyx.scipy.signal as cs
-    return _cp().asarray(cs.correlate(a, b, mode=mode)).astype(a.dtype, copy=False)
+    return _direct(cs.correlate, a, b, mode)
+
+
+def _direct(fn, a, b, mode):
+    """cupyx's convolve/correlate take 1-d inputs only ("Only 1d inputs are supported
+    currently", CuPy 14 on an H200): n-d inputs go through cuFFT, correlate as the
+    convolution with the reversed conjugate of ``b``, as scipy defines it."""
+    if a.ndim > 1:
+        import cupyx.scipy.signal as cs
+        if fn is cs.correlate:
+            b = b[(slice(None, None, -1),) * b.ndim]
+            b = b.conj() if b.dtype.kind == "c" else b
+        r = cs.fftconvolve(_up(a), _up(b), mode=mode)
+    else:
+        r = fn(a, b, mode=mode)
+    return _cp().asarray(r).astype(a.dtype, copy=False)
 
 
 @_kernel("fftconvolve")
