@@ -44,7 +44,7 @@ from .elementwise import MAX_DIMS, out_dtype, program_source, render_group
 from .segments import dtype_name as _name
 from .segments import numel
 
-__all__ = ["REDUCTIONS", "Spec", "analyze", "render_reduce", "index_words"]
+__all__ = ["REDUCTIONS", "Spec", "analyze", "render_reduce", "index_words", "reduce_axes"]
 
 REDUCTIONS = ("sum", "prod", "max", "min", "argmax", "argmin", "any", "all")
 UNROLL = 4          # accumulators per work-item in blocked (CPU) loops
@@ -59,7 +59,11 @@ _PAR = {
 }
 
 
-def _axes(axis, ndim):
+def reduce_axes(axis, ndim) -> tuple:
+    """A reduction's ``axis`` attribute as sorted non-negative axes (None: all).
+
+    >>> assert reduce_axes(-1, 3) == (2,) and reduce_axes(None, 2) == (0, 1)
+    """
     if axis is None:
         return tuple(range(ndim))
     if isinstance(axis, (int, np.integer)):
@@ -100,7 +104,7 @@ def analyze(group, shapes, dtypes):
     reds = [j for j, (op, _, _) in enumerate(ops) if op in REDUCTIONS]
     r0 = ops[reds[0]]
     F = _first_shape(group, shapes)
-    axes = _axes(r0[1].get("axis"), len(F))
+    axes = reduce_axes(r0[1].get("axis"), len(F))
     M = numel([s for d, s in enumerate(F) if d not in axes])
     keep_aligned = tuple(1 if d in axes else s for d, s in enumerate(F))
     shape, level, types = {}, {}, {}
@@ -126,7 +130,7 @@ def analyze(group, shapes, dtypes):
     for j, (op, attrs, args) in enumerate(ops):
         if op in REDUCTIONS:
             a = args[0]
-            if len(args) != 1 or sh(a) != F or lv(a) != "loop" or _axes(attrs.get("axis"), len(F)) != axes:
+            if len(args) != 1 or sh(a) != F or lv(a) != "loop" or reduce_axes(attrs.get("axis"), len(F)) != axes:
                 return None
             if a[0] == "in":
                 mark(a[1], "loop")

@@ -27,11 +27,12 @@ import numpy as np
 from burn.codegen.dialect import DTYPE_INFO
 from burn.codegen import (ELEMENTWISE_OPS, MAX_DIMS, OPENCL, op_params, out_dtype, program_source, render_group,
                           supports)
+from burn.codegen.reduce import reduce_axes
 from burn.codegen.segments import LARGE, SegmentedGroup, plan_group
 from burn.codegen.segments import fuse_after as _shared_fuse_after
 from burn.codegen.segments import struct_key as _struct_key
 
-from .kernels import _axes, _bshape, _broadcast_strides, _name, _scalar_args, run_elementwise
+from .kernels import _bshape, _broadcast_strides, _name, _scalar_args, run_elementwise
 from .tensor import empty, numel
 
 
@@ -324,7 +325,7 @@ class _FusedReduce:
         xs = list(inputs)
         dc = xs[0].dc
         nd = len(shape)
-        axes = _axes(attrs.get("axis"), nd)
+        axes = reduce_axes(attrs.get("axis"), nd)
         keep = [d for d in range(nd) if d not in axes]
         kshape = [shape[d] for d in keep if shape[d] != 1]
         ashape = [shape[d] for d in axes if shape[d] != 1]

@@ -21,6 +21,7 @@ from burn.codegen import MAX_DIMS, OPENCL, op_params, out_dtype, param_words, pr
 from burn.codegen.layout import index_words as _index_words
 from burn.codegen.family import ARITY as _ARITY
 from burn.codegen.family import family_kernels, family_patterns
+from burn.codegen.reduce import reduce_axes
 from burn.errors import BurnError, DTypeError
 
 from .library import RM, TILE, VW, WPT, library_source, part_of
@@ -277,14 +278,6 @@ def concat(*xs, axis):
 
 # -- reductions and scans --------------------------------------------------------------------
 
-def _axes(axis, ndim):
-    if axis is None:
-        return tuple(range(ndim))
-    if isinstance(axis, (int, np.integer)):
-        axis = (axis,)
-    return tuple(sorted(int(a) % ndim for a in axis)) if ndim else ()
-
-
 _REDUCE_OUT = {"sum": None, "prod": None, "max": "same", "min": "same", "argmax": "int64", "argmin": "int64",
                "any": "bool", "all": "bool"}
 
@@ -324,7 +317,7 @@ def _plain_reduce(op, axes, keepdims, fallback):
 
 def reduction(op):
     def k(x, *, axis, keepdims):
-        axes = _axes(axis, x.ndim)
+        axes = reduce_axes(axis, x.ndim)
         if _is_complex(x.dtype):
             from . import reduce_complex
             return reduce_complex.reduce(op, x, axes, keepdims)
