@@ -407,6 +407,31 @@ def _softmax_cross_entropy_grad_meta(logits, target, g, reduction="mean", label_
     return TensorMeta(logits.shape, logits.dtype)
 
 
+@softmax_cross_entropy_grad.backward
+def _softmax_cross_entropy_grad_backward(ctx, gg):
+    # out = (s - t) * scale with s = softmax(logits) and scale g (per row for "none", g/N for
+    # "mean"): the logits part is softmax's Jacobian on gg * scale (softmax_grad, analytic at any
+    # order); the g part contracts gg with s - t, which is this op again with unit row gradients
+    logits, target, g = ctx.inputs
+    opts = dict(zip(("reduction", "label_smoothing"), ctx.args[3:]), **ctx.kwargs)
+    reduction, smoothing = opts.get("reduction", "mean"), opts.get("label_smoothing", 0.0)
+    n = logits.shape[0]
+    if reduction == "none":
+        scale = M.reshape(g, (n, 1))
+    else:
+        scale = g * (1.0 / n) if reduction == "mean" else g
+    gl = softmax_grad(softmax(logits, axis=-1), gg * scale, 1) if logits.requires_grad else None
+    g_g = None
+    if g.requires_grad:
+        from ..ops.creation import ones
+        st = softmax_cross_entropy_grad(logits, target, ones((n,), dtype=logits.dtype, device=logits.device),
+                                        "none", smoothing)
+        g_g = R.sum(gg * st, axis=-1) if reduction == "none" else R.sum(gg * st)
+        if reduction == "mean":
+            g_g = g_g * (1.0 / n)
+    return gl, None, g_g
+
+
 def mse_loss(input, target, /, *, reduction="mean") -> Tensor:
     """Mean squared error.
 
@@ -588,6 +613,48 @@ def _layer_norm_grad_meta(x, weight, g, eps):
         raise ShapeError(f"layer_norm backward: gradient {describe(g)} does not match the input {describe(x)}")
     return (TensorMeta(tuple(x.shape), x.dtype), TensorMeta(tuple(weight.shape), x.dtype),
             TensorMeta(tuple(weight.shape), x.dtype))
+
+
+@layer_norm_grad.backward
+def _layer_norm_grad_backward(ctx, ax, aw, ab):
+    # Analytic: the reference VJP would rerun the forward and a nested reverse pass per call.
+    # With J = r (I - 1/D - xh xh^T / D) (symmetric), gx = J (g w), gw = sum(g xh), gb = sum(g).
+    # g and w enter linearly through J; x enters through d = x - mean(x) and r, so its part is
+    # the gradient G over d (r's own dependence on d folded in), centered.
+    x, weight, g = ctx.inputs
+    eps = ctx.args[3]
+    lead = tuple(range(x.ndim - 1))
+    mu = R.mean(x, axis=-1, keepdims=True)
+    d = x - mu
+    r = E.rsqrt(R.mean(d * d, axis=-1, keepdims=True) + eps)
+    xh = d * r
+
+    def mean(t):
+        return R.mean(t, axis=-1, keepdims=True)
+
+    ja = None if ax is None else r * (ax - mean(ax) - xh * mean(ax * xh))       # J ax
+    gx_ = gw_ = gg_ = None
+    if g.requires_grad:
+        for t in (ab, None if aw is None else aw * xh, None if ja is None else weight * ja):
+            if t is not None:
+                gg_ = t if gg_ is None else gg_ + t
+        if gg_ is not None and tuple(gg_.shape) != tuple(g.shape):      # only ab given: [D]
+            gg_ = M.broadcast_to(gg_, tuple(g.shape))
+    if weight.requires_grad and ja is not None:
+        gw_ = R.sum(g * ja, axis=lead)
+    if x.requires_grad:
+        gd = None
+        if ax is not None:
+            h = g * weight
+            p, q = mean(ax * xh), mean(h * xh)
+            gd = -(r * r) * (p * h + q * ax + xh * (mean(ax * h) - mean(ax) * mean(h) - 3.0 * p * q))
+        if aw is not None:
+            u = g * aw
+            t = r * (u - xh * mean(u * xh))
+            gd = t if gd is None else gd + t
+        if gd is not None:
+            gx_ = gd - mean(gd)
+    return gx_, gw_, gg_
 
 
 def dropout(x, p=0.5, *, training=True) -> Tensor:
