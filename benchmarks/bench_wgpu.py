@@ -22,6 +22,8 @@ Sections (all by default, or ``--only a,b``):
 - ``reduce``: full sum and argmax of 16M floats, mean over the rows of [8, 1M], var over the
   rows of [4, 4M]: one work-item per row (before) against the work-group / split variants
   (after), numpy and torch.
+- ``longrows``: softmax and layer_norm of [8, 1M]: the one-work-item-per-row kernels (before)
+  against the work-group-per-row kernels (after), numpy and torch.
 
 Timings on this shared 2-core machine swing when a neighbour is busy: compared runs are
 interleaved and medians reported; BLAS is pinned to one thread.
@@ -488,9 +490,69 @@ def bench_reduce(args, out):
                           "| torch ms | after / torch |\n|---|---|---|---|---|---|---|---|---|\n" + body))
 
 
+def bench_longrows(args, out):
+    import burn
+    import torch
+    from burn_wgpu import library as wl
+    F = burn.nn.functional
+    dev = burn.Device.wgpu()
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((8, 1 << 20), dtype=F32)
+    w = rng.standard_normal(a.shape[1], dtype=F32)
+    b = rng.standard_normal(a.shape[1], dtype=F32)
+    x, xw, xb = (burn.tensor(v, device=dev) for v in (a, w, b))
+    ta, tw, tb = (torch.from_numpy(v) for v in (a, w, b))
+    dev.sync()
+
+    def np_softmax():
+        e = np.exp(a - a.max(1, keepdims=True))
+        return e / e.sum(1, keepdims=True)
+
+    def np_layer_norm():
+        mu = a.mean(1, keepdims=True)
+        d = a - mu
+        return d / np.sqrt((d * d).mean(1, keepdims=True) + 1e-5) * w + b
+    cases = [("softmax of [8, 1M]", lambda: F.softmax(x, axis=1).numpy(), np_softmax,
+              lambda: torch.softmax(ta, 1)),
+             ("layer_norm of [8, 1M]", lambda: F.layer_norm(x, (a.shape[1],), xw, xb, eps=1e-5).numpy(),
+              np_layer_norm, lambda: torch.nn.functional.layer_norm(ta, (a.shape[1],), tw, tb, 1e-5))]
+    torch.set_num_threads(1)
+
+    def pinned(variant, f):
+        def r():
+            wl.ROWS_FORCE = variant
+            try:
+                return f()
+            finally:
+                wl.ROWS_FORCE = None
+        return r
+    rows = []
+    for name, fb, fn, ft in cases:
+        before, after = pinned("row", fb), pinned(None, fb)
+        ref = fn()
+        # one item's serial float32 sum over 1M values drifts (layer_norm's mean: ~4e-3); the
+        # group's blocks and tree stay near numpy's pairwise sum
+        err = [float(np.abs(f() - ref).max()) for f in (before, after)]
+        np.testing.assert_allclose(after(), ref, rtol=1e-4, atol=1e-4)
+        variant = wl.LAST_ROWS[0]
+        t = _interleaved([before, after, fn, ft], args.reps)
+        rows.append((name, variant, t, err))
+    from burn_wgpu import runtime
+    units = f"({runtime.context(dev.index).device.max_compute_units} compute units)"
+    body = "\n".join(f"| {nm} | {v} | {t[0] * 1e3:.1f} | {t[1] * 1e3:.1f} | {t[0] / t[1]:.1f}x | {t[2] * 1e3:.1f} | "
+                     f"{t[1] / t[2]:.2f}x | {t[3] * 1e3:.1f} | {t[1] / t[3]:.2f}x | {e[0]:.1e} / {e[1]:.1e} |"
+                     for nm, v, t, e in rows)
+    out.append(("longrows", "row kernels on few long rows, float32, on wgpu (PoCL) before (one work-item per row) "
+                            "and after (a work-group per row: local-memory tree of the row's max / sums), against "
+                            f"numpy and torch on one thread; result download included {units}\n\n"
+                            "| op | variant after | before ms | after ms | speed-up | numpy ms | after / numpy "
+                            "| torch ms | after / torch | max abs error vs numpy before / after |\n"
+                            "|---|---|---|---|---|---|---|---|---|---|\n" + body))
+
+
 SECTIONS = {"matmul": bench_matmul, "fused": bench_fused, "train": bench_train, "pool": bench_pool,
             "coldwarm": bench_coldwarm, "complex": bench_complex, "rows": bench_rows,
-            "moments": bench_moments, "reduce": bench_reduce}
+            "moments": bench_moments, "reduce": bench_reduce, "longrows": bench_longrows}
 
 
 def main(argv=None):

@@ -24,7 +24,7 @@ from burn.codegen.family import family_kernels, family_patterns
 from burn.codegen.reduce import reduce_axes
 from burn.errors import BurnError, DTypeError
 
-from .library import RM, TILE, VW, WPT, library_source, part_of
+from .library import RM, TILE, VW, WPT, launch_rows, library_source, part_of
 from .tensor import NUMPY, WTensor, empty, numel, reshape_view
 
 _NP = {k: np.dtype(v) for k, v in NUMPY.items()}
@@ -484,7 +484,8 @@ def _float_rows(op, *xs):
 
 
 def softmax(x, axis):
-    """burn::softmax: one launch, one work-item per row along ``axis`` (any axis, no transpose)."""
+    """burn::softmax: one launch, a work-item or a work-group per row along ``axis`` (any axis, no
+    transpose; :func:`burn_wgpu.library.launch_rows` picks)."""
     _float_rows("burn::softmax", x)
     x = contiguous(x)
     out = empty(x.dc, x.shape, x.dtype)
@@ -493,8 +494,8 @@ def softmax(x, axis):
         I = numel(x.shape[axis + 1:])
         O = numel(x.shape[:axis])
         i32 = np.int32
-        x.dc.launch(_lib(x.dc, x.dtype, "row_softmax"), O * I, [i32(O), i32(L), i32(I), out.buf, x.buf,
-                                                                 i32(x.offset)])
+        launch_rows(x.dc, x.dtype, "row_softmax", O * I, L, [i32(O), i32(L), i32(I), out.buf, x.buf,
+                                                             i32(x.offset)])
     return out
 
 
@@ -506,7 +507,7 @@ def softmax_grad(y, g, axis):
     if y.size:
         L, I, O = y.shape[axis], numel(y.shape[axis + 1:]), numel(y.shape[:axis])
         i32 = np.int32
-        y.dc.launch(_lib(y.dc, y.dtype, "row_softmax_grad"), O * I,
+        launch_rows(y.dc, y.dtype, "row_softmax_grad", O * I, L,
                     [i32(O), i32(L), i32(I), out.buf, y.buf, i32(y.offset), g.buf, i32(g.offset)])
     return out
 
@@ -522,12 +523,13 @@ def _row_launch(axis, kernel, y, *others):
         args = [i32(O), i32(L), i32(I), out.buf, y.buf, i32(y.offset)]
         for g in others:
             args += [g.buf, i32(g.offset)]
-        y.dc.launch(_lib(y.dc, y.dtype, kernel), O * I, args)
+        launch_rows(y.dc, y.dtype, kernel, O * I, L, args)
     return out
 
 
 def log_softmax(x, axis):
-    """burn::log_softmax: one launch, one work-item per row along ``axis`` (any axis, no transpose)."""
+    """burn::log_softmax: one launch, a work-item or a work-group per row along ``axis`` (any axis,
+    no transpose; :func:`burn_wgpu.library.launch_rows` picks)."""
     _float_rows("burn::log_softmax", x)
     return _row_launch(axis, "row_log_softmax", x)
 
@@ -539,7 +541,7 @@ def log_softmax_grad(y, g, axis):
 
 
 def layer_norm(x, w, b, eps):
-    """burn::layer_norm over the last axis: one launch, one work-item per row."""
+    """burn::layer_norm over the last axis: one launch, a work-item or a work-group per row."""
     _float_rows("burn::layer_norm", x, w, b)
     x, w, b = contiguous(x), contiguous(w), contiguous(b)
     out = empty(x.dc, x.shape, x.dtype)
@@ -547,7 +549,7 @@ def layer_norm(x, w, b, eps):
         D = x.shape[-1]
         R = x.size // D
         i32 = np.int32
-        x.dc.launch(_lib(x.dc, x.dtype, "row_layer_norm"), R,
+        launch_rows(x.dc, x.dtype, "row_layer_norm", R, D,
                     [i32(R), i32(D), out.buf, x.buf, i32(x.offset), w.buf, i32(w.offset), b.buf, i32(b.offset),
                      _NP[x.dtype].type(eps)])
     return out
@@ -565,7 +567,7 @@ def layer_norm_grad(x, w, g, eps):
     R = x.size // D
     i32 = np.int32
     stats = empty(dc, (R, 2), x.dtype)
-    dc.launch(_lib(dc, x.dtype, "row_layer_norm_grad"), R,
+    launch_rows(dc, x.dtype, "row_layer_norm_grad", R, D,
               [i32(R), i32(D), dx.buf, stats.buf, x.buf, i32(x.offset), w.buf, i32(w.offset), g.buf, i32(g.offset),
                _NP[x.dtype].type(eps)])
     dw, db = empty(dc, (D,), x.dtype), empty(dc, (D,), x.dtype)

@@ -7,6 +7,7 @@ once per dtype and device (then loaded from the disk cache).
 """
 from __future__ import annotations
 
+import os
 from functools import lru_cache
 
 from burn.codegen import MAX_DIMS, OPENCL, param_words
@@ -339,6 +340,214 @@ __kernel void col_layer_norm_grad(const int R, const int D, __global {T}* dw, __
 }}"""
 
 
+# -- row kernels, one work-group per row ------------------------------------------------------
+# The one-work-item kernels above leave a CPU device idle on few long rows (8 rows of 1M: 8
+# items, one core). ``grp_*`` give each row a work-group of RL items: every item takes a
+# contiguous block of the row (on a CPU device one item streams its own cache lines, and the
+# elementwise pass rereads what the same item wrote, so no global barrier is needed), then a
+# local-memory tree combines the items' max / sums. Barriers sit in uniform control flow only
+# (PoCL miscompiles a barrier inside a data-dependent ``if``): the global size is exactly
+# rows * RL, so no item returns early, and the tree loop's bound is a constant.
+
+GV = 8                      # grp_ kernels: vector width of the reductions over contiguous rows
+LONG_ROW = 768              # rows at least this long get a work-group whatever their number:
+                            # measured on PoCL, [4096, 768] is even, [8192, 512] mixed, 1000 2x
+RL = 64                     # work-group size of the grp_ kernels (reduce_fused.local_size on a CPU)
+ROWS_FORCE = os.environ.get("BURN_WGPU_ROWS") or None      # "row" or "group": pin a variant
+# each item a contiguous block (CPU devices: one item streams its cache lines, and contiguous
+# rows reduce in vectors) or "0": a strided share (coalesced loads on a GPU; ~10x slower on
+# PoCL). Read once: the program source is cached per process.
+GRP_BLOCKED = os.environ.get("BURN_WGPU_ROWS_BLOCKED", "1") == "1"
+LAST_ROWS = [None]          # the latest row launch's variant, for tests and benchmarks
+
+
+def rows_variant(M: int, R: int, units: int, force=None) -> str:
+    """"row" (one work-item per row) or "group" (one work-group per row) for ``M`` rows of
+    length ``R`` on a device with ``units`` compute units: the rule of
+    :func:`burn_wgpu.reduce_fused.choose` without its split (a row kernel writes the whole row,
+    partials would need a second pass over it), and a work-group for any number of rows of at
+    least ``LONG_ROW`` (the group kernels' vector loops).
+
+    >>> assert rows_variant(16384, 512, 2) == "row" and rows_variant(8, 1 << 20, 2) == "group"
+    >>> assert rows_variant(16384, 1000, 2) == "group" and rows_variant(8, 32, 2) == "row"
+    >>> assert rows_variant(8, 1 << 20, 2, force="row") == "row"
+    """
+    force = force or ROWS_FORCE
+    if force in ("row", "group"):
+        return force
+    if force is not None:
+        raise ValueError(f"BURN_WGPU_ROWS={force!r}: expected 'row' or 'group'")
+    if R < RL:
+        return "row"
+    # a work-group reduces GV lanes at a time where one item runs a serial chain: long rows
+    # gain even when there are rows enough for every unit (PoCL, [2048, 1000]: 2x softmax)
+    if R >= LONG_ROW:
+        return "group"
+    # a full work-group of rows per unit keeps every unit busy with one item per row
+    return "row" if M >= units * 256 else "group"
+
+
+def launch_rows(dc, dtype: str, name: str, M: int, R: int, args) -> None:
+    """Launch row kernel ``name`` (``row_softmax``, ...) over ``M`` rows of length ``R``, as the
+    one-work-item kernel or its ``grp_`` twin (same arguments), picked by :func:`rows_variant`.
+
+    >>> assert part_of("grp_softmax") == part_of("row_softmax") == "rows"
+    """
+    units = getattr(dc.device, "max_compute_units", 1) or 1
+    variant = LAST_ROWS[0] = rows_variant(M, R, units)
+    if variant == "group":
+        name = "grp_" + name[len("row_"):]
+    k = dc.kernel(library_source(dtype, dc.fp64, "rows"), name)
+    if variant == "group":
+        dc.launch(k, M * RL, args, local=RL)
+    else:
+        dc.launch(k, M, args)
+
+
+def _grp_rows_src(T, blocked):
+    """The work-group-per-row twins of :func:`_rows_src` (same arguments, same numerics: the
+    NaN-first max, -inf rows, Kahan-compensated sums where the one-item kernels use them; each
+    item's compensated partial then goes through a pairwise tree). On contiguous rows (softmax's
+    ``I == 1``, layer_norm) an item folds its block GV values at a time: GV independent Kahan or
+    max chains instead of one latency-bound chain (4-5x on [8, 1M] softmax on PoCL)."""
+    def tree(var, comb):
+        # every item ends with the row's value; the closing barrier keeps ta[0] intact until
+        # all items have read it (the next tree overwrites ta)
+        return (f"  ta[lid] = {var}; barrier(CLK_LOCAL_MEM_FENCE);\n"
+                f"  for (int w = {RL // 2}; w > 0; w >>= 1) {{\n"
+                f"    if (lid < w) {{ {T} a = ta[lid], b = ta[lid + w]; ta[lid] = {comb}; }}\n"
+                f"    barrier(CLK_LOCAL_MEM_FENCE);\n  }}\n"
+                f"  {var} = ta[0]; barrier(CLK_LOCAL_MEM_FENCE);")
+    tmax = tree("mx", "(!isnan(a) && (isnan(b) || b > a)) ? b : a")
+
+    def tsum(v):
+        return tree(v, "a + b")
+
+    def kahan(s, c, val):
+        return f"{{ {T} y_ = ({val}) - {c}; {T} t_ = {s} + y_; {c} = (t_ - {s}) - y_; {s} = t_; }}"
+
+    def span(n):
+        if blocked:
+            return f"  int cs_ = ({n} + {RL - 1}) / {RL}; int ka = min({n}, lid * cs_), kb = min({n}, ka + cs_);\n"
+        return f"  int ka = lid, kb = {n};\n"
+    lp = "for (int k = ka; k < kb; ++k)" if blocked else f"for (int k = ka; k < kb; k += {RL})"
+    rest = "for (; k < kb; ++k)" if blocked else f"for (; k < kb; k += {RL})"
+    V, IV = f"{T}{GV}", ("long" if T == "double" else "int") + str(GV)
+    lanes = [f"d_.s{j:x}" for j in range(GV)]
+
+    def lsum(xs):
+        # pairwise over the lanes, as the tree does over the items
+        while len(xs) > 1:
+            xs = [f"({xs[i]} + {xs[i + 1]})" for i in range(0, len(xs), 2)]
+        return xs[0]
+
+    def vsum(s, cond, vpre, vval, spre, sval, comp=True):
+        """``s`` (and its compensation ``{s}c_``) = the sum of this item's values: GV lanes at a
+        time where ``cond`` holds (contiguous rows; the serial chain of a Kahan sum is
+        latency-bound, GV independent chains are not), the rest one by one."""
+        c = f"{s}c_"
+        vstep = (f"{V} y_ = ({vval}) - cv_; {V} t_ = sv_ + y_; cv_ = (t_ - sv_) - y_; sv_ = t_;" if comp
+                 else f"sv_ += {vval};")
+        sstep = kahan(s, c, sval) if comp else f"{s} += {sval};"
+        vec = "0" if not blocked else cond
+        return (f"  {T} {s} = 0, {c} = 0;\n  {{ int k = ka;\n"
+                f"    if ({vec}) {{ {V} sv_ = 0, cv_ = 0;\n"
+                f"      for (; k + {GV} <= kb; k += {GV}) {{ {vpre} {vstep} }}\n"
+                f"      {V} d_ = sv_ - cv_; {s} = {lsum(lanes)}; }}\n"
+                f"    {rest} {{ {spre} {sstep} }}\n  }}\n  {s} -= {c};\n")
+
+    def vmax(ptr, cond):
+        fold = " ".join(f"{{ {T} v = mv_.s{j:x}; if (!isnan(mx) && (isnan(v) || v > mx)) mx = v; }}"
+                        for j in range(GV))
+        vec = "0" if not blocked else cond
+        return (f"  {T} mx = -INFINITY;\n  {{ int k = ka;\n"
+                f"    if ({vec}) {{ {V} mv_ = -INFINITY;\n"
+                f"      for (; k + {GV} <= kb; k += {GV}) {{ {V} v = vload{GV}(0, {ptr} + k);\n"
+                f"        {IV} tk_ = (isnan(v) | (v > mv_)) & ~isnan(mv_); mv_ = select(mv_, v, tk_); }}\n"
+                f"      {fold} }}\n"
+                f"    {rest} {{ {T} v = {ptr}[(long)k * I]; if (!isnan(mx) && (isnan(v) || v > mx)) mx = v; }}\n  }}\n")
+    head = (f"  __local {T} ta[{RL}];\n"
+            "  int m = get_group_id(0), lid = get_local_id(0);\n")
+    # softmax rows: L elements base + k * I; this item's block [ka, kb) of k
+    srow = (head + "  long base = (long)(m / I) * L * I + m % I;\n"
+            + span("L"))
+    lrow = head + span("D")
+    mx_loop = vmax("p", "I == 1") + tmax
+    return f"""
+__kernel void grp_softmax(const int O, const int L, const int I, __global {T}* out,
+                          __global const {T}* x, const int offx) {{
+{srow}  __global const {T}* p = x + offx + base;
+  __global {T}* q = out + base;
+{mx_loop}
+{vsum("s", "I == 1", f"{V} e_ = exp(vload{GV}(0, p + k) - mx); vstore{GV}(e_, 0, q + k);", "e_",
+       f"{T} e = exp(p[(long)k * I] - mx); q[(long)k * I] = e;", "e")}{tsum("s")}
+  {T} r = ({T})1 / s;
+  {lp} q[(long)k * I] *= r;
+}}
+__kernel void grp_softmax_grad(const int O, const int L, const int I, __global {T}* out,
+                               __global const {T}* y, const int offy, __global const {T}* g, const int offg) {{
+{srow}  __global const {T}* py = y + offy + base;
+  __global const {T}* pg = g + offg + base;
+{vsum("s", "I == 1", "", f"vload{GV}(0, py + k) * vload{GV}(0, pg + k)", "",
+       "py[(long)k * I] * pg[(long)k * I]")}{tsum("s")}
+  {lp} out[base + (long)k * I] = py[(long)k * I] * (pg[(long)k * I] - s);
+}}
+__kernel void grp_log_softmax(const int O, const int L, const int I, __global {T}* out,
+                              __global const {T}* x, const int offx) {{
+{srow}  __global const {T}* p = x + offx + base;
+  __global {T}* q = out + base;
+{mx_loop}
+  if (!isfinite(mx)) mx = 0;    /* as core's logsumexp: an all -inf row gives NaN, not -inf */
+{vsum("s", "I == 1", "", f"exp(vload{GV}(0, p + k) - mx)", "", "exp(p[(long)k * I] - mx)")}{tsum("s")}
+  {T} ls = log(s);
+  {lp} q[(long)k * I] = (p[(long)k * I] - mx) - ls;
+}}
+__kernel void grp_log_softmax_grad(const int O, const int L, const int I, __global {T}* out,
+                                   __global const {T}* y, const int offy, __global const {T}* g, const int offg) {{
+{srow}  __global const {T}* py = y + offy + base;
+  __global const {T}* pg = g + offg + base;
+{vsum("s", "I == 1", "", f"vload{GV}(0, pg + k)", "", "pg[(long)k * I]")}{tsum("s")}
+  {lp} out[base + (long)k * I] = pg[(long)k * I] - exp(py[(long)k * I]) * s;
+}}
+__kernel void grp_layer_norm(const int R, const int D, __global {T}* out, __global const {T}* x, const int offx,
+                             __global const {T}* w, const int offw, __global const {T}* b, const int offb,
+                             const {T} eps) {{
+{lrow}  __global const {T}* p = x + offx + (long)m * D;
+  __global {T}* q = out + (long)m * D;
+{vsum("s", "1", "", f"vload{GV}(0, p + k)", "", "p[k]", comp=False)}{tsum("s")}
+  {T} mean = s / D;
+{vsum("v", "1", f"{V} dv_ = vload{GV}(0, p + k) - mean;", "dv_ * dv_", f"{T} d = p[k] - mean;", "d * d",
+      comp=False)}{tsum("v")}
+  {T} r = ({T})1 / sqrt(v / D + eps);
+  {lp} q[k] = (p[k] - mean) * r * w[offw + k] + b[offb + k];
+}}
+__kernel void grp_layer_norm_grad(const int R, const int D, __global {T}* dx, __global {T}* stats,
+                                  __global const {T}* x, const int offx, __global const {T}* w, const int offw,
+                                  __global const {T}* g, const int offg, const {T} eps) {{
+{lrow}  __global const {T}* p = x + offx + (long)m * D;
+  __global const {T}* pg = g + offg + (long)m * D;
+  __global {T}* q = dx + (long)m * D;
+{vsum("s", "1", "", f"vload{GV}(0, p + k)", "", "p[k]", comp=False)}{tsum("s")}
+  {T} mean = s / D;
+{vsum("v", "1", f"{V} dv_ = vload{GV}(0, p + k) - mean;", "dv_ * dv_", f"{T} d = p[k] - mean;", "d * d",
+      comp=False)}{tsum("v")}
+  {T} r = ({T})1 / sqrt(v / D + eps);
+  {T} sgh = 0, sghx = 0;
+  {{ int k = ka;
+    if ({int(blocked)}) {{ {V} a_ = 0, b_ = 0;
+      for (; k + {GV} <= kb; k += {GV}) {{ {V} gh = vload{GV}(0, pg + k) * vload{GV}(0, w + offw + k);
+        a_ += gh; b_ += gh * (vload{GV}(0, p + k) - mean) * r; }}
+      {V} d_ = a_; sgh = {lsum(lanes)}; d_ = b_; sghx = {lsum(lanes)}; }}
+    {rest} {{ {T} gh = pg[k] * w[offw + k]; sgh += gh; sghx += gh * (p[k] - mean) * r; }}
+  }}
+{tsum("sgh")}
+{tsum("sghx")}
+  sgh /= D; sghx /= D;
+  {lp} q[k] = r * (pg[k] * w[offw + k] - sgh - (p[k] - mean) * r * sghx);
+  if (lid == 0) {{ stats[2 * m] = mean; stats[2 * m + 1] = r; }}
+}}"""
+
+
 def _creation_src(T, fp64):
     F = "double" if fp64 else "float"
     return f"""
@@ -425,7 +634,7 @@ _PARTS = {"reduce": ("reduce_", "scan_"), "matmul": ("matmul",), "matmul_cpu": (
                                                                                  "pack_b"),
           "create": ("arange_", "linspace", "eye"), "copy": ("copy_into",), "gather": ("take_along", "scatter_add"),
           "rows": ("row_softmax", "row_softmax_grad", "row_log_softmax", "row_log_softmax_grad", "row_layer_norm", "row_layer_norm_grad",
-                   "col_layer_norm_grad")}
+                   "col_layer_norm_grad", "grp_")}
 
 
 def part_of(name: str) -> str:
@@ -465,4 +674,5 @@ def library_source(dtype: str, fp64: bool, part: str) -> str:
         parts.append(_gather_src(T))
     elif part == "rows" and dtype in ("float32", "float64"):
         parts.append(_rows_src(T))
+        parts.append(_grp_rows_src(T, GRP_BLOCKED))
     return "\n".join(parts)
