@@ -416,3 +416,33 @@ def real_gpu():
     except Exception as e:
         return f"CuPy unusable: {type(e).__name__}: {e}"
     return "ok"
+
+# the comparison both kernel libraries' cuda tests run after their CASES (in the stand-in's
+# subprocess and on a real GPU): every case on ``dev`` against flex, inputs in ``dtype``
+# (complex inputs in the complex dtype of ``dtype``'s precision)
+COMPARE = r'''
+def _dt(x, real):
+    return x.astype(np.complex64 if real == burn.float32 else np.complex128) if np.iscomplexobj(x) else x
+
+def compare(dev, dtype, atol):
+    """Every case on ``dev`` vs flex: returns a list of failures (empty when all match)."""
+    bad = []
+    for name, fn, make, _ in CASES:
+        xs = [_dt(x, dtype) for x in make(np.random.default_rng(0))]
+        def T(x, d):
+            return burn.tensor(x, dtype=None if np.iscomplexobj(x) else dtype, device=d)
+        try:
+            # explicit flex: with a cuda device present, it is the default device
+            ref = fn(*[T(x, burn.Device.flex()) for x in xs])
+            got = fn(*[T(x, dev) for x in xs])
+            ref = ref if isinstance(ref, tuple) else (ref,)
+            got = got if isinstance(got, tuple) else (got,)
+            for r, g in zip(ref, got, strict=True):
+                assert g.device == dev and r.device == burn.Device.flex(), (g.device, r.device)
+                assert g.dtype == r.dtype and tuple(g.shape) == tuple(r.shape), (g.dtype, r.dtype, g.shape, r.shape)
+                np.testing.assert_allclose(g.numpy().astype(np.complex128), r.numpy().astype(np.complex128),
+                                           atol=atol, rtol=atol)
+        except Exception as e:
+            bad.append(f"{name} {dtype}: {type(e).__name__}: {str(e)[:400]}")
+    return bad
+'''

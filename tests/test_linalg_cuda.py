@@ -22,7 +22,7 @@ pytest.importorskip("burn_linalg")
 pytest.importorskip("burn_cuda")
 
 from fakecupy import real_gpu as _real_gpu  # noqa: E402  (tests/ is on sys.path under pytest)
-from fakecupy import run_probe  # noqa: E402
+from fakecupy import COMPARE, run_probe  # noqa: E402
 
 # (name, call, inputs builder, CuPy functions the native kernel must call); shared with the GPU test
 CASES = r'''
@@ -81,27 +81,7 @@ CASES = [
      lambda r: [_tri(r, 3, 3), r.standard_normal((3, 2))], ["scipy.linalg.solve_triangular"]),
     ("diagonal", lambda a: L.diagonal(a, offset=1), lambda r: [r.standard_normal((2, 3, 4))], []),
 ]
-
-def compare(dev, dtype, atol):
-    """Every case on ``dev`` vs flex: returns a list of failures (empty when all match)."""
-    bad = []
-    for name, fn, make, _ in CASES:
-        xs = make(np.random.default_rng(0))
-        try:
-            # explicit flex: with a cuda device present, it is the default device
-            ref = fn(*[burn.tensor(x, dtype=dtype, device=burn.Device.flex()) for x in xs])
-            got = fn(*[burn.tensor(x, dtype=dtype, device=dev) for x in xs])
-            ref = ref if isinstance(ref, tuple) else (ref,)
-            got = got if isinstance(got, tuple) else (got,)
-            for r, g in zip(ref, got, strict=True):
-                assert g.device == dev and r.device == burn.Device.flex(), (g.device, r.device)
-                assert g.dtype == r.dtype and tuple(g.shape) == tuple(r.shape), (g.dtype, r.dtype, g.shape, r.shape)
-                np.testing.assert_allclose(g.numpy().astype(np.complex128), r.numpy().astype(np.complex128),
-                                           atol=atol, rtol=atol)
-        except Exception as e:
-            bad.append(f"{name} {dtype}: {type(e).__name__}: {str(e)[:400]}")
-    return bad
-'''
+''' + COMPARE
 
 PROBE = r'''
 import json, numpy as np, burn, cupy, cupyx
