@@ -391,6 +391,60 @@ def build_numpy_index(spec, arrays):
     return tuple(out)
 
 
+def strided_index_plan(spec, shape, strides, base=0, op="index"):
+    """How ``x[key]`` reads an ``x`` of ``shape`` and element ``strides`` starting at ``base``,
+    for backends that index through strides: ``(base, basic, adv, where)``.
+
+    ``base`` is the offset with every int index and slice start applied; ``basic`` lists
+    ``(size, stride, position)`` per view dimension (slices, ``None``); ``adv`` lists
+    ``(index array number, axis, axis size, stride)`` per index tensor; ``where`` is the
+    position of the index arrays' broadcast dimensions in numpy's result (0 unless the
+    advanced indices, ints included, are adjacent).
+
+    Example:
+        >>> from burn.ops.movement import strided_index_plan
+        >>> spec = (("s", 1, None, None), ("t", 0))         # x[1:, idx] of a 3x4 array
+        >>> assert strided_index_plan(spec, (3, 4), (4, 1)) == (4, [(2, 4, 0)], [(0, 1, 4, 1)], 1)
+    """
+    n_consume = sum(1 for s in spec if s[0] in ("i", "s", "t"))
+    items = []
+    for s in spec:
+        if s[0] == "e":
+            items.extend([("s", None, None, None)] * (len(shape) - n_consume))
+        else:
+            items.append(s)
+    items.extend([("s", None, None, None)] * (len(shape) - sum(1 for s in items if s[0] in ("i", "s", "t"))))
+    has_adv = any(s[0] == "t" for s in items)
+    basic, adv, adv_pos = [], [], []
+    d = 0
+    for pos, s in enumerate(items):
+        tag = s[0]
+        if tag == "n":
+            basic.append((1, 0, pos))
+            continue
+        size, st = shape[d], strides[d]
+        if tag == "i":
+            k = s[1]
+            if not -size <= k < size:       # core's meta rule catches it first; kept for direct calls
+                raise ShapeError(f"{op}: index {k} is out of bounds for axis {d} with size {size}")
+            base += (k % size) * st
+            if has_adv:
+                adv_pos.append(pos)         # an int among index arrays is one of them for numpy
+        elif tag == "s":
+            a, b, c = slice(s[1], s[2], s[3]).indices(size)
+            n = len(range(a, b, c))
+            if n:
+                base += a * st
+            basic.append((n, st * c, pos))
+        else:
+            adv.append((s[1], d, size, st))
+            adv_pos.append(pos)
+        d += 1
+    adjacent = bool(adv_pos) and adv_pos == list(range(adv_pos[0], adv_pos[-1] + 1))
+    where = sum(1 for _, _, p in basic if p < adv_pos[0]) if adjacent else 0
+    return base, basic, adv, where
+
+
 def _index_meta(x, *idx, spec):
     dummy = np.lib.stride_tricks.as_strided(np.zeros(1, np.int8), shape=x.shape, strides=(0,) * x.ndim)
     arrays = [np.zeros(t.shape, dtype=np.intp) for t in idx]

@@ -38,6 +38,7 @@ from functools import lru_cache
 import numpy as np
 
 from burn.errors import ShapeError
+from burn.ops.movement import strided_index_plan
 
 from .tensor import dtype_name, numel
 
@@ -133,18 +134,6 @@ def _wrap(t, size):
     return cp.where(t < 0, t + size, t)
 
 
-def _items(ndim, spec):
-    n_consume = sum(1 for s in spec if s[0] in ("i", "s", "t"))
-    items = []
-    for s in spec:
-        if s[0] == "e":
-            items.extend([("s", None, None, None)] * (ndim - n_consume))
-        else:
-            items.append(s)
-    items.extend([("s", None, None, None)] * (ndim - sum(1 for s in items if s[0] in ("i", "s", "t"))))
-    return items
-
-
 class _Plan:
     """Flat offsets of the selection ``x[key]`` for a C-contiguous x of ``shape``:
     ``off`` (int64, shape B, or None without index tensors), ``boff`` (int64, basic shape)
@@ -155,34 +144,9 @@ class _Plan:
         strides = [1] * len(shape)
         for d in range(len(shape) - 2, -1, -1):
             strides[d] = strides[d + 1] * shape[d + 1]
-        items = _items(len(shape), spec)
-        has_adv = any(s[0] == "t" for s in items)
-        base = 0
-        basic, adv, adv_pos = [], [], []      # basic: (size, stride, pos); adv: (tensor, axis, size, stride)
-        d = 0
-        for pos, s in enumerate(items):
-            tag = s[0]
-            if tag == "n":
-                basic.append((1, 0, pos))
-                continue
-            size, st = shape[d], strides[d]
-            if tag == "i":
-                k = s[1]
-                if not -size <= k < size:       # core's meta rule catches it first; kept for direct calls
-                    raise ShapeError(f"{op}: index {k} is out of bounds for axis {d} with size {size}")
-                base += (k % size) * st
-                if has_adv:
-                    adv_pos.append(pos)
-            elif tag == "s":
-                a, b, c = slice(s[1], s[2], s[3]).indices(size)
-                n = len(range(a, b, c))
-                basic.append((n, st * c, pos))
-                if n:
-                    base += a * st
-            else:
-                adv.append((idx[s[1]].astype(np.int64, copy=False), d, size, st))
-                adv_pos.append(pos)
-            d += 1
+        base, basic, adv, self.where = strided_index_plan(spec, shape, strides, 0, op)
+        # adv: (int64 index tensor, axis, size, stride)
+        adv = [(idx[k].astype(np.int64, copy=False), axis, size, st) for k, axis, size, st in adv]
         _check(op, [(t, axis, size) for t, axis, size, _ in adv])
         self.B = tuple(np.broadcast_shapes(*[t.shape for t, _, _, _ in adv])) if adv else ()
         self.basic_shape = tuple(n for n, _, _ in basic)
@@ -197,8 +161,6 @@ class _Plan:
             if n > 1 and st:
                 boff = boff + (cp.arange(n, dtype=np.int64) * st).reshape((n,) + (1,) * (nb - 1 - k))
         self.boff = boff
-        adjacent = bool(adv_pos) and adv_pos == list(range(adv_pos[0], adv_pos[-1] + 1))
-        self.where = sum(1 for _, _, p in basic if p < adv_pos[0]) if adjacent else 0
 
     def flat(self):
         """The flat offsets of the selection in ``[B..., basic...]`` order."""

@@ -23,6 +23,7 @@ import numpy as np
 
 from burn.codegen import OPENCL, param_words
 from burn.errors import ShapeError
+from burn.ops.movement import strided_index_plan
 
 from .kernels import (_as_int64, _bshape, _filled, broadcast_to, contiguous, elementwise,
                       index_struct, permute)
@@ -73,47 +74,9 @@ __kernel void scatter_sel(burn_idx{W1} p, __global {T}* out, __global const long
 def _plan(x, idx, spec):
     """The selection of ``x[key]``: (basic view dims, advanced (index, dim size, stride) list,
     base offset, B shape, position of B in numpy's order)."""
-    n_consume = sum(1 for s in spec if s[0] in ("i", "s", "t"))
-    items = []
-    for s in spec:
-        if s[0] == "e":
-            items.extend([("s", None, None, None)] * (x.ndim - n_consume))
-        else:
-            items.append(s)
-    items.extend([("s", None, None, None)] * (x.ndim - sum(1 for s in items if s[0] in ("i", "s", "t"))))
-    has_adv = any(s[0] == "t" for s in items)
-    base = x.offset
-    basic = []              # (size, stride, order position)
-    adv = []                # (int64 index tensor or None, axis size, stride)
-    adv_pos = []            # positions in the item list of advanced entries (ints count when arrays exist)
-    d = 0
-    for pos, s in enumerate(items):
-        tag = s[0]
-        if tag == "n":
-            basic.append((1, 0, pos))
-            continue
-        size, st = x.shape[d], x.strides[d]
-        if tag == "i":
-            k = s[1]
-            if not -size <= k < size:
-                raise ShapeError(f"index: index {k} is out of bounds for axis {d} with size {size}")
-            base += (k % size) * st
-            if has_adv:
-                adv_pos.append(pos)
-        elif tag == "s":
-            a, b_, c = slice(s[1], s[2], s[3]).indices(size)
-            n = len(range(a, b_, c))
-            if n:
-                base += a * st
-            basic.append((n, st * c, pos))
-        else:
-            adv.append((idx[s[1]], size, st))
-            adv_pos.append(pos)
-        d += 1
-    B = _bshape([t.shape for t, _, _ in adv])
-    adjacent = bool(adv_pos) and adv_pos == list(range(adv_pos[0], adv_pos[-1] + 1))
-    where = sum(1 for _, _, p in basic if p < adv_pos[0]) if adjacent else 0
-    return basic, adv, base, B, where
+    base, basic, adv, where = strided_index_plan(spec, x.shape, x.strides, x.offset)
+    adv = [(idx[k], size, st) for k, _, size, st in adv]
+    return basic, adv, base, _bshape([t.shape for t, _, _ in adv]), where
 
 
 def _offsets(dc, adv, B):
