@@ -53,6 +53,35 @@ from . import _flex
 _MAX_BATCH_DIMS = 4
 
 
+# helpers both OpenCL programs use (they need the T and C macros): the batch offset of a row and
+# the windowed stft samples that the frames kernel and the stft's first FFT pass load
+_ROW_HELPERS = """
+inline long row_base(uint r, uint d1, uint d2, uint d3, long s0, long s1, long s2, long s3) {
+  long base = 0;
+  if (d3 > 1) { uint t = r / d3; base += (r - t * d3) * s3; r = t; }
+  if (d2 > 1) { uint t = r / d2; base += (r - t * d2) * s2; r = t; }
+  if (d1 > 1) { uint t = r / d1; base += (r - t * d1) * s1; r = t; }
+  return base + r * s0;
+}
+
+// value e of an stft row: sample t = e (2e, 2e + 1 packed in pairs) of a segment starting at i0,
+// windowed and scaled, zero outside the signal and past nper
+inline C frame(int e, int n, int nper, int pk, int cplx, long i0, __global const T* x, long base, long sx,
+               __global const T* w, long ow, long sw, T sc) {
+  int t = pk ? 2 * e : e;
+  long i = i0 + t;
+  C v = (C)(0, 0);
+  if (t < nper && i >= 0 && i < n) {
+    T ws = w[ow + t * sw] * sc;
+    if (cplx) { long el = 2 * (base + i * sx); v = (C)(x[el] * ws, x[el + 1] * ws); }
+    else v.x = x[base + i * sx] * ws;
+  }
+  if (pk && t + 1 < nper && i + 1 >= 0 && i + 1 < n) v.y = x[base + (i + 1) * sx] * w[ow + (t + 1) * sw] * sc;
+  return v;
+}
+"""
+
+
 def _src(T: str) -> str:
     ext = "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n" if T == "double" else ""
     return ext + f"""
@@ -72,14 +101,7 @@ inline C cis(long num, long den) {{
 // mode 3: real input packed in pairs (x[2j], x[2j+1]) into n complex values (rfft of length 2n).
 // Index math of the FFT's loads and stores in 32 bits (tensors hold < 2^31 elements): 64-bit
 // divisions are slow on CPUs, and merged batch dims of size 1 cost no division at all.
-inline long row_base(uint r, uint d1, uint d2, uint d3, long s0, long s1, long s2, long s3) {{
-  long base = 0;
-  if (d3 > 1) {{ uint t = r / d3; base += (r - t * d3) * s3; r = t; }}
-  if (d2 > 1) {{ uint t = r / d2; base += (r - t * d2) * s2; r = t; }}
-  if (d1 > 1) {{ uint t = r / d1; base += (r - t * d1) * s1; r = t; }}
-  return base + r * s0;
-}}
-
+{_ROW_HELPERS}
 // The work-item of element j of transform row b (nb rows of m) and its index d in the output
 // (outer, m, inner), b = outer * inner + i. inner == 1: a 1-D launch over nb * m; else a 3-D launch
 // (i, j, outer) in 16 x 16 tiles, so a work-group reads and writes whole cache lines both ways
@@ -336,17 +358,7 @@ __kernel void frames(int n, int nper, int step, int pl, int nseg, int L, int pk,
   if (j >= L) return;
   uint b = row / nseg; int sg = row - b * nseg;
   long base = ox + row_base(b, d1, d2, d3, s0, s1, s2, s3);
-  T sc = isc[0];
-  int t = pk ? 2 * j : j;
-  long i = (long)sg * step + t - pl;
-  C v = (C)(0, 0);
-  if (t < nper && i >= 0 && i < n) {{
-    T ws = w[ow + t * sw] * sc;
-    if (cplx) {{ long e = 2 * (base + i * sx); v = (C)(x[e] * ws, x[e + 1] * ws); }}
-    else v.x = x[base + i * sx] * ws;
-  }}
-  if (pk && t + 1 < nper && i + 1 >= 0 && i + 1 < n) v.y = x[base + (i + 1) * sx] * w[ow + (t + 1) * sw] * sc;
-  out[(size_t)row * L + j] = v;
+  out[(size_t)row * L + j] = frame(j, n, nper, pk, cplx, (long)sg * step - pl, x, base, sx, w, ow, sw, isc[0]);
 }}
 
 // resample's spectrum weights, in place on X (outer, mx, inner) complex: bins k < m2 times c,
@@ -605,29 +617,7 @@ __kernel void pass_{'f' if fwd else 'i'}(uint q, uint p, uint total, uint tstep,
                         for j in range(R))
         stores = "".join(f"  y[i * {R} + {j}] = v{j};\n" for j in range(R))
         out.append(f"""
-inline long row_base(uint r, uint d1, uint d2, uint d3, long s0, long s1, long s2, long s3) {{
-  long base = 0;
-  if (d3 > 1) {{ uint t = r / d3; base += (r - t * d3) * s3; r = t; }}
-  if (d2 > 1) {{ uint t = r / d2; base += (r - t * d2) * s2; r = t; }}
-  if (d1 > 1) {{ uint t = r / d1; base += (r - t * d1) * s1; r = t; }}
-  return base + r * s0;
-}}
-
-// value e of an stft row (the frames kernel of the main program, see there)
-inline C frame(int e, int n, int nper, int pk, int cplx, long i0, __global const T* x, long base, long sx,
-               __global const T* w, long ow, long sw, T sc) {{
-  int t = pk ? 2 * e : e;
-  long i = i0 + t;
-  C v = (C)(0, 0);
-  if (t < nper && i >= 0 && i < n) {{
-    T ws = w[ow + t * sw] * sc;
-    if (cplx) {{ long el = 2 * (base + i * sx); v = (C)(x[el] * ws, x[el + 1] * ws); }}
-    else v.x = x[base + i * sx] * ws;
-  }}
-  if (pk && t + 1 < nper && i + 1 >= 0 && i + 1 < n) v.y = x[base + (i + 1) * sx] * w[ow + (t + 1) * sw] * sc;
-  return v;
-}}
-
+{_ROW_HELPERS}
 // the stft's first forward pass (p = 1, no twiddles), its rows (signal, segment) windowed and scaled
 // from the signal as it loads them: no framing pass over memory
 __kernel void pass_frames(uint q, uint total, __global const T* x, __global C* y, int n, int nper, int step,
