@@ -302,3 +302,24 @@ def test_layer_norm_forward_and_backward_match_torch(dtype):
     np.testing.assert_allclose(y.numpy(), ty.detach().numpy(), rtol=tol, atol=tol)
     for xb, tt in zip(xs, ts):
         np.testing.assert_allclose(xb.grad(grads).numpy(), tt.grad.numpy(), rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("axis,keepdims", [(None, False), (1, False), ((0, 2), True), (-1, False)])
+def test_segmented_run_of_multi_pass_reduce_groups_matches_numpy(axis, keepdims, monkeypatch):
+    # the fallback every backend shares (burn.codegen.segments) for reduce groups the one-kernel
+    # analysis declines: a run of element-wise ops writes one shape, so the ops on the reduced
+    # shape and the next pass over the full one are separate runs
+    import scipy.special as sp
+    import burn_wgpu.reduce_fused as rf
+    dev = _wgpu_or_skip()
+    monkeypatch.setattr(rf, "_analyze", lambda *a, **k: None)
+    monkeypatch.setenv("BURN_WGPU_FUSE_AFTER", "0")
+    x = np.random.default_rng(7).standard_normal((2, 3, 4)).astype(np.float32)
+    got = burn.logsumexp(burn.tensor(x, device=dev), axis=axis, keepdims=keepdims).numpy()
+    want = sp.logsumexp(x, axis=axis, keepdims=keepdims)
+    assert got.shape == want.shape
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+    got = burn.var(burn.tensor(x, device=dev), axis=axis, keepdims=keepdims).numpy()
+    want = np.var(x, axis=axis, keepdims=keepdims)
+    assert got.shape == want.shape
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)

@@ -72,18 +72,27 @@ def struct_key(ops, in_dtypes, outputs):
                   for op, attrs, args in ops), tuple(in_dtypes), tuple(outputs))
 
 
-def plan_segments(ops, outputs):
+def plan_segments(ops, outputs, shapes=None):
     """``(segs, needed)``: ``segs`` the ``(is_elementwise, [op indices])`` runs of ``ops``,
     ``needed`` the op results read outside their own segment or leaving the group.
 
+    A run is one kernel writing every result at one shape, so with ``shapes`` (each op's
+    result shape, None where unknown) a change of shape starts a new run: a reduce group's
+    ops after its reduction (on the reduced shape) and its next pass (on the full one).
+
     >>> segs, needed = plan_segments([("exp", {}, [("in", 0)]), ("neg", {}, [("op", 0)])], [1])
     >>> assert segs == [(True, [0, 1])] and needed == {1}
+    >>> segs, _ = plan_segments([("neg", {}, [("in", 0)]), ("sub", {}, [("in", 1), ("op", 0)])], [1],
+    ...                         shapes=[(2, 1), (2, 3)])
+    >>> assert segs == [(True, [0]), (True, [1])]
     """
     seg_of = []
     segs = []
     for j, (op, attrs, args) in enumerate(ops):
         ew = op in ELEMENTWISE_OPS
-        if ew and segs and segs[-1][0]:
+        same_shape = (shapes is None or not segs or shapes[j] is None or shapes[segs[-1][1][0]] is None
+                      or shapes[j] == shapes[segs[-1][1][0]])
+        if ew and segs and segs[-1][0] and same_shape:
             segs[-1][1].append(j)
         else:
             segs.append((ew, [j]))
@@ -131,6 +140,38 @@ def localize(ops, js, n_in, slot_dtype):
     return sub_ops, in_slots, in_dtypes, out_types
 
 
+def op_shapes(group) -> list:
+    """The result shape of each op of a fused group, inferred from its input shapes (element-wise
+    ops broadcast, reductions drop or keep their axes; None where not inferred, e.g. a matmul).
+
+    >>> from burn.fusion import FusedGroup
+    >>> import burn
+    >>> m = burn.TensorMeta((2, 3), burn.float32)
+    >>> g = FusedGroup("reduce", [("exp", {}, [("in", 0)]), ("sum", {"axis": (1,), "keepdims": True}, [("op", 0)])],
+    ...                [m], [1], [burn.TensorMeta((2, 1), burn.float32)])
+    >>> assert op_shapes(g) == [(2, 3), (2, 1)]
+    """
+    ins = [tuple(m.shape) for m in group.input_metas]
+    out = []
+    for op, attrs, args in group.ops:
+        shs = [ins[k] if src == "in" else out[k] for src, k in args]
+        if op == "full":
+            s = tuple(attrs["shape"])
+        elif None in shs:
+            s = None
+        elif op in ELEMENTWISE_OPS:
+            s = broadcast_shape(shs)
+        elif "axis" in attrs and len(shs) == 1:      # a reduction
+            nd = len(shs[0])
+            ax = attrs["axis"]
+            axes = set(range(nd)) if ax is None else {a % nd for a in ((ax,) if isinstance(ax, int) else ax)}
+            s = tuple(1 if i in axes else n for i, n in enumerate(shs[0]) if attrs.get("keepdims") or i not in axes)
+        else:
+            s = None
+        out.append(s)
+    return out
+
+
 def plan_group(group):
     """``(segs, needed, n_in, in_dtypes)`` of a fused group worth generating code for, or None
     (no element-wise op).
@@ -140,7 +181,7 @@ def plan_group(group):
     ops = group.ops
     if not ops or not any(op in ELEMENTWISE_OPS for op, _, _ in ops):
         return None
-    segs, needed = plan_segments(ops, group.outputs)
+    segs, needed = plan_segments(ops, group.outputs, op_shapes(group))
     return segs, needed, len(group.input_metas), [m.dtype.name for m in group.input_metas]
 
 

@@ -114,9 +114,10 @@ def compile_group(group):
     if plan is None or any(t not in RENDERABLE for t in plan[3]):     # complex: op by op (CuPy ufuncs)
         return None
     if group.kind == "reduce":
-        # the segmented run covers a prologue and ONE final reduction; the planner's epilogues
-        # and further passes (mean's scale, var, logsumexp) gave wrong shapes on an H200:
-        # op by op until a CUDA reduce-group kernel runs them (as burn-wgpu's reduce_fused)
+        # the planner's epilogues and further passes (mean's scale, var, logsumexp) gave wrong
+        # shapes on an H200: the shared segmented run wrote several shapes from one kernel. That
+        # is fixed in burn.codegen.segments (tested on wgpu); until a GPU run confirms it for
+        # cuda, such groups run op by op here
         red = [i for i, (op, _, _) in enumerate(group.ops) if op not in ELEMENTWISE_OPS]
         if len(red) != 1 or red[0] != len(group.ops) - 1:
             return None
