@@ -19,8 +19,6 @@ they run as declared host fallbacks.
 from __future__ import annotations
 
 import argparse
-import statistics
-import time
 
 import numpy as np
 import scipy.linalg as sl
@@ -28,7 +26,7 @@ import torch
 from threadpoolctl import threadpool_limits
 
 import burn
-from common import wgpu_device
+from common import interleaved_medians, wgpu_device
 
 
 def cases(rng, dtype, batch=64, n=128, wgpu=None):
@@ -91,18 +89,7 @@ def run(reps, dtype, wgpu=None):
     rows = []
     with threadpool_limits(1):
         for name, fns in cases(rng, dtype, wgpu=wgpu).items():
-            times = {k: [] for k in fns}
-            for f in fns.values():      # warm up (plans, LAPACK workspaces)
-                f()
-            for _ in range(reps):
-                for k, f in fns.items():
-                    t0 = time.perf_counter()
-                    f()
-                    times[k].append(time.perf_counter() - t0)
-            med = {k: statistics.median(v) for k, v in times.items()}
-            # robust to a neighbour's load spikes: the median of per-repetition ratios
-            med["pair"] = statistics.median(b / s for b, s in zip(times["burn"], times["scipy"]))
-            rows.append((name, med))
+            rows.append((name, interleaved_medians(fns, reps)))
     return rows
 
 

@@ -25,9 +25,6 @@ Target there: the OpenCL rfft of 2^20 within 3x of scipy.fft (aim: 1.3x). ``--no
 from __future__ import annotations
 
 import argparse
-import gc
-import statistics
-import time
 
 import numpy as np
 import scipy.fft as sfft
@@ -36,7 +33,7 @@ import torch
 from threadpoolctl import threadpool_limits
 
 import burn
-from common import wgpu_device
+from common import interleaved_medians, wgpu_device
 
 
 def cases(rng, wgpu=None):
@@ -121,20 +118,7 @@ def run(reps, wgpu=None):
     rows = []
     with threadpool_limits(1):
         for name, fns in cases(rng, wgpu).items():
-            times = {k: [] for k in fns}
-            for f in fns.values():      # warm up (FFT plans, kernel registration)
-                f()
-            gc.collect()
-            gc.freeze()
-            for _ in range(reps):
-                for k, f in fns.items():
-                    t0 = time.perf_counter()
-                    f()
-                    times[k].append(time.perf_counter() - t0)
-            gc.unfreeze()
-            med = {k: statistics.median(v) for k, v in times.items()}
-            med["pair"] = statistics.median(b / s for b, s in zip(times["burn"], times["scipy"]))
-            rows.append((name, med))
+            rows.append((name, interleaved_medians(fns, reps, freeze_gc=True)))
     return rows
 
 
