@@ -23,7 +23,7 @@ from .errors import BurnError, ShapeError
 from .primitives import ELEMENTWISE, OPAQUE, TensorMeta
 from .tensor import Tensor, apply
 
-__all__ = ["backend_extension", "Extension", "ExtensionContext"]
+__all__ = ["backend_extension", "kernels_only", "Extension", "ExtensionContext"]
 
 
 def _fill(template, natives):
@@ -427,6 +427,31 @@ class Extension:
 
     def __repr__(self):
         return f"<backend_extension {self.name}>"
+
+
+def kernels_only(name: str) -> Callable:
+    """The reference definition of an extension op that exists only as kernels (a LAPACK
+    routine, a cuFFT call): on a backend without a kernel it raises
+    :class:`burn.BackendUnavailable` naming the op, the backend and the backends that have one.
+
+    Example:
+        >>> import burn
+        >>> from burn.library import kernels_only
+        >>> op = burn.backend_extension("doc::kernels_only")(kernels_only("doc::kernels_only"))
+        >>> try:
+        ...     op(burn.ones((2,)))
+        ... except burn.BackendUnavailable as e:
+        ...     assert "doc::kernels_only has no kernel for backend 'flex'" in str(e)
+    """
+    def reference(x, *args, **kwargs):
+        from .errors import BackendUnavailable
+        have = sorted(b for (op, b) in registry.kernels if op == name)
+        raise BackendUnavailable(
+            f"{name} has no kernel for backend '{x.device.kind}' and no reference definition in "
+            f"burn ops; kernels exist for: {', '.join(have) or 'none'}. "
+            f"Move the operands with .to_device(burn.Device.flex())")
+    reference.__name__ = name.rpartition("::")[2]
+    return reference
 
 
 def backend_extension(name: str, *, elementwise: bool = False) -> Callable[[Callable], Extension]:

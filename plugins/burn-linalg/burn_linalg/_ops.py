@@ -35,6 +35,7 @@ from __future__ import annotations
 import numpy as np
 
 import burn
+from burn.library import kernels_only
 from burn import DTypeError, ShapeError, TensorMeta
 from burn.dtypes import real_of
 
@@ -87,13 +88,7 @@ def _rows_match(op, a, b, a_dim, what="rows"):
 
 
 def _no_reference(op):
-    def ref(x, *args, **kwargs):
-        raise burn.BackendUnavailable(
-            f"linalg::{op} has no kernel for backend '{x.device.kind}' and no reference definition in "
-            f"burn ops; kernels exist for: {', '.join(_EXT[op].backend_names()) or 'none'}. "
-            f"Move the operands with .to_device(burn.Device.flex())")
-    ref.__name__ = op
-    return ref
+    return kernels_only(f"linalg::{op}")
 
 
 _EXT: dict = {}
