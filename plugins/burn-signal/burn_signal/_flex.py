@@ -40,36 +40,30 @@ def _scipy(name):
     return deco
 
 
-def fft(x, *, n, axis, norm):
-    return sfft.fft(x, n=n, axis=axis, norm=norm).astype(_complex(x), copy=False)
+def _fft1(name, out):
+    """scipy.fft's 1-D transform ``name``, its result in ``out(x)`` (the input's precision)."""
+    fn = getattr(sfft, name)
+
+    def k(x, *, n, axis, norm):
+        return fn(x, n=n, axis=axis, norm=norm).astype(out(x), copy=False)
+    k.__name__ = name
+    return k
 
 
-def ifft(x, *, n, axis, norm):
-    return sfft.ifft(x, n=n, axis=axis, norm=norm).astype(_complex(x), copy=False)
+def _fftn(name, out):
+    """scipy.fft's n-D transform ``name``, its result in ``out(x)``."""
+    fn = getattr(sfft, name)
+
+    def k(x, *, s, axes, norm):
+        return fn(x, s=s, axes=axes, norm=norm).astype(out(x), copy=False)
+    k.__name__ = name
+    return k
 
 
-def rfft(x, *, n, axis, norm):
-    return sfft.rfft(x, n=n, axis=axis, norm=norm).astype(_complex(x), copy=False)
-
-
-def irfft(x, *, n, axis, norm):
-    return sfft.irfft(x, n=n, axis=axis, norm=norm).astype(_real(x), copy=False)
-
-
-def fftn(x, *, s, axes, norm):
-    return sfft.fftn(x, s=s, axes=axes, norm=norm).astype(_complex(x), copy=False)
-
-
-def ifftn(x, *, s, axes, norm):
-    return sfft.ifftn(x, s=s, axes=axes, norm=norm).astype(_complex(x), copy=False)
-
-
-def rfftn(x, *, s, axes, norm):
-    return sfft.rfftn(x, s=s, axes=axes, norm=norm).astype(_complex(x), copy=False)
-
-
-def irfftn(x, *, s, axes, norm):
-    return sfft.irfftn(x, s=s, axes=axes, norm=norm).astype(_real(x), copy=False)
+fft, ifft, rfft, irfft = (_fft1("fft", _complex), _fft1("ifft", _complex), _fft1("rfft", _complex),
+                          _fft1("irfft", _real))
+fftn, ifftn, rfftn, irfftn = (_fftn("fftn", _complex), _fftn("ifftn", _complex), _fftn("rfftn", _complex),
+                              _fftn("irfftn", _real))
 
 
 @_scipy("convolve")
