@@ -17,6 +17,7 @@ import burn
 pytest.importorskip("burn_cuda")
 
 from fakecupy import run_probe  # noqa: E402  (tests/ is on sys.path under pytest)
+import index_keys  # noqa: E402
 
 PROBE = r'''
 import json, numpy as np, ml_dtypes, burn, cupy
@@ -38,21 +39,7 @@ def check(name, got, want, exact=True, tol=0.0):
     except Exception as e:
         bad.append(f"{name}: {type(e).__name__}: {str(e)[:500]}")
 
-I1 = np.array([[0, 3], [-1, 2]])
-I2 = np.array([1, 4])
-KEYS = [
-    (I1,),                                            # advanced first dim, 2-d index
-    (slice(None), I2),                                # after a slice: B stays in place
-    (I2 - 1, slice(1, 4), I2),                        # separated by a slice: B goes first
-    (Ellipsis, np.array([5, 0, 5])),                  # duplicates, through an ellipsis
-    (0, slice(None), np.array([5, 0])),               # an int counts as advanced: B goes first
-    (I1, None, 1),                                    # new axis between
-    (slice(None, None, -1), I2[:, None], slice(0, 6, 2)),   # negative step, broadcast index
-    (I2 - 2, I2),                                     # two arrays, negative index
-    (np.array([1, 1, 2]),),                           # duplicates: index_add accumulates
-    (slice(1, 3), np.array([2, 2, 2]), 3),
-    (np.array([3, -4, 3]), slice(4, 1, -2), np.array([[0], [5]])),
-]
+exec(INDEX_KEYS)                                      # I1, I2, KEYS: tests/index_keys.py
 key = lambda d, k: tuple(T(a, d) if isinstance(a, np.ndarray) else a for a in k)
 rng = np.random.default_rng(0)
 for n, k in enumerate(KEYS):
@@ -148,7 +135,8 @@ print(json.dumps({"bad": bad, "n": len(seen), "errors": errors, "rand": rand, "f
 
 @pytest.fixture(scope="module")
 def res(tmp_path_factory):
-    return run_probe(tmp_path_factory.mktemp("idx"), PROBE, without_flex=True)
+    keys_src = open(index_keys.__file__).read()
+    return run_probe(tmp_path_factory.mktemp("idx"), f"INDEX_KEYS = {keys_src!r}\n" + PROBE, without_flex=True)
 
 
 def test_indexing_scatter_and_creation_match_numpy(res):
