@@ -120,6 +120,9 @@ class _FakeDriver:
     def wrap(self, ptr, size, owner):
         return owner           # the "array": dropping it frees the block
 
+    def total_memory(self):
+        return self.capacity
+
 
 def _pool(**kw):
     from burn_cuda.memory import AdaptivePool
@@ -127,48 +130,73 @@ def _pool(**kw):
     return AdaptivePool(driver=drv), drv
 
 
-def test_pool_small_allocations_share_slab_pages_and_pages_return_when_empty():
-    from burn_cuda.memory import SMALL_PAGE
+def _overlaps(blocks):
+    spans = sorted((b.buf, b.buf + b.alen) for b in blocks)
+    return any(e > s for (_, e), (s, _) in zip(spans, spans[1:]))
+
+
+def test_pool_small_allocations_share_pages_apart_from_large_ones():
+    from burn.pagepool import SMALL_MAX
     pool, drv = _pool()
-    a = [pool.malloc(100) for _ in range(SMALL_PAGE // 512 + 1)]     # one page full, a second one
-    assert drv.mallocs == 2 and pool.stats()["small_pages"] == 2
-    ptrs = {x.ptr for x in a}
-    assert len(ptrs) == len(a)                                        # distinct slots
-    del a
+    small = [pool.malloc(100) for _ in range(200)]
+    big = pool.malloc(4 << 20)
+    assert all(x.buf % 256 == 0 for x in small + [big]) and not _overlaps(small + [big])
+    assert len({x.page for x in small}) == 1 and small[0].page.small and not big.page.small
+    assert pool.stats()["small_pages"] == 1 and drv.mallocs == 2
+    assert all(x.size <= SMALL_MAX for x in small)
+    del small, big
     st = pool.stats()
-    assert st["in_use_bytes"] == 0 and st["small_pages"] == 1         # one empty page kept
-    assert drv.used == SMALL_PAGE == st["reserved_bytes"]
-    b = pool.malloc(300)
-    assert drv.mallocs == 2 and pool.stats()["reused"] >= 1           # served from the kept page
-    del b
+    assert st["in_use_bytes"] == 0 and st["free_count"] == st["alloc_count"] == 201
 
 
-def test_pool_large_sizes_adapt_recurring_sizes_get_exact_blocks():
-    from burn_cuda.memory import GRAIN, large_class
+def test_pool_freed_ranges_coalesce_and_serve_other_sizes():
+    # what the size-class pool could not do: a freed range serves a request of another size
     pool, drv = _pool()
-    n = (5 << 20) + 12345
-    x = pool.malloc(n)
-    assert x.size == large_class(n) > n                               # first sight: size class
-    del x
-    y = pool.malloc(n)                                                # cached block reused
-    assert drv.mallocs == 1
-    z = pool.malloc(n)                                                # recurring size: exact-ish block
-    assert z.size == -(-n // GRAIN) * GRAIN and drv.mallocs == 2
-    del y, z
+    a = [pool.malloc(3 << 20) for _ in range(4)]   # large: a page each, sized to fit
+    reserved = pool.stats()["reserved_bytes"]
+    del a[1:3]                                      # two empty pages, neither fits 5 MiB
+    b = pool.malloc(5 << 20)                        # they are merged into the new page
+    assert pool.stats()["reserved_bytes"] == reserved and pool.stats()["driver_free_count"] == 2
+    c = pool.malloc(1 << 20)                        # the rest of that page serves another size
+    assert c.page is b.page and pool.stats()["reserved_bytes"] == reserved and not _overlaps(a + [b, c])
+    del a, b, c
     pool.cleanup()
     assert drv.used == 0 and pool.stats()["reserved_bytes"] == 0
-    st = pool.stats()
-    assert st["alloc_count"] == 3 and st["free_count"] == 3 and st["peak_in_use_bytes"] >= 2 * n
 
 
-def test_pool_under_pressure_returns_cached_blocks_and_retries():
+def test_pool_reserved_stays_flat_over_repeated_steps():
+    # a training step's allocation pattern, repeated: after the first step no driver calls
+    rng = np.random.default_rng(0)
+    sizes = [int(s) for s in rng.integers(1 << 10, 8 << 20, 40)]
+    pool, drv = _pool()
+
+    def step():
+        live = []
+        for k, n in enumerate(sizes):
+            live.append(pool.malloc(n))
+            if k % 3 == 2:
+                del live[k % len(live)]
+        del live
+    step()
+    after_first = drv.mallocs
+    for _ in range(20):
+        step()
+    assert drv.mallocs == after_first and pool.stats()["in_use_bytes"] == 0
+
+
+def test_pool_under_pressure_returns_empty_pages_and_retries_then_raises_a_burn_error():
+    import burn
     pool, drv = _pool(capacity=40 << 20)
     a = pool.malloc(30 << 20)
-    del a                                      # cached: the driver still holds 30 MiB for us
-    b = pool.malloc(20 << 20)                  # does not fit beside it, and the cache has no 20 MiB block
-    assert drv.used == 20 << 20 and b.size >= 20 << 20
-    with pytest.raises(_FakeDriver.OutOfMemory):
+    del a                                      # kept: the driver still holds its page for us
+    assert drv.used >= 30 << 20
+    b = pool.malloc(20 << 20)                  # the empty page is merged/released, then a fit
+    assert drv.used <= 40 << 20 and b.alen >= 20 << 20
+    with pytest.raises(burn.OutOfMemory, match=r"cuda: out of device memory allocating 31457280 bytes"):
         pool.malloc(30 << 20)
+    with pytest.raises(MemoryError):           # also a MemoryError, as CuPy's own error is
+        pool.malloc(30 << 20)
+    del b
 
 
 # -- index structs of generated kernels (numpy arrays stand in for CuPy's) ----------------

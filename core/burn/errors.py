@@ -117,6 +117,16 @@ class AutodiffError(BurnError, RuntimeError):
     """
 
 
+class OutOfMemory(BurnError, MemoryError):
+    """A device cannot hold a requested buffer; the message names the sizes, what is in use and
+    reserved, and what to do. A ``MemoryError`` too, as CuPy's and PyTorch's out-of-memory errors are.
+
+    Example:
+        >>> from burn.errors import OutOfMemory
+        >>> assert issubclass(OutOfMemory, MemoryError)
+    """
+
+
 def describe(t) -> str:
     """One operand as `shape=(2, 3) dtype=float32 device=flex:0` for messages."""
     shape = getattr(t, "shape", None)

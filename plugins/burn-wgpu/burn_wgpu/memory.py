@@ -1,418 +1,70 @@
-"""The device memory allocator of burn-wgpu (DESIGN §8): an adaptive pool of pages.
+"""The device memory allocator of burn-wgpu (DESIGN §8): burn's adaptive page pool
+(:mod:`burn.pagepool`, shared with burn-cuda) over OpenCL buffers.
 
-Every buffer is a sub-buffer of a *page* (one driver allocation). Two pools
-share the page logic:
-
-- the **small pool** serves requests up to ``SMALL_MAX`` bytes (scalars, biases,
-  losses: many, short-lived) from its own pages, so they never fragment the
-  pages that hold activations;
-- the **main pool** serves the rest. Its page size follows the observed
-  allocations: a new page is ``max(request + slack, target)`` rounded to 1/32
-  of its power of two, where ``target`` is a twelfth of the peak in-use bytes
-  seen so far (clamped to ``[MIN_PAGE, MAX_PAGE]``); large tensors get a page
-  that just fits them, small ones share pages with their neighbours.
-
-A request takes the best-fitting free range of any page (coalesced on free),
-so a repeated training step reuses the same ranges and ``reserved`` stays
-flat. A small request that finds no room in the small pool takes a free range
-of the main pool before a new small page is made. A request that fits no free
-range first tries to clear a window of its size in an existing page by moving
-the few live blocks inside it (at most half the request's bytes) to other
-pages; only then is a new page made. A page that empties is released at once when it is *outdated* (less
-than half the current target: the pool has grown past it), otherwise kept for
-reuse and released if it stays empty for ``DRAIN_AGE`` allocations or on
-``cleanup()``. Running out of memory (a request above the device's largest
-allocation, or above its global memory after releasing every empty page)
-raises :class:`OutOfMemory`, a ``burn.BurnError`` naming the sizes.
-
-Reuse is safe without events because the queue is in order: a kernel
-enqueued after a range was freed runs after every kernel that used it.
+A page is one ``cl.Buffer``; a block is a sub-buffer of it (``get_sub_region``), or the
+page itself when it spans the whole page. wgpu tensors hold their pool Block, so a live
+block can be moved (``can_move``): under pressure the pool clears a window in a page by
+copying the few live blocks inside it elsewhere (``enqueue_copy`` on the in-order queue).
 
 ``BURN_WGPU_POOL=pyopencl`` swaps in ``pyopencl.tools.MemoryPool`` behind the
 same interface (for the benchmark that compares the two).
 """
 from __future__ import annotations
 
-import bisect
 import os
-import weakref
 
 import pyopencl as cl
 
-from burn.errors import BurnError
-
-ALIGN = 256                  # sub-buffer origins (>= every device's base address alignment we met)
-SMALL_MAX = 32 * 1024        # requests up to this go to the small pool
-SMALL_PAGE_MIN = 64 * 1024
-SMALL_PAGE_MAX = 2 * 2 ** 20
-MIN_PAGE = 256 * 1024
-MAX_PAGE = 256 * 2 ** 20
-DRAIN_EVERY = 512            # allocations between scans for outdated empty pages
-DRAIN_AGE = 4096             # an empty page unused for this many allocations is released
-TARGET_DIV = 12              # new pages hold at least 1/TARGET_DIV of the peak in-use bytes
-HIGH_DIV = 4                 # requests under target / HIGH_DIV are taken from the top of a range
-SLACK_DIV = 16               # a page made to fit one request gets 1/SLACK_DIV extra
+from burn.errors import BurnError, OutOfMemory  # noqa: F401  (OutOfMemory: re-exported)
+from burn.pagepool import (ALIGN, DRAIN_AGE, DRAIN_EVERY, HIGH_DIV, MAX_PAGE, MIN_PAGE,  # noqa: F401
+                           SLACK_DIV, SMALL_MAX, SMALL_PAGE_MAX, SMALL_PAGE_MIN, TARGET_DIV, Block,
+                           DriverRefused, Page, PagePool, round_page)
 
 
-class OutOfMemory(BurnError):
-    """The device cannot hold a requested buffer (sizes in the message)."""
+class Pool(PagePool):
+    """The adaptive pool of one OpenCL device (see :mod:`burn.pagepool`).
 
-
-def round_page(n: int) -> int:
-    """``n`` rounded up to 1/32 of its power of two (<= ~3% slack), at least ALIGN.
-
-    >>> assert round_page(1) == 256 and round_page(2 ** 20) == 2 ** 20
-    >>> assert 2 ** 20 + 1 < round_page(2 ** 20 + 1) <= 2 ** 20 * 1.07
+    Example:
+        >>> import burn
+        >>> from burn_wgpu import runtime
+        >>> try:
+        ...     pool = Pool(runtime.context(0))
+        ... except burn.BurnError:
+        ...     pool = None                     # no OpenCL device on this machine
+        >>> if pool is not None:
+        ...     b = pool.alloc(1000)
+        ...     assert b.alen >= 1000 and pool.stats()["in_use_bytes"] == 1000
     """
-    n = max(int(n), ALIGN)
-    gran = max(ALIGN, (1 << (n - 1).bit_length()) // 32)
-    return -(-n // gran) * gran
 
-
-def _align(n: int) -> int:
-    return -(-max(int(n), 1) // ALIGN) * ALIGN
-
-
-class Block:
-    """One allocation: a sub-buffer of a page; returns its range when the last reference goes."""
-
-    __slots__ = ("buf", "size", "pool", "page", "off", "alen", "__weakref__")
-
-    def __init__(self, buf, size, pool, page=None, off=0, alen=0):
-        self.buf = buf
-        self.size = size
-        self.pool = pool
-        self.page = page
-        self.off = off
-        self.alen = alen
-
-    def __del__(self):
-        pool = self.pool
-        if pool is not None:
-            try:
-                pool._release(self)
-            except Exception:   # interpreter shutdown
-                pass
-
-
-class Page:
-    """One driver buffer and its free ranges: ``starts``/``lens`` sorted by offset."""
-
-    __slots__ = ("buf", "size", "starts", "lens", "used", "last_use", "small", "live")
-
-    def __init__(self, buf, size, small, tick):
-        self.buf = buf
-        self.size = size
-        self.starts = [0]
-        self.lens = [size]
-        self.used = 0
-        self.last_use = tick
-        self.small = small
-        self.live: dict = {}         # offset -> weakref to the Block there
-
-    def take(self, i, alen, high=False):
-        off = self.starts[i]
-        if self.lens[i] == alen:
-            del self.starts[i]
-            del self.lens[i]
-        elif high:
-            off += self.lens[i] - alen
-            self.lens[i] -= alen
-        else:
-            self.starts[i] += alen
-            self.lens[i] -= alen
-        self.used += alen
-        return off
-
-    def take_at(self, i, off, alen):
-        """Take ``[off, off + alen)`` out of free range ``i`` (which holds it)."""
-        st, ln = self.starts[i], self.lens[i]
-        del self.starts[i]
-        del self.lens[i]
-        if off + alen < st + ln:
-            self.starts.insert(i, off + alen)
-            self.lens.insert(i, st + ln - off - alen)
-        if off > st:
-            self.starts.insert(i, st)
-            self.lens.insert(i, off - st)
-        self.used += alen
-        return off
-
-    def give(self, off, alen):
-        self.used -= alen
-        i = bisect.bisect_left(self.starts, off)
-        # coalesce with the following and the preceding free range
-        if i < len(self.starts) and off + alen == self.starts[i]:
-            alen += self.lens[i]
-            del self.starts[i]
-            del self.lens[i]
-        if i > 0 and self.starts[i - 1] + self.lens[i - 1] == off:
-            self.lens[i - 1] += alen
-        else:
-            self.starts.insert(i, off)
-            self.lens.insert(i, alen)
-
-
-class Pool:
-    """The adaptive pool of one device (small pool + main pool) with statistics."""
+    backend = "wgpu"
+    can_move = True
 
     def __init__(self, dc):
         self.dc = dc
         dev = dc.device
-        self.max_alloc = int(dev.max_mem_alloc_size)
-        self.global_mem = int(dev.global_mem_size)
-        self.align = max(ALIGN, int(dev.mem_base_addr_align) // 8)
-        self.pages: list = []          # main pool
-        self.small_pages: list = []
-        self.reserved = 0
-        self.in_use = 0                # requested bytes of live allocations
-        self.peak_reserved = 0
-        self.peak_in_use = 0
-        self.small_in_use = 0
-        self.small_peak = 0
-        self.alloc_count = 0
-        self.free_count = 0
-        self.driver_allocs = 0
-        self.driver_frees = 0
-        self.moves = 0
-        self.moved_bytes = 0
-        self._busy = False
-        self._deferred: list = []
-        self.target = MIN_PAGE
-        self.small_target = SMALL_PAGE_MIN
+        super().__init__(max_alloc=int(dev.max_mem_alloc_size), global_mem=int(dev.global_mem_size),
+                         align=int(dev.mem_base_addr_align) // 8)
 
-    # -- allocation ------------------------------------------------------------------
-    def alloc(self, nbytes: int) -> Block:
-        # the cyclic GC may finalize a Block in the middle of an allocation (between finding a
-        # free range and taking it): releases wait until the allocation is done
-        self._busy = True
+    def _device_name(self):
+        return self.dc.device.name.strip()
+
+    def _driver_alloc(self, size):
         try:
-            return self._alloc(nbytes)
-        finally:
-            self._busy = False
-            while self._deferred:
-                self._give_back(*self._deferred.pop())
-
-    def _alloc(self, nbytes):
-        nbytes = int(nbytes)
-        small = nbytes <= SMALL_MAX
-        alen = -(-max(nbytes, 1) // self.align) * self.align
-        pages = self.small_pages if small else self.pages
-        page, i = self._best_fit(pages, alen)
-        if page is None and small:
-            # a free range of the main pool beats a new small page (taken from the top of the range)
-            page, i = self._best_fit(self.pages, alen)
-        at = None
-        if page is None:
-            c = self._compact(pages, alen, small)
-            if c is not None:
-                page, i, at = c
-            else:
-                page, i = self._new_page(alen, small, nbytes), 0     # one free range
-        if at is not None:
-            off = page.take_at(i, at, alen)
-        else:
-            # small requests from the top of a range, large ones from the bottom: the two kinds
-            # stay apart, so a freed large range is not split by a small neighbour
-            off = page.take(i, alen, high=alen * HIGH_DIV < self.target)
-        page.last_use = self.alloc_count
-        self.alloc_count += 1
-        self.in_use += nbytes
-        if self.in_use > self.peak_in_use:
-            self.peak_in_use = self.in_use
-            self.target = min(MAX_PAGE, max(MIN_PAGE, round_page(self.peak_in_use // TARGET_DIV)))
-        if small:
-            self.small_in_use += nbytes
-            if self.small_in_use > self.small_peak:
-                self.small_peak = self.small_in_use
-                self.small_target = min(SMALL_PAGE_MAX, max(SMALL_PAGE_MIN, round_page(self.small_peak // 4)))
-        if self.alloc_count % DRAIN_EVERY == 0:
-            self._drain(self.alloc_count - DRAIN_AGE)
-        buf = page.buf.get_sub_region(off, alen) if (off or alen != page.size) else page.buf
-        block = Block(buf, nbytes, self, page, off, alen)
-        page.live[off] = weakref.ref(block)
-        return block
-
-    def _compact(self, pages, alen, small):
-        """Under pressure (no free range fits), clear a window of ``alen`` bytes in some page by
-        moving the few live blocks inside it elsewhere, so the request takes the window: the
-        window with the fewest live bytes (at most half the request) over every page and every
-        block boundary. Moved blocks go to free ranges of other pages, or, when nothing fits,
-        to a new page sized for them, which grows reserved less than a page for the request.
-
-        Moving is safe: a block's buffer is read when a launch is enqueued, the copy is enqueued
-        on the same in-order queue, and the old range is reused only by later commands."""
-        best = None
-        for p in pages:
-            if p.size < alen or p.size - p.used < alen // 2:
-                continue
-            blocks = sorted((b for b in (r() for r in list(p.live.values())) if b is not None),
-                            key=lambda b: b.off)
-            if not blocks:
-                continue
-            offs = [b.off for b in blocks]
-            ends = [b.off + b.alen for b in blocks]         # sorted too: blocks do not overlap
-            pre = [0]
-            for b in blocks:
-                pre.append(pre[-1] + b.alen)
-            # a best window starts at the page start, right after a block, or ends right before one
-            for s in {0, p.size - alen, *ends, *(o - alen for o in offs)}:
-                if s < 0 or s + alen > p.size:
-                    continue
-                lo, hi = bisect.bisect_right(ends, s), bisect.bisect_left(offs, s + alen)
-                cost = pre[hi] - pre[lo]
-                if cost <= alen // 2 and (best is None or cost < best[0]):
-                    best = (cost, p, s, blocks[lo:hi])
-        if best is None:
-            return None
-        cost, p, s, inside = best
-        inside.sort(key=lambda b: -b.alen)
-        others = [q for q in pages if q is not p]
-        for k, b in enumerate(inside):
-            q, j = self._best_fit(others, b.alen)
-            if q is None:
-                rest = sum(x.alen for x in inside[k:])
-                q, j = self._new_page(rest, small, rest, keep=p), 0
-                others.append(q)
-            self._move(b, q, j)
-        i = bisect.bisect_right(p.starts, s) - 1
-        if i < 0 or s + alen > p.starts[i] + p.lens[i]:
-            return None     # a block finalized during this allocation still holds part of the window
-        return p, i, s
-
-    def _move(self, b, q, j):
-        off = q.take(j, b.alen, high=b.alen * HIGH_DIV < self.target)
-        buf = q.buf.get_sub_region(off, b.alen)
-        try:
-            cl.enqueue_copy(self.dc.queue, buf, b.buf, byte_count=b.alen)
+            return cl.Buffer(self.dc.ctx, cl.mem_flags.READ_WRITE, size)
         except cl.Error as e:
-            q.give(off, b.alen)         # the block stays where it was
-            raise self.dc.error(f"moving a {b.alen}-byte buffer inside the memory pool", e) from None
-        p = b.page
-        p.live.pop(b.off, None)
-        p.give(b.off, b.alen)
-        b.buf, b.page, b.off = buf, q, off
-        q.live[off] = weakref.ref(b)
-        q.last_use = self.alloc_count
-        self.moves += 1
-        self.moved_bytes += b.alen
+            raise DriverRefused(str(e)) from None
 
-    @staticmethod
-    def _best_fit(pages, alen):
-        best, bi, blen = None, 0, None
-        for p in pages:
-            if p.size - p.used < alen:
-                continue
-            for i, ln in enumerate(p.lens):
-                if ln >= alen and (blen is None or ln < blen):
-                    best, bi, blen = p, i, ln
-                    if ln == alen:
-                        return best, bi
-        return best, bi
-
-    def _new_page(self, alen, small, nbytes, keep=None):
-        if small:
-            size = max(self.small_target, alen)
-        else:
-            # grow to fit (+ 1/16 slack for a slightly larger request next time), at least the target
-            size = alen + alen // SLACK_DIV if alen >= self.target else self.target
-        # empty pages too small for this request are merged into the new page: released first,
-        # their bytes added to it, so reserved does not grow while free space gets contiguous
-        pages = self.small_pages if small else self.pages
-        empty = [p for p in pages if p.used == 0 and p is not keep]
-        if empty and alen <= self.max_alloc:
-            merged = sum(p.size for p in empty)
-            for p in empty:
-                self._free_page(p)
-            size = max(size, merged)
-        size = min(round_page(size), max(alen, self.max_alloc // self.align * self.align))
-        if alen > self.max_alloc:
-            raise OutOfMemory(
-                f"wgpu: out of device memory: a buffer of {nbytes} bytes exceeds the largest allocation "
-                f"{self.dc.device.name.strip()} allows ({self.max_alloc} bytes; {self.global_mem} bytes of "
-                f"global memory, {self.in_use} in use, {self.reserved} reserved); use smaller tensors or batches")
-        if self.reserved + size > self.global_mem:
-            self._drain(None)
-        if self.reserved + size > self.global_mem:
-            size = alen                 # no slack when memory is tight
-        if self.reserved + size > self.global_mem:
-            raise self._oom(nbytes, size, "exceeds the device's global memory")
-        try:
-            buf = cl.Buffer(self.dc.ctx, cl.mem_flags.READ_WRITE, size)
-        except cl.Error as e:
-            self._drain(None)
-            try:
-                buf = cl.Buffer(self.dc.ctx, cl.mem_flags.READ_WRITE, size)
-            except cl.Error:
-                raise self._oom(nbytes, size, f"the driver refused it ({e})") from None
-        page = Page(buf, size, small, self.alloc_count)
-        (self.small_pages if small else self.pages).append(page)
-        self.driver_allocs += 1
-        self.reserved += size
-        if self.reserved > self.peak_reserved:
-            self.peak_reserved = self.reserved
-        return page
-
-    def _oom(self, nbytes, size, why):
-        return OutOfMemory(
-            f"wgpu: out of device memory allocating {nbytes} bytes (page of {size} bytes) on "
-            f"{self.dc.device.name.strip()}: {why}; {self.in_use} bytes in use, {self.reserved} reserved, "
-            f"{self.global_mem} bytes of global memory; free tensors (del + memory_cleanup) or use smaller batches")
-
-    # -- release -----------------------------------------------------------------------
-    def _release(self, block):
-        block.buf = None
-        if self._busy:
-            self._deferred.append((block.page, block.off, block.alen, block.size))
-        else:
-            self._give_back(block.page, block.off, block.alen, block.size)
-
-    def _give_back(self, page, off, alen, size):
-        self.in_use -= size
-        self.free_count += 1
-        if size <= SMALL_MAX:        # by request size: a small request may sit on a main page
-            self.small_in_use -= size
-        page.live.pop(off, None)
-        page.give(off, alen)
-        if page.used == 0:
-            target = self.small_target if page.small else self.target
-            if page.size < target // 2:           # outdated: the pool has grown past this page
-                self._free_page(page)
-
-    def _free_page(self, page):
-        pages = self.small_pages if page.small else self.pages
-        for i, p in enumerate(pages):
-            if p is page:
-                del pages[i]
-                break
-        else:
-            return
-        self.reserved -= page.size
-        self.driver_frees += 1
+    def _driver_free(self, page):
         page.buf.release()   # pending commands keep the memory alive until they finish
 
-    def _drain(self, older_than):
-        """Release empty pages (all of them, or those last used before ``older_than``)."""
-        for p in [p for p in self.pages + self.small_pages if p.used == 0]:
-            if older_than is None or p.last_use < older_than:
-                self._free_page(p)
+    def _sub(self, page, off, alen):
+        return page.buf.get_sub_region(off, alen) if (off or alen != page.size) else page.buf
 
-    def cleanup(self):
-        """Return every empty page to the driver."""
-        self._drain(None)
-
-    def stats(self) -> dict:
-        return {"reserved_bytes": self.reserved, "in_use_bytes": self.in_use,
-                "peak_reserved_bytes": self.peak_reserved, "peak_in_use_bytes": self.peak_in_use,
-                "alloc_count": self.alloc_count, "free_count": self.free_count,
-                "driver_alloc_count": self.driver_allocs, "driver_free_count": self.driver_frees,
-                "moves": self.moves, "moved_bytes": self.moved_bytes, "pages": len(self.pages), "small_pages": len(self.small_pages),
-                "page_target_bytes": self.target, "pool": "adaptive"}
-
-    def reset_peaks(self):
-        """Start the peaks again from the current values (for measuring one phase)."""
-        self.peak_reserved = self.reserved
-        self.peak_in_use = self.in_use
+    def _copy(self, dst, src, nbytes):
+        try:
+            cl.enqueue_copy(self.dc.queue, dst, src, byte_count=nbytes)
+        except cl.Error as e:
+            raise self.dc.error(f"moving a {nbytes}-byte buffer inside the memory pool", e) from None
 
 
 class PyOpenCLPool:
