@@ -39,7 +39,7 @@ import re
 
 import numpy as np
 
-from .dialect import Dialect
+from .dialect import DTYPE_INFO, Dialect
 from .elementwise import MAX_DIMS, out_dtype, program_source, render_group
 from .segments import dtype_name as _name
 from .segments import numel
@@ -71,9 +71,14 @@ def reduce_axes(axis, ndim) -> tuple:
     return tuple(sorted(int(a) % ndim for a in axis)) if ndim else ()
 
 
+def _isf(dtype) -> bool:
+    """A float dtype (bfloat16 included: its name does not start with "float")."""
+    return DTYPE_INFO[dtype][0] == "f"
+
+
 def _red_dtype(op, vt):
     if op in ("sum", "prod"):
-        return vt if vt.startswith("float") else "int64"
+        return vt if _isf(vt) else "int64"
     return {"any": "bool", "all": "bool", "argmax": "int64", "argmin": "int64"}.get(op, vt)
 
 
@@ -88,10 +93,11 @@ class Spec:
     op its ``shape``, ``level`` ("loop" or "row") and dtype (``types``)."""
 
 
-def analyze(group, shapes, dtypes):
+def analyze(group, shapes, dtypes, d: Dialect | None = None):
     """Classify every op of a reduce group as loop-level (shape of the reduced input, one value per reduced
     coordinate) or row-level (one value per output row), or return None if the group does not
-    have this form.
+    have this form. With a dialect ``d`` that computes float16/bfloat16 in float (CUDA's
+    ``compute_types``) those dtypes are taken too (accumulated in float32).
 
     >>> g = type("G", (), {"ops": [("sum", {"axis": 1, "keepdims": False}, [("in", 0)]),
     ...                            ("mul", {}, [("op", 0), ("in", 1)])]})()
@@ -99,7 +105,8 @@ def analyze(group, shapes, dtypes):
     >>> assert sp.M == 3 and sp.level == {0: "row", 1: "row"} and sp.use == {0: "loop"}
     """
     ops, n_in = group.ops, len(shapes)
-    if any(d not in _CT for d in dtypes):
+    ok = _CT.union(d.compute_types) if d is not None else _CT
+    if any(t not in ok for t in dtypes):
         return None
     reds = [j for j, (op, _, _) in enumerate(ops) if op in REDUCTIONS]
     r0 = ops[reds[0]]
@@ -141,7 +148,7 @@ def analyze(group, shapes, dtypes):
         s = tuple(np.broadcast_shapes(*[sh(a) for a in args], *([tuple(attrs["shape"])] if op == "full" else [])))
         shape[j] = s
         types[j] = _name(out_dtype(op, [ty(a) for a in args], attrs))
-        if types[j] not in _CT:
+        if types[j] not in ok:
             return None
         if s == F:
             level[j] = "loop"
@@ -168,7 +175,8 @@ def analyze(group, shapes, dtypes):
     return sp
 
 
-# the dtypes this kernel handles (float16 and complex values keep the segmented path)
+# the dtypes this kernel handles in every dialect (complex values keep the segmented path; float16
+# and bfloat16 where the dialect computes them in float, see analyze)
 _CT = {"float32", "float64", "int8", "int32", "int64", "uint8", "bool"}
 
 
@@ -197,11 +205,12 @@ def index_words(n_views: int) -> int:
 
 
 def _acc_type(op, vt, d: Dialect):
+    # d.vtype: float16/bfloat16 accumulate in float (CUDA), as every other value of theirs
     if op in ("sum", "prod"):
-        return d.ctype(vt) if vt.startswith("float") else d.ctype("int64")
+        return d.vtype(vt) if _isf(vt) else d.ctype("int64")
     if op in ("any", "all"):
         return d.ctype("bool")
-    return d.ctype(vt)
+    return d.vtype(vt)
 
 
 def _has_index(op):
@@ -210,7 +219,7 @@ def _has_index(op):
 
 def _acc_init(op, r, vt, d: Dialect):
     A = _acc_type(op, vt, d)
-    if op == "sum" and vt.startswith("float"):
+    if op == "sum" and _isf(vt):
         return [f"  {A} acc{r} = 0, comp{r} = 0;"]
     if op in ("sum", "prod"):
         return [f"  {A} acc{r} = {'0' if op == 'sum' else '1'};"]
@@ -221,9 +230,9 @@ def _acc_init(op, r, vt, d: Dialect):
 
 def _acc_step(op, r, v, vt, d: Dialect, q="q"):
     """Fold value ``v`` at reduced index ``q`` into pass ``r``'s accumulator (indices increase)."""
-    isf = vt.startswith("float")
+    isf = _isf(vt)
     if op == "sum" and isf:      # Kahan, as the library reduction: long rows stay within tolerance
-        T = d.ctype(vt)
+        T = d.vtype(vt)
         return [f"    {{ {T} y = {v} - comp{r}; {T} t = acc{r} + y; comp{r} = (t - acc{r}) - y; acc{r} = t; }}"]
     if op == "sum":
         return [f"    acc{r} += {v};"]
@@ -246,7 +255,7 @@ def _merge(op, vt, av, ai, bv, bi):
     if op in ("prod", "all"):
         return f"{av} = {av} {'*' if op == 'prod' else '&'} {bv};"
     cmp = ">" if op.endswith("max") else "<"
-    if vt.startswith("float"):
+    if _isf(vt):
         better = f"(!isnan({av}) && (isnan({bv}) || {bv} {cmp} {av}))"
         tie = f"(({bv} == {av} || (isnan({av}) && isnan({bv}))) && {bi} < {ai})"
     else:       # no NaN terms: compilers warn about constant operands
@@ -259,7 +268,7 @@ def _merge_chains(op, r, vt, sfxs):
     """Fold the unrolled accumulators ``<name>{r}{sfx}`` into pass ``r``'s first one."""
     out = []
     for s in sfxs:
-        if op == "sum" and vt.startswith("float"):
+        if op == "sum" and _isf(vt):
             out.append(f"  acc{r} = (acc{r} - comp{r}) + (acc{r}{s} - comp{r}{s}); comp{r} = 0;")
         elif _has_index(op):
             out.append("  " + _merge(op, vt, f"best{r}", f"bi{r}", f"best{r}{s}", f"bi{r}{s}"))
@@ -272,7 +281,7 @@ def _tree(op, r, vt, d: Dialect, L):
     """Combine the work-group's per-item accumulators of pass ``r``; every item ends with the
     row's result in ``ta{r}[0]`` (``ti{r}[0]``). Barriers in uniform control flow only."""
     P = _PAR[d.name]
-    val = f"acc{r} - comp{r}" if op == "sum" and vt.startswith("float") else \
+    val = f"acc{r} - comp{r}" if op == "sum" and _isf(vt) else \
         f"acc{r}" if not _has_index(op) else f"best{r}"
     out = [f"  ta{r}[lid] = {val};"]
     if _has_index(op):
@@ -285,19 +294,17 @@ def _tree(op, r, vt, d: Dialect, L):
     return out
 
 
-def _final(op, r, O, x, d: Dialect, src):
-    """Declare ``x{x}``, the reduced value of pass ``r`` (``src``: "acc" registers or "tree")."""
-    if src == "tree":
-        if op in ("sum", "prod", "any", "all"):
-            return [f"  {O} x{x} = ({O})ta{r}[0];"]
-        if op.startswith("arg"):
-            return [f"  {d.ctype('int64')} x{x} = ti{r}[0];"]
-        return [f"  {O} x{x} = ta{r}[0];"]
-    if op in ("sum", "prod", "any", "all"):
-        return [f"  {O} x{x} = ({O})acc{r};"]
+def _final(op, r, t, x, d: Dialect, src):
+    """Declare ``x{x}``, the reduced value (dtype ``t``) of pass ``r`` (``src``: "acc" registers or
+    "tree"). A float16/bfloat16 value is rounded to its dtype and held in float, as an op-by-op
+    run (and the split variant, which stores it) sees it."""
     if op.startswith("arg"):
-        return [f"  {d.ctype('int64')} x{x} = bi{r};"]
-    return [f"  {O} x{x} = best{r};"]
+        return [f"  {d.ctype('int64')} x{x} = {f'ti{r}[0]' if src == 'tree' else f'bi{r}'};"]
+    O, V = d.ctype(t), d.vtype(t)
+    val = f"ta{r}[0]" if src == "tree" else f"acc{r}" if op in ("sum", "prod", "any", "all") else f"best{r}"
+    if V != O:
+        return [f"  {V} x{x} = ({V})(({O})({val}));"]
+    return [f"  {O} x{x} = ({O}){val};"]
 
 
 def render_reduce(ops, outputs, sp, dtypes, d: Dialect, L: int = 256, blocked: bool = False):
@@ -322,7 +329,8 @@ def render_reduce(ops, outputs, sp, dtypes, d: Dialect, L: int = 256, blocked: b
         raise ValueError(f"reduce kernels: work-group size {L} is not a power of two")
     P = _PAR[d.name]
     n_in = sp.n_in
-    c = d.ctype
+    c = d.ctype          # storage types (pointers)
+    V = d.vtype          # register types: CUDA holds float16/bfloat16 values in float
     I64 = c("int64")
     red_index = {j: r for r, j in enumerate(sp.reds)}
     chain, ci = [], {}
@@ -387,7 +395,7 @@ def render_reduce(ops, outputs, sp, dtypes, d: Dialect, L: int = 256, blocked: b
         A += [f"{G}{c(sp.types[j])}* pout{q}" for q, j in enumerate(pouts)]
         A += [f"{G}const {c(t)}* in{k}" for k, t in enumerate(dtypes)]
         A += [f"const int soff{k}" for k in scal]
-        A += [f"const {c(t)} p{i}" for i, t in enumerate(params)]
+        A += [f"const {d.vtype(t)} p{i}" for i, t in enumerate(params)]
         return d.kernel_decl(name, A) + " {"
 
     def shared(red_list):
@@ -405,8 +413,8 @@ def render_reduce(ops, outputs, sp, dtypes, d: Dialect, L: int = 256, blocked: b
                 "    int s = p.v[2 + dd]; int cc = r % s; r /= s;"]
         out += [f"    b{q} += cc * p.v[{base + q * (1 + 2 * MAX_DIMS) + 1} + dd];" for q in range(n_v)]
         out += ["  } }"]
-        out += [f"  {c(dtypes[k])} x{k} = in{k}[soff{k}];" for k in scal]
-        out += [f"  {c(dtypes[k])} x{k} = in{k}[b{vslot[k]}];" for k in rviews]
+        out += [f"  {V(dtypes[k])} x{k} = in{k}[soff{k}];" for k in scal]
+        out += [f"  {V(dtypes[k])} x{k} = in{k}[b{vslot[k]}];" for k in rviews]
         return out
 
     def row_ops(lo, hi, guard):
@@ -424,7 +432,7 @@ def render_reduce(ops, outputs, sp, dtypes, d: Dialect, L: int = 256, blocked: b
         out = row_ops(0, sp.reds[0], guard)
         for r in range(pp):
             red = sp.reds[r]
-            out.append(f"  {c(sp.types[red])} x{n_in + r} = red{r}[m];")
+            out.append(f"  {V(sp.types[red])} x{n_in + r} = red{r}[m];")
             if red in routs and guard is not None:
                 out.append(f"  {guard}rout{routs.index(red)}[m] = x{n_in + r};")
             out += row_ops(red + 1, sp.reds[r + 1] if r + 1 < len(sp.reds) else len(ops), guard)
@@ -495,7 +503,7 @@ def render_reduce(ops, outputs, sp, dtypes, d: Dialect, L: int = 256, blocked: b
                     out += [f"        j{v} += cc * p.v[{base + v * (1 + 2 * MAX_DIMS) + 1 + MAX_DIMS} + dd];"
                             for v in used]
                     out += ["      }", "    }"]
-                out += [f"    {c(dtypes[k])} x{k} = in{k}[j{vslot[k]}];" for k in vins]
+                out += [f"    {V(dtypes[k])} x{k} = in{k}[j{vslot[k]}];" for k in vins]
                 out += ["    " + lines[ci[j]] for j in loop_ops]
                 out += [f"    pout{pouts.index(j)}[j{vslot[('p', j)]}] = v{ci[j]};" for j in here]
                 if red is not None:
@@ -530,7 +538,7 @@ def render_reduce(ops, outputs, sp, dtypes, d: Dialect, L: int = 256, blocked: b
                 idx = f" pidx[g_] = ti{p_}[0];" if _has_index(op) else ""
                 L_ += [f"  if (lid == 0) {{ pacc[g_] = ta{p_}[0];{idx} }}"]
                 break
-            L_ += _final(op, p_, c(sp.types[red]), n_in + p_, d, "acc" if variant == "row" else "tree")
+            L_ += _final(op, p_, sp.types[red], n_in + p_, d, "acc" if variant == "row" else "tree")
             if red in routs:
                 L_.append(f"  {guard}rout{routs.index(red)}[m] = x{n_in + p_};")
             L_ += row_ops(red + 1, bounds[p_ + 2] if p_ + 2 < len(bounds) else len(ops), guard)
@@ -556,12 +564,12 @@ def render_reduce(ops, outputs, sp, dtypes, d: Dialect, L: int = 256, blocked: b
                    f"    {_merge(op, vt, f'best{pp}', f'bi{pp}', 'bv', 'bj')} }}"]
         else:
             init = {"sum": "0", "prod": "1", "any": "0", "all": "1"}[op]
-            comp = f", comp{pp} = 0" if op == "sum" and vt.startswith("float") else ""
+            comp = f", comp{pp} = 0" if op == "sum" and _isf(vt) else ""
             L_ += [f"  {A} acc{pp} = {init}{comp};",
                    f"  for (int t = lid; t < S; t += {L}) {{ {A} bv = pacc[m * S + t]; "
                    f"{_merge(op, vt, f'acc{pp}', '', 'bv', '')} }}"]
         L_ += _tree(op, pp, vt, d, L)
-        L_ += _final(op, pp, c(sp.types[red]), n_in + pp, d, "tree")
+        L_ += _final(op, pp, sp.types[red], n_in + pp, d, "tree")
         if not last:
             L_ += [f"  if (lid == 0) red{pp}[m] = x{n_in + pp};", "}"]
             return L_
@@ -576,7 +584,10 @@ def render_reduce(ops, outputs, sp, dtypes, d: Dialect, L: int = 256, blocked: b
     if split:
         for pp in range(len(sp.reds)):
             body += kernel("part", pp) + combine(pp)
-    src = head + "\n" + "\n".join(body)
+    text = "\n".join(body)
+    # headers of storage types only the reduce kernels name (a plain float16 sum has no chain)
+    head += "".join("\n" + line for marker, line in d.headers if marker in text and line not in head)
+    src = head + "\n" + text
     if d.name == "opencl" and "double" in src and "cl_khr_fp64" not in src:
         src = "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n" + src
     return src, params, scal, views, rviews, pouts, routs, split

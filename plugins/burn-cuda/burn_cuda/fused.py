@@ -4,8 +4,9 @@
 runs of element-wise ops the code generator can render (one kernel launch
 each) and the other ops (a matmul, a reduction), which run their ordinary
 kernels. An element-wise group is one segment: one launch. A matmul group is
-the matmul kernel plus one epilogue kernel; a reduction group one prologue
-kernel plus the reduction.
+the matmul kernel plus one epilogue kernel; a reduction group runs as the generated
+reduce kernels of :mod:`burn_cuda.reduce_fused` (one launch, prologue and
+epilogues inside), else one prologue kernel plus the reduction.
 
 The segmentation and the segment-by-segment run are shared with burn-wgpu
 (``burn.codegen.segments``); this module adds CUDA's part: NVRTC compilation,
@@ -83,6 +84,8 @@ def segments(group):
     plan = compile_group(group)
     if plan is None:
         return []
+    if not isinstance(plan, _FusedGroup):       # a reduce group: its segmented fallback's segments
+        plan = _FusedGroup(group, *plan_group(group))
     n_in = plan.n_in
     types = list(plan.in_dtypes)
     for op, attrs, args in group.ops:
@@ -113,19 +116,23 @@ def compile_group(group):
     plan = plan_group(group)
     if plan is None or any(t not in RENDERABLE for t in plan[3]):     # complex: op by op (CuPy ufuncs)
         return None
-    if group.kind == "reduce":
-        # the planner's epilogues and further passes (mean's scale, var, logsumexp) gave wrong
-        # shapes on an H200: the shared segmented run wrote several shapes from one kernel. That
-        # is fixed in burn.codegen.segments (tested on wgpu); until a GPU run confirms it for
-        # cuda, such groups run op by op here
-        red = [i for i, (op, _, _) in enumerate(group.ops) if op not in ELEMENTWISE_OPS]
-        if len(red) != 1 or red[0] != len(group.ops) - 1:
-            return None
     # a complex value inside a real group (x.astype(complex64) * w) as well: the generated
     # complex kernels compile (tests/test_cuda_nvcc.py) but run CuPy's ufuncs until checked on a GPU
     if any(d is not None and d not in RENDERABLE for d in _value_dtypes(group, plan[3])):
         return None
-    return _FusedGroup(group, *plan)
+    fg = _FusedGroup(group, *plan)
+    if group.kind == "reduce":
+        # the generated reduce kernels (burn_cuda.reduce_fused: one launch for prologue, passes
+        # and epilogue). What they decline runs as before: a prologue kernel and CuPy's reduction
+        # when the reduction is the last op, else op by op, because the segmented run of
+        # epilogues and further passes gave wrong shapes on an H200 (fixed in
+        # burn.codegen.segments and tested on wgpu; unconfirmed on a GPU for cuda)
+        from .reduce_fused import FusedReduce
+        red = [i for i, (op, _, _) in enumerate(group.ops) if op not in ELEMENTWISE_OPS]
+        if len(red) == 1 and red[0] == len(group.ops) - 1:
+            return FusedReduce(group, fg)
+        return FusedReduce(group, lambda *xs: fg.op_by_op(xs))
+    return fg
 
 
 class _FusedGroup(SegmentedGroup):
