@@ -17,7 +17,14 @@ subclass with ``.device`` and ``.get()``), ``cupy.linalg``/``cupy.fft`` and
 - burn_signal's ``burn_signal_{lfilter,sosfilt}_{f32,f64}`` (one thread per signal row of a
   C-contiguous (outer, n, inner) array) run the same direct-form-II-transposed recurrences in
   numpy, vectorized over the rows, after checking the launch against the kernel's contract
-  (scalar types, dtypes, contiguity, sizes of x/y/zi/zf/state, a grid covering every row).
+  (scalar types, dtypes, contiguity, sizes of x/y/zi/zf/state, a grid covering every row);
+- ``cupy.cuda.cublas.gemmEx`` / ``gemmStridedBatchedEx`` (burn_cuda.gemm's half-precision
+  matmul) compute in numpy float32 on the memory their raw pointers address (found among the
+  arrays whose ``.data.ptr`` was taken), after checking every argument as cuBLAS would; each
+  call is recorded in ``cupy.cuda.cublas.CALLS``.
+
+- burn_cuda.conv's ``burn_conv_{maxpool,maxpool_grad,col2im}_<dtype>`` run the CuPy-form
+  window algorithms in numpy (padded grid, a strided slice per window offset).
 
 Other kernels (a fused multi-op group) raise "fake cupy runs family kernels only". The
 launch arguments are checked against CuPy's calling convention (index struct as a
@@ -47,6 +54,9 @@ __version__ = _os.environ.get("FAKE_CUPY_VERSION", "14.0.0+fake")
 class _Dev:
     def __init__(self, i=0):
         self.id = i
+    @property
+    def compute_capability(self):          # CuPy's string, e.g. "90" (FAKE_CUPY_CC)
+        return _os.environ.get("FAKE_CUPY_CC", "90")
     def __enter__(self):
         return self
     def __exit__(self, *a):
@@ -59,6 +69,9 @@ class ndarray(_np.ndarray):
         return _Dev(0)
     def get(self, stream=None):
         return _np.array(self)
+    @property
+    def data(self):                        # cupy.cuda.MemoryPointer: .ptr (see _MemPtr)
+        return _MemPtr(self)
 
 
 def _w(r):
@@ -102,12 +115,17 @@ def is_available():
     return True
 
 
+_STREAMS = []     # the streams entered with `with stream:` (the last one is CuPy's current stream)
+
+
 class _Stream:
     def __init__(self, non_blocking=False):
-        pass
+        self.ptr = id(self)
     def __enter__(self):
+        _STREAMS.append(self)
         return self
     def __exit__(self, *a):
+        _STREAMS.pop()
         return False
     def synchronize(self):
         pass
@@ -154,6 +172,8 @@ class _Kernel:
             return self._scatter_add(args)
         if self.name.startswith("burn_signal_"):
             return self._signal_filter(grid, block, args)
+        if self.name.startswith("burn_conv_"):
+            return self._window(grid, block, args)
         fk = _flex_kernels()
         from burn_cuda.kernels import ARITY
         st, args = args[0], list(args[1:])
@@ -195,6 +215,45 @@ class _Kernel:
         _np.add.at(_np.asarray(out).reshape(-1), i, _np.asarray(src))
         LAUNCHES.append(self.name)
 
+
+    def _window(self, grid, block, args):
+        """burn_cuda.conv's burn_conv_{maxpool,maxpool_grad,col2im}_<dtype> (NCHW, C-contiguous,
+        dims H W OH OW KH KW SH SW PT PL DH DW as int32 last): the pools by flex's numpy pooling,
+        col2im on a padded grid with one strided slice per window offset in row-major order."""
+        kind, dt = self.name[len("burn_conv_"):].rsplit("_", 1)
+        n, arrays, dims = args[0], args[1:-12], args[-12:]
+        assert isinstance(n, _np.int64) and all(isinstance(d, _np.int32) for d in dims), (n, dims)
+        H, W, OH, OW, KH, KW, SH, SW, PT, PL, DH, DW = (int(d) for d in dims)
+        for a in arrays:
+            assert isinstance(a, ndarray) and a.flags.c_contiguous and a.dtype.name == dt, (self.name, a.dtype)
+        assert grid[0] * block[0] >= int(n) and int(n) == arrays[-1].size, (grid, block, n, arrays[-1].shape)
+        a = [_np.asarray(x) for x in arrays]
+        Hp = max(H + PT, (KH - 1) * DH + SH * (OH - 1) + 1)
+        Wp = max(W + PL, (KW - 1) * DW + SW * (OW - 1) + 1)
+        offs = [(i, j, slice(i * DH, i * DH + SH * (OH - 1) + 1, SH), slice(j * DW, j * DW + SW * (OW - 1) + 1, SW))
+                for i in range(KH) for j in range(KW)]
+        if kind in ("maxpool", "maxpool_grad"):
+            # flex's pooling (the fake GPU's ALU), with the bottom/right padding that gives OH x OW
+            import importlib
+            _flex_kernels()
+            fc = importlib.import_module("_fakecupy_flex.conv")
+            geo = dict(kernel=(KH, KW), stride=(SH, SW), dilation=(DH, DW),
+                       padding=(PT, max(0, Hp - H - PT), PL, max(0, Wp - W - PL)))
+            if kind == "maxpool":
+                x, out = a
+                out[...] = fc.max_pool2d(x, **geo)[:, :, :OH, :OW]
+            else:
+                x, out, g, gx = a
+                gx[...] = fc.max_pool2d_grad(x, out, g, **geo)
+        elif kind == "col2im":
+            cols, gx = a
+            gxp = _np.zeros(gx.shape[:2] + (Hp, Wp), gx.dtype)
+            for i, j, rs, cs in offs:
+                gxp[:, :, rs, cs] += cols[:, :, i, j]
+            gx[...] = gxp[:, :, PT:PT + H, PL:PL + W]
+        else:
+            raise NotImplementedError(self.name)
+        LAUNCHES.append(self.name)
 
     def _signal_filter(self, grid, block, args):
         """burn_signal's burn_signal_{lfilter,sosfilt}_{f32,f64}: one thread per row r < nb of
@@ -281,6 +340,130 @@ class cuda:
     @staticmethod
     def using_allocator(f):
         return _cl.nullcontext()
+
+
+# cuBLAS for burn_cuda.gemm (cupy.cuda.cublas, cupy.cuda.device.get_cublas_handle): GemmEx and
+# GemmStridedBatchedEx read and write the memory their raw pointers address, found among the
+# arrays whose ``.data.ptr`` was taken, and compute in numpy float32; every argument is checked
+# as cuBLAS would (int types, leading dims, strides, data/compute types, the handle's stream
+# and pointer mode), so a wrong ld, flag or swapped operand gives wrong numbers or fails here
+import ctypes as _ctypes
+import weakref as _weakref
+
+_OWNERS = _weakref.WeakValueDictionary()     # id -> array owning the memory of a taken .data.ptr
+
+
+class _MemPtr:
+    def __init__(self, a):
+        self.ptr = a.__array_interface__["data"][0]
+        o = a
+        while isinstance(o.base, _np.ndarray):
+            o = o.base
+        _OWNERS[id(o)] = o
+
+
+def _blas_dtype(t):
+    if t == 14:
+        import ml_dtypes
+        return _np.dtype(ml_dtypes.bfloat16)
+    return {0: _np.dtype(_np.float32), 2: _np.dtype(_np.float16)}[t]
+
+
+def _blas_view(ptr, t, rows, cols, ld, count, stride):
+    """``count`` column-major rows x cols matrices (leading dim ``ld``, ``stride`` elements apart)
+    at address ``ptr`` as a writable numpy view [count, cols, rows] of the array holding them;
+    numpy's buffer check fails a view reaching past that array."""
+    dt = _blas_dtype(t)
+    for o in list(_OWNERS.values()):
+        lo = o.__array_interface__["data"][0]
+        if lo <= ptr < lo + max(o.nbytes, 1):
+            break
+    else:
+        raise AssertionError(f"cuBLAS pointer {ptr:#x} lies in no array whose .data.ptr was taken")
+    assert o.dtype == dt, f"cuBLAS data type {t} on {o.dtype} memory"
+    assert o.flags.c_contiguous and (ptr - lo) % dt.itemsize == 0, (o.flags, ptr - lo)
+    it = dt.itemsize
+    return _np.ndarray((count, cols, rows), dt, buffer=o.reshape(-1).view(_np.uint8), offset=ptr - lo,
+                       strides=(stride * it, ld * it, it))
+
+
+class _Cublas:
+    HANDLE = 0xC0B1A5
+    CUBLAS_OP_N, CUBLAS_OP_T, CUBLAS_POINTER_MODE_HOST, CUBLAS_COMPUTE_32F = 0, 1, 0, 68
+    CALLS = []
+    _state = {"stream": None, "mode": 0}
+
+    @staticmethod
+    def setStream(handle, stream):
+        assert handle == _Cublas.HANDLE and type(stream) is int, (handle, stream)
+        _Cublas._state["stream"] = stream
+
+    @staticmethod
+    def getStream(handle):
+        return _Cublas._state["stream"]
+
+    @staticmethod
+    def setPointerMode(handle, mode):
+        assert handle == _Cublas.HANDLE and mode in (0, 1), (handle, mode)
+        _Cublas._state["mode"] = mode
+
+    @staticmethod
+    def getPointerMode(handle):
+        return _Cublas._state["mode"]
+
+    @staticmethod
+    def gemmEx(handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc,
+               computeType, algo):
+        _Cublas._gemm("gemmEx", handle, transa, transb, m, n, k, alpha, A, Atype, lda, 0, B, Btype, ldb, 0,
+                      beta, C, Ctype, ldc, 0, 1, computeType, algo)
+
+    @staticmethod
+    def gemmStridedBatchedEx(handle, transa, transb, m, n, k, alpha, A, Atype, lda, strideA, B, Btype, ldb,
+                             strideB, beta, C, Ctype, ldc, strideC, batchCount, computeType, algo):
+        _Cublas._gemm("gemmStridedBatchedEx", handle, transa, transb, m, n, k, alpha, A, Atype, lda, strideA,
+                      B, Btype, ldb, strideB, beta, C, Ctype, ldc, strideC, batchCount, computeType, algo)
+
+    @staticmethod
+    def _gemm(fn, handle, ta, tb, m, n, k, alpha, A, At, lda, sA, B, Bt, ldb, sB, beta, C, Ct, ldc, sC, count,
+              ct, algo):
+        rec = dict(fn=fn, transa=ta, transb=tb, m=m, n=n, k=k, Atype=At, lda=lda, strideA=sA, Btype=Bt, ldb=ldb,
+                   strideB=sB, Ctype=Ct, ldc=ldc, strideC=sC, batchCount=count, computeType=ct, algo=algo)
+        for key, v in list(rec.items())[1:] + [("alpha", alpha), ("beta", beta), ("A", A), ("B", B), ("C", C)]:
+            assert type(v) is int, f"{fn}: {key} is {type(v).__name__}, CuPy's binding takes int"
+        assert handle == _Cublas.HANDLE, handle
+        assert _Cublas._state["mode"] == 0, "alpha/beta are host pointers: pointer mode must be HOST"
+        assert _STREAMS and _Cublas._state["stream"] == _STREAMS[-1].ptr, "cuBLAS handle is not on the current stream"
+        assert ta in (0, 1) and tb in (0, 1), (ta, tb)
+        assert ct == 68, f"compute type {ct}: CUBLAS_COMPUTE_32F (68) expected"
+        assert At == Bt and At in (2, 14) and Ct in (At, 0), (At, Bt, Ct)
+        assert algo in (-1, 99), algo
+        assert min(m, n, k) >= 0 and count >= 1, (m, n, k, count)
+        ra, ca = (m, k) if ta == 0 else (k, m)
+        rb, cb = (k, n) if tb == 0 else (n, k)
+        assert lda >= max(1, ra) and ldb >= max(1, rb) and ldc >= max(1, m), (lda, ra, ldb, rb, ldc, m)
+        assert count == 1 or sC >= ldc * n, "the C matrices of a batch overlap"
+        al = _ctypes.c_float.from_address(alpha).value
+        be = _ctypes.c_float.from_address(beta).value
+        va = _blas_view(A, At, ra, ca, lda, count, sA)
+        vb = _blas_view(B, Bt, rb, cb, ldb, count, sB)
+        vc = _blas_view(C, Ct, m, n, ldc, count, sC).transpose(0, 2, 1)      # [count, m, n]
+        op_a = (va.transpose(0, 2, 1) if ta == 0 else va).astype(_np.float32)   # [count, m, k]
+        op_b = (vb.transpose(0, 2, 1) if tb == 0 else vb).astype(_np.float32)   # [count, k, n]
+        r = _np.float32(al) * _np.matmul(op_a, op_b)
+        if be != 0:           # beta == 0: cuBLAS does not read C (it may hold NaN)
+            r += _np.float32(be) * vc.astype(_np.float32)
+        vc[...] = r.astype(vc.dtype)
+        _Cublas.CALLS.append(rec)
+
+
+class _CudaDevice:
+    @staticmethod
+    def get_cublas_handle():
+        return _Cublas.HANDLE
+
+
+cuda.cublas = _Cublas
+cuda.device = _CudaDevice
 
 
 # CuPy's linalg/fft namespaces run by numpy; every call is recorded in CALLS so a test can

@@ -270,7 +270,8 @@ class PagePool:
         if self.alloc_count % DRAIN_EVERY == 0:
             self._drain(self.alloc_count - DRAIN_AGE)
         block = Block(self._sub(page, off, alen), nbytes, self, page, off, alen)
-        page.live[off] = weakref.ref(block)
+        if self.can_move:           # only compaction needs to find a page's live blocks
+            page.live[off] = weakref.ref(block)
         return block
 
     def _compact(self, pages, alen, small):
@@ -339,15 +340,18 @@ class PagePool:
 
     @staticmethod
     def _best_fit(pages, alen):
-        best, bi, blen = None, 0, None
+        """The page and index of the smallest free range of at least ``alen`` bytes."""
+        best, bi, blen = None, 0, 1 << 62
         for p in pages:
             if p.size - p.used < alen:
                 continue
-            for i, ln in enumerate(p.lens):
-                if ln >= alen and (blen is None or ln < blen):
-                    best, bi, blen = p, i, ln
+            i = 0
+            for ln in p.lens:
+                if alen <= ln < blen:
                     if ln == alen:
-                        return best, bi
+                        return p, i
+                    best, bi, blen = p, i, ln
+                i += 1
         return best, bi
 
     def _new_page(self, alen, small, nbytes, keep=None):

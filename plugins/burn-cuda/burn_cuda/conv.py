@@ -6,18 +6,33 @@ columns ``[N, G, C/G*kH*kW, OH*OW]`` once and runs one batched cuBLAS GEMM; its
 input gradient is the GEMM with the transposed weight plus one strided add per
 window offset (col2im); pooling is one element-wise max/add per window offset.
 float16 and bfloat16 compute in float32 (cuBLAS and the accumulations), like flex.
+
+Max pooling (forward and gradient) and the col2im of the input gradient are one generated
+kernel each (:func:`window_source`) for float16/bfloat16/float32/float64: the CuPy form
+above took ~27 element-wise launches per max-pool gradient and ~19 per col2im, which is
+host time per launch in a small training step. Each kernel computes what the CuPy form
+computes, in the same order and rounding: a max pool's value is ``maximum`` over the
+window offsets in row-major order (NaN propagates); its gradient sends each window's
+gradient to the first maximum (row-major), each input summing ``hit * g`` over its windows
+in offset order (so a NaN/inf gradient spreads as ``0 * g`` did); col2im sums the columns
+in offset order. Other dtypes use the CuPy form.
 """
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 
+from burn.errors import BurnError
 from burn.ops.conv import avg_divisor as _avg_divisor
 from burn.ops.conv import compute_dtype as _ct
 from burn.ops.conv import conv_out_hw as _out_hw
 from burn.ops.conv import pad_nchw
 from burn.ops.conv import window_offsets as _offsets
 
-from .kernels import _cp, on_device
+from .kernels import _cp, _dc_of, on_device
+from .optim import _T, _helpers
+from .tensor import dtype_name
 
 
 def _pad(x, padding, value=0):
@@ -76,6 +91,13 @@ def conv2d_grad_input(g, w, *, stride, padding, dilation, groups, input_hw):
     wt = w.reshape(groups, c_out // groups, -1).transpose(0, 2, 1)     # [G, C/G*kH*kW, C_out/G]
     cols = cp.matmul(wt, g.reshape(n, groups, c_out // groups, oh * ow))
     cols = cols.reshape((n, c) + tuple(kernel) + (oh, ow))
+    if dtype_name(cols) in ("float32", "float64"):
+        # col2im in one kernel: each input element sums its columns in window-offset order
+        cols = cp.ascontiguousarray(cols)
+        gx = cp.empty((n, c, h, wd), cols.dtype)
+        _launch_window("col2im", dtype_name(cols), gx.size, (cols, gx),
+                       _dims("conv2d_grad_input", (h, wd), (oh, ow), kernel, stride, padding, dilation))
+        return gx.astype(dt, copy=False)
     gxp = cp.zeros((n, c, h + pt + pb, wd + pl + pr), dtype=ct)
     for i, j, rs, cs in _offsets(kernel, stride, dilation, (oh, ow)):
         gxp[:, :, rs, cs] += cols[:, :, i, j]
@@ -88,6 +110,14 @@ def _lowest(dt):
 
 def max_pool2d(x, *, kernel, stride, padding, dilation):
     cp = _cp()
+    dt = dtype_name(x)
+    if dt in WINDOW_DTYPES:
+        x = cp.ascontiguousarray(x)
+        out_hw = _out_hw(x.shape, kernel, stride, padding, dilation)
+        out = cp.empty(x.shape[:2] + tuple(out_hw), x.dtype)
+        _launch_window("maxpool", dt, out.size, (x, out),
+                       _dims("max_pool2d", x.shape[2:], out_hw, kernel, stride, padding, dilation))
+        return out
     xp = _pad(x, padding, _lowest(x.dtype))
     out = None
     for _, _, rs, cs in _offsets(kernel, stride, dilation, _out_hw(x.shape, kernel, stride, padding, dilation)):
@@ -98,6 +128,13 @@ def max_pool2d(x, *, kernel, stride, padding, dilation):
 
 def max_pool2d_grad(x, out, g, *, kernel, stride, padding, dilation):
     cp = _cp()
+    dt = dtype_name(x)
+    if dt in WINDOW_DTYPES and out.dtype == x.dtype and g.dtype == x.dtype:
+        x, out, g = cp.ascontiguousarray(x), cp.ascontiguousarray(out), cp.ascontiguousarray(g)
+        gx = cp.empty(x.shape, x.dtype)
+        _launch_window("maxpool_grad", dt, gx.size, (x, out, g, gx),
+                       _dims("max_pool2d_grad", x.shape[2:], out.shape[2:], kernel, stride, padding, dilation))
+        return gx
     xp = _pad(x, padding, _lowest(x.dtype))
     gxp = cp.zeros(xp.shape, dtype=g.dtype)
     taken = None
@@ -138,6 +175,122 @@ def avg_pool2d_grad(g, *, kernel, stride, padding, count_include_pad, input_hw, 
     for _, _, rs, cs in _offsets(kernel, stride, (1, 1), out_hw):
         gxp[:, :, rs, cs] += gs
     return _crop(gxp, padding, input_hw).astype(dt, copy=False)
+
+
+
+# -- generated window kernels -------------------------------------------------------------------
+
+WINDOW_DTYPES = ("float32", "float64", "float16", "bfloat16")
+_DIMS = "int H, int W, int OH, int OW, int KH, int KW, int SH, int SW, int PT, int PL, int DH, int DW"
+
+
+@lru_cache(maxsize=None)
+def window_source(dtype: str) -> str:
+    """One CUDA module with ``burn_conv_{maxpool,maxpool_grad,col2im}_<dtype>`` over NCHW
+    C-contiguous arrays (one thread per output element of the pool, per input element of
+    the gradients); dims ``H W OH OW KH KW SH SW PT PL DH DW`` as ints after the arrays.
+
+    >>> assert "burn_conv_maxpool_grad_float32(" in window_source("float32")
+    """
+    T, head, ld, st, _, _, s = _T[dtype]
+    low = "(-__longlong_as_double(0x7ff0000000000000LL))" if s == "d" else "(-__int_as_float(0x7f800000))"
+    def at(p, idx):
+        return ld.format(f"{p}[{idx}]")
+    return f"""{head}
+{_helpers(dtype)}
+// the value of padded position (r, c) of one plane: the padding reads as -inf (max pooling)
+__device__ __forceinline__ C burn_win_at(const {T}* xp, int r, int c, int H, int W) {{
+    return (r >= 0 && r < H && c >= 0 && c < W) ? {at("xp", "(long long)r * W + c")} : {low};
+}}
+
+// the output position (oh, ow) whose window puts its offset (a, b) on input (h, w), if any
+// (the gradients gather per input element, so no two threads write one place)
+__device__ __forceinline__ bool burn_win_src(int h, int w, int a, int b, int& oh, int& ow,
+        int OH, int OW, int SH, int SW, int PT, int PL, int DH, int DW) {{
+    int rr = h + PT - a * DH, cc = w + PL - b * DW;
+    if (rr < 0 || rr % SH || cc < 0 || cc % SW) return false;
+    oh = rr / SH;
+    ow = cc / SW;
+    return oh < OH && ow < OW;
+}}
+
+extern "C" __global__ void burn_conv_maxpool_{dtype}(long long n, const {T}* __restrict__ x, {T}* __restrict__ out,
+        {_DIMS}) {{
+    long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    int ow = (int)(i % OW); long long t = i / OW; int oh = (int)(t % OH); long long nc = t / OH;
+    const {T}* xp = x + nc * H * W;
+    C acc = burn_win_at(xp, oh * SH - PT, ow * SW - PL, H, W);
+    for (int a = 0; a < KH; ++a)
+        for (int b = (a == 0); b < KW; ++b) {{
+            C v = burn_win_at(xp, oh * SH + a * DH - PT, ow * SW + b * DW - PL, H, W);
+            acc = (isnan(acc) || acc >= v) ? acc : v;       // maximum(): NaN propagates
+        }}
+    out[i] = {st.format("acc")};
+}}
+
+extern "C" __global__ void burn_conv_maxpool_grad_{dtype}(long long n, const {T}* __restrict__ x,
+        const {T}* __restrict__ out, const {T}* __restrict__ g, {T}* __restrict__ gx, {_DIMS}) {{
+    long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    int w = (int)(i % W); long long t = i / W; int h = (int)(t % H); long long nc = t / H;
+    const {T}* xp = x + nc * H * W;
+    const {T}* op = out + nc * OH * OW;
+    const {T}* gp = g + nc * OH * OW;
+    C xv = {at("x", "i")};
+    C acc = 0;
+    for (int a = 0; a < KH; ++a)
+        for (int b = 0; b < KW; ++b) {{
+            int oh, ow;
+            if (!burn_win_src(h, w, a, b, oh, ow, OH, OW, SH, SW, PT, PL, DH, DW)) continue;
+            long long o = (long long)oh * OW + ow;
+            C ov = {at("op", "o")};
+            bool hit = xv == ov;
+            // the window's gradient goes to its first maximum (row-major): none before (a, b)
+            for (int a2 = 0; hit && a2 <= a; ++a2)
+                for (int b2 = 0; b2 < (a2 == a ? b : KW); ++b2)
+                    if (burn_win_at(xp, oh * SH + a2 * DH - PT, ow * SW + b2 * DW - PL, H, W) == ov) {{
+                        hit = false;
+                        break;
+                    }}
+            acc = ADD(acc, MUL(hit ? (C)1 : (C)0, {at("gp", "o")}));
+        }}
+    gx[i] = {st.format("acc")};
+}}
+
+extern "C" __global__ void burn_conv_col2im_{dtype}(long long n, const {T}* __restrict__ cols, {T}* __restrict__ gx,
+        {_DIMS}) {{
+    long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    int w = (int)(i % W); long long t = i / W; int h = (int)(t % H); long long nc = t / H;
+    const {T}* cp = cols + nc * KH * KW * OH * OW;
+    C acc = 0;
+    for (int a = 0; a < KH; ++a)
+        for (int b = 0; b < KW; ++b) {{
+            int oh, ow;
+            if (burn_win_src(h, w, a, b, oh, ow, OH, OW, SH, SW, PT, PL, DH, DW))
+                acc = ADD(acc, {at("cp", "(((long long)a * KW + b) * OH + oh) * OW + ow")});
+        }}
+    gx[i] = {st.format("acc")};
+}}
+"""
+
+
+_INT32 = (1 << 31) - 1
+
+
+def _dims(op, hw, out_hw, kernel, stride, padding, dilation):
+    d = (hw[0], hw[1], out_hw[0], out_hw[1], kernel[0], kernel[1], stride[0], stride[1], padding[0], padding[2],
+         dilation[0], dilation[1])
+    if max(d) > _INT32 or min(d) < 0:
+        raise BurnError(f"cuda: {op}: window sizes {d} do not fit the kernel's 32-bit ints")
+    return tuple(np.int32(v) for v in d)
+
+
+def _launch_window(kind, dt, n, arrays, dims):
+    dc = _dc_of(arrays)
+    if n:
+        dc.launch(dc.function(window_source(dt), f"burn_conv_{kind}_{dt}"), n, (np.int64(n), *arrays, *dims))
 
 
 def conv_kernels() -> dict:

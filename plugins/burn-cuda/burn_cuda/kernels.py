@@ -17,8 +17,9 @@ empty) and nothing here imports burn-flex: burn-cuda installs alone.
 
 bfloat16 (CuPy >= 14 with ml_dtypes, see :func:`burn_cuda.tensor.numpy_dtype`)
 is stored as ``__nv_bfloat16`` and computed in float: generated kernels widen
-each value, matmul casts to float32 for cuBLAS and back, reductions, scans,
-softmax, layer_norm and cross-entropy accumulate in float32.
+each value, matmul runs cuBLAS GemmEx on bfloat16 with float32 accumulation
+(:mod:`burn_cuda.gemm`, as float16), reductions, scans, softmax, layer_norm and
+cross-entropy accumulate in float32.
 
 CuPy is imported on the first kernel call, never when this module is imported
 (plugin registration imports it on machines without CuPy).
@@ -36,7 +37,7 @@ from burn.codegen.family import ARITY, family_patterns
 from burn.codegen.family import family_kernels as _family_kernels
 from burn.errors import BurnError
 
-from . import runtime
+from . import gemm, runtime
 from .indexing import index_kernels
 from .tensor import dtype_name, elem_strides, numel, numpy_dtype
 
@@ -433,21 +434,35 @@ def _half(x):
 
 
 def matmul(a, b):
-    """cuBLAS through CuPy (batched by broadcasting; float16 accumulates in float32;
-    bfloat16 is cast to float32, multiplied by cuBLAS's SGEMM and cast back)."""
+    """cuBLAS (batched by broadcasting): float16 and bfloat16 through GemmEx with float32
+    accumulation (:mod:`burn_cuda.gemm`), other dtypes through CuPy's matmul; bfloat16 on
+    GPUs before sm_80 (no bfloat16 GEMM) is cast to float32, multiplied by SGEMM and cast back."""
     if a.dtype.kind == "b":
         r = _cp().matmul(a.astype(np.int64), b.astype(np.int64)) != 0
         return r
-    if dtype_name(a) == "bfloat16":
+    name = dtype_name(a)
+    if name in ("float16", "bfloat16"):
+        dc = _dc_of((a,))
+        if gemm.supported(dc, name):
+            return gemm.matmul(dc, a, b)
+    if name == "bfloat16":
         return _cp().matmul(a.astype(np.float32), b.astype(np.float32)).astype(a.dtype)
     r = _cp().matmul(a, b)
     return r if r.dtype == a.dtype else r.astype(a.dtype)
 
 
 def linear_relu(x, w, b):
-    """burn::linear_relu: one cuBLAS call, then bias + relu in place (one generated kernel)."""
+    """burn::linear_relu: one cuBLAS call, then bias + relu in place (one generated kernel).
+    bfloat16 (like flex) adds the bias to the float32 sums and rounds once, at the end."""
     cp = _cp()
-    if dtype_name(x) == "bfloat16":
+    name = dtype_name(x)
+    if name in ("float16", "bfloat16") and gemm.supported(_dc_of((x,)), name):
+        wide = name == "bfloat16"
+        y = gemm.matmul(_dc_of((x,)), x, w, out_dtype=np.float32 if wide else None)
+        y += b.astype(np.float32) if wide else b
+        cp.maximum(y, 0, out=y)
+        return y.astype(x.dtype) if wide else y
+    if name == "bfloat16":
         y = cp.matmul(x.astype(np.float32), w.astype(np.float32))
         y += b.astype(np.float32)
         cp.maximum(y, 0, out=y)
@@ -610,8 +625,10 @@ def all_kernels() -> dict:
 
 def extension_kernels() -> dict:
     """``burn::`` extension op name -> kernel (the others run their reference definitions)."""
+    from .optim import optim_kernels     # one generated kernel per optimizer update (burn_cuda/optim.py)
     return {"burn::linear_relu": on_device(linear_relu), "burn::softmax": on_device(softmax),
             "burn::softmax_grad": on_device(softmax_grad), "burn::layer_norm": on_device(layer_norm),
             "burn::log_softmax": on_device(log_softmax), "burn::log_softmax_grad": on_device(log_softmax_grad),
             "burn::softmax_cross_entropy": on_device(softmax_cross_entropy),
-            "burn::softmax_cross_entropy_grad": on_device(softmax_cross_entropy_grad)}
+            "burn::softmax_cross_entropy_grad": on_device(softmax_cross_entropy_grad),
+            **optim_kernels()}

@@ -10,13 +10,13 @@ reusing a freed block safe without events), the adaptive pool, and the
 compiled modules. :meth:`DeviceContext.scope` is entered around each burn
 kernel: it selects the device, the stream and the pool's allocator for the
 current thread only (``cupy.cuda.using_allocator``), so CuPy calls made by
-other libraries in the process keep CuPy's own pool.
+other libraries in the process keep CuPy's own pool; entered again while it is
+the thread's innermost scope (a fused group's kernels) it only counts.
 """
 from __future__ import annotations
 
 import os
 import threading
-from contextlib import contextmanager
 
 from burn.errors import BackendUnavailable
 
@@ -89,13 +89,17 @@ class DeviceContext:
         self._modules: dict = {}
         self._functions: dict = {}
         self.stats = {"launches": 0, "modules_compiled": 0}
+        self._scope = _Scope(self)
 
-    @contextmanager
     def scope(self):
-        """Device, stream and the pool's allocator, for the current thread only."""
-        cp = self.cp
-        with self.device, self.stream, cp.cuda.using_allocator(self.pool.malloc):
-            yield self
+        """Device, stream and the pool's allocator, for the current thread only (a context
+        manager giving this DeviceContext). Entered inside this device's own scope (a fused
+        group's kernels, a kernel calling another kernel) it selects nothing again: a counter.
+
+        >>> with context(0).scope() as dc:       # doctest: +SKIP
+        ...     y = dc.cp.empty((4,))             # from burn's pool, on dc.stream
+        """
+        return self._scope
 
     def function(self, source: str, name: str):
         """Kernel ``name`` of ``source``, compiled once per process (CuPy also keeps
@@ -116,11 +120,72 @@ class DeviceContext:
     def launch(self, fn, n: int, args, block: int = 256):
         """Launch a flat kernel over ``n`` threads on this device's stream."""
         self.stats["launches"] += 1
+        st = getattr(_TLS, "stack", None)
+        if st and st[-1][0] is self:        # inside this device's scope: its stream is current
+            fn(((n + block - 1) // block,), (block,), tuple(args))
+            return
         with self.stream:       # a RawKernel launches on the current stream
             fn(((n + block - 1) // block,), (block,), tuple(args))
 
     def synchronize(self):
         self.stream.synchronize()
+
+
+# per thread: the stack of entered scopes, each [DeviceContext, using_allocator's manager, re-entries]
+_TLS = threading.local()
+
+
+class _Scope:
+    """``DeviceContext.scope()``: the first entry on a thread (or one inside another device's
+    scope) enters the device, the stream and ``cupy.cuda.using_allocator(pool.malloc)``;
+    an entry while this device's scope is the innermost one only counts. Per kernel call
+    that was a generator-based context manager entering three more (~10 us of Python on a
+    GPU host); a fused group's kernels and nested kernels now pay it once."""
+
+    __slots__ = ("dc",)
+
+    def __init__(self, dc):
+        self.dc = dc
+
+    def __enter__(self):
+        dc = self.dc
+        st = getattr(_TLS, "stack", None)
+        if st is None:
+            st = _TLS.stack = []
+        if st and st[-1][0] is dc:
+            st[-1][2] += 1
+            return dc
+        # the three entered directly (an ExitStack costs more than they do)
+        dc.device.__enter__()
+        try:
+            dc.stream.__enter__()
+            try:
+                alloc = dc.cp.cuda.using_allocator(dc.pool.malloc)
+                alloc.__enter__()
+            except BaseException:
+                dc.stream.__exit__(None, None, None)
+                raise
+        except BaseException:
+            dc.device.__exit__(None, None, None)
+            raise
+        st.append([dc, alloc, 0])
+        return dc
+
+    def __exit__(self, *exc):
+        top = _TLS.stack[-1]
+        if top[2]:
+            top[2] -= 1
+            return False
+        _TLS.stack.pop()
+        dc = self.dc
+        try:
+            top[1].__exit__(*exc)
+        finally:
+            try:
+                dc.stream.__exit__(*exc)
+            finally:
+                dc.device.__exit__(*exc)
+        return False
 
 
 # no fast-math: results must match flex at float32 tolerance; C++17 for hex float literals

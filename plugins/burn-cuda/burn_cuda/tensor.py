@@ -71,13 +71,21 @@ def numpy_dtype(name: str) -> np.dtype:
     return d
 
 
+_NAMES: dict = {}
+
+
 def dtype_name(x) -> str:
     """burn dtype name of a CuPy/numpy array's dtype.
 
     >>> assert dtype_name(np.zeros(1, np.bool_)) == "bool"
     """
-    d = np.dtype(x.dtype)
-    return "bool" if d == np.bool_ else d.name
+    d = x.dtype
+    n = _NAMES.get(d)
+    if n is None:
+        # numpy builds ``dtype.name`` in Python on every access (~5 us): kept per dtype
+        d = np.dtype(d)
+        n = _NAMES[d] = "bool" if d == np.bool_ else d.name
+    return n
 
 
 def numel(shape) -> int:

@@ -106,11 +106,11 @@ def matmul():
         want = (a_t @ b_t).float().cpu().numpy().astype(np.float64)
         err = float(np.abs(got - want).max())
         ratio = tt / bt
-        # bfloat16 computes in float32 (cast, SGEMM, cast): correct but not tensor-core speed
-        target = 0.9 if tname != "bfloat16" else 0.0
+        # float16 and bfloat16: cuBLAS GemmEx on tensor cores, float32 accumulation (burn_cuda.gemm)
+        target = 0.9
         good = ratio >= target
         ok &= good
-        note = "ok (>=0.9x)" if tname != "bfloat16" else "info (fp32 compute)"
+        note = "ok (>=0.9x)"
         rows.append((f"matmul {n}^3 {tname}", f"{flop / bt / 1e12:.1f} TFLOP/s", f"{flop / tt / 1e12:.1f} TFLOP/s",
                      f"{ratio:.2f}x torch (max|diff| {err:.2g})", note if good else "MISS (<0.9x)"))
         keep.clear()
@@ -143,6 +143,19 @@ def _peak_bandwidth(cupy) -> float:
     return 2 * clock_khz * 1e3 * bus_bits / 8
 
 
+def _time_stream(fn, sync, reps, warmup=2):
+    """Seconds per call of ``fn`` issued ``reps`` times back to back, one sync at the end: the
+    GPU's sustained time per call once the host stays ahead of it (what a bandwidth is)."""
+    for _ in range(warmup):
+        fn()
+    sync()
+    t0 = time.perf_counter()
+    for _ in range(reps):
+        fn()
+    sync()
+    return (time.perf_counter() - t0) / reps
+
+
 def elementwise():
     import burn
     import cupy
@@ -154,15 +167,27 @@ def elementwise():
     keep = [None]
     # hold only the latest result (as the torch loop does): keeping every 256 MB output would
     # time fresh allocations instead of the kernel
-    bt = _time(lambda: keep.__setitem__(0, _chain(x, burn.relu, burn.sigmoid, burn.tanh)), dev.sync, 10)
-    tt = _time(lambda: _chain(x_t, torch.relu, torch.sigmoid, torch.tanh), torch.cuda.synchronize, 10)
-    err = float((torch.from_dlpack(keep[0]) - _chain(x_t, torch.relu, torch.sigmoid, torch.tanh)).abs().max())
+
+    def burn_chain():
+        keep[0] = _chain(x, burn.relu, burn.sigmoid, burn.tanh)
+
+    def torch_chain():
+        return _chain(x_t, torch.relu, torch.sigmoid, torch.tanh)
+    # sustained: calls issued back to back, so the host's recording and launch overlap the
+    # previous kernel and the time is the GPU's; single: one call then a sync, host included
+    bt = _time_stream(burn_chain, dev.sync, 20)
+    tt = _time_stream(torch_chain, torch.cuda.synchronize, 20)
+    b1 = _time(burn_chain, dev.sync, 10)
+    t1 = _time(torch_chain, torch.cuda.synchronize, 10)
+    err = float((torch.from_dlpack(keep[0]) - torch_chain()).abs().max())
     keep.clear()
     peak = _peak_bandwidth(cupy)
     moved = 2 * n * 4
     frac = moved / bt / peak
-    rows = [("8-op chain, 64M float32", f"{moved / bt / 1e9:.0f} GB/s", f"{moved * 8 / tt / 1e9:.0f} GB/s eff.",
-             f"{frac:.0%} of {peak / 1e9:.0f} GB/s peak, {tt / bt:.1f}x torch (max|diff| {err:.2g})",
+    rows = [("8-op chain, 64M float32", f"{moved / bt / 1e9:.0f} GB/s sustained, {moved / b1 / 1e9:.0f} single call",
+             f"{moved * 8 / tt / 1e9:.0f} GB/s eff. sustained, {moved * 8 / t1 / 1e9:.0f} single",
+             f"{frac:.0%} of {peak / 1e9:.0f} GB/s peak, {tt / bt:.1f}x torch sustained, "
+             f"{t1 / b1:.1f}x single (max|diff| {err:.2g})",
              "ok (>=80%)" if frac >= 0.8 else "MISS (<80%)")]
     return {"rows": rows, "ok": frac >= 0.8}
 
@@ -214,11 +239,17 @@ def cnn():
     import torch
     dev = _dev()
     bstep = _cnn_burn(dev, BATCH)
+    tstep = _cnn_torch(BATCH)
     bt = _time(bstep, dev.sync, 10)
-    tt = _time(_cnn_torch(BATCH), torch.cuda.synchronize, 10)
+    tt = _time(tstep, torch.cuda.synchronize, 10)
+    # steps issued back to back (a training loop that does not read the loss every step):
+    # informational, the target is judged on the synchronized step above
+    bs = _time_stream(bstep, dev.sync, 20)
+    ts = _time_stream(tstep, torch.cuda.synchronize, 20)
     r = bt / tt
-    rows = [(f"CNN train step (batch {BATCH}, 32x32)", f"{bt * 1e3:.1f} ms", f"{tt * 1e3:.1f} ms",
-             f"{r:.2f}x torch eager time (im2col conv vs cuDNN)",
+    rows = [(f"CNN train step (batch {BATCH}, 32x32)", f"{bt * 1e3:.1f} ms ({bs * 1e3:.1f} back to back)",
+             f"{tt * 1e3:.1f} ms ({ts * 1e3:.1f} back to back)",
+             f"{r:.2f}x torch eager time, {bs / ts:.2f}x back to back",
              "ok (<=1.3x)" if r <= 1.3 else "MISS (>1.3x)")]
     return {"rows": rows, "ok": r <= 1.3}
 
@@ -234,25 +265,38 @@ def memory():
             "peak_in_use": st["peak_in_use_bytes"], "rows": []}
 
 
-def extensions():
-    """The real-GPU tests of burn-linalg's and burn-signal's cuda kernels (cuSOLVER, cuFFT,
-    cupyx.scipy.signal) against flex's SciPy results; skipped, not failed, without pytest/SciPy."""
+def _real_gpu_tests(name, files, reference, notes, needs=("pytest",)):
+    """One table row: the repository's ``real_gpu`` tests in ``files`` (skipped tests count as
+    a failure here: on this machine they must run)."""
     import importlib.util
     import subprocess
-    missing = [m for m in ("pytest", "scipy", "burn_linalg", "burn_signal") if importlib.util.find_spec(m) is None]
-    name = "burn.linalg / burn.signal ops on cuda vs flex"
+    missing = [m for m in needs if importlib.util.find_spec(m) is None]
     if missing:
-        return {"rows": [(name, "not run", "", f"needs {', '.join(missing)} installed", "n/a")], "ok": True}
+        return (name, "not run", "", f"needs {', '.join(missing)} installed", "n/a"), True
     root = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
-    tests = [os.path.join(root, "tests", f) for f in ("test_linalg_cuda.py", "test_signal_cuda.py")]
+    tests = [os.path.join(root, "tests", f) for f in files]
     r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-k", "real_gpu", *tests],
                        capture_output=True, text=True, cwd=root)
     tail = (r.stdout.strip().splitlines() or ["(no output)"])[-1]
     ok = r.returncode == 0 and "skipped" not in tail
     if not ok:
         print(r.stdout[-4000:], r.stderr[-2000:])
-    return {"rows": [(name, tail, "flex (SciPy/LAPACK)", "every op, float32/float64/complex128",
-                      "ok" if ok else "FAIL")], "ok": ok}
+    return (name, tail, reference, notes, "ok" if ok else "FAIL"), ok
+
+
+def extensions():
+    """The repository's real-GPU tests: burn-linalg's and burn-signal's cuda kernels (cuSOLVER,
+    cuFFT, cupyx.scipy.signal) against flex's SciPy results, and burn-cuda's own kernels that
+    the conformance suite reaches only partly (float16/bfloat16 GemmEx, generated reduce groups
+    in every variant, the optimizer update kernels)."""
+    ext, ok1 = _real_gpu_tests("burn.linalg / burn.signal ops on cuda vs flex",
+                               ("test_linalg_cuda.py", "test_signal_cuda.py"), "flex (SciPy/LAPACK)",
+                               "every op, float32/float64/complex128",
+                               needs=("pytest", "scipy", "burn_linalg", "burn_signal"))
+    own, ok2 = _real_gpu_tests("burn-cuda kernels: half GemmEx, reduce groups, Adam/SGD",
+                               ("test_cuda_gemm.py", "test_cuda_reduce_fused.py", "test_cuda_host_path.py"),
+                               "torch / numpy / flex", "every reduce variant forced; fp16/bf16")
+    return {"rows": [ext, own], "ok": ok1 and ok2}
 
 
 def table(d):

@@ -60,7 +60,7 @@ step elementwise      30 -- elementwise "${out}/elementwise.json"
 step cnn              35 -- cnn "${out}/cnn.json"
 step memory_adaptive  20 BURN_CUDA_POOL=adaptive -- memory "${out}/memory_adaptive.json"
 step memory_cupy      20 BURN_CUDA_POOL=cupy -- memory "${out}/memory_cupy.json"
-step extensions       45 -- extensions "${out}/extensions.json"
+step extensions       90 -- extensions "${out}/extensions.json"
 
 say "results (logs and JSON in ${out})"
 "${py}" "${here}/gpu_check.py" table "${out}" || status=1

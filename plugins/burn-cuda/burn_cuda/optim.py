@@ -1,0 +1,206 @@
+"""Optimizer updates on cuda: ``burn::adam_update`` and ``burn::sgd_update`` as ONE kernel each.
+
+Without a cuda kernel these extension ops run their reference definitions
+(``burn.optim.optimizer``): per parameter and step a cast of the
+hyperparameter tensor, ten 0-d slices of it and a dozen element-wise ops,
+all recorded, planned and fused by burn on the host. In a small training step
+(gpu_check.py's CNN) that recording was the largest host cost of the step.
+Here each update is one generated CUDA C kernel per dtype that reads the
+hyperparameters from the device tensor and writes the new parameter and
+state: one launch, three outputs from burn's pool.
+
+The kernel computes the reference's ops in the reference's order, each one
+rounded as the op-by-op program rounds it: float32/float64 with the
+``__f*_rn``/``__d*_rn`` intrinsics (never contracted into FMAs, so the result
+is what separate kernels give, bit for bit flex's numpy), float16/bfloat16 in
+float with a round trip through the storage type after every op (what a
+per-op kernel stores). Each hyperparameter is rounded from float64 to the
+parameter's dtype once (the reference's ``h.astype(p.dtype)``).
+Other dtypes (complex) run the same ops with CuPy's ufuncs.
+"""
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+
+from .tensor import dtype_name
+
+# dtype -> (C storage type, header, load to compute type, store from compute type,
+#           round-trip of a compute value, float64 hyperparameter -> compute value, op suffix)
+_T = {
+    "float32": ("float", "", "{}", "{}", "{}", "((float){})", "f"),
+    "float64": ("double", "", "{}", "{}", "{}", "({})", "d"),
+    "float16": ("__half", "#include <cuda_fp16.h>", "__half2float({})", "__float2half_rn({})",
+                "__half2float(__float2half_rn({}))", "__half2float(__double2half({}))", "f"),
+    "bfloat16": ("__nv_bfloat16", "#include <cuda_bf16.h>", "__bfloat162float({})", "__float2bfloat16_rn({})",
+                 "__bfloat162float(__float2bfloat16_rn({}))", "__bfloat162float(__double2bfloat16({}))", "f"),
+}
+KERNEL_DTYPES = tuple(_T)
+
+ADAM_MODES = {"none": 0, "l2": 1, "decoupled": 2}
+
+
+def _helpers(dtype: str) -> str:
+    """Device functions of the op-by-op arithmetic in ``dtype``: ``MUL ADD SUB DIV SQRT``, each
+    result rounded to the storage type (a no-op for float32/float64)."""
+    ctype, _, _, _, rt, _, s = _T[dtype]
+    c = "double" if s == "d" else "float"
+    sq = "__dsqrt_rn" if s == "d" else "__fsqrt_rn"
+    ops = {"MUL": f"__{s}mul_rn(a, b)", "ADD": f"__{s}add_rn(a, b)", "SUB": f"__{s}sub_rn(a, b)",
+           "DIV": f"__{s}div_rn(a, b)"}
+    lines = [f"typedef {c} C;"]
+    for name, e in ops.items():
+        lines.append(f"__device__ __forceinline__ C {name}(C a, C b) {{ return {rt.format(e)}; }}")
+    lines.append(f"__device__ __forceinline__ C SQRT(C a) {{ return {rt.format(sq + '(a)')}; }}")
+    return "\n".join(lines)
+
+
+@lru_cache(maxsize=None)
+def adam_source(dtype: str) -> tuple:
+    """``(CUDA source, kernel name)`` of the Adam/AdamW update for ``dtype``: one thread per
+    element of contiguous ``p g m v``; ``h`` the ten float64 hyperparameters; ``mode`` 0 none,
+    1 L2 (``g + p * wd``), 2 decoupled (``p * (1 - lr * wd)``).
+
+    >>> src, name = adam_source("float32")
+    >>> assert name == "burn_optim_adam_float32" and "__fmul_rn" in src
+    """
+    ctype, head, ld, st, _, hp, _ = _T[dtype]
+    name = f"burn_optim_adam_{dtype}"
+    hs = ", ".join(f"{v} = {hp.format(f'h[{i}]')}" for i, v in enumerate(
+        ("lr", "b1", "omb1", "b2", "omb2", "c1", "c2", "eps", "wd", "decay")))
+    src = f"""{head}
+{_helpers(dtype)}
+extern "C" __global__ void {name}(long long n, const {ctype}* __restrict__ p, const {ctype}* __restrict__ g,
+        const {ctype}* __restrict__ m, const {ctype}* __restrict__ v, const double* __restrict__ h, int mode,
+        {ctype}* __restrict__ po, {ctype}* __restrict__ mo, {ctype}* __restrict__ vo) {{
+    long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    const C {hs};
+    C pv = {ld.format('p[i]')}, gv = {ld.format('g[i]')};
+    if (mode == 1) gv = ADD(gv, MUL(pv, wd));
+    C mn = ADD(MUL({ld.format('m[i]')}, b1), MUL(gv, omb1));
+    C vn = ADD(MUL({ld.format('v[i]')}, b2), MUL(MUL(gv, gv), omb2));
+    C step = DIV(MUL(mn, c1), ADD(SQRT(MUL(vn, c2)), eps));
+    if (mode == 2) pv = MUL(pv, decay);
+    po[i] = {st.format('SUB(pv, MUL(step, lr))')};
+    mo[i] = {st.format('mn')};
+    vo[i] = {st.format('vn')};
+}}
+"""
+    return src, name
+
+
+@lru_cache(maxsize=None)
+def sgd_source(dtype: str) -> tuple:
+    """``(CUDA source, kernel name)`` of the SGD-with-momentum update for ``dtype``; ``h`` holds
+    ``[lr, weight_decay, momentum, 1 - dampening]``, ``first``/``decay``/``nesterov`` are 0/1.
+
+    >>> assert sgd_source("float64")[1] == "burn_optim_sgd_float64"
+    """
+    ctype, head, ld, st, _, hp, _ = _T[dtype]
+    name = f"burn_optim_sgd_{dtype}"
+    hs = ", ".join(f"{v} = {hp.format(f'h[{i}]')}" for i, v in enumerate(("lr", "wd", "mom", "omd")))
+    src = f"""{head}
+{_helpers(dtype)}
+extern "C" __global__ void {name}(long long n, const {ctype}* __restrict__ p, const {ctype}* __restrict__ g,
+        const {ctype}* __restrict__ buf, const double* __restrict__ h, int first, int decay, int nesterov,
+        {ctype}* __restrict__ po, {ctype}* __restrict__ bo) {{
+    long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    const C {hs};
+    C pv = {ld.format('p[i]')}, gv = {ld.format('g[i]')};
+    if (decay) gv = ADD(gv, MUL(pv, wd));
+    C b = first ? gv : ADD(MUL({ld.format('buf[i]')}, mom), MUL(gv, omd));
+    C d = nesterov ? ADD(gv, MUL(b, mom)) : b;
+    po[i] = {st.format('SUB(pv, MUL(d, lr))')};
+    bo[i] = {st.format('b')};
+}}
+"""
+    return src, name
+
+
+def _dc(xs):
+    from .kernels import _dc_of
+    return _dc_of(xs)
+
+
+def _prepare(dc, arrays, h):
+    """Contiguous operands (views of contiguous arrays pass as they are) and a contiguous
+    float64 ``h`` (the optimizer's is one already)."""
+    cp = dc.cp
+    arrays = [a if a.flags.c_contiguous else cp.ascontiguousarray(a) for a in arrays]
+    if h.dtype != np.float64 or not h.flags.c_contiguous:
+        h = cp.ascontiguousarray(h, dtype=np.float64)
+    return arrays, h
+
+
+def adam_update(p, g, m, v, h, mode="none"):
+    """burn::adam_update on cuda: one generated kernel (see the module docstring); returns
+    ``(new_p, new_m, new_v)`` as new arrays."""
+    dc = _dc((p,))
+    dt = dtype_name(p)
+    with dc.scope():
+        cp = dc.cp
+        if dt not in _T:
+            return _adam_ufuncs(cp, p, g, m, v, h, mode)
+        (p, g, m, v), h = _prepare(dc, (p, g, m, v), h)
+        outs = [cp.empty(p.shape, p.dtype) for _ in range(3)]
+        n = p.size
+        if n:
+            fn = dc.function(*adam_source(dt))
+            dc.launch(fn, n, (np.int64(n), p, g, m, v, h, np.int32(ADAM_MODES[mode]), *outs))
+        return tuple(outs)
+
+
+def sgd_update(p, g, buf, h, mode=("next", False, False)):
+    """burn::sgd_update on cuda: one generated kernel; returns ``(new_p, new_buf)``."""
+    first, decay, nesterov = mode
+    dc = _dc((p,))
+    dt = dtype_name(p)
+    with dc.scope():
+        cp = dc.cp
+        if dt not in _T:
+            return _sgd_ufuncs(p, g, buf, h, mode)
+        (p, g, buf), h = _prepare(dc, (p, g, buf), h)
+        outs = [cp.empty(p.shape, p.dtype) for _ in range(2)]
+        n = p.size
+        if n:
+            fn = dc.function(*sgd_source(dt))
+            dc.launch(fn, n, (np.int64(n), p, g, buf, h, np.int32(first == "first"), np.int32(bool(decay)),
+                              np.int32(bool(nesterov)), *outs))
+        return tuple(outs)
+
+
+def _scalars(h, dtype, k):
+    # each hyperparameter rounded to the parameter's dtype, a 0-d device array (the reference's)
+    hc = h.astype(dtype)
+    return [hc[i] for i in range(k)]
+
+
+def _adam_ufuncs(cp, p, g, m, v, h, mode):
+    """The reference's ops with CuPy's ufuncs (complex parameters: no generated kernel)."""
+    lr, b1, omb1, b2, omb2, c1, c2, eps, wd, decay = _scalars(h, p.dtype, 10)
+    if mode == "l2":
+        g = g + p * wd
+    m = m * b1 + g * omb1
+    v = v * b2 + g * g * omb2
+    step = (m * c1) / (cp.sqrt(v * c2) + eps)
+    if mode == "decoupled":
+        p = p * decay
+    return p - step * lr, m, v
+
+
+def _sgd_ufuncs(p, g, buf, h, mode):
+    first, decay, nesterov = mode
+    lr, wd, mom, omd = _scalars(h, p.dtype, 4)
+    if decay:
+        g = g + p * wd
+    b = g.copy() if first == "first" else buf * mom + g * omd
+    d = g + b * mom if nesterov else b
+    return p - d * lr, b
+
+
+def optim_kernels() -> dict:
+    """``burn::`` optimizer extension op -> cuda kernel, for registration."""
+    return {"burn::adam_update": adam_update, "burn::sgd_update": sgd_update}
