@@ -4,9 +4,10 @@ burn-cuda's pool cannot run without a GPU, but its policy is the plain-Python
 :class:`burn.pagepool.PagePool`, and an allocation trace (every request's size and the
 order of allocations and frees) does not depend on the device. This benchmark
 
-1. records traces of real training runs on burn's wgpu device (the same planner and fused
-   groups as cuda): the CNN step of ``plugins/burn-cuda/scripts/gpu_check.py`` (batch 128,
-   5 steps), a LeNet step and the digits MLP;
+1. records traces of training runs: the CNN step of ``plugins/burn-cuda/scripts/gpu_check.py``
+   (batch 128, 5 steps) on burn-cuda over the null GPU of ``tests/fakecupy_null.py`` (every
+   array CuPy would allocate, no arithmetic), and that CNN, a LeNet step and the digits MLP
+   on burn's wgpu device (the same planner and fused groups, its own kernels);
 2. replays each trace through
    - burn-cuda's :class:`~burn_cuda.memory.AdaptivePool` (the page pool, no moves) on a
      pretend driver,
@@ -130,6 +131,52 @@ def record(make_step, steps: int) -> list:
     return events
 
 
+_CUDA_CHILD = r"""
+import json, sys, weakref
+sys.path.insert(0, sys.argv[1])
+import gpu_check
+import burn
+from burn_cuda import memory
+events, count = [], [0]
+original = memory.AdaptivePool.alloc
+
+def traced(self, nbytes):
+    block = original(self, nbytes)
+    k = count[0]
+    count[0] += 1
+    events.append(("a", k, int(nbytes)))
+    weakref.finalize(block, events.append, ("f", k, 0))
+    return block
+memory.AdaptivePool.alloc = traced
+dev = burn.Device.cuda(0)
+step = gpu_check._cnn_burn(dev, int(sys.argv[2]))
+for _ in range(int(sys.argv[3])):
+    step()
+    dev.sync()
+print(json.dumps(events))
+"""
+
+
+def record_cuda_null(batch: int, steps: int) -> list:
+    """The allocation trace of gpu_check's CNN step on burn-cuda over the null GPU of
+    tests/fakecupy_null.py (no arithmetic; every array CuPy would allocate asks burn-cuda's
+    pool, fused groups and generated kernels included): the cuda program's own trace."""
+    import json
+    import subprocess
+    import tempfile
+    from pathlib import Path
+    sys.path.insert(0, os.path.join(HERE, "..", "tests"))
+    from fakecupy_null import write_null_cupy
+    scripts = os.path.join(HERE, "..", "plugins", "burn-cuda", "scripts")
+    with tempfile.TemporaryDirectory() as d:
+        env = write_null_cupy(Path(d))
+        r = subprocess.run([sys.executable, "-c", _CUDA_CHILD, scripts, str(batch), str(steps)], env=env,
+                           capture_output=True, text=True)
+    if r.returncode != 0:
+        raise RuntimeError(f"the null-GPU cuda run failed:\n{r.stderr[-4000:]}")
+    return [tuple(e) for e in json.loads(r.stdout.strip().splitlines()[-1])]
+
+
 class _Addresses:
     """A pretend cudaMalloc: increasing addresses, never full."""
     OutOfMemory = MemoryError
@@ -234,9 +281,11 @@ def main():
     runs = {"gpu_check CNN, batch 128": lambda dev: gpu_check._cnn_burn(dev, 128),
             "LeNet, batch 128": _lenet, "MLP 64-256-256-10, batch 512": _mlp}
     mib = 2 ** 20
-    print(f"{'trace':30} {'peak in use':>12} {'CuPy model':>16} {'page pool (cuda)':>22} {'page pool + moves':>22}")
-    for name, make in runs.items():
-        ev = record(make, 5)
+    print(f"{'trace':36} {'peak in use':>12} {'CuPy model':>16} {'page pool (cuda)':>22} {'page pool + moves':>22}")
+    traces = {"gpu_check CNN on cuda (null GPU)": lambda: record_cuda_null(128, 5)}
+    traces.update({name + " (wgpu)": (lambda make=make: record(make, 5)) for name, make in runs.items()})
+    for name, rec in traces.items():
+        ev = rec()
         cupy = replay_cupy(ev)
         cuda = replay_page_pool(ev, moves=False)
         wgpu = replay_page_pool(ev, moves=True)
@@ -244,7 +293,7 @@ def main():
 
         def cell(r):
             return f"{r['peak_reserved'] / mib:6.1f} MiB {r['peak_reserved'] / live:4.2f}x"
-        print(f"{name:30} {live / mib:8.1f} MiB {cell(cupy):>16} "
+        print(f"{name:36} {live / mib:8.1f} MiB {cell(cupy):>16} "
               f"{cell(cuda):>14} ({cuda['peak_reserved'] / cupy['peak_reserved']:4.2f}x CuPy) "
               f"{cell(wgpu):>14} ({wgpu['peak_reserved'] / cupy['peak_reserved']:4.2f}x CuPy)")
     print("\nx: peak reserved / peak in use of the trace (1.00 = no pool could do better)")

@@ -92,3 +92,16 @@ def test_page_pool_on_a_cnn_trace_is_near_the_live_peak_and_cupys_pool(cnn_trace
     # (batch 32: both pools reserve ~1.3x the live peak; 1.6x CuPy's would fail here)
     assert cuda["peak_reserved"] <= 1.45 * live and cuda["peak_reserved"] <= 1.10 * cupy["peak_reserved"]
     assert wgpu["peak_reserved"] <= cuda["peak_reserved"] * 1.02       # moves never cost memory here
+
+
+def test_page_pool_on_burn_cudas_own_cnn_trace_stays_at_cupys_level():
+    # the cuda program's trace (null GPU: every array CuPy would allocate, no arithmetic).
+    # The size-class pool this replaced reserved 1.31x the CuPy model on it (1.37x CuPy's real
+    # pool on an H200); the page pool 0.88-1.05x at these batches
+    from bench_pool import record_cuda_null, replay_cupy, replay_page_pool
+    for batch in (64, 128):
+        ev = record_cuda_null(batch, 3)
+        cupy, cuda = replay_cupy(ev), replay_page_pool(ev, moves=False)
+        assert cuda["peak_in_use"] > 20 << 20, cuda
+        assert cuda["peak_reserved"] <= 1.15 * cupy["peak_reserved"], (batch, cuda, cupy)
+        assert cuda["peak_reserved"] <= 1.45 * cuda["peak_in_use"], (batch, cuda)

@@ -54,6 +54,7 @@ class AdaptivePool(PagePool):
     """
 
     backend = "cuda"
+    split_ends = False      # nothing moves here: every request from the bottom of its range
 
     def __init__(self, dc=None, driver=None):
         self.driver = driver if driver is not None else _CupyDriver(dc)
