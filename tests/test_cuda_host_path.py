@@ -223,38 +223,13 @@ def test_null_gpu_harness_runs_the_cnn_step_with_one_update_launch_per_parameter
 # a library whose drivers run every thread in turn. This checks their index arithmetic and window
 # logic (float32/float64) against PyTorch and numpy without a GPU; nvcc checks they compile for one.
 
-GXX = shutil.which("g++")
-
-SHIM = r"""
-#include <cmath>
-#include <cstring>
-struct burn_dim3 { unsigned x, y, z; };
-static burn_dim3 blockIdx, blockDim, threadIdx;
-#define __global__
-#define __device__
-#define __forceinline__ inline
-#define __restrict__
-using std::isnan;
-static inline float __fadd_rn(float a, float b) { return a + b; }
-static inline float __fsub_rn(float a, float b) { return a - b; }
-static inline float __fmul_rn(float a, float b) { return a * b; }
-static inline float __fdiv_rn(float a, float b) { return a / b; }
-static inline float __fsqrt_rn(float a) { return std::sqrt(a); }
-static inline double __dadd_rn(double a, double b) { return a + b; }
-static inline double __dsub_rn(double a, double b) { return a - b; }
-static inline double __dmul_rn(double a, double b) { return a * b; }
-static inline double __ddiv_rn(double a, double b) { return a / b; }
-static inline double __dsqrt_rn(double a) { return std::sqrt(a); }
-static inline float __int_as_float(int v) { float f; std::memcpy(&f, &v, 4); return f; }
-static inline double __longlong_as_double(long long v) { double d; std::memcpy(&d, &v, 8); return d; }
-"""
+from cuda_on_cpu import GXX, SHIM, build_library  # noqa: E402  (shared with test_signal_cuda.py)
 
 DIMS = "int H, int W, int OH, int OW, int KH, int KW, int SH, int SW, int PT, int PL, int DH, int DW"
 DIM_NAMES = "H, W, OH, OW, KH, KW, SH, SW, PT, PL, DH, DW"
 
 
 def _host_library(tmp_path, dt):
-    import ctypes
     from burn_cuda.conv import window_source
     T = {"float32": "float", "float64": "double"}[dt]
     arrays = {"maxpool": ["x", "out"], "maxpool_grad": ["x", "out", "g", "gx"], "col2im": ["cols", "gx"]}
@@ -268,13 +243,7 @@ def _host_library(tmp_path, dt):
         burn_conv_{kind}_{dt}(n, {", ".join(names)}, {DIM_NAMES});
     }}
 }}""")
-    src = tmp_path / f"win_{dt}.cpp"
-    src.write_text(SHIM + window_source(dt) + "\n".join(drivers))
-    lib = tmp_path / f"win_{dt}.so"
-    r = subprocess.run([GXX, "-O1", "-std=c++17", "-ffp-contract=off", "-shared", "-fPIC", str(src), "-o", str(lib)],
-                       capture_output=True, text=True)
-    assert r.returncode == 0, r.stderr[-3000:]
-    return ctypes.CDLL(str(lib))
+    return build_library(tmp_path, f"win_{dt}", SHIM + window_source(dt) + "\n".join(drivers))
 
 
 def _run(lib, kind, arrays, dims):

@@ -556,3 +556,49 @@ def test_sosfilt_with_a_zero_leading_denominator_is_a_signal_error():
     sos = np.array([[1.0, 0.5, 0.0, 0.0, 0.2, 0.0]])
     with pytest.raises(burn.BurnError, match=r"signal::sosfilt: .*a0 .* is zero"):
         burn.signal.sosfilt(burn.tensor(sos), burn.ones((8,), dtype=burn.float64)).numpy()
+
+
+# -- burn.library.on_memory_cleanup: how burn-signal drops its device caches ---------------------------
+
+def test_memory_cleanup_runs_registered_callbacks_then_the_backend(monkeypatch):
+    from burn import library
+    monkeypatch.setitem(library._MEMORY_CLEANUP, "flex", [])
+    dev = burn.Device.flex()
+    seen, backend_ran = [], []
+    orig = type(dev.backend).memory_cleanup
+    monkeypatch.setattr(type(dev.backend), "memory_cleanup",
+                        lambda self, index: (backend_ran.append((tuple(seen), index)), orig(self, index))[1])
+
+    def drop(index):
+        seen.append(index)
+    assert library.on_memory_cleanup("flex", drop) is drop
+    library.on_memory_cleanup("flex", drop)                  # registered once
+    dev.memory_cleanup()
+    assert seen == [0] and backend_ran == [((0,), 0)]        # the callback first, then the backend
+
+    def broken(index):
+        raise RuntimeError("cache gone wrong")
+    library.on_memory_cleanup("flex", broken)
+    with pytest.raises(RuntimeError, match="cache gone wrong"):
+        dev.memory_cleanup()
+    assert seen == [0, 0] and len(backend_ran) == 2          # the backend still released its memory
+    # another backend's callbacks are not run for flex
+    monkeypatch.setitem(library._MEMORY_CLEANUP, "wgpu", [lambda index: seen.append("wgpu")])
+    monkeypatch.setitem(library._MEMORY_CLEANUP, "flex", [drop])
+    dev.memory_cleanup()
+    assert seen == [0, 0, 0]
+    with pytest.raises(burn.BurnError, match="on_memory_cleanup: expected a backend name and a callable"):
+        library.on_memory_cleanup("flex", None)
+
+
+def test_burn_signal_registers_its_cache_cleanup_per_backend():
+    from burn import library
+    from burn.dispatch import registry
+    if not {"wgpu", "cuda"} & set(registry.backends):
+        pytest.skip("neither burn-wgpu nor burn-cuda is installed: no signal caches to register")
+    if "wgpu" in registry.backends:
+        from burn_signal import _wgpu
+        assert _wgpu.release_caches in library._MEMORY_CLEANUP["wgpu"]
+    if "cuda" in registry.backends:
+        from burn_signal import _cuda
+        assert _cuda.release_caches in library._MEMORY_CLEANUP["cuda"]

@@ -630,3 +630,56 @@ def test_sosfilt_with_a_zero_leading_denominator_is_a_signal_error_on_wgpu(wg):
     sos = burn.tensor(np.array([[1.0, 0.5, 0.0, 0.0, 0.2, 0.0]], np.float32), device=dev)
     with pytest.raises(burn.BurnError, match=r"signal::sosfilt: .*a0 .* is zero"):
         burn.signal.sosfilt(sos, burn.ones((8,), device=dev)).numpy()
+
+
+def _cache_tensors(index):
+    from burn_signal import _wgpu
+    out = [t for k, t in _wgpu._TW.items() if k[0] == index]
+    for k, (w, f) in _wgpu._CHIRP.items():
+        if k[0] == index:
+            out += [w, f]
+    return out
+
+
+def _cache_bytes(index):
+    """(bytes the FFT caches of device ``index`` hold, bytes of the pages that hold nothing else)."""
+    blocks = {id(t.block): t.block for t in _cache_tensors(index)}.values()
+    pages = {}
+    for b in blocks:
+        pages.setdefault(id(b.page), [b.page, 0])[1] += b.alen
+    return sum(b.size for b in blocks), sum(p.size for p, used in pages.values() if p.used == used)
+
+
+def test_memory_cleanup_drops_the_fft_caches_and_returns_their_pages(wg, rng):
+    """Device.memory_cleanup() runs burn_signal's on_memory_cleanup callback: the twiddle tables and
+    Bluestein constants of the device go, their blocks return to the pool, and the pages that held
+    nothing else go back to the driver; the next FFT rebuilds what it needs."""
+    import gc
+    from burn_signal import _wgpu
+    dev, dc = wg
+    rt, ct = _pairs(dc)[0]
+    # Bluestein lengths (chirp + a power-of-two filter spectrum, ~2-4 MB each) and table lengths
+    for n in (100_003, 65_537, 1 << 17, 3 << 14):
+        z = _cplx(rng, (1, n), ct)
+        _close(F.fft(W(z, dev)).numpy(), _ref("fft", z), rt)
+    del z
+    gc.collect()
+    assert any(k[2] == 100_003 for k in _wgpu._CHIRP) and len(_cache_tensors(dc.index)) >= 6, \
+        (list(_wgpu._TW), list(_wgpu._CHIRP))
+    # the pages holding nothing but cache blocks are what the pool can give back once the caches go
+    cached, freeable = _cache_bytes(dc.index)
+    assert cached >= 4 << 20, cached
+    dc.finish()
+    dev.backend.memory_cleanup(dev.index)      # the pool alone (no callbacks): the caches stay
+    before = dev.memory_stats()
+    assert _cache_tensors(dc.index)
+    dev.memory_cleanup()
+    after = dev.memory_stats()
+    assert _cache_tensors(dc.index) == []
+    assert before["in_use_bytes"] - after["in_use_bytes"] >= cached, (before, after, cached)
+    assert freeable >= cached // 2 and before["reserved_bytes"] - after["reserved_bytes"] >= freeable, \
+        (before["reserved_bytes"], after["reserved_bytes"], freeable, cached)
+    # rebuilt on demand
+    z = _cplx(rng, (2, 100_003), ct)
+    _close(F.fft(W(z, dev)).numpy(), _ref("fft", z), rt)
+    assert any(k[0] == dc.index and k[2] == 100_003 for k in _wgpu._CHIRP)

@@ -247,14 +247,21 @@ class Device:
     def memory_cleanup(self) -> None:
         """Return cached but unused device memory to the system.
 
+        Kernel libraries' caches registered with :func:`burn.library.on_memory_cleanup`
+        (FFT tables, plans) are dropped first, so their memory is returned too.
+
         Example:
             >>> import burn
             >>> burn.Device.flex().memory_cleanup()
             >>> assert burn.ones((2,)).sum().item() == 2.0
         """
         from .graph import graph_for
+        from .library import run_memory_cleanup
         graph_for(self).flush()
-        self.backend.memory_cleanup(self.index)
+        try:
+            run_memory_cleanup(self.kind, self.index)
+        finally:
+            self.backend.memory_cleanup(self.index)
 
     # -- value semantics ----------------------------------------------------
     def __eq__(self, other):

@@ -23,7 +23,7 @@ from .errors import BurnError, ShapeError
 from .primitives import ELEMENTWISE, OPAQUE, TensorMeta
 from .tensor import Tensor, apply
 
-__all__ = ["backend_extension", "kernels_only", "Extension", "ExtensionContext"]
+__all__ = ["backend_extension", "kernels_only", "Extension", "ExtensionContext", "on_memory_cleanup"]
 
 
 def _fill(template, natives):
@@ -509,3 +509,47 @@ def register_kernel_modules(registry, namespace: str, modules: dict, *, priority
                                      host_fallback=name in host)
         served.append(backend)
     return served
+
+
+# backend name -> callbacks fn(index) run by Device.memory_cleanup() before the backend's own cleanup
+_MEMORY_CLEANUP: dict = {}
+
+
+def on_memory_cleanup(backend: str, fn: Callable[[int], None]) -> Callable[[int], None]:
+    """Have ``Device.memory_cleanup()`` on a ``backend`` device call ``fn(index)`` first.
+
+    For a kernel library that caches device memory (FFT twiddle tables, plans,
+    constants): ``fn`` drops what it holds for device ``index`` and the backend's
+    cleanup, which runs right after (even if ``fn`` raises), returns the freed
+    memory to the system. Registering the same ``fn`` again does nothing; returns ``fn``.
+
+    Example:
+        >>> import burn
+        >>> from burn.library import on_memory_cleanup
+        >>> tables = {0: "tables of device 0"}
+        >>> _ = on_memory_cleanup("flex", lambda index, t=tables: t.pop(index, None))
+        >>> burn.Device.flex().memory_cleanup()
+        >>> assert tables == {}
+    """
+    if not isinstance(backend, str) or not callable(fn):
+        raise BurnError(f"on_memory_cleanup: expected a backend name and a callable fn(index), "
+                        f"got {backend!r}, {fn!r}")
+    fns = _MEMORY_CLEANUP.setdefault(backend, [])
+    if fn not in fns:
+        fns.append(fn)
+    return fn
+
+
+def run_memory_cleanup(backend: str, index: int) -> None:
+    """Call the :func:`on_memory_cleanup` callbacks of ``backend`` for device ``index`` (in
+    registration order). ``Device.memory_cleanup()`` calls it; so can a backend's tests.
+
+    Example:
+        >>> from burn.library import on_memory_cleanup, run_memory_cleanup
+        >>> seen = []
+        >>> _ = on_memory_cleanup("doc-backend", seen.append)
+        >>> run_memory_cleanup("doc-backend", 1)
+        >>> assert seen == [1]
+    """
+    for fn in list(_MEMORY_CLEANUP.get(backend, ())):
+        fn(index)

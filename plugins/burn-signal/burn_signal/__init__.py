@@ -46,5 +46,5 @@ def burn_plugin_info():
     """Hook: facts shown by ``burn info``."""
     return {"namespace": "burn.signal, burn.fft", "ops": f"{len(ops)} extension ops (signal::*)",
             "kernels": "flex: scipy.fft / scipy.signal; cuda: cupy.fft / cupyx.scipy.signal, CUDA C "
-                       "(lfilter/sosfilt), CuPy compositions (stft/istft, resample); "
+                       "(lfilter/sosfilt, istft's overlap-add), CuPy compositions (stft, resample); "
                        "wgpu: OpenCL (FFTs, convolutions, lfilter/sosfilt, stft/istft, resample)"}

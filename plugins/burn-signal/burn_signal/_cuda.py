@@ -20,10 +20,12 @@ Every op is native (``HOST_FALLBACK`` is empty):
 - ``stft``: boundary/end padding into one buffer, a strided view of the
   segments times the window, ``cupy.fft.rfft``/``fft``, scaled (scipy's
   ``1 / |sum(win)|`` or ``sqrt(1 / (fs sum(win^2)))``);
-- ``istft``: ``cupy.fft.irfft``/``ifft`` of every segment, scaled and
-  windowed, overlap-added in ``ceil(nperseg / step)`` slice additions (no
-  atomics: the sums are deterministic), divided by the summed squared window
-  where it exceeds 1e-10;
+- ``istft``: ``cupy.fft.irfft``/``ifft`` of every segment, then one CUDA C
+  overlap-add kernel in gather form (:func:`ola_source`): a thread per output
+  sample sums the scaled, windowed segments covering it in ascending order
+  (no atomics: deterministic) and divides by the summed squared window where
+  it exceeds 1e-10. One launch per call, whatever ``noverlap`` (the slice-add
+  form took ``2 ceil(nperseg / step)``: 2 nperseg at ``noverlap = nperseg - 1``);
 - ``resample``: scipy's FFT method (``rfft``/``fft``, the kept bins copied,
   the unpaired Nyquist bin folded or split, the inverse, times num / nx),
   also for complex input.
@@ -138,6 +140,19 @@ def fftconvolve(a, b, *, mode="full", axes=None):
 
 _SUFFIX = {"float32": "f32", "float64": "f64"}
 
+# IEEE-rounded arithmetic for the generated kernels: nvcc may not contract these into FMAs, so a
+# kernel rounds every product and sum as numpy/scipy do (and as g++ -ffp-contract=off does)
+_RN = r"""
+__device__ __forceinline__ float mul_(float a, float b) { return __fmul_rn(a, b); }
+__device__ __forceinline__ float add_(float a, float b) { return __fadd_rn(a, b); }
+__device__ __forceinline__ float sub_(float a, float b) { return __fsub_rn(a, b); }
+__device__ __forceinline__ float div_(float a, float b) { return __fdiv_rn(a, b); }
+__device__ __forceinline__ double mul_(double a, double b) { return __dmul_rn(a, b); }
+__device__ __forceinline__ double add_(double a, double b) { return __dadd_rn(a, b); }
+__device__ __forceinline__ double sub_(double a, double b) { return __dsub_rn(a, b); }
+__device__ __forceinline__ double div_(double a, double b) { return __ddiv_rn(a, b); }
+"""
+
 
 @functools.lru_cache(maxsize=None)
 def filter_source() -> str:
@@ -154,14 +169,7 @@ def filter_source() -> str:
     >>> assert 'extern "C" __global__ void burn_signal_lfilter_f64(' in src
     >>> assert 'extern "C" __global__ void burn_signal_sosfilt_f32(' in src
     """
-    body = r"""
-__device__ __forceinline__ float mul_(float a, float b) { return __fmul_rn(a, b); }
-__device__ __forceinline__ float add_(float a, float b) { return __fadd_rn(a, b); }
-__device__ __forceinline__ float sub_(float a, float b) { return __fsub_rn(a, b); }
-__device__ __forceinline__ double mul_(double a, double b) { return __dmul_rn(a, b); }
-__device__ __forceinline__ double add_(double a, double b) { return __dadd_rn(a, b); }
-__device__ __forceinline__ double sub_(double a, double b) { return __dsub_rn(a, b); }
-
+    body = _RN + r"""
 // scipy.signal.lfilter's y (direct form II transposed, scipy's _linear_filter): co holds b / a[0]
 // then a / a[0], K + 1 each (zero-padded); zi (outer, K, inner) when has_zi
 template <typename T>
@@ -349,44 +357,98 @@ def stft(x, win, *, fs, noverlap, nfft, boundary, padded, onesided, scaling):
     return cp.ascontiguousarray(cp.swapaxes(z, -1, -2)).astype(_complex(x), copy=False)
 
 
-def _overlap_add(fr, step, length):
-    """(..., nseg, nper) -> (..., length): segment s added at s * step, in ceil(nper / step) slice
-    additions (segment s's chunk k lands in block s + k of ``step`` samples)."""
-    cp = _cp()
-    *lead, nseg, nper = fr.shape
-    r = -(-nper // step)
-    if r * step != nper:
-        pad = cp.zeros(tuple(lead) + (nseg, r * step - nper), dtype=fr.dtype)
-        fr = cp.concatenate([fr, pad], axis=-1)
-    fr = fr.reshape(tuple(lead) + (nseg, r, step))
-    out = cp.zeros(tuple(lead) + (nseg + r - 1, step), dtype=fr.dtype)
-    for k in range(r):
-        out[..., k:k + nseg, :] += fr[..., :, k, :]
-    return out.reshape(tuple(lead) + ((nseg + r - 1) * step,))[..., :length]
+@functools.lru_cache(maxsize=None)
+def ola_source() -> str:
+    """The CUDA C of ``istft``'s overlap-add: ``burn_signal_ola_{f32,f64}``, gather form.
+
+    One thread per output sample ``g < nb * m`` (signal ``b = g / m``, sample ``p = g % m + p0``;
+    ``p0`` skips the boundary padding): it sums, over the segments ``s`` that cover ``p`` in
+    ascending order (scipy's order; no atomics, so the result is deterministic),
+    ``xs[b, p - s step, s] * sc[0] * w[p - s step]`` and ``w[p - s step]^2``, and divides the first
+    by the second where that exceeds 1e-10 (scipy's NOLA guard). ``xs`` is the inverse FFT of
+    every segment, C-contiguous (nb, nfft, nseg): real, or complex read as (re, im) pairs when
+    ``cplx``. ``sc[0]`` is scipy's segment scale (``sum(w)`` or ``sqrt(fs sum(w^2))``).
+
+    >>> src = ola_source()
+    >>> assert 'extern "C" __global__ void burn_signal_ola_f32(' in src
+    >>> assert 'extern "C" __global__ void burn_signal_ola_f64(' in src
+    """
+    body = _RN + r"""
+template <typename T>
+__device__ void ola_rows(long long total, long long m, int nper, int step, int nseg, int nfft, int p0,
+                         int cplx, const T* xs, const T* w, const T* sc, T* y) {
+  long long g = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (g >= total) return;
+  long long b = g / m;
+  long long p = g - b * m + p0;
+  // segment s covers p when s step <= p < s step + nper
+  long long s_lo = p >= nper ? (p - nper) / step + 1 : 0;
+  long long s_hi = p / step;
+  if (s_hi > nseg - 1) s_hi = nseg - 1;
+  const T scl = sc[0];
+  T re = 0, im = 0, nrm = 0;
+  for (long long s = s_lo; s <= s_hi; ++s) {
+    const long long t = p - s * step;
+    const T wt = w[t];
+    const long long e = (b * nfft + t) * nseg + s;
+    // (x * scale) * w, as the segments are scaled then windowed
+    if (cplx) {
+      re = add_(re, mul_(mul_(xs[2 * e], scl), wt));
+      im = add_(im, mul_(mul_(xs[2 * e + 1], scl), wt));
+    } else {
+      re = add_(re, mul_(mul_(xs[e], scl), wt));
+    }
+    nrm = add_(nrm, mul_(wt, wt));
+  }
+  if (nrm > (T)1e-10) {
+    re = div_(re, nrm);
+    im = div_(im, nrm);
+  }
+  if (cplx) {
+    y[2 * g] = re;
+    y[2 * g + 1] = im;
+  } else {
+    y[g] = re;
+  }
+}
+"""
+    wrappers = [
+        f'extern "C" __global__ void burn_signal_ola_{suffix}(const long long total, const long long m, '
+        f"const int nper, const int step, const int nseg, const int nfft, const int p0, const int cplx, "
+        f"const {t}* xs, const {t}* w, const {t}* sc, {t}* y) {{\n"
+        f"  ola_rows<{t}>(total, m, nper, step, nseg, nfft, p0, cplx, xs, w, sc, y);\n}}\n"
+        for suffix, t in (("f32", "float"), ("f64", "double"))]
+    return body + "\n" + "\n".join(wrappers)
 
 
 @_kernel("istft")
 def istft(z, win, *, fs, noverlap, nfft, onesided, boundary, scaling):
-    """scipy.signal.istft's ``x`` from ``z`` (..., freq, segment)."""
+    """scipy.signal.istft's ``x`` from ``z`` (..., freq, segment): the inverse FFT of every segment,
+    then one overlap-add kernel (:func:`ola_source`) that scales, windows, sums and normalizes."""
     from ._ops import istft_length
     cp = _cp()
     nper, nseg = win.shape[0], z.shape[-1]
     step = nper - noverlap
-    out_t = _real(z) if onesided else _complex(z)
-    xs = (cp.fft.irfft if onesided else cp.fft.ifft)(z, n=nfft, axis=-2)[..., :nper, :]
-    w = win.astype(_real(z), copy=False)
+    real = _real(z)
+    out_t = real if onesided else _complex(z)
+    xs = (cp.fft.irfft if onesided else cp.fft.ifft)(z, n=nfft, axis=-2)
+    xs = cp.ascontiguousarray(xs.astype(out_t, copy=False))
+    w = cp.ascontiguousarray(win.astype(real, copy=False))
     # scipy: the segments times sum(win) ('spectrum') or sqrt(fs sum(win^2)) ('psd'), then windowed
     scale = w.sum() if scaling == "spectrum" else cp.sqrt(fs * (w * w).sum())
-    fr = cp.swapaxes(xs, -1, -2) * scale * w
-    length = nper + (nseg - 1) * step
-    x = _overlap_add(fr, step, length)
-    norm = _overlap_add(cp.broadcast_to(w * w, (nseg, nper)), step, length)
-    if boundary:
-        h = nper // 2
-        m = istft_length(nseg, nper, step, boundary)
-        x, norm = x[..., h:h + m], norm[h:h + m]
-    x = x / cp.where(norm > 1e-10, norm, cp.ones_like(norm))
-    return cp.ascontiguousarray(x).astype(out_t, copy=False)
+    sc = cp.ascontiguousarray(scale.astype(real, copy=False).reshape(1))
+    lead = tuple(z.shape[:-2])
+    nb = int(np.prod(lead, dtype=np.int64))
+    m = istft_length(nseg, nper, step, boundary)
+    y = cp.empty(lead + (m,), dtype=out_t)
+    total = nb * m
+    if total == 0:
+        return y
+    dc = _dc(z)
+    dc.launch(dc.function(ola_source(), f"burn_signal_ola_{_SUFFIX[np.dtype(real).name]}"), total,
+              [np.int64(total), np.int64(m), np.int32(nper), np.int32(step), np.int32(nseg), np.int32(nfft),
+               np.int32(nper // 2 if boundary else 0), np.int32(not onesided), xs, w, sc, y])
+    return y
 
 
 @_kernel("resample")
@@ -425,6 +487,35 @@ def resample(x, *, num, axis):
     y = cp.fft.irfft(Y, n=num, axis=ax) if real else cp.fft.ifft(Y, axis=ax)
     y = y * (float(num) / float(nx))
     return cp.ascontiguousarray(y).astype(x.dtype, copy=False)
+
+
+def release_caches(index: int) -> None:
+    """Drop CuPy's cuFFT plan cache of cuda device ``index`` (this thread's: CuPy keeps one per
+    thread and device), whose plans hold their work areas in burn's pool (they are made inside
+    the device's scope). ``Device.memory_cleanup()`` calls this (registered with
+    :func:`burn.library.on_memory_cleanup`) before the pool releases the freed pages; burn.signal
+    keeps no other device memory on cuda (cuFFT computes its twiddles and Bluestein constants
+    inside its plans).
+
+    Example (with CuPy and a GPU)::
+
+        dev = burn.Device("cuda")
+        burn.signal.fft(burn.ones((12,), device=dev)).numpy()
+        dev.memory_cleanup()
+        assert cupy.fft.config.get_plan_cache().get_curr_size() == 0
+    """
+    from burn_cuda.runtime import context
+    dc = context(index)
+    with dc.device:
+        dc.cp.fft.config.get_plan_cache().clear()
+
+
+def _register_cleanup():
+    from burn.library import on_memory_cleanup
+    on_memory_cleanup("cuda", release_caches)
+
+
+_register_cleanup()
 
 
 NATIVE = {

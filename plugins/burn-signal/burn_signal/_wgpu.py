@@ -469,7 +469,8 @@ def _nb(shape):
     return n
 
 
-_TW: dict = {}     # (device, dtype, n) -> twiddle table (kept: tables are reused across calls)
+# (device, dtype, n) -> twiddle table (kept: tables are reused across calls; memory_cleanup drops them)
+_TW: dict = {}
 
 
 def _twiddles(dc, real, n):
@@ -637,7 +638,8 @@ __kernel void pass_frames(uint q, uint total, __global const T* x, __global C* y
     return src
 
 
-_CHIRP: dict = {}   # (device, dtype, n, m, sign) -> (chirp table, filter spectrum): Bluestein's constants
+# (device, dtype, n, m, sign) -> (chirp table, filter spectrum): Bluestein's constants (memory_cleanup drops them)
+_CHIRP: dict = {}
 
 
 def _chirp(dc, real, n, m, sign):
@@ -1104,6 +1106,33 @@ class _Lazy(dict):
 
 
 _fallback = _Lazy()
+
+
+def release_caches(index: int) -> None:
+    """Drop the FFT caches of wgpu device ``index``: its twiddle tables and Bluestein constants.
+
+    They keep device memory for the life of the process otherwise (up to 16 tables and 8
+    Bluestein entries, ~24 MB each at n ~ 1e6). ``Device.memory_cleanup()`` calls this
+    (registered with :func:`burn.library.on_memory_cleanup`) before the pool releases the freed
+    pages; the next FFT of a length rebuilds what it needs.
+
+    Example (``burn.Device("wgpu").memory_cleanup()`` does this for device 0):
+        >>> from burn_signal import _wgpu
+        >>> _wgpu._TW[(99, "float32", 8)] = "a table of device 99"
+        >>> _wgpu.release_caches(99)
+        >>> assert not [k for k in _wgpu._TW if k[0] == 99]
+    """
+    for cache in (_TW, _CHIRP):
+        for key in [k for k in cache if k[0] == index]:
+            del cache[key]
+
+
+def _register_cleanup():
+    from burn.library import on_memory_cleanup
+    on_memory_cleanup("wgpu", release_caches)
+
+
+_register_cleanup()
 
 
 def _fallback_kernel(name):
