@@ -24,6 +24,8 @@ Sections (all by default, or ``--only a,b``):
   (after), numpy and torch.
 - ``longrows``: softmax and layer_norm of [8, 1M]: the one-work-item-per-row kernels (before)
   against the work-group-per-row kernels (after), numpy and torch.
+- ``creduce``: complex64 argmax / max / any / all of 4M values or [8, 512K] rows: one work-item
+  per row (before) against the work-group / split variants (after), and numpy.
 
 Timings on this shared 2-core machine swing when a neighbour is busy: compared runs are
 interleaved and medians reported; BLAS is pinned to one thread.
@@ -550,9 +552,55 @@ def bench_longrows(args, out):
                             "|---|---|---|---|---|---|---|---|---|---|\n" + body))
 
 
+def bench_creduce(args, out):
+    import burn
+    from burn_wgpu import reduce_complex as rc
+    from burn_wgpu import reduce_fused as rf
+    dev = burn.Device.wgpu()
+    rng = np.random.default_rng(0)
+    C64 = np.complex64
+    flat = (rng.standard_normal(4 << 20) + 1j * rng.standard_normal(4 << 20)).astype(C64)
+    rows = (rng.standard_normal((8, 1 << 19)) + 1j * rng.standard_normal((8, 1 << 19))).astype(C64)
+    zeros = np.zeros((8, 1 << 19), C64)
+    xs = {k: burn.tensor(v, device=dev) for k, v in (("flat", flat), ("rows", rows), ("zeros", zeros))}
+    dev.sync()
+    cases = [  # every row scanned to its end: all of nonzero values, any of zeros
+        ("argmax of 4M complex64 (full)", lambda: xs["flat"].argmax().numpy(), lambda: flat.argmax()),
+        ("max over the rows of [8, 512K]", lambda: burn.max(xs["rows"], axis=1).numpy(), lambda: rows.max(axis=1)),
+        ("all of 4M complex64 (full)", lambda: burn.all(xs["flat"]).numpy(), lambda: flat.all()),
+        ("any over the rows of [8, 512K] zeros", lambda: burn.any(xs["zeros"], axis=1).numpy(),
+         lambda: zeros.any(axis=1)),
+    ]
+
+    def pinned(force, f):
+        def r():
+            rf.FORCE = force
+            try:
+                return f()
+            finally:
+                rf.FORCE = None
+        return r
+    res = []
+    for name, fb, fn in cases:
+        b, a = pinned("row", fb), pinned(None, fb)
+        for f in (b, a):
+            np.testing.assert_array_equal(f(), fn())
+        variant = "%s, S=%d" % rc.LAST_VARIANT[0]
+        t = _interleaved([b, a, fn], args.reps)
+        res.append((name, variant, t))
+    body = "\n".join(f"| {nm} | {v} | {t[0] * 1e3:.1f} | {t[1] * 1e3:.1f} | {t[0] / t[1]:.1f}x | {t[2] * 1e3:.1f} | "
+                     f"{t[1] / t[2]:.2f}x |" for nm, v, t in res)
+    out.append(("creduce", "complex max / argmax / any / all on wgpu (PoCL) before (one work-item per row) and "
+                           "after (work-group / split variants chosen by shape, burn_wgpu.reduce_complex), against "
+                           "numpy on one thread; result download included\n\n"
+                           "| reduction | variant after | before ms | after ms | speed-up | numpy ms | after / numpy |\n"
+                           "|---|---|---|---|---|---|---|\n" + body))
+
+
 SECTIONS = {"matmul": bench_matmul, "fused": bench_fused, "train": bench_train, "pool": bench_pool,
             "coldwarm": bench_coldwarm, "complex": bench_complex, "rows": bench_rows,
-            "moments": bench_moments, "reduce": bench_reduce, "longrows": bench_longrows}
+            "moments": bench_moments, "reduce": bench_reduce, "longrows": bench_longrows,
+            "creduce": bench_creduce}
 
 
 def main(argv=None):

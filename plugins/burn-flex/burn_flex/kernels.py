@@ -525,14 +525,15 @@ def softmax_grad(y, g, axis):
 
 
 def log_softmax(x, axis):
-    """burn::log_softmax: ``(x - max) - log(sum(exp(x - max)))`` per row (a non-finite max
-    shifts by 0, as core's logsumexp: all -inf rows give NaN, as in torch)."""
+    """burn::log_softmax: ``(x - max) - log(sum(exp(x - max)))`` per row. As torch: an all -inf
+    row shifts by 0 and gives NaN (-inf - log 0); a row holding +inf or NaN is NaN everywhere
+    (its max is kept: x - (+inf) is -inf or NaN, so the row's sum is NaN)."""
     if x.size == 0:
         return x.copy()
     x2, back = _rows(x, axis)
     with np.errstate(invalid="ignore", divide="ignore"):
         m = _row_max(x2)
-        m = np.where(np.isfinite(m), m, 0).astype(x2.dtype)
+        m = np.where(m == -np.inf, 0, m).astype(x2.dtype)
         z = np.subtract(x2, m[:, None])
         z -= np.log(_row_sums(np.exp(z)))[:, None]
     return back(z)

@@ -240,13 +240,116 @@ __kernel void matmul_packed(const int M, const int N, const int K,
 }}"""
 
 
+ROW_VEC_MIN = 256           # row_ kernels without exp: compensated vector loops on rows this long
+ROW_CHAINS = 4              # independent Kahan chains of a compensated scalar loop
+
+
 def _rows_src(T):
     """Row-wise reduce-then-broadcast kernels of burn::softmax(_grad), burn::log_softmax(_grad) and
     burn::layer_norm(_grad).
 
     softmax rows are the ``L`` elements ``base + k * I`` of a contiguous [O, L, I] tensor (any
     axis, no transpose; neighbouring work-items read neighbouring ``i``); layer_norm rows are
-    contiguous [R, D]. One work-item per row: three passes over a row that stays in cache."""
+    contiguous [R, D]. One work-item per row: three passes over a row that stays in cache.
+
+    Row sums are Kahan-compensated, as in the ``grp_`` twins: one plain float32 chain over a
+    row of 700 values spanning a large range drops the small terms (softmax of [0, -17, -17,
+    ...]: 2e-5 off; layer_norm rows around 3000: 1e-3 of the spread off). A compensated step is
+    four adds where a plain one is one; to pay for it, contiguous rows (``I == 1``, layer_norm)
+    run ``GV`` lanes at a time (vload, vector exp, GV Kahan chains folded with TwoSum, keeping
+    the compensation): softmax / log_softmax / log_softmax_grad got ~4x faster on PoCL, not
+    slower. Strided rows (softmax over a leading axis) run ``ROW_CHAINS`` scalar Kahan chains.
+    softmax_grad and layer_norm(_grad) rows shorter than ``ROW_VEC_MIN`` keep plain sums (see
+    there), layer_norm's mean over ``x - x[0]``. Special values as torch: a +inf, a NaN or only
+    -inf in a row give NaN everywhere (log_softmax shifts only an all -inf row by 0)."""
+    V, IV = f"{T}{GV}", ("long" if T == "double" else "int") + str(GV)
+
+    def kahan(s, val):
+        return f"{{ {T} y_ = ({val}) - {s}c_; {T} t_ = {s} + y_; {s}c_ = (t_ - {s}) - y_; {s} = t_; }}"
+
+    def vkahan(s, val):
+        return f"{{ {V} y_ = ({val}) - {s}vc_; {V} t_ = {s}v_ + y_; {s}vc_ = (t_ - {s}v_) - y_; {s}v_ = t_; }}"
+
+    def vfold(a):
+        """The GV lanes of ``a``'s chains (sums ``a##v_``, compensations ``a##vc_``) into
+        ``a`` / ``a##c_`` without losing the compensation: halves added pairwise, each add's
+        rounding error (Knuth's TwoSum, exact) moved into the compensation."""
+        out, s, c, w = [], f"{a}v_", f"{a}vc_", GV
+        while w > 1:
+            w //= 2
+            t = T if w == 1 else f"{T}{w}"
+            out.append(f"{t} t{w}_ = {s}.lo + {s}.hi, b{w}_ = t{w}_ - {s}.lo; "
+                       f"{t} e{w}_ = ({s}.lo - (t{w}_ - b{w}_)) + ({s}.hi - b{w}_); "
+                       f"{t} c{w}_ = ({c}.lo + {c}.hi) - e{w}_;")
+            s, c = f"t{w}_", f"c{w}_"
+        return "{ " + " ".join(out) + f" {a} = t1_; {a}c_ = c1_; }}"
+
+    def ksum(n, cond, sums, vpre=lambda k: "", spre=lambda k: "", ru=1, plain=False):
+        """Compensated sums over k in [0, n): ``sums`` is [(acc, vector val(k), scalar val(k))]
+        (``vpre`` / ``spre``: statements before them, e.g. softmax's exp and store); the sum of
+        ``acc`` is ``acc - acc##c_``. Under ``cond`` (contiguous rows) GV lanes at a time, each
+        lane its own Kahan chain, folded by :func:`vfold` (softmax_grad reuses the compensation);
+        the rest (all of a strided or short row) one by one in ``ru`` independent chains
+        (elements k, k+1, ... round robin: a core overlaps them), folded with Kahan steps, or
+        with ``plain`` in one plain chain (see ROW_VEC_MIN)."""
+        decl = " ".join(f"{T} {a} = 0, {a}c_ = 0;" for a, _, _ in sums)
+        vdecl = " ".join(f"{V} {a}v_ = 0, {a}vc_ = 0;" for a, _, _ in sums)
+        vstep = " ".join(vkahan(a, vv("k")) for a, vv, _ in sums)
+        fold = " ".join(vfold(a) for a, _, _ in sums)
+        chain = [[a if j == 0 else f"{a}_{j}" for j in range(ru)] for a, _, _ in sums]
+        cdecl = " ".join(f"{T} {c} = 0, {c}c_ = 0;" for cs in chain for c in cs[1:])
+
+        def sstep(k, j):
+            return "{ " + f"const int k_ = {k}; {spre('k_')} " + " ".join(
+                f"{cs[j]} += {sv('k_')};" if plain else kahan(cs[j], sv("k_"))
+                for cs, (_, _, sv) in zip(chain, sums)) + " }"
+        ru = 1 if plain else ru
+        chains = ""
+        if ru > 1:
+            body = " ".join(sstep(f"k + {j}", j) for j in range(ru))
+            cfold = " ".join(kahan(cs[0], cs[j]) + " " + kahan(cs[0], f"-{cs[j]}c_") for cs in chain
+                             for j in range(1, ru))
+            chains = f"    {{ {cdecl}\n      for (; k + {ru} <= {n}; k += {ru}) {{ {body} }}\n      {cfold} }}\n"
+        # the vector loop's remainder (< GV elements) always compensated: a plain add there
+        # would drop what the compensated lanes kept (4 tiny terms: 5e-3 of softmax_grad's dx)
+        rest = "{ " + f"const int k_ = k; {spre('k_')} " + " ".join(
+            kahan(a, sv("k_")) for a, _, sv in sums) + " }"
+        return (f"{decl}\n  {{ int k = 0;\n    if ({cond}) {{ {vdecl}\n"
+                f"      for (; k + {GV} <= {n}; k += {GV}) {{ {vpre('k')} {vstep} }}\n      {fold}\n"
+                f"      for (; k < {n}; ++k) {rest} }}\n"
+                f"{chains}    for (; k < {n}; ++k) {sstep('k', 0)}\n  }}")
+
+    def vmax(ptr, n, cond, at):
+        """``mx``: the row's max, NaN first (any NaN wins), -inf for an all -inf row."""
+        fold = " ".join(f"{{ {T} v = mv_.s{j:x}; if (!isnan(mx) && (isnan(v) || v > mx)) mx = v; }}"
+                        for j in range(GV))
+        return (f"{T} mx = -INFINITY;\n  {{ int k = 0;\n    if ({cond}) {{ {V} mv_ = -INFINITY;\n"
+                f"      for (; k + {GV} <= {n}; k += {GV}) {{ {V} v = vload{GV}(0, {ptr} + k);\n"
+                f"        {IV} tk_ = (isnan(v) | (v > mv_)) & ~isnan(mv_); mv_ = select(mv_, v, tk_); }}\n"
+                f"      {fold} }}\n"
+                f"    for (; k < {n}; ++k) {{ {T} v = {at('k')}; "
+                "if (!isnan(mx) && (isnan(v) || v > mx)) mx = v; }\n  }")
+
+    def each(n, cond, vstmt, sstmt):
+        """An element-wise pass: GV lanes at a time under ``cond``, then one by one."""
+        return (f"{{ int k = 0;\n    if ({cond}) for (; k + {GV} <= {n}; k += {GV}) {{ {vstmt('k')} }}\n"
+                f"    for (; k < {n}; ++k) {{ {sstmt('k')} }}\n  }}")
+
+    def ld(ptr, k):
+        return f"vload{GV}(0, {ptr} + {k})"
+
+    def at(ptr):
+        return lambda k: f"{ptr}[(long){k} * I]"
+    # softmax rows: contiguous when I == 1. Kernels without exp take the vector loops only on
+    # rows of ROW_VEC_MIN or more: on shorter rows PoCL runs the scalar loop over a row 8 rows a
+    # vector (across work-items), which explicit vectors forgo, and compensation is not free
+    # there (4 adds where a plain sum has 1; measured [16384, 64]: layer_norm 1.3x, softmax_grad
+    # 1.2x in compensated vectors or chains; [4096, 256]: 0.93x). Shorter rows sum plainly (n
+    # < 256 terms: n * eps bounds the error), layer_norm's mean shifted by the row's first value
+    # (the error that matters there: a plain sum of values around 3000 drifts by 1e-3)
+    c1 = "I == 1"
+    cv = f"I == 1 && L >= {ROW_VEC_MIN}"
+    cd = f"D >= {ROW_VEC_MIN}"
     return f"""
 __kernel void row_softmax(const int O, const int L, const int I, __global {T}* out,
                           __global const {T}* x, const int offx) {{
@@ -254,12 +357,13 @@ __kernel void row_softmax(const int O, const int L, const int I, __global {T}* o
   long base = (long)(m / I) * L * I + m % I;
   __global const {T}* p = x + offx + base;
   __global {T}* q = out + base;
-  {T} mx = p[0];
-  for (int k = 1; k < L; ++k) {{ {T} v = p[(long)k * I]; if (!isnan(mx) && (isnan(v) || v > mx)) mx = v; }}
-  {T} s = 0;
-  for (int k = 0; k < L; ++k) {{ {T} e = exp(p[(long)k * I] - mx); q[(long)k * I] = e; s += e; }}
-  {T} r = ({T})1 / s;
-  for (int k = 0; k < L; ++k) q[(long)k * I] *= r;
+  {vmax("p", "L", c1, at("p"))}
+  /* a +inf max makes every exp(x - mx) 0 or NaN (+inf - +inf), an all -inf row NaN: as torch */
+  {ksum("L", c1, [("s", lambda k: "e_", lambda k: "e_")],
+        lambda k: f"{V} e_ = exp({ld('p', k)} - mx); vstore{GV}(e_, 0, q + {k});",
+        lambda k: f"{T} e_ = exp(p[(long){k} * I] - mx); q[(long){k} * I] = e_;", ru=ROW_CHAINS)}
+  {T} r = ({T})1 / (s - sc_);
+  {each("L", c1, lambda k: f"vstore{GV}({ld('q', k)} * r, 0, q + {k});", lambda k: f"q[(long){k} * I] *= r;")}
 }}
 __kernel void row_softmax_grad(const int O, const int L, const int I, __global {T}* out,
                                __global const {T}* y, const int offy, __global const {T}* g, const int offg) {{
@@ -267,9 +371,14 @@ __kernel void row_softmax_grad(const int O, const int L, const int I, __global {
   long base = (long)(m / I) * L * I + m % I;
   __global const {T}* py = y + offy + base;
   __global const {T}* pg = g + offg + base;
-  {T} s = 0;
-  for (int k = 0; k < L; ++k) s += py[(long)k * I] * pg[(long)k * I];
-  for (int k = 0; k < L; ++k) out[base + (long)k * I] = py[(long)k * I] * (pg[(long)k * I] - s);
+  __global {T}* q = out + base;
+  {ksum("L", cv, [("s", lambda k: f"{ld('py', k)} * {ld('pg', k)}",
+                   lambda k: f"py[(long){k} * I] * pg[(long){k} * I]")],
+        plain=True)}
+  /* g - (s - sc_) as (g - s) + sc_: where y ~ 1 and g ~ s, g - s cancels exactly and the
+     compensation keeps the low bits a float32 s would round away */
+  {each("L", cv, lambda k: f"vstore{GV}({ld('py', k)} * (({ld('pg', k)} - s) + sc_), 0, q + {k});",
+        lambda k: f"q[(long){k} * I] = py[(long){k} * I] * ((pg[(long){k} * I] - s) + sc_);")}
 }}
 __kernel void row_log_softmax(const int O, const int L, const int I, __global {T}* out,
                               __global const {T}* x, const int offx) {{
@@ -277,13 +386,14 @@ __kernel void row_log_softmax(const int O, const int L, const int I, __global {T
   long base = (long)(m / I) * L * I + m % I;
   __global const {T}* p = x + offx + base;
   __global {T}* q = out + base;
-  {T} mx = p[0];
-  for (int k = 1; k < L; ++k) {{ {T} v = p[(long)k * I]; if (!isnan(mx) && (isnan(v) || v > mx)) mx = v; }}
-  if (!isfinite(mx)) mx = 0;    /* as core's logsumexp: an all -inf row gives NaN, not -inf */
-  {T} s = 0, c = 0;             /* Kahan: rows of 1e5 float32 values stay within tolerance */
-  for (int k = 0; k < L; ++k) {{ {T} y = exp(p[(long)k * I] - mx) - c; {T} t = s + y; c = (t - s) - y; s = t; }}
-  {T} ls = log(s);
-  for (int k = 0; k < L; ++k) q[(long)k * I] = (p[(long)k * I] - mx) - ls;
+  {vmax("p", "L", c1, at("p"))}
+  /* an all -inf row shifts by 0 (then -inf - log(0) is NaN, as torch); a +inf max stays: every
+     x - mx is then -inf or NaN and the sum NaN, so the whole row is NaN wherever the +inf sits */
+  if (mx == -INFINITY) mx = 0;
+  {ksum("L", c1, [("s", lambda k: f"exp({ld('p', k)} - mx)", lambda k: f"exp(p[(long){k} * I] - mx)")], ru=ROW_CHAINS)}
+  {T} ls = log(s - sc_);
+  {each("L", c1, lambda k: f"vstore{GV}(({ld('p', k)} - mx) - ls, 0, q + {k});",
+        lambda k: f"q[(long){k} * I] = (p[(long){k} * I] - mx) - ls;")}
 }}
 __kernel void row_log_softmax_grad(const int O, const int L, const int I, __global {T}* out,
                                    __global const {T}* y, const int offy, __global const {T}* g, const int offg) {{
@@ -291,9 +401,11 @@ __kernel void row_log_softmax_grad(const int O, const int L, const int I, __glob
   long base = (long)(m / I) * L * I + m % I;
   __global const {T}* py = y + offy + base;
   __global const {T}* pg = g + offg + base;
-  {T} s = 0, c = 0;
-  for (int k = 0; k < L; ++k) {{ {T} v = pg[(long)k * I] - c; {T} t = s + v; c = (t - s) - v; s = t; }}
-  for (int k = 0; k < L; ++k) out[base + (long)k * I] = pg[(long)k * I] - exp(py[(long)k * I]) * s;
+  __global {T}* q = out + base;
+  {ksum("L", c1, [("s", lambda k: ld("pg", k), lambda k: f"pg[(long){k} * I]")], ru=ROW_CHAINS)}
+  s -= sc_;
+  {each("L", c1, lambda k: f"vstore{GV}({ld('pg', k)} - exp({ld('py', k)}) * s, 0, q + {k});",
+        lambda k: f"q[(long){k} * I] = pg[(long){k} * I] - exp(py[(long){k} * I]) * s;")}
 }}
 __kernel void row_layer_norm(const int R, const int D, __global {T}* out, __global const {T}* x, const int offx,
                              __global const {T}* w, const int offw, __global const {T}* b, const int offb,
@@ -301,12 +413,16 @@ __kernel void row_layer_norm(const int R, const int D, __global {T}* out, __glob
   int m = get_global_id(0); if (m >= R) return;
   __global const {T}* p = x + offx + (long)m * D;
   __global {T}* q = out + (long)m * D;
-  {T} s = 0;
-  for (int k = 0; k < D; ++k) s += p[k];
-  {T} mean = s / D, v = 0;
-  for (int k = 0; k < D; ++k) {{ {T} d = p[k] - mean; v += d * d; }}
-  {T} r = ({T})1 / sqrt(v / D + eps);
-  for (int k = 0; k < D; ++k) q[k] = (p[k] - mean) * r * w[offw + k] + b[offb + k];
+  __global const {T}* pw = w + offw;
+  __global const {T}* pb = b + offb;
+  {T} p0 = p[0];
+  {ksum("D", cd, [("s", lambda k: f"({ld('p', k)} - p0)", lambda k: f"(p[{k}] - p0)")], plain=True)}
+  {T} mean = p0 + (s - sc_) / D;
+  {ksum("D", cd, [("v", lambda k: "d_ * d_", lambda k: "d_ * d_")],
+        lambda k: f"{V} d_ = {ld('p', k)} - mean;", lambda k: f"{T} d_ = p[{k}] - mean;", plain=True)}
+  {T} r = ({T})1 / sqrt((v - vc_) / D + eps);
+  {each("D", cd, lambda k: f"vstore{GV}(({ld('p', k)} - mean) * r * {ld('pw', k)} + {ld('pb', k)}, 0, q + {k});",
+        lambda k: f"q[{k}] = (p[{k}] - mean) * r * pw[{k}] + pb[{k}];")}
 }}
 __kernel void row_layer_norm_grad(const int R, const int D, __global {T}* dx, __global {T}* stats,
                                   __global const {T}* x, const int offx, __global const {T}* w, const int offw,
@@ -314,29 +430,36 @@ __kernel void row_layer_norm_grad(const int R, const int D, __global {T}* dx, __
   int m = get_global_id(0); if (m >= R) return;
   __global const {T}* p = x + offx + (long)m * D;
   __global const {T}* pg = g + offg + (long)m * D;
+  __global const {T}* pw = w + offw;
   __global {T}* q = dx + (long)m * D;
-  {T} s = 0;
-  for (int k = 0; k < D; ++k) s += p[k];
-  {T} mean = s / D, v = 0;
-  for (int k = 0; k < D; ++k) {{ {T} d = p[k] - mean; v += d * d; }}
-  {T} r = ({T})1 / sqrt(v / D + eps);
-  {T} sgh = 0, sghx = 0;
-  for (int k = 0; k < D; ++k) {{ {T} gh = pg[k] * w[offw + k]; sgh += gh; sghx += gh * (p[k] - mean) * r; }}
-  sgh /= D; sghx /= D;
-  for (int k = 0; k < D; ++k) q[k] = r * (pg[k] * w[offw + k] - sgh - (p[k] - mean) * r * sghx);
+  {T} p0 = p[0];
+  {ksum("D", cd, [("s", lambda k: f"({ld('p', k)} - p0)", lambda k: f"(p[{k}] - p0)")], plain=True)}
+  {T} mean = p0 + (s - sc_) / D;
+  {ksum("D", cd, [("v", lambda k: "d_ * d_", lambda k: "d_ * d_")],
+        lambda k: f"{V} d_ = {ld('p', k)} - mean;", lambda k: f"{T} d_ = p[{k}] - mean;", plain=True)}
+  {T} r = ({T})1 / sqrt((v - vc_) / D + eps);
+  {ksum("D", cd, [("sgh", lambda k: "gh_", lambda k: "gh_"), ("sghx", lambda k: f"gh_ * ({ld('p', k)} - mean) * r",
+                                                                lambda k: f"gh_ * (p[{k}] - mean) * r")],
+        lambda k: f"{V} gh_ = {ld('pg', k)} * {ld('pw', k)};", lambda k: f"{T} gh_ = pg[{k}] * pw[{k}];",
+        plain=True)}
+  sgh = (sgh - sghc_) / D; sghx = (sghx - sghxc_) / D;
+  {each("D", cd, lambda k: f"vstore{GV}(r * ({ld('pg', k)} * {ld('pw', k)} - sgh - ({ld('p', k)} - mean) * r * sghx), "
+                           f"0, q + {k});",
+        lambda k: f"q[{k}] = r * (pg[{k}] * pw[{k}] - sgh - (p[{k}] - mean) * r * sghx);")}
   stats[2 * m] = mean; stats[2 * m + 1] = r;
 }}
 __kernel void col_layer_norm_grad(const int R, const int D, __global {T}* dw, __global {T}* db,
                                   __global const {T}* stats, __global const {T}* x, const int offx,
                                   __global const {T}* g, const int offg) {{
+  /* one item per column, a serial sum over all R rows (R may be 1e5): compensated as the rows */
   int k = get_global_id(0); if (k >= D) return;
-  {T} sw = 0, sb = 0;
+  {T} sw = 0, swc_ = 0, sb = 0, sbc_ = 0;
   for (int m = 0; m < R; ++m) {{
     {T} gv = g[offg + (long)m * D + k];
-    sw += gv * (x[offx + (long)m * D + k] - stats[2 * m]) * stats[2 * m + 1];
-    sb += gv;
+    {kahan("sw", "gv * (x[offx + (long)m * D + k] - stats[2 * m]) * stats[2 * m + 1]")}
+    {kahan("sb", "gv")}
   }}
-  dw[k] = sw; db[k] = sb;
+  dw[k] = sw - swc_; db[k] = sb - sbc_;
 }}"""
 
 
@@ -497,7 +620,7 @@ __kernel void grp_log_softmax(const int O, const int L, const int I, __global {T
 {srow}  __global const {T}* p = x + offx + base;
   __global {T}* q = out + base;
 {mx_loop}
-  if (!isfinite(mx)) mx = 0;    /* as core's logsumexp: an all -inf row gives NaN, not -inf */
+  if (mx == -INFINITY) mx = 0;  /* all -inf: NaN (as torch); a +inf max stays: a NaN row, as row_ */
 {vsum("s", "I == 1", "", f"exp(vload{GV}(0, p + k) - mx)", "", "exp(p[(long)k * I] - mx)")}{tsum("s")}
   {T} ls = log(s);
   {lp} q[(long)k * I] = (p[(long)k * I] - mx) - ls;

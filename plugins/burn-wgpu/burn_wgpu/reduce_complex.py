@@ -3,12 +3,12 @@
 The per-dtype library (:mod:`burn_wgpu.library`) computes in the storage type;
 a complex value is a ``float2`` / ``double2`` whose vector ``*`` is
 component-wise, so complex tensors get these kernels instead: sums with Kahan
-compensation per part, products with the complex product (both with a work-group per row,
-or split over several, when rows are few and long: :func:`parallel_source`), numpy's
-lexicographic order (NaN first) for max/min/argmax/argmin, any/all testing
-both parts, cumulative sums/products, and a matmul (any strides): local-memory
-tiles of A and B (``matmul_tiled``, the default), or one work-item per element
-of C (``matmul``, ``BURN_WGPU_COMPLEX_MATMUL=simple``). The complex product and the
+compensation per part, products with the complex product, numpy's lexicographic order (NaN
+first) for max/min/argmax/argmin, any/all testing both parts (each with a work-group per row,
+or split over several, when rows are few and long: :func:`parallel_source`), cumulative
+sums/products, and a matmul (any strides): local-memory tiles of A and B (``matmul_tiled``,
+the default), or one work-item per element of C (``matmul``,
+``BURN_WGPU_COMPLEX_MATMUL=simple``). The complex product and the
 constructor come from :mod:`burn.codegen.complex`, as in the element-wise
 kernels.
 """
@@ -207,27 +207,132 @@ __kernel void preduce_{op}(int M, int R, int S, __global {T}* out, __global cons
   }}
   if (lid == 0) out[g] = ta[0];
 }}""")
+    out.append(_parallel_select_source(T, L, loop))
     return "\n".join(out)
 
 
+def _parallel_select_source(T, L, loop):
+    """``preduce_arg{max,min}`` and ``preduce_{any,all}[_u8]``: the work-group / split twins of
+    ``reduce_arg*`` / ``reduce_any`` / ``reduce_all`` (same arguments as ``preduce_sum`` plus
+    their outputs). An arg kernel carries (value, index) pairs: each item scans its share in
+    order (the first max, or the first NaN, wins), then a local-memory tree keeps the better
+    pair, ties going to the lower index, so any order of shares (blocked or strided) gives
+    numpy's answer; index -1 marks an item with an empty share. ``mode``: 0 writes the index,
+    1 the value, 2 both (the partials of a split, whose second pass reads them back through
+    ``idx`` / ``has_idx``). any/all: each item stops at its first hit, a tree ORs / ANDs."""
+    nan = "(isnan({0}.x) || isnan({0}.y))"
+    out = []
+    for name, cmp in (("max", ">"), ("min", "<")):
+        # is (v, vi) preferred over (b, bi)? numpy's lexicographic order, the first NaN winning
+        out.append(f"""
+inline int burn_better_{name}({T} v, long vi, {T} b, long bi) {{
+  if (vi < 0) return 0;
+  if (bi < 0) return 1;
+  int nv = {nan.format('v')}, nb = {nan.format('b')};
+  if (nb) return nv && vi < bi;
+  if (nv) return 1;
+  if (v.x {cmp} b.x || (v.x == b.x && v.y {cmp} b.y)) return 1;
+  return v.x == b.x && v.y == b.y && vi < bi;
+}}
+__kernel void preduce_arg{name}(int M, int R, int S, __global long* oidx, __global {T}* obest, int mode,
+                               __global const {T}* in, int off, __global const long* idx, int has_idx) {{
+  __local {T} ta[{L}];
+  __local long ti[{L}];
+  int g = get_group_id(0); int m = g / S; int lid = get_local_id(0);
+  int ck = (R + S - 1) / S; int lo = (g % S) * ck; int hi = min(R, lo + ck); if (lo > R) lo = R;
+  __global const {T}* p = in + off + (long)m * R;
+  {T} b = p[0]; long bi = -1;
+  /* in order within a share (indices grow with r, partials' too): strictly better or the first
+     NaN takes over, then the scan stops; the index order matters only in the tree */
+  {loop} {{
+    long vi = has_idx ? idx[(long)m * R + r] : r;
+    {T} v = p[r];
+    if (vi >= 0 && (bi < 0 || v.x {cmp} b.x || (v.x == b.x && v.y {cmp} b.y) || {nan.format('v')})) {{
+      b = v; bi = vi;
+      if ({nan.format('b')}) break;
+    }}
+  }}
+  ta[lid] = b; ti[lid] = bi;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (int w = {L // 2}; w > 0; w >>= 1) {{
+    if (lid < w && burn_better_{name}(ta[lid + w], ti[lid + w], ta[lid], ti[lid])) {{
+      ta[lid] = ta[lid + w]; ti[lid] = ti[lid + w];
+    }}
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }}
+  if (lid == 0) {{
+    if (mode != 1) oidx[g] = ti[0];
+    if (mode != 0) obest[g] = ta[0];
+  }}
+}}""")
+    for name, hit, init in (("any", "", "0"), ("all", "!", "1")):
+        for suffix, E, test in (("", T, "(v.x != 0 || v.y != 0)"), ("_u8", "uchar", "(v != 0)")):
+            out.append(f"""
+__kernel void preduce_{name}{suffix}(int M, int R, int S, __global uchar* out, __global const {E}* in, int off) {{
+  __local uchar ta[{L}];
+  int g = get_group_id(0); int m = g / S; int lid = get_local_id(0);
+  int ck = (R + S - 1) / S; int lo = (g % S) * ck; int hi = min(R, lo + ck); if (lo > R) lo = R;
+  __global const {E}* p = in + off + (long)m * R;
+  uchar s = {init};
+  {loop} {{ {E} v = p[r]; if ({hit}{test}) {{ s = !{init}; break; }} }}
+  ta[lid] = s;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (int w = {L // 2}; w > 0; w >>= 1) {{
+    if (lid < w) ta[lid] = {'ta[lid] | ta[lid + w]' if name == 'any' else 'ta[lid] & ta[lid + w]'};
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }}
+  if (lid == 0) out[g] = ta[0];
+}}""")
+    return "\n".join(out)
+
+
+LAST_VARIANT = [None]        # the latest complex reduction's (variant, S), for tests and benchmarks
+
+
 def _parallel(op, src, out, M, R):
-    """Run a complex sum/prod with a work-group per row or split, when the shape calls for it
-    (:func:`burn_wgpu.reduce_fused.choose`); False when one work-item per row is the choice."""
+    """Run complex reduction ``op`` with a work-group per row or split, when the shape calls for
+    it (:func:`burn_wgpu.reduce_fused.choose`, as the real reductions); False when one work-item
+    per row is the choice. A split's second launch reduces the S partials of each row with the
+    same kernel (arg ops: the partial values and their indices; any/all: the partial flags)."""
     from .reduce_fused import choose, local_size
     dc = src.dc
     variant, S = choose(M, R, getattr(dc.device, "max_compute_units", 1) or 1, dc.is_cpu)
+    LAST_VARIANT[0] = (variant, S)
     if variant == "row":
         return False
     L = local_size(dc)
-    k = dc.kernel(parallel_source(src.dtype, L, bool(dc.is_cpu)), f"preduce_{op}")
+    prog = parallel_source(src.dtype, L, bool(dc.is_cpu))
     i32 = np.int32
-    if variant == "group":
-        dc.launch(k, M * L, [i32(M), i32(R), i32(1), out.buf, src.buf, i32(src.offset)], local=L)
-        return True
-    part = empty(dc, (M * S,), src.dtype)
-    dc.launch(k, M * S * L, [i32(M), i32(R), i32(S), part.buf, src.buf, i32(src.offset)], local=L)
-    dc.launch(k, M * L, [i32(M), i32(S), i32(1), out.buf, part.buf, i32(0)], local=L)
-    del part
+    S = 1 if variant == "group" else S
+    head = [i32(M), i32(R), i32(S)]
+    if op in ("sum", "prod"):
+        k = dc.kernel(prog, f"preduce_{op}")
+        if S == 1:
+            dc.launch(k, M * L, head + [out.buf, src.buf, i32(src.offset)], local=L)
+            return True
+        part = empty(dc, (M * S,), src.dtype)
+        dc.launch(k, M * S * L, head + [part.buf, src.buf, i32(src.offset)], local=L)
+        dc.launch(k, M * L, [i32(M), i32(S), i32(1), out.buf, part.buf, i32(0)], local=L)
+    elif op in ("any", "all"):
+        k = dc.kernel(prog, f"preduce_{op}")
+        if S == 1:
+            dc.launch(k, M * L, head + [out.buf, src.buf, i32(src.offset)], local=L)
+            return True
+        part = empty(dc, (M * S,), "bool")
+        dc.launch(k, M * S * L, head + [part.buf, src.buf, i32(src.offset)], local=L)
+        dc.launch(dc.kernel(prog, f"preduce_{op}_u8"), M * L, [i32(M), i32(S), i32(1), out.buf, part.buf, i32(0)],
+                  local=L)
+    else:       # max / min / argmax / argmin
+        k = dc.kernel(prog, "preduce_arg" + op[-3:])
+        mode = i32(0 if op.startswith("arg") else 1)
+        if S == 1:
+            # oidx / obest: only the one ``mode`` names is written; idx unread (has_idx 0)
+            dc.launch(k, M * L, head + [out.buf, out.buf, mode, src.buf, i32(src.offset), out.buf, i32(0)], local=L)
+            return True
+        pv, pi = empty(dc, (M * S,), src.dtype), empty(dc, (M * S,), "int64")
+        dc.launch(k, M * S * L, head + [pi.buf, pv.buf, i32(2), src.buf, i32(src.offset), pi.buf, i32(0)], local=L)
+        dc.launch(k, M * L, [i32(M), i32(S), i32(1), out.buf, out.buf, mode, pv.buf, i32(0), pi.buf, i32(1)],
+                  local=L)
     return True
 
 
@@ -244,11 +349,13 @@ def reduce(op, x, axes, keepdims):
         tuple(x.shape[d] for d in keep)
     out = empty(dc, shape, od)
     i32 = np.int32
+    if M and R and _parallel(op, src, out, M, R):
+        return out
     if op in ("max", "min", "argmax", "argmin"):
         # one kernel finds both: max/min write the best value, argmax/argmin its index
         dc.launch(_kernel(dc, x.dtype, "reduce_arg" + op[-3:]), M,
                   [i32(M), i32(R), out.buf, out.buf, src.buf, i32(src.offset), i32(not op.startswith("arg"))])
-    elif not (op in ("sum", "prod") and M and R and _parallel(op, src, out, M, R)):
+    else:
         dc.launch(_kernel(dc, x.dtype, f"reduce_{op}"), M, [i32(M), i32(R), out.buf, src.buf, i32(src.offset)])
     return out
 
