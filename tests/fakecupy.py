@@ -18,6 +18,10 @@ subclass with ``.device`` and ``.get()``), ``cupy.linalg``/``cupy.fft`` and
   C-contiguous (outer, n, inner) array) run the same direct-form-II-transposed recurrences in
   numpy, vectorized over the rows, after checking the launch against the kernel's contract
   (scalar types, dtypes, contiguity, sizes of x/y/zi/zf/state, a grid covering every row);
+- burn_signal's ``burn_signal_ola_{f32,f64}`` (istft's overlap-add, one thread per output
+  sample) runs scipy's scatter-form overlap-add in numpy after checking the launch;
+- ``cupy.fft.config.get_plan_cache()`` counts a plan per distinct ``cupy.fft`` call layout
+  (``get_curr_size``, ``clear``), as CuPy's per-device cuFFT plan cache holds them;
 - ``cupy.cuda.cublas.gemmEx`` / ``gemmStridedBatchedEx`` (burn_cuda.gemm's half-precision
   matmul) compute in numpy float32 on the memory their raw pointers address (found among the
   arrays whose ``.data.ptr`` was taken), after checking every argument as cuBLAS would; each
@@ -148,6 +152,7 @@ class _Runtime:
 
 
 LAUNCHES = []
+UNROLLED = []      # (op, n, grid, block) of each k_<op>_u<pattern> launch
 _FK = []
 
 
@@ -170,6 +175,8 @@ class _Kernel:
     def __call__(self, grid, block, args):
         if self.name.startswith("burn_scatter_add_"):
             return self._scatter_add(args)
+        if self.name.startswith("burn_signal_ola_"):
+            return self._signal_ola(grid, block, args)
         if self.name.startswith("burn_signal_"):
             return self._signal_filter(grid, block, args)
         if self.name.startswith("burn_conv_"):
@@ -181,8 +188,15 @@ class _Kernel:
         assert type(st) is _np.ndarray and st.size == 1 and st.dtype.names == ("v",), st
         if not self.name.startswith("k_"):
             raise NotImplementedError(f"fake cupy runs family kernels only, got {self.name}")
-        op = self.name[2:].split("_c")[0] if "_c" in self.name[2:] and self.name[2:].rsplit("_c", 1)[1].isdigit() \
-            else self.name[2:]
+        op, variant = self.name[2:], ""
+        for v in ("_c", "_u"):        # k_<op>_c<pattern>, k_<op>_u<pattern> (UNROLL per thread)
+            if v in op and op.rsplit(v, 1)[1].isdigit():
+                op, variant = op.rsplit(v, 1)[0], v
+        if variant == "_u":           # the unrolled variant's grid: exactly ceil(n / (UNROLL * block)) blocks
+            from burn.codegen import UNROLL
+            per = UNROLL * block[0]
+            assert grid[0] == -(-int(st["v"][0][0]) // per), (grid, block, int(st["v"][0][0]))
+            UNROLLED.append((op, int(st["v"][0][0]), grid[0], block[0]))
         ar = ARITY[op]
         out, ins, params = args[0], args[1:1 + ar], args[1 + ar:]
         for p in params:
@@ -253,6 +267,38 @@ class _Kernel:
             gx[...] = gxp[:, :, PT:PT + H, PL:PL + W]
         else:
             raise NotImplementedError(self.name)
+        LAUNCHES.append(self.name)
+
+    def _signal_ola(self, grid, block, args):
+        """burn_signal's burn_signal_ola_{f32,f64} (istft's overlap-add), checked against its launch
+        contract, then computed in scatter form as scipy.signal.istft does: each segment of the
+        C-contiguous (nb, nfft, nseg) inverse FFTs xs (complex when cplx) times sc[0] times the window
+        added at s * step, the squared window likewise; the sum divided by that where > 1e-10,
+        samples p0 .. p0 + m - 1 kept per signal."""
+        T = {"f32": _np.float32, "f64": _np.float64}[self.name.rsplit("_", 1)[1]]
+        total, m = args[:2]
+        assert isinstance(total, _np.int64) and isinstance(m, _np.int64), args[:2]
+        assert all(isinstance(a, _np.int32) for a in args[2:8]), args[2:8]
+        total, m = int(total), int(m)
+        nper, step, nseg, nfft, p0, cplx = (int(a) for a in args[2:8])
+        xs, w, sc, y = args[8:]
+        want = _np.dtype(_np.complex64 if T is _np.float32 else _np.complex128) if cplx else _np.dtype(T)
+        for a, dt in ((xs, want), (w, T), (sc, T), (y, want)):
+            assert isinstance(a, ndarray) and a.dtype == dt and a.flags.c_contiguous, (self.name, a.dtype, dt)
+        assert total > 0 and m > 0 and total % m == 0 and grid[0] * block[0] >= total, (grid, block, total, m)
+        nb = total // m
+        length = nper + (nseg - 1) * step
+        assert 0 < step and nper <= nfft and y.size == total and w.size == nper and sc.size >= 1, (step, nper, nfft)
+        assert xs.size == nb * nfft * nseg and 0 <= p0 and p0 + m <= length, (xs.size, nb, nfft, nseg, p0, m)
+        fr = (_np.asarray(xs).reshape(nb, nfft, nseg)[:, :nper, :] * _np.asarray(sc).reshape(-1)[0]) \
+            * _np.asarray(w)[:, None]
+        acc = _np.zeros((nb, length), want)
+        nrm = _np.zeros(length, T)
+        for s in range(nseg):
+            acc[:, s * step:s * step + nper] += fr[:, :, s]
+            nrm[s * step:s * step + nper] += _np.asarray(w) * _np.asarray(w)
+        acc, nrm = acc[:, p0:p0 + m], nrm[p0:p0 + m]
+        _np.asarray(y).reshape(nb, m)[...] = acc / _np.where(nrm > T(1e-10), nrm, T(1))
         LAUNCHES.append(self.name)
 
     def _signal_filter(self, grid, block, args):
@@ -483,12 +529,41 @@ class _NS:
             return f
         def g(*a, **k):
             CALLS.append(self._p + name)
+            if self._p == "fft.":         # CuPy keeps a cuFFT plan per transform layout
+                _PLANS.add(name, a, k)
             return _w(f(*[_un(x) for x in a], **{kk: _un(v) for kk, v in k.items()}))
         return g
 
 
+class _PlanCache:
+    """cupy.fft.config.get_plan_cache(): an LRU of 16 plans, one per (function, shape, dtype, args)."""
+    def __init__(self):
+        self._plans = {}
+    def add(self, name, a, k):
+        key = (name, tuple((getattr(x, "shape", None), str(getattr(x, "dtype", type(x).__name__))) for x in a),
+               tuple(sorted((kk, repr(v)) for kk, v in k.items())))
+        self._plans.pop(key, None)
+        self._plans[key] = True
+        while len(self._plans) > 16:
+            self._plans.pop(next(iter(self._plans)))
+    def get_curr_size(self):
+        return len(self._plans)
+    def clear(self):
+        self._plans.clear()
+
+
+_PLANS = _PlanCache()
+
+
+class _FFTConfig:
+    @staticmethod
+    def get_plan_cache():
+        return _PLANS
+
+
 linalg = _NS(_nl, "linalg.")
 fft = _NS(_nf, "fft.")
+fft.config = _FFTConfig
 
 
 def asnumpy(a):

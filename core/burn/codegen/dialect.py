@@ -3,7 +3,8 @@
 The element-wise renderer (:mod:`burn.codegen.elementwise`) writes plain C
 expressions; a :class:`Dialect` supplies the spelling of everything that
 differs per target: scalar type names, how a kernel is declared, how a
-thread finds its index, and address-space qualifiers. burn-wgpu renders with
+thread finds its index (flat, or as work-group / block and local index), and
+address-space qualifiers. burn-wgpu renders with
 :data:`OPENCL`, burn-cuda with :data:`CUDA`.
 """
 from __future__ import annotations
@@ -35,6 +36,11 @@ class Dialect:
     kernel_prefix: str          # before "void name(...)"
     global_ptr: str             # qualifier of a pointer to device memory
     global_id: str              # expression of the flat thread index
+    # work-group / block index, index inside it, its thread count (unsigned expressions);
+    # empty: the dialect renders no kernel that needs them
+    group_id: str = ""
+    local_id: str = ""
+    local_size: str = ""
     func_prefix: str = "inline"  # qualifiers of a helper function
     preamble: str = ""          # typedefs and pragmas every program starts with
     # register type of a dtype whose storage type has no arithmetic of its own (CUDA's
@@ -96,6 +102,9 @@ OPENCL = Dialect(
     kernel_prefix="__kernel",
     global_ptr="__global ",
     global_id="get_global_id(0)",
+    group_id="get_group_id(0)",
+    local_id="get_local_id(0)",
+    local_size="get_local_size(0)",
     func_prefix="inline",
     preamble="",
 )
@@ -108,6 +117,9 @@ CUDA = Dialect(
     kernel_prefix='extern "C" __global__',
     global_ptr="",
     global_id="(blockIdx.x * blockDim.x + threadIdx.x)",
+    group_id="blockIdx.x",
+    local_id="threadIdx.x",
+    local_size="blockDim.x",
     func_prefix="__device__ inline",
     # no toolkit header for NAN: NVRTC (CuPy) may run where math_constants.h is not installed
     preamble="#ifndef NAN\n#define NAN __int_as_float(0x7fc00000)\n#endif",

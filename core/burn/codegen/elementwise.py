@@ -18,12 +18,13 @@ integers), so a backend's results match burn-flex.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from . import complex as _cx
 from .dialect import DTYPE_INFO, Dialect
 
-__all__ = ["MAX_DIMS", "ELEMENTWISE_OPS", "out_dtype", "op_params", "render_group", "RenderedKernel",
+__all__ = ["MAX_DIMS", "UNROLL", "ELEMENTWISE_OPS", "out_dtype", "op_params", "render_group", "RenderedKernel",
            "param_words", "supports"]
 
 MAX_DIMS = 6
@@ -340,36 +341,21 @@ def param_words(n_in: int) -> int:
     return 2 + MAX_DIMS + n_in * (2 + MAX_DIMS)
 
 
-def render_group(name: str, ops, in_dtypes, outputs, dialect: Dialect, patterns=(), general=True) -> RenderedKernel:
-    """Render a chain of element-wise ops as one kernel.
+UNROLL = 4      # elements per thread of the ``name_u<pattern>`` variants
 
-    Entry points: ``name`` reads any layout (see :func:`param_words`); for each
-    ``pattern`` in ``patterns`` also ``name_c<pattern>``, a kernel without index
-    arithmetic for inputs that are all contiguous (bit k of the pattern 0) or
-    broadcast scalars (bit k 1). ``general=False`` leaves out ``name``.
 
-    ``ops`` is a list of ``(op, attrs, args)`` with args ``("in", k)`` or
-    ``("op", j)`` (as in ``burn.fusion.FusedGroup``); ``outputs`` the op indices
-    written out. Raises KeyError naming an op it cannot render.
+def _render_chain(ops, in_dtypes, dialect, in_names, sfx=""):
+    """The chain's statements ``<T> v<j><sfx> = <expr>;`` reading inputs ``in_names``.
 
-    Example:
-        >>> from burn.codegen import OPENCL
-        >>> ops = [("mul", {}, [("in", 0), ("in", 1)]), ("exp", {}, [("op", 0)])]
-        >>> k = render_group("k", ops, ["float32", "float32"], [1], OPENCL)
-        >>> assert "exp(" in k.source and k.out_dtypes == ("float32",)
-    """
-    c = dialect.vtype          # values live in registers in the compute type; pointers keep storage
+    Returns ``(lines, helpers, param_dtypes, value_dtypes)``; run-time scalar params are
+    ``p<i>`` whatever the suffix, so every copy of the chain shares them."""
+    c = dialect.vtype
     n_in = len(in_dtypes)
-    words = param_words(n_in)
     types = list(in_dtypes)        # dtype per env slot: inputs, then op results
-    helpers = []
-    body = []
-    param_dtypes = []
-    # the chain
-    op_vals = []
+    helpers, body, param_dtypes, op_vals = [], [], [], []
     for j, (op, attrs, args) in enumerate(ops):
         slots = [k if src == "in" else n_in + k for src, k in args]
-        names = [f"x{k}" if src == "in" else f"v{k}" for src, k in args]
+        names = [in_names[k] if src == "in" else f"v{k}{sfx}" for src, k in args]
         ins = [types[s] for s in slots]
         out = out_dtype(op, ins, attrs)
         ps = []
@@ -389,11 +375,92 @@ def render_group(name: str, ops, in_dtypes, outputs, dialect: Dialect, patterns=
         if _k(out) == "c":
             # complex expressions are complex-typed already; a cast would be OpenCL's vector
             # literal, which copies a scalar into both parts
-            body.append(f"  {c(out)} v{j} = {e};")
+            body.append(f"  {c(out)} v{j}{sfx} = {e};")
         else:
-            body.append(f"  {c(out)} v{j} = ({c(out)})({e});")
+            body.append(f"  {c(out)} v{j}{sfx} = ({c(out)})({e});")
         types.append(out)
         op_vals.append(out)
+    return body, helpers, param_dtypes, op_vals
+
+
+def _zero(dtype, dialect):
+    """A zero of ``dtype``'s register type (complex: both parts)."""
+    if _k(dtype) == "c":
+        return dialect.make(dtype, "0", "0")
+    return f"({dialect.vtype(dtype)})0"
+
+
+def _unrolled(name, params, pat, ops, in_dtypes, outputs, dialect, unroll):
+    """``name_u<pat>``: thread t of block b computes elements ``(b * unroll + k) * L + t``
+    for k < unroll (L the block size), so each of a warp's loads is one coalesced run
+    and nothing is assumed about alignment. Every load of every k is issued first (the
+    unroll * inputs loads are in flight together: what a latency-bound kernel lacks),
+    then the chains, then the stores; each k is guarded by ``i_k < n``. Broadcast-scalar
+    inputs (bit k of ``pat`` set) are read once.
+
+    Indices are ``int`` like the other kernels': exact for n < 2**31 when unroll * L
+    divides 2**31 (powers of two), as the launchers use."""
+    if not (dialect.group_id and dialect.local_id and dialect.local_size):
+        raise ValueError(f"codegen ({dialect.name}): the dialect has no work-group ids; "
+                         f"render '{name}' without unrolled variants")
+    c = dialect.vtype
+    gid, lid, ls = dialect.group_id, dialect.local_id, dialect.local_size
+    lines = [f"{dialect.kernel_decl(f'{name}_u{pat}', params)} {{",
+             "  int n = p.v[0];"]
+    # the arithmetic stays in the ids' unsigned type until the final int
+    lines += [f"  int i{u} = (int)(({gid} * {unroll} + {u}) * {ls} + {lid});" for u in range(unroll)]
+    body = []
+    for u in range(unroll):
+        in_names = [f"x{k}" if pat >> k & 1 else f"x{k}_{u}" for k in range(len(in_dtypes))]
+        body += _render_chain(ops, in_dtypes, dialect, in_names, f"_{u}")[0]
+    text = "\n".join(body)
+    loads = []
+    for k, t in enumerate(in_dtypes):
+        if not re.search(rf"\bx{k}(_0)?\b", text):     # an input the chain ignores (isfinite of ints)
+            continue
+        b = 2 + MAX_DIMS + k * (2 + MAX_DIMS)
+        if pat >> k & 1:
+            loads.append(f"  {c(t)} x{k} = in{k}[p.v[{b}]];")
+            continue
+        # past the end a register zero (no load): the chain then computes on defined values
+        loads += [f"  {c(t)} x{k}_{u} = i{u} < n ? ({c(t)})in{k}[p.v[{b}] + i{u}] : {_zero(t, dialect)};"
+                  for u in range(unroll)]
+    stores = []
+    for u in range(unroll):
+        stores.append(f"  if (i{u} < n) {{ " + " ".join(f"out{q}[i{u}] = v{j}_{u};" for q, j in enumerate(outputs))
+                      + " }")
+    return lines + loads + body + stores + ["}"]
+
+
+def render_group(name: str, ops, in_dtypes, outputs, dialect: Dialect, patterns=(), general=True,
+                 unrolled=(), unroll=UNROLL) -> RenderedKernel:
+    """Render a chain of element-wise ops as one kernel.
+
+    Entry points: ``name`` reads any layout (see :func:`param_words`); for each
+    ``pattern`` in ``patterns`` also ``name_c<pattern>``, a kernel without index
+    arithmetic for inputs that are all contiguous (bit k of the pattern 0) or
+    broadcast scalars (bit k 1), one element per thread; for each pattern in
+    ``unrolled`` ``name_u<pattern>``, the same layouts with ``unroll`` elements per
+    thread, all loads issued before any computation (launch ceil(n / (unroll * L))
+    blocks of L threads: for large tensors, where one load in flight per thread leaves
+    a GPU's memory bandwidth unused). ``general=False`` leaves out ``name``.
+
+    ``ops`` is a list of ``(op, attrs, args)`` with args ``("in", k)`` or
+    ``("op", j)`` (as in ``burn.fusion.FusedGroup``); ``outputs`` the op indices
+    written out. Raises KeyError naming an op it cannot render.
+
+    Example:
+        >>> from burn.codegen import OPENCL
+        >>> ops = [("mul", {}, [("in", 0), ("in", 1)]), ("exp", {}, [("op", 0)])]
+        >>> k = render_group("k", ops, ["float32", "float32"], [1], OPENCL)
+        >>> assert "exp(" in k.source and k.out_dtypes == ("float32",)
+        >>> u = render_group("k", ops, ["float32", "float32"], [1], OPENCL, general=False, unrolled=(2,))
+        >>> assert "void k_u2(" in u.source and u.source.count("exp(") == 4
+    """
+    c = dialect.vtype          # values live in registers in the compute type; pointers keep storage
+    n_in = len(in_dtypes)
+    words = param_words(n_in)
+    body, helpers, param_dtypes, op_vals = _render_chain(ops, in_dtypes, dialect, [f"x{k}" for k in range(n_in)])
     struct = f"burn_idx{words}"
     params = [f"{struct} p"]
     params += [f"{dialect.ptr(op_vals[j])} out{q}" for q, j in enumerate(outputs)]
@@ -412,6 +479,8 @@ def render_group(name: str, ops, in_dtypes, outputs, dialect: Dialect, patterns=
         lines += body
         lines += [f"  out{q}[i] = v{j};" for q, j in enumerate(outputs)]
         lines.append("}")
+    for pat in unrolled:
+        lines += _unrolled(name, params, pat, ops, in_dtypes, outputs, dialect, int(unroll))
     if not general:
         return RenderedKernel(name, "\n".join(lines), tuple(helpers), tuple(op_vals[j] for j in outputs),
                               tuple(param_dtypes), words)

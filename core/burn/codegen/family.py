@@ -28,12 +28,18 @@ def family_patterns(arity):
     return tuple(p for p in range(1 << arity) if arity == 0 or p != (1 << arity) - 1)
 
 
-def family_kernels(in_dtypes: tuple, out: str, dialect: Dialect) -> list:
-    """RenderedKernels ``k_<op>`` of every element-wise op of this dtype signature.
+def family_kernels(in_dtypes: tuple, out: str, dialect: Dialect, unrolled: bool = False) -> list:
+    """RenderedKernels ``k_<op>`` of every element-wise op of this dtype signature (with
+    their ``k_<op>_c<pattern>`` variants); ``unrolled``: only the ``k_<op>_u<pattern>``
+    variants (several elements per thread, for large tensors: see ``render_group``),
+    which a backend keeps in a program of their own, compiled when a large tensor needs it.
 
     >>> from burn.codegen import CUDA
     >>> assert all(tuple(k.out_dtypes) == ("bool",) for k in family_kernels(("int32", "int32"), "bool", CUDA))
+    >>> assert "void k_add_u1(" in family_kernels(("float32",) * 2, "float32", CUDA, unrolled=True)[0].source
     """
+    pats = family_patterns(len(in_dtypes))
+    variants = {"general": False, "unrolled": pats} if unrolled else {"patterns": pats}
     kernels = []
     for op in sorted(ARITY):
         if ARITY[op] != len(in_dtypes):
@@ -43,7 +49,7 @@ def family_kernels(in_dtypes: tuple, out: str, dialect: Dialect) -> list:
             if out_dtype(op, list(in_dtypes), attrs) != out:
                 continue
             kernels.append(render_group(f"k_{op}", [(op, attrs, [("in", k) for k in range(len(in_dtypes))])],
-                                        list(in_dtypes), [0], dialect, patterns=family_patterns(len(in_dtypes))))
+                                        list(in_dtypes), [0], dialect, **variants))
         except KeyError:
             continue
     return kernels

@@ -39,7 +39,7 @@ import re
 
 import numpy as np
 
-from .dialect import DTYPE_INFO, Dialect
+from .dialect import CUDA, DTYPE_INFO, OPENCL, Dialect
 from .elementwise import MAX_DIMS, out_dtype, program_source, render_group
 from .segments import dtype_name as _name
 from .segments import numel
@@ -52,9 +52,9 @@ _LINE = re.compile(r"^  .+? v(\d+) = .*;$")
 
 # what differs per target beyond burn.codegen.dialect: work-group ids, local memory, barriers
 _PAR = {
-    "opencl": {"gid": "get_global_id(0)", "grp": "get_group_id(0)", "lid": "get_local_id(0)",
+    "opencl": {"gid": OPENCL.global_id, "grp": OPENCL.group_id, "lid": OPENCL.local_id,
                "bar": "barrier(CLK_LOCAL_MEM_FENCE);", "shared": "__local", "min": "min"},
-    "cuda": {"gid": "(blockIdx.x * blockDim.x + threadIdx.x)", "grp": "blockIdx.x", "lid": "threadIdx.x",
+    "cuda": {"gid": CUDA.global_id, "grp": CUDA.group_id, "lid": CUDA.local_id,
              "bar": "__syncthreads();", "shared": "__shared__", "min": "min"},
 }
 

@@ -19,7 +19,7 @@ device's scope (its stream and burn's pool).
 """
 from __future__ import annotations
 
-from burn.codegen import CUDA, ELEMENTWISE_OPS, out_dtype, program_source, render_group
+from burn.codegen import CUDA, ELEMENTWISE_OPS, UNROLL, out_dtype, program_source, render_group
 from burn.codegen.segments import SegmentedGroup, localize, plan_group
 from burn.codegen.segments import struct_key as _struct_key
 from burn.errors import DTypeError
@@ -31,23 +31,35 @@ from .tensor import dtype_name
 _RENDERED: dict = {}
 
 
-def segment_source(ops, in_dtypes, outputs, pat=None):
+def segment_source(ops, in_dtypes, outputs, pat=None, unrolled=False):
     """``(source, kernel name)`` of one element-wise chain: the general kernel (``pat`` None,
-    any layout) or the variant without index arithmetic for layout pattern ``pat``. What
-    the GPU compiles, and what tests/test_cuda_nvcc.py compiles with nvcc."""
+    any layout), the variant without index arithmetic for layout pattern ``pat``, or with
+    ``unrolled`` its ``UNROLL`` elements-per-thread variant (``fused_u<pat>``). What the GPU
+    compiles, and what tests/test_cuda_nvcc.py and tests/test_codegen_unrolled.py compile
+    with nvcc.
+
+    >>> src, name = segment_source([("exp", {}, [("in", 0)])], ["float32"], [0], 0, unrolled=True)
+    >>> assert name == "fused_u0" and f"void {name}(" in src
+    """
     ops = [(op, attrs, [tuple(a) for a in args]) for op, attrs, args in ops]
     if pat is None:
         rk = render_group("fused", ops, list(in_dtypes), list(outputs), CUDA)
         return program_source([rk], CUDA), "fused"
+    if unrolled:
+        v = render_group("fused", ops, list(in_dtypes), list(outputs), CUDA, general=False, unrolled=(pat,),
+                         unroll=UNROLL)
+        return program_source([v], CUDA), f"fused_u{pat}"
     v = render_group("fused", ops, list(in_dtypes), list(outputs), CUDA, patterns=(pat,), general=False)
     return program_source([v], CUDA), f"fused_c{pat}"
 
 
 def render_cached(dc, ops, in_dtypes, outputs):
-    """``(kernel_for, RenderedKernel)`` of an element-wise chain: ``kernel_for(pattern)``
-    is the chain's kernel for a layout pattern (``burn_cuda.kernels.layout_pattern``),
-    each variant its own small program compiled on first use. Attribute values are
-    run-time arguments, so the key is the chain's structure and dtypes only."""
+    """``(kernel_for, RenderedKernel)`` of an element-wise chain: ``kernel_for(pattern,
+    unrolled=False)`` is the chain's kernel for a layout pattern
+    (``burn_cuda.kernels.layout_pattern``), with ``unrolled`` ``(kernel, UNROLL)`` (see
+    ``burn_cuda.kernels.run_elementwise``), each variant its own small program compiled on
+    first use. Attribute values are run-time arguments, so the key is the chain's structure
+    and dtypes only."""
     key = (dc.index, _struct_key(ops, in_dtypes, outputs))
     hit = _RENDERED.get(key)
     if hit is None:
@@ -55,10 +67,12 @@ def render_cached(dc, ops, in_dtypes, outputs):
                           list(in_dtypes), list(outputs), CUDA)
         kernels = {}
 
-        def kernel_for(pat):
-            k = kernels.get(pat)
+        def kernel_for(pat, unrolled=False):
+            unrolled = bool(unrolled) and pat is not None
+            k = kernels.get((pat, unrolled))
             if k is None:
-                k = kernels[pat] = dc.function(*segment_source(ops, in_dtypes, outputs, pat))
+                k = dc.function(*segment_source(ops, in_dtypes, outputs, pat, unrolled))
+                k = kernels[(pat, unrolled)] = (k, UNROLL) if unrolled else k
             return k
         hit = _RENDERED[key] = (kernel_for, rk)
     return hit

@@ -31,7 +31,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from burn.codegen import CUDA, op_params, out_dtype, program_source
+from burn.codegen import CUDA, UNROLL, op_params, out_dtype, program_source
 from burn.codegen.layout import index_words as _index_words
 from burn.codegen.family import ARITY, family_patterns
 from burn.codegen.family import family_kernels as _family_kernels
@@ -142,10 +142,30 @@ def scalar_args(params):
     return [_PARAM_NP[d](v) for d, v in params]
 
 
+# tensors of at least this many elements run the unrolled variants (UNROLL elements per
+# thread, all loads issued first): one 4-byte load in flight per thread keeps ~8 KB per SM
+# in flight, a third of what an H200 needs to stream at full bandwidth (Little's law:
+# 4.8 TB/s x ~600 ns over 132 SMs). Below it the one-element kernels keep 4x the blocks,
+# which a small tensor needs to fill the GPU at all.
+UNROLL_MIN = 1 << 16
+
+
+def use_unrolled(n: int, pattern) -> bool:
+    """Does a launch over ``n`` elements with layout ``pattern`` (``layout_pattern``) take
+    the unrolled variant? Only layouts without index arithmetic have one.
+
+    >>> assert use_unrolled(1 << 20, 0) and not use_unrolled(1 << 20, None) and not use_unrolled(1000, 0)
+    """
+    return pattern is not None and n >= UNROLL_MIN
+
+
 def run_elementwise(dc, kernel_for, shape, inputs, out_dtypes, params):
     """Launch a generated kernel: allocate its outputs (in burn's pool), pass the index struct.
 
-    ``kernel_for(pattern)`` gives the kernel for a layout pattern (None: the general one)."""
+    ``kernel_for(pattern, unrolled)`` gives the kernel for a layout pattern (None: the
+    general one); asked for an unrolled one (``use_unrolled``) it may give
+    ``(kernel, elements per thread)``, launched over ceil(n / per) threads in blocks of
+    256 (the ``name_u<pattern>`` variants of ``burn.codegen.render_group``)."""
     cp = dc.cp
     shape = tuple(int(s) for s in shape)
     outs = [cp.empty(shape, numpy_dtype(d)) for d in out_dtypes]
@@ -156,7 +176,15 @@ def run_elementwise(dc, kernel_for, shape, inputs, out_dtypes, params):
         # a numpy.void scalar would not be accepted
         st = words.view(struct_dtype(words.size))
         args = [st] + outs + list(inputs) + scalar_args(params)
-        dc.launch(kernel_for(layout_pattern(shape, inputs)), n, args)
+        pat = layout_pattern(shape, inputs)
+        k = kernel_for(pat, use_unrolled(n, pat))
+        if isinstance(k, tuple):
+            # ceil(ceil(n / per) / 256) blocks == ceil(n / (per * 256)): block b covers
+            # elements [b * per * 256, (b + 1) * per * 256)
+            k, per = k
+            dc.launch(k, -(-n // per), args, block=256)
+        else:
+            dc.launch(k, n, args)
     return outs
 
 
@@ -165,16 +193,34 @@ def run_elementwise(dc, kernel_for, shape, inputs, out_dtypes, params):
 RENDERABLE = ("bool", "uint8", "int8", "int32", "int64", "float16", "bfloat16", "float32", "float64")
 
 
-def family_kernels(in_dtypes: tuple, out: str) -> list:
-    """RenderedKernels ``k_<op>`` of every element-wise op of this dtype signature."""
-    return _family_kernels(in_dtypes, out, CUDA)
+def family_kernels(in_dtypes: tuple, out: str, unrolled: bool = False) -> list:
+    """RenderedKernels ``k_<op>`` of every element-wise op of this dtype signature
+    (``unrolled``: their ``k_<op>_u<pattern>`` variants)."""
+    return _family_kernels(in_dtypes, out, CUDA, unrolled=unrolled)
 
 
 @lru_cache(maxsize=None)
-def family_source(in_dtypes: tuple, out: str) -> str | None:
-    """One CUDA module with a kernel ``k_<op>`` for every element-wise op of this dtype signature."""
-    ks = family_kernels(in_dtypes, out)
+def family_source(in_dtypes: tuple, out: str, unrolled: bool = False) -> str | None:
+    """One CUDA module with a kernel ``k_<op>`` for every element-wise op of this dtype signature;
+    ``unrolled``: the module of their ``k_<op>_u<pattern>`` variants (compiled on the first
+    large tensor of the signature, so small programs never pay for it)."""
+    ks = family_kernels(in_dtypes, out, unrolled)
     return program_source(ks, CUDA) if ks else None
+
+
+def family_kernel_for(dc, op, in_dtypes: tuple, out: str):
+    """``kernel_for(pattern, unrolled)`` of op's family kernels (see ``run_elementwise``):
+    ``k_<op>_c<pattern>`` for a layout without index arithmetic, ``(k_<op>_u<pattern>,
+    UNROLL)`` when also asked for an unrolled one, else the general ``k_<op>``."""
+    fast = family_patterns(len(in_dtypes))
+
+    def kernel_for(pat, unrolled=False):
+        if pat not in fast:
+            return dc.function(family_source(in_dtypes, out), f"k_{op}")
+        if unrolled:
+            return dc.function(family_source(in_dtypes, out, True), f"k_{op}_u{pat}"), UNROLL
+        return dc.function(family_source(in_dtypes, out), f"k_{op}_c{pat}")
+    return kernel_for
 
 
 def signatures():
@@ -235,10 +281,8 @@ def elementwise(op):
             src = family_source(in_dtypes, out)
             if src is None or f"k_{op}(" not in src:
                 raise BurnError(f"cuda: op '{op}' has no kernel for dtypes {list(in_dtypes)}")
-            fast = family_patterns(len(in_dtypes))
-            return run_elementwise(
-                dc, lambda pat: dc.function(src, f"k_{op}_c{pat}" if pat in fast else f"k_{op}"),
-                shape, list(xs), [out], op_params(op, attrs, out))[0]
+            return run_elementwise(dc, family_kernel_for(dc, op, in_dtypes, out), shape, list(xs), [out],
+                                   op_params(op, attrs, out))[0]
     k.__name__ = f"cuda_{op}"
     return k
 
@@ -506,15 +550,15 @@ def softmax_grad(y, g, axis):
 
 
 def log_softmax(x, axis):
-    """burn::log_softmax: ``(x - max) - log(sum(exp(x - max)))`` per row (a non-finite max
-    shifts by 0, as core's logsumexp and flex: all -inf rows give NaN, as in torch)."""
+    """burn::log_softmax: ``(x - max) - log(sum(exp(x - max)))`` per row. As torch and flex: an
+    all -inf row shifts by 0 and gives NaN; a row holding +inf or NaN is NaN everywhere."""
     cp = _cp()
     if x.size == 0:
         return x.copy()
     x2, back = _rows(x, axis)
     acc = x2.astype(np.float32) if _half(x2) else x2
     m = acc.max(axis=1, keepdims=True)
-    z = acc - cp.where(cp.isfinite(m), m, 0)
+    z = acc - cp.where(m == -np.inf, 0, m)      # a +inf max stays: the row's sum is NaN
     z -= cp.log(cp.exp(z).sum(axis=1, keepdims=True))
     return back(z.astype(x.dtype, copy=False))
 

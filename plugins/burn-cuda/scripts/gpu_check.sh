@@ -54,7 +54,7 @@ step() {  # step NAME SECONDS [ENV=VALUE...] -- gpu_check.py arguments
     fi
 }
 
-step conformance     110 -- conformance "${out}/conformance.json"
+step conformance     150 -- conformance "${out}/conformance.json"
 step matmul           35 -- matmul "${out}/matmul.json"
 step elementwise      30 -- elementwise "${out}/elementwise.json"
 step cnn              35 -- cnn "${out}/cnn.json"
