@@ -316,3 +316,24 @@ def test_both_sides_of_the_vector_threshold_match_torch(n, dtype, rows_force):
     for mine, theirs in ((x, t), (xw, tw), (xb, tb)):
         np.testing.assert_allclose(mine.grad(grads).numpy(), theirs.grad.numpy(), rtol=tol * 10, atol=tol * 10)
     assert lib.LAST_ROWS[0] == "row"                # the gradient kernels too
+
+
+@pytest.mark.parametrize("row", [[np.inf, 1.0, 2.0], [1.0, np.inf, 2.0], [-np.inf, 1.0, 2.0],
+                                 [-np.inf, -np.inf, -np.inf], [np.nan, 1.0, 2.0], [np.inf, -np.inf, 0.0]])
+@pytest.mark.parametrize("target", [0, 1])
+def test_cross_entropy_with_special_logits_matches_torch(row, target):
+    # the loss and its gradient: a +inf logit makes its row nan (not inf), as torch's
+    import burn.nn.functional as F
+    x = np.array([row, [0.5, 1.0, -2.0]], np.float32)
+    y = np.array([target, 2])
+    xt = torch.tensor(x, requires_grad=True)
+    lt = torch.nn.functional.cross_entropy(xt, torch.tensor(y))
+    lt.backward()
+    from devices import flex_and_wgpu
+    for dev in [d.autodiff() for d in flex_and_wgpu()]:
+        xb = burn.tensor(x, device=dev).require_grad()
+        lb = F.cross_entropy(xb, burn.tensor(y, device=dev))
+        gb = xb.grad(lb.backward())
+        np.testing.assert_allclose(lb.item(), lt.item(), rtol=1e-6, equal_nan=True, err_msg=str(dev))
+        np.testing.assert_allclose(gb.numpy(), xt.grad.numpy(), rtol=1e-6, atol=1e-7, equal_nan=True,
+                                   err_msg=str(dev))

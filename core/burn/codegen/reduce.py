@@ -44,7 +44,7 @@ from .elementwise import MAX_DIMS, out_dtype, program_source, render_group
 from .segments import dtype_name as _name
 from .segments import numel
 
-__all__ = ["REDUCTIONS", "Spec", "analyze", "render_reduce", "index_words", "reduce_axes"]
+__all__ = ["REDUCTIONS", "Spec", "analyze", "render_reduce", "index_words", "reduce_axes", "kahan_step"]
 
 REDUCTIONS = ("sum", "prod", "max", "min", "argmax", "argmin", "any", "all")
 UNROLL = 4          # accumulators per work-item in blocked (CPU) loops
@@ -228,12 +228,24 @@ def _acc_init(op, r, vt, d: Dialect):
     return [f"  {A} best{r} = 0; {d.ctype('int64')} bi{r} = -1;"]
 
 
+def kahan_step(T: str, acc: str, comp: str, v: str) -> str:
+    """One Kahan-compensated ``acc += v`` in C (both dialects), with compensation ``comp``.
+
+    Once the sum is infinite the compensation ``(t - acc) - y`` would be inf - inf = NaN and
+    poison every later step (sum([inf, 1]) came out NaN, numpy gives inf): it is zeroed then,
+    so infinities and NaNs propagate as in a plain sum.
+
+    >>> assert "isfinite(t)" in kahan_step("float", "s", "c", "x[i]")
+    """
+    return f"{{ {T} y = {v} - {comp}; {T} t = {acc} + y; {comp} = isfinite(t) ? (t - {acc}) - y : ({T})0; {acc} = t; }}"
+
+
 def _acc_step(op, r, v, vt, d: Dialect, q="q"):
     """Fold value ``v`` at reduced index ``q`` into pass ``r``'s accumulator (indices increase)."""
     isf = _isf(vt)
     if op == "sum" and isf:      # Kahan, as the library reduction: long rows stay within tolerance
         T = d.vtype(vt)
-        return [f"    {{ {T} y = {v} - comp{r}; {T} t = acc{r} + y; comp{r} = (t - acc{r}) - y; acc{r} = t; }}"]
+        return ["    " + kahan_step(T, f"acc{r}", f"comp{r}", v)]
     if op == "sum":
         return [f"    acc{r} += {v};"]
     if op == "prod":

@@ -599,7 +599,7 @@ def _ce(logits, target):
             raise IndexError(f"cross_entropy: target class indices must lie in [0, {c}), got values from "
                              f"{lo} to {hi}")
     m = x.max(axis=1, keepdims=True)
-    m = cp.where(cp.isfinite(m), m, 0)
+    m = cp.where(m == -np.inf, 0, m)      # all -inf rows shift by 0; a +inf max makes the row nan (torch)
     return x - m, cp.arange(n), target
 
 

@@ -434,8 +434,10 @@ def _ce_prepare(logits, target):
     # numpy reduces short rows slowly (~8 us for [128, 10]); over a transposed copy
     # the max is a few vectorized passes
     m = (np.ascontiguousarray(x.T).max(axis=0) if c <= 64 else x.max(axis=1))[:, None]
-    if not np.isfinite(m).all():      # rows of +-inf: shift by 0, as logsumexp does
-        m = np.where(np.isfinite(m), m, 0)
+    # an all -inf row is shifted by 0 (its loss is then nan, as torch's); a +inf max stays,
+    # so the row is nan everywhere (torch), not inf
+    if (m == -np.inf).any():
+        m = np.where(m == -np.inf, 0, m)
     return x - m, np.arange(n), target
 
 

@@ -27,7 +27,7 @@ import numpy as np
 from burn.codegen.dialect import DTYPE_INFO
 from burn.codegen import (ELEMENTWISE_OPS, MAX_DIMS, OPENCL, op_params, out_dtype, program_source, render_group,
                           supports)
-from burn.codegen.reduce import reduce_axes
+from burn.codegen.reduce import kahan_step, reduce_axes
 from burn.codegen.segments import LARGE, SegmentedGroup, plan_group
 from burn.codegen.segments import fuse_after as _shared_fuse_after
 from burn.codegen.segments import struct_key as _struct_key
@@ -273,7 +273,7 @@ def _reduce_source(op, sub_ops, in_dtypes, red_arg, vt, od, pouts=(), pout_dtype
     L += [f"    pout{q}[j{n_in + q}] = v{j};" for q, j in enumerate(pouts)]
     v = f"v{red_arg}"
     if op == "sum" and isf:      # Kahan, as the plain reduction: long rows stay within tolerance
-        L.append(f"    {{ {V} y = {v} - comp; {V} t = acc + y; comp = (t - acc) - y; acc = t; }}")
+        L.append("    " + kahan_step(V, "acc", "comp", v))
     elif op == "sum":
         L.append(f"    acc += {v};")
     elif op == "prod":

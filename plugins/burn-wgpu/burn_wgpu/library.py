@@ -11,6 +11,7 @@ import os
 from functools import lru_cache
 
 from burn.codegen import MAX_DIMS, OPENCL, param_words
+from burn.codegen.reduce import kahan_step
 
 TILE = 64          # matmul tile (rows and columns of C per work-group)
 TK = 16            # matmul depth per tile
@@ -33,7 +34,7 @@ __kernel void reduce_sum(int M, int R, __global {T}* out, __global const {T}* in
   int m = get_global_id(0); if (m >= M) return;
   __global const {T}* p = in + off + (long)m * R;
   {T} s = 0, c = 0;
-  for (int r = 0; r < R; ++r) {{ {T} y = p[r] - c; {T} t = s + y; c = (t - s) - y; s = t; }}
+  for (int r = 0; r < R; ++r) {kahan_step(T, "s", "c", "p[r]")}
   out[m] = s;
 }}
 __kernel void reduce_prod(int M, int R, __global {T}* out, __global const {T}* in, int off) {{
