@@ -467,6 +467,16 @@ def _reductions():
     _add("logsumexp[-inf-row,float32]", "logsumexp", "forward",
          lambda x: F.logsumexp(F.concat([x, F.full((1, 3), -math.inf, device=x.device)]), axis=-1),
          (Arg((2, 3)),), lambda x: np.concatenate([_lse_ref(x), [-np.inf]]), tol=2.0)
+    # sums meeting infinities: inf, -inf, inf - inf = nan, as numpy (a compensated sum must not
+    # turn inf into nan), with a fused prologue and over either axis
+    special = [[math.inf, 1.0, 2.0], [1.0, -math.inf, 2.0], [math.inf, -math.inf, 0.0]]
+    for tag, axis in [("axis=-1", -1), ("axis=0", 0)]:
+        _add(f"sum[inf-rows,{tag},float32]", "sum", "forward",
+             lambda x, axis=axis: F.sum(F.concat([x, F.tensor(special, device=x.device)]) * 2.0, axis=axis),
+             (Arg((2, 3)),), lambda x, axis=axis: np.sum(np.concatenate([x, special]) * 2.0, axis=axis))
+        _add(f"mean[inf-rows,{tag},float32]", "mean", "forward",
+             lambda x, axis=axis: F.mean(F.concat([x, F.tensor(special, device=x.device)]), axis=axis),
+             (Arg((2, 3)),), lambda x, axis=axis: np.mean(np.concatenate([x, special]), axis=axis))
     _add("count_nonzero[int32]", "count_nonzero", "forward", lambda x: F.count_nonzero(x, axis=1),
          (Arg((3, 4), "int32", -1, 1),), lambda x: np.count_nonzero(x, axis=1), out="int64")
     for name, fn0, ref0 in [("argmax", F.argmax, np.argmax), ("argmin", F.argmin, np.argmin)]:
