@@ -182,6 +182,12 @@ def test_selection_picks_group_for_few_long_rows_and_row_for_many_short(force):
     assert lib.rows_variant(16384, 512, 2) == "row" and lib.rows_variant(8, 1 << 20, 2) == "group"
     assert lib.rows_variant(8, 32, 2) == "row"      # shorter than a work-group
     assert lib.rows_variant(100, 300, 2) == "group"  # too few rows to fill the units
+    # the exp kernels' one-item variant sums contiguous rows in vector lanes: up to 4K it wins
+    F.softmax(burn.tensor(many_long, device=dev), axis=-1).numpy()
+    assert lib.LAST_ROWS[0] == "row"
+    F.softmax(burn.tensor(many_long.T.copy(), device=dev), axis=0).numpy()     # strided rows
+    assert lib.LAST_ROWS[0] == "group"
+    assert lib.rows_variant(2048, 8192, 2, kernel="softmax") == "group"
 
 
 def test_unknown_forced_variant_is_a_clear_error():

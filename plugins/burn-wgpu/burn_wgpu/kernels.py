@@ -495,7 +495,7 @@ def softmax(x, axis):
         O = numel(x.shape[:axis])
         i32 = np.int32
         launch_rows(x.dc, x.dtype, "row_softmax", O * I, L, [i32(O), i32(L), i32(I), out.buf, x.buf,
-                                                             i32(x.offset)])
+                                                             i32(x.offset)], inner=I)
     return out
 
 
@@ -508,7 +508,7 @@ def softmax_grad(y, g, axis):
         L, I, O = y.shape[axis], numel(y.shape[axis + 1:]), numel(y.shape[:axis])
         i32 = np.int32
         launch_rows(y.dc, y.dtype, "row_softmax_grad", O * I, L,
-                    [i32(O), i32(L), i32(I), out.buf, y.buf, i32(y.offset), g.buf, i32(g.offset)])
+                    [i32(O), i32(L), i32(I), out.buf, y.buf, i32(y.offset), g.buf, i32(g.offset)], inner=I)
     return out
 
 
@@ -523,7 +523,7 @@ def _row_launch(axis, kernel, y, *others):
         args = [i32(O), i32(L), i32(I), out.buf, y.buf, i32(y.offset)]
         for g in others:
             args += [g.buf, i32(g.offset)]
-        launch_rows(y.dc, y.dtype, kernel, O * I, L, args)
+        launch_rows(y.dc, y.dtype, kernel, O * I, L, args, inner=I)
     return out
 
 

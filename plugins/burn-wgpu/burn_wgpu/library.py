@@ -476,6 +476,10 @@ __kernel void col_layer_norm_grad(const int R, const int D, __global {T}* dw, __
 GV = 8                      # grp_ kernels: vector width of the reductions over contiguous rows
 LONG_ROW = 768              # rows at least this long get a work-group whatever their number:
                             # measured on PoCL, [4096, 768] is even, [8192, 512] mixed, 1000 2x
+# ... except the exp kernels: since their one-item kernels sum GV lanes at a time, a row of up
+# to ~4K runs faster (or even) there as long as the rows fill the units (PoCL, [2048, 1000]
+# softmax 5.0 vs 9.6 ms; fwd + bwd [2048, 1024] 21 vs 27 ms, log_softmax 22 vs 38 ms)
+LONG_ROW_BY_KERNEL = {"softmax": 4096, "softmax_grad": 4096, "log_softmax": 4096, "log_softmax_grad": 4096}
 RL = 64                     # work-group size of the grp_ kernels (reduce_fused.local_size on a CPU)
 ROWS_FORCE = os.environ.get("BURN_WGPU_ROWS") or None      # "row" or "group": pin a variant
 # each item a contiguous block (CPU devices: one item streams its cache lines, and contiguous
@@ -485,15 +489,17 @@ GRP_BLOCKED = os.environ.get("BURN_WGPU_ROWS_BLOCKED", "1") == "1"
 LAST_ROWS = [None]          # the latest row launch's variant, for tests and benchmarks
 
 
-def rows_variant(M: int, R: int, units: int, force=None) -> str:
+def rows_variant(M: int, R: int, units: int, force=None, kernel: str | None = None) -> str:
     """"row" (one work-item per row) or "group" (one work-group per row) for ``M`` rows of
     length ``R`` on a device with ``units`` compute units: the rule of
     :func:`burn_wgpu.reduce_fused.choose` without its split (a row kernel writes the whole row,
     partials would need a second pass over it), and a work-group for any number of rows of at
-    least ``LONG_ROW`` (the group kernels' vector loops).
+    least ``LONG_ROW`` (the group kernels' vector loops; ``LONG_ROW_BY_KERNEL`` for ``kernel``,
+    e.g. "softmax").
 
     >>> assert rows_variant(16384, 512, 2) == "row" and rows_variant(8, 1 << 20, 2) == "group"
     >>> assert rows_variant(16384, 1000, 2) == "group" and rows_variant(8, 32, 2) == "row"
+    >>> assert rows_variant(16384, 1000, 2, kernel="softmax") == "row"
     >>> assert rows_variant(8, 1 << 20, 2, force="row") == "row"
     """
     force = force or ROWS_FORCE
@@ -505,20 +511,22 @@ def rows_variant(M: int, R: int, units: int, force=None) -> str:
         return "row"
     # a work-group reduces GV lanes at a time where one item runs a serial chain: long rows
     # gain even when there are rows enough for every unit (PoCL, [2048, 1000]: 2x softmax)
-    if R >= LONG_ROW:
+    if R >= LONG_ROW_BY_KERNEL.get(kernel, LONG_ROW):
         return "group"
     # a full work-group of rows per unit keeps every unit busy with one item per row
     return "row" if M >= units * 256 else "group"
 
 
-def launch_rows(dc, dtype: str, name: str, M: int, R: int, args) -> None:
+def launch_rows(dc, dtype: str, name: str, M: int, R: int, args, inner: int = 1) -> None:
     """Launch row kernel ``name`` (``row_softmax``, ...) over ``M`` rows of length ``R``, as the
     one-work-item kernel or its ``grp_`` twin (same arguments), picked by :func:`rows_variant`.
+    ``inner``: the stride between a row's elements (1: contiguous rows, which the one-item exp
+    kernels sum in vector lanes; strided rows keep the general long-row threshold).
 
     >>> assert part_of("grp_softmax") == part_of("row_softmax") == "rows"
     """
     units = getattr(dc.device, "max_compute_units", 1) or 1
-    variant = LAST_ROWS[0] = rows_variant(M, R, units)
+    variant = LAST_ROWS[0] = rows_variant(M, R, units, kernel=name[len("row_"):] if inner == 1 else None)
     if variant == "group":
         name = "grp_" + name[len("row_"):]
     k = dc.kernel(library_source(dtype, dc.fp64, "rows"), name)
