@@ -6,11 +6,16 @@ component-wise, so complex tensors get these kernels instead: sums with Kahan
 compensation per part, products with the complex product, numpy's lexicographic order (NaN
 first) for max/min/argmax/argmin, any/all testing both parts (each with a work-group per row,
 or split over several, when rows are few and long: :func:`parallel_source`), cumulative
-sums/products, and a matmul (any strides): local-memory tiles of A and B (``matmul_tiled``,
-the default), or one work-item per element of C (``matmul``,
-``BURN_WGPU_COMPLEX_MATMUL=simple``). The complex product and the
-constructor come from :mod:`burn.codegen.complex`, as in the element-wise
-kernels.
+sums/products, and a matmul (any strides). The complex64 matmul runs ONE real matmul of the
+library (tuned per device; PoCL does not vectorize float2 code): A read as real [M, 2K], B
+expanded to the real [2K, 2N] matrix of 2x2 blocks [[br, bi], [-bi, br]], the real [M, 2N]
+result read as C (:func:`_matmul_real`: the 4-multiplication products of numpy / BLAS);
+complex128 runs ``tiled``, faster while the library's float64 matmul is slow on PoCL
+(:func:`matmul_method`). ``BURN_WGPU_COMPLEX_MATMUL`` picks one for comparison: ``gauss`` (3
+real products, 25% fewer flops, loses the smaller part of C), ``tiled`` (local-memory tiles of
+A and B, ``matmul_tiled``) or ``simple`` (one work-item per element of C, ``matmul``). The
+complex product and the constructor come from :mod:`burn.codegen.complex`, as in the
+element-wise kernels.
 """
 from __future__ import annotations
 
@@ -21,8 +26,10 @@ import numpy as np
 
 from burn.codegen import OPENCL
 from burn.codegen.complex import PART, helper_source
+from burn.codegen.reduce import kahan_step
+from burn.errors import BurnError
 
-from .tensor import empty, numel
+from .tensor import WTensor, empty, numel
 
 
 @lru_cache(maxsize=None)
@@ -43,7 +50,7 @@ __kernel void reduce_sum(int M, int R, __global {T}* out, __global const {T}* in
   int m = get_global_id(0); if (m >= M) return;
   __global const {T}* p = in + off + (long)m * R;
   {T} s = {mk('0', '0')}, c = {mk('0', '0')};
-  for (int r = 0; r < R; ++r) {{ {T} y = p[r] - c; {T} t = s + y; c = (t - s) - y; s = t; }}
+  for (int r = 0; r < R; ++r) {kahan_step(T, "s", "c", "p[r]", vector=True)}
   out[m] = s;
 }}
 __kernel void reduce_prod(int M, int R, __global {T}* out, __global const {T}* in, int off) {{
@@ -100,6 +107,7 @@ __kernel void matmul(const int M, const int N, const int K, const int NB,
   C[i] = {mk('re', 'im')};
 }}""")
     out.append(_tiled_matmul_source(T, R, mk))
+    out.append(_real_matmul_source(T, R, mk))
     return "\n".join(out)
 
 
@@ -163,6 +171,38 @@ void matmul_tiled(const int M, const int N, const int K,
 }}"""
 
 
+def _real_matmul_source(T, R, mk):
+    """Helpers of the complex matmuls that run the real library kernel (``MATMUL`` "real" and
+    "gauss"): ``matmul_expand_b`` writes B [K, N] (any strides) as the real [2K, 2N] matrix
+    of 2x2 blocks [[br, bi], [-bi, br]]; ``matmul_split`` writes X [R, C] (any strides) as
+    three real planes re, im, re + im; ``matmul_gauss`` combines the three real products."""
+    return f"""
+__kernel void matmul_expand_b(const int K, const int N, const int NB,
+                              __global const {T}* B, const int offB, const int sbk, const int sbn, const int sbb,
+                              __global {T}* P) {{
+  int i = get_global_id(0); if (i >= NB * K * N) return;
+  int n = i % N, k = (i / N) % K, b = i / (K * N);
+  {T} v = B[offB + (long)b * sbb + (long)k * sbk + (long)n * sbn];
+  /* P as [NB][2K][N] complex = [NB][2K][2N] real: row 2k (br, bi), row 2k + 1 (-bi, br) */
+  __global {T}* p = P + ((long)b * 2 * K + 2 * k) * N + n;
+  p[0] = v;
+  p[N] = {mk('-v.y', 'v.x')};
+}}
+__kernel void matmul_split(const int Rn, const int Cn, const int NB,
+                           __global const {T}* X, const int off, const int sr, const int sc, const int sb,
+                           __global {R}* P) {{
+  int i = get_global_id(0); long n = (long)NB * Rn * Cn; if (i >= n) return;
+  int c = i % Cn, r = (i / Cn) % Rn, b = i / (Rn * Cn);
+  {T} v = X[off + (long)b * sb + (long)r * sr + (long)c * sc];
+  P[i] = v.x; P[n + i] = v.y; P[2 * n + i] = v.x + v.y;
+}}
+__kernel void matmul_gauss(const int n, __global const {R}* t, __global {T}* C) {{
+  int i = get_global_id(0); if (i >= n) return;
+  {R} t1 = t[i], t2 = t[n + i], t3 = t[2 * n + i];
+  C[i] = {mk('t1 - t2', 't3 - t1 - t2')};
+}}"""
+
+
 def _kernel(dc, dtype, name):
     return dc.kernel(complex_source(dtype), name)
 
@@ -188,7 +228,7 @@ def parallel_source(dtype: str, L: int, blocked: bool) -> str:
         loop = f"for (int r = lo + lid; r < hi; r += {L})"
     out = [pre + helper_source("cmul", dtype, OPENCL)]
     for op, init, step, comb in (
-            ("sum", mk("0", "0"), "{ %s y = p[r] - c; %s t = s + y; c = (t - s) - y; s = t; }" % (T, T),
+            ("sum", mk("0", "0"), kahan_step(T, "s", "c", "p[r]", vector=True),
              "ta[lid] = ta[lid] + ta[lid + w];"),
             ("prod", mk("1", "0"), f"s = {mul}(s, p[r]);", f"ta[lid] = {mul}(ta[lid], ta[lid + w]);")):
         out.append(f"""
@@ -369,16 +409,35 @@ def scan(op, src, M, L):
 
 
 def matmul(a, b, batch, sa, sb):
-    """C = a @ b of complex a [..., M, K] and b [..., K, N], batch dims walked by ``sa`` / ``sb``."""
+    """C = a @ b of complex a [..., M, K] and b [..., K, N], batch dims walked by ``sa`` / ``sb``
+    (in complex elements; 0 where an operand is shared by every batch). ``MATMUL`` picks the
+    method (:func:`matmul_method`): "real" runs the real library matmul once, "gauss" three
+    times (3 real products), "tiled" / "simple" the complex kernels of :func:`complex_source`.
+
+    >>> import burn, numpy as np
+    >>> dev = burn.Device.wgpu()
+    >>> a = np.full((2, 3), 1 + 2j, np.complex64)
+    >>> c = (burn.tensor(a, device=dev) @ burn.tensor(a.T.copy(), device=dev)).numpy()
+    >>> assert np.allclose(c, a @ a.T)
+    """
     M, K, N = a.shape[-2], a.shape[-1], b.shape[-1]
     nb = numel(batch)
-    out = empty(a.dc, tuple(batch) + (M, N), a.dtype)
+    shape = tuple(batch) + (M, N)
+    method = matmul_method(a.dtype)
+    if method not in ("real", "gauss", "tiled", "simple"):
+        raise BurnError(f"wgpu: complex matmul of {a.shape} @ {b.shape} ({a.dtype}): unknown method "
+                        f"BURN_WGPU_COMPLEX_MATMUL={MATMUL!r}; use auto, real, gauss, tiled or simple")
+    if method == "real":
+        return _matmul_real(a, b, nb, sa, sb, shape)
+    if method == "gauss" and K and numel(shape):
+        return _matmul_gauss(a, b, nb, sa, sb, shape)
+    out = empty(a.dc, shape, a.dtype)
     if not out.size:
         return out
     i32 = np.int32
     args = [i32(M), i32(N), i32(K), a.buf, i32(a.offset), i32(a.strides[-2]), i32(a.strides[-1]), i32(sa),
             b.buf, i32(b.offset), i32(b.strides[-2]), i32(b.strides[-1]), i32(sb), out.buf]
-    if MATMUL == "tiled":
+    if method == "tiled":
         L = CT // CW
         a.dc.launch2d(_kernel(a.dc, a.dtype, "matmul_tiled"), (-(-N // CT) * L, -(-M // CT) * L, nb), (L, L, 1), args)
     else:
@@ -386,6 +445,91 @@ def matmul(a, b, batch, sa, sb):
     return out
 
 
-# "tiled" (local-memory tiles) or "simple" (one work-item per element of C, what ran before);
-# the benchmark switches it to compare
-MATMUL = os.environ.get("BURN_WGPU_COMPLEX_MATMUL", "tiled")
+def _matmul_real(a, b, nb, sa, sb, shape):
+    """The complex product as ONE real matmul of the library (tuned per device; PoCL does not
+    vectorize the float2 arithmetic of the complex kernels): A [M, K] complex is, in memory,
+    the real [M, 2K] matrix (re, im interleaved) and the real [M, 2N] result is C [M, N]
+    complex, if B becomes the real [2K, 2N] matrix of blocks [[br, bi], [-bi, br]]:
+    C[m, 2n] = sum ar br - ai bi, C[m, 2n + 1] = sum ar bi + ai br, the 4-multiplication
+    products numpy / BLAS compute (the 3-multiplication "gauss" form loses the smaller part
+    when one part is much smaller than the other). Costs beyond the 8MKN flops: one pass
+    writing the expanded B (4KN reals, O(KN) against O(MKN)), and a contiguous copy of A
+    when A is not contiguous along K (a transposed view)."""
+    from .kernels import contiguous
+    from .kernels import matmul as real_matmul
+    dc = a.dc
+    M, K, N = a.shape[-2], a.shape[-1], b.shape[-1]
+    part = PART[a.dtype]
+    if not numel(shape):
+        return empty(dc, shape, a.dtype)
+    na, nbb = (nb if sa else 1), (nb if sb else 1)
+    av = a.view((na, M, K), (sa, a.strides[-2], a.strides[-1]), a.offset)
+    if K > 1 and a.strides[-1] != 1:
+        # complex element k must be reals 2k, 2k + 1 of the row: copy (O(MK))
+        av = contiguous(av)
+    if 2 * (av.offset + sum((s - 1) * abs(st) for s, st in zip(av.shape, av.strides)) + 1) >= 2 ** 31:
+        # the real kernel indexes A's reals with 32-bit offsets and strides
+        raise BurnError(f"wgpu: complex matmul {a.shape} @ {b.shape} ({a.dtype}): A spans 2**30 or more "
+                        f"complex elements of its buffer, which the real matmul cannot index; split the "
+                        f"matmul along M or the batch, or set BURN_WGPU_COMPLEX_MATMUL=tiled")
+    af = WTensor(dc, av.block, (nb, M, 2 * K), part, (2 * av.strides[0] if na > 1 else 0, 2 * av.strides[1], 1),
+                 2 * av.offset)
+    P = empty(dc, (nbb, 2 * K, 2 * N), part)        # in reals: empty() checks the real kernel's limit
+    i32 = np.int32
+    dc.launch(_kernel(dc, a.dtype, "matmul_expand_b"), nbb * K * N,
+              [i32(K), i32(N), i32(nbb), b.buf, i32(b.offset), i32(b.strides[-2]), i32(b.strides[-1]), i32(sb),
+               P.buf])
+    bf = WTensor(dc, P.block, (nb, 2 * K, 2 * N), part, (4 * K * N if nbb > 1 else 0, 2 * N, 1), 0)
+    cf = real_matmul(af, bf)
+    assert cf.is_contiguous and cf.offset % 2 == 0, cf
+    return WTensor(dc, cf.block, shape, a.dtype, None, cf.offset // 2)
+
+
+def _matmul_gauss(a, b, nb, sa, sb, shape):
+    """The complex product as 3 real products (Gauss / Karatsuba): t1 = Ar Br, t2 = Ai Bi,
+    t3 = (Ar + Ai)(Br + Bi), C = (t1 - t2) + i (t3 - t1 - t2), run as one batched real matmul
+    of the three planes of A and B. 6MKN flops against 8MKN, but the imaginary part is a
+    difference of the (larger) t3 and t1 + t2: it loses accuracy when it is small against the
+    real part (and the real part when |Ar Br| ~ |Ai Bi| both large). For comparison
+    (``BURN_WGPU_COMPLEX_MATMUL=gauss``), not the default."""
+    from .kernels import matmul as real_matmul
+    dc = a.dc
+    M, K, N = a.shape[-2], a.shape[-1], b.shape[-1]
+    part = PART[a.dtype]
+    na, nbb = (nb if sa else 1), (nb if sb else 1)
+    i32 = np.int32
+    split = _kernel(dc, a.dtype, "matmul_split")
+    pa = empty(dc, (3, na, M, K), part)
+    dc.launch(split, na * M * K, [i32(M), i32(K), i32(na), a.buf, i32(a.offset), i32(a.strides[-2]),
+                                  i32(a.strides[-1]), i32(sa), pa.buf])
+    pb = empty(dc, (3, nbb, K, N), part)
+    dc.launch(split, nbb * K * N, [i32(K), i32(N), i32(nbb), b.buf, i32(b.offset), i32(b.strides[-2]),
+                                   i32(b.strides[-1]), i32(sb), pb.buf])
+    va = pa.view((3, nb, M, K), (na * M * K, M * K if na > 1 else 0, K, 1), 0)
+    vb = pb.view((3, nb, K, N), (nbb * K * N, K * N if nbb > 1 else 0, N, 1), 0)
+    t = real_matmul(va, vb)
+    assert t.is_contiguous, t
+    out = empty(dc, shape, a.dtype)
+    n = nb * M * N
+    dc.launch(_kernel(dc, a.dtype, "matmul_gauss"), n, [i32(n), t.buf, out.buf])
+    return out
+
+
+# "auto" (the default: matmul_method), "real" (one real library matmul), "gauss" (three),
+# "tiled" (local-memory complex tiles) or "simple" (one work-item per element of C); the
+# benchmark and the tests switch it to compare
+MATMUL = os.environ.get("BURN_WGPU_COMPLEX_MATMUL", "auto")
+
+
+def matmul_method(dtype: str) -> str:
+    """The complex matmul method of ``dtype``: ``MATMUL``, or for "auto" the one measured
+    fastest on PoCL at 512³: "real" for complex64 (47 ms against 72 ms tiled, numpy 8 ms),
+    "tiled" for complex128 (with 16 doubles per work-item the library's float64 matmul ran ~18x
+    slower than its float32 one and the real path took 600 ms against 128 ms tiled; with 8 it
+    runs ~5x faster and the two paths are even, 104-131 ms against 83-104 ms, so tiled stays).
+
+    >>> assert matmul_method("complex64") == ("real" if MATMUL == "auto" else MATMUL)
+    """
+    if MATMUL != "auto":
+        return MATMUL
+    return "real" if dtype == "complex64" else "tiled"
