@@ -54,3 +54,27 @@ def test_sum_and_mean_with_infinities_match_numpy(dev, dtype, variant, monkeypat
 
 def dtype_scalar(dtype, v):
     return np.dtype(dtype).type(v)
+
+
+@pytest.mark.parametrize("variant", [None, "row", "group", "split"])
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+def test_complex_sums_with_infinities_match_numpy_per_part(dtype, variant, monkeypatch):
+    # each part sums on its own: an infinite real part must not turn the imaginary part NaN
+    from devices import wgpu_or_skip
+    dev = wgpu_or_skip()
+    if variant is not None:
+        from burn_wgpu import reduce_complex as rc
+        from burn_wgpu import reduce_fused as rf
+        monkeypatch.setattr(rf, "FORCE", variant)
+        assert hasattr(rc, "LAST_VARIANT")
+    a = np.ones((3, 5000), dtype) * (1 + 2j)
+    a[0, 7] = complex(np.inf, 1.0)
+    a[1, 2500] = complex(1.0, -np.inf)
+    a[2, 4999] = complex(np.inf, 0.0)
+    a[2, 10] = complex(-np.inf, 0.0)
+    x = burn.tensor(a, device=dev)
+    with np.errstate(all="ignore"):
+        want = a.sum(axis=1)
+    got = burn.sum(x, axis=1).numpy()
+    np.testing.assert_array_equal(got.real, want.real)
+    np.testing.assert_array_equal(got.imag, want.imag)

@@ -228,16 +228,19 @@ def _acc_init(op, r, vt, d: Dialect):
     return [f"  {A} best{r} = 0; {d.ctype('int64')} bi{r} = -1;"]
 
 
-def kahan_step(T: str, acc: str, comp: str, v: str) -> str:
-    """One Kahan-compensated ``acc += v`` in C (both dialects), with compensation ``comp``.
+def kahan_step(T: str, acc: str, comp: str, v: str, vector: bool = False) -> str:
+    """One Kahan-compensated ``acc += v`` in C (both dialects), with compensation ``comp``;
+    ``vector``: ``T`` is an OpenCL vector type (float2 complex values), guarded per component.
 
     Once the sum is infinite the compensation ``(t - acc) - y`` would be inf - inf = NaN and
     poison every later step (sum([inf, 1]) came out NaN, numpy gives inf): it is zeroed then,
     so infinities and NaNs propagate as in a plain sum.
 
     >>> assert "isfinite(t)" in kahan_step("float", "s", "c", "x[i]")
+    >>> assert "select(" in kahan_step("float2", "s", "c", "p[r]", vector=True)
     """
-    return f"{{ {T} y = {v} - {comp}; {T} t = {acc} + y; {comp} = isfinite(t) ? (t - {acc}) - y : ({T})0; {acc} = t; }}"
+    e = f"select(({T})(0), (t - {acc}) - y, isfinite(t))" if vector else f"isfinite(t) ? (t - {acc}) - y : ({T})0"
+    return f"{{ {T} y = {v} - {comp}; {T} t = {acc} + y; {comp} = {e}; {acc} = t; }}"
 
 
 def _acc_step(op, r, v, vt, d: Dialect, q="q"):

@@ -24,7 +24,7 @@ from burn.codegen.family import family_kernels, family_patterns
 from burn.codegen.reduce import reduce_axes
 from burn.errors import BurnError, DTypeError
 
-from .library import RM, TILE, VW, WPT, launch_rows, library_source, part_of
+from .library import RM, TILE, WPT, launch_rows, library_source, part_of, vector_width
 from .tensor import NUMPY, WTensor, empty, numel, reshape_view
 
 _NP = {k: np.dtype(v) for k, v in NUMPY.items()}
@@ -432,6 +432,7 @@ def matmul(a, b, epi=None):
     if dc.is_cpu and MATMUL_CPU == "packed" and not (rows_ok and N * b.itemsize < PACK_ROW_BYTES):
         # pack B into contiguous column panels (any strides: transposed B needs no copy), then
         # the register-blocked kernel; a B shared by every batch (stride 0) is packed once
+        VW = vector_width(a.dtype)
         NB = -(-N // VW)
         pb = nb if sb else 1
         P = empty(dc, (pb, NB, K, VW), a.dtype)
@@ -443,7 +444,7 @@ def matmul(a, b, epi=None):
                      i32(sa), P.buf, i32(NB), i32(NB * K * VW if sb else 0), out.buf] + extra)
         return ret
     if dc.is_cpu and rows_ok and MATMUL_CPU in ("rows", "packed"):
-        gx = -(-N // VW)
+        gx = -(-N // vector_width(a.dtype))
         gs = (-(-gx // 8) * 8, -(-M // RM), nb)
         dc.launch2d(lib(dc, a.dtype, "matmul_rows"), gs, (8, 1, 1),
                     [i32(M), i32(N), i32(K), a.buf, i32(a.offset), i32(a.strides[-2]), i32(a.strides[-1]),
