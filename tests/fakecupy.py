@@ -34,6 +34,16 @@ Other kernels (a fused multi-op group) raise "fake cupy runs family kernels only
 launch arguments are checked against CuPy's calling convention (index struct as a
 size-one structured numpy array, scalars as numpy scalars, float16 params as float32).
 
+Where burn-cuda's calls could go wrong, the stand-in is as strict as CuPy 14's source (audited;
+tests/test_cuda_fakecupy.py::test_stand_in_rejects_what_cupy_rejects): ``Function.__call__``'s
+``tuple grid, tuple block`` and per-argument rules (a host numpy array of size != 1 is a
+TypeError), ``RawModule(*, code: str, options: tuple)``, ``Device.__enter__``'s per-thread
+device stack, a ``Stream`` entered only while its own device is current (RuntimeError),
+``runtime.malloc/free``, ``UnownedMemory(ptr, size, owner, device_id)`` and
+``MemoryPointer(mem, offset)``, ``cupyx.errstate(*, linalg='ignore'|'raise')``, and
+cupyx.scipy.linalg's 2-d ``lu_solve`` (int32 pivots: cuSOLVER reads them uncast) and
+``solve_triangular``. ``FAKE_CUPY_DEVICES`` (default 1) sets the device count.
+
 This does NOT test CUDA: it tests burn_cuda's wiring (the CuPy calls, attributes,
 dtypes, layouts, errors). The generated CUDA C is compile-checked by test_cuda_nvcc.py.
 :data:`FAKE_NO_GPU` is the other stand-in: a CuPy that is installed but sees no GPU.
@@ -55,15 +65,42 @@ import numpy as _np
 __version__ = _os.environ.get("FAKE_CUPY_VERSION", "14.0.0+fake")
 
 
+import threading as _th
+
+# CuPy's device state: the current device of each thread (cudaGetDevice/cudaSetDevice) and the
+# thread-local stack Device.__enter__ pushes the previous device on (cupy/cuda/device.pyx)
+_TLD = _th.local()
+
+
+def _ndev():
+    return int(_os.environ.get("FAKE_CUPY_DEVICES", "1"))
+
+
+def _get_device():
+    return getattr(_TLD, "dev", 0)
+
+
+def _set_device(i):
+    if not 0 <= int(i) < _ndev():
+        raise _Runtime.CUDARuntimeError(f"cudaErrorInvalidDevice: invalid device ordinal {i}")
+    _TLD.dev = int(i)
+
+
 class _Dev:
-    def __init__(self, i=0):
-        self.id = i
+    def __init__(self, i=None):
+        self.id = _get_device() if i is None else int(i)
     @property
     def compute_capability(self):          # CuPy's string, e.g. "90" (FAKE_CUPY_CC)
         return _os.environ.get("FAKE_CUPY_CC", "90")
-    def __enter__(self):
+    def __enter__(self):                   # as CuPy: push the current device, select this one
+        st = _TLD.__dict__.setdefault("stack", [])
+        prev = _get_device()
+        if self.id != prev:
+            _set_device(self.id)
+        st.append(prev)
         return self
     def __exit__(self, *a):
+        _set_device(_TLD.stack.pop())
         return False
 
 
@@ -71,8 +108,9 @@ class ndarray(_np.ndarray):
     @property
     def device(self):
         return _Dev(0)
-    def get(self, stream=None):
-        return _np.array(self)
+    def get(self, stream=None, order="C", out=None, blocking=True):
+        assert stream is None or isinstance(stream, _Stream), f"get(stream=...) takes a cupy.cuda.Stream, got {stream!r}"
+        return _np.array(self, order=order)
     @property
     def data(self):                        # cupy.cuda.MemoryPointer: .ptr (see _MemPtr)
         return _MemPtr(self)
@@ -123,9 +161,14 @@ _STREAMS = []     # the streams entered with `with stream:` (the last one is CuP
 
 
 class _Stream:
-    def __init__(self, non_blocking=False):
+    def __init__(self, null=False, non_blocking=False, ptds=False):
         self.ptr = id(self)
+        self.device_id = _get_device()     # CuPy: the device current at creation
     def __enter__(self):
+        # CuPy's _BaseStream.__enter__ (check_stream_device_match): only on the stream's own device
+        if self.device_id != _get_device():
+            raise RuntimeError(f"The device that the stream is created on ({self.device_id}) does not match "
+                               f"with the current device ({_get_device()})")
         _STREAMS.append(self)
         return self
     def __exit__(self, *a):
@@ -139,7 +182,27 @@ class _Runtime:
     CUDARuntimeError = MemoryError
     @staticmethod
     def getDeviceCount():
-        return 1
+        return _ndev()
+    @staticmethod
+    def getDevice():
+        return _get_device()
+    @staticmethod
+    def setDevice(i):
+        _set_device(i)
+    # cudaMalloc/cudaFree (cupy_backends/cuda/api/runtime.pyx: malloc(size_t) -> intptr_t,
+    # free(intptr_t)): host buffers stand in for device memory
+    _MEM = {}
+    @staticmethod
+    def malloc(size):
+        assert type(size) is int and size >= 0, f"malloc(size_t size), got {size!r}"
+        buf = _np.zeros(max(int(size), 1), _np.uint8)
+        ptr = buf.__array_interface__["data"][0]
+        _Runtime._MEM[ptr] = (buf, _get_device())
+        return ptr
+    @staticmethod
+    def free(ptr):
+        assert type(ptr) is int and ptr in _Runtime._MEM, f"free of {ptr!r}, which malloc did not return"
+        del _Runtime._MEM[ptr]
     @staticmethod
     def getDeviceProperties(i):
         return {"name": b"FakeGPU", "major": 9, "minor": 0, "totalGlobalMem": 1 << 34, "multiProcessorCount": 1}
@@ -169,10 +232,38 @@ def _flex_kernels():
     return _FK[0]
 
 
+# the scalar types CuPy passes by value (cupy/cuda/function.pyx `_pointer`, via _scalar.CScalar)
+_SCALAR_TYPES = {_np.dtype(c).type for c in "?bhilqBHILQefdFD"}
+
+
+def _check_launch(name, grid, block, args, shared_mem):
+    """What cupy.cuda.function.Function.__call__(tuple grid, tuple block, args, size_t shared_mem=0,
+    stream=None) accepts: grid and block tuples of ints, and per argument (``_pointer``) a
+    cupy.ndarray (its device pointer), None, a numpy.ndarray of size one (its bytes by value:
+    a struct), a numpy scalar of a type CuPy knows or a Python int/float/bool/complex."""
+    for what, v in (("grid", grid), ("block", block)):
+        if type(v) is not tuple:       # Cython's `tuple grid`: a list or an int is a TypeError
+            raise TypeError(f"{name}: {what} must be a tuple, got {type(v).__name__}")
+        assert 1 <= len(v) <= 3 and all(isinstance(d, (int, _np.integer)) and d >= 0 for d in v), (what, v)
+    assert isinstance(shared_mem, int) and shared_mem >= 0, shared_mem
+    for i, a in enumerate(args):
+        if a is None or isinstance(a, ndarray):
+            continue
+        if isinstance(a, _np.ndarray):
+            if a.size != 1:
+                raise TypeError(f"You are trying to pass a numpy.ndarray of shape {a.shape} as a kernel parameter. "
+                                f"Only numpy.ndarrays of size one can be passed by value. ({name}, argument {i})")
+            continue
+        if type(a) in _SCALAR_TYPES or isinstance(a, (bool, int, float, complex)):
+            continue
+        raise TypeError(f"Unsupported type {type(a)} ({name}, argument {i})")
+
+
 class _Kernel:
     def __init__(self, name):
         self.name = name
-    def __call__(self, grid, block, args):
+    def __call__(self, grid, block, args, shared_mem=0):
+        _check_launch(self.name, grid, block, args, shared_mem)
         if self.name.startswith("burn_scatter_add_"):
             return self._scatter_add(args)
         if self.name.startswith("burn_signal_ola_"):
@@ -364,10 +455,19 @@ class _Kernel:
 
 
 class RawModule:
-    def __init__(self, code, options=()):
+    # cupy/_core/raw.pyx: RawModule(*, str code=None, str path=None, tuple options=(), ...)
+    def __init__(self, *, code=None, path=None, options=(), backend="nvrtc", translate_cucomplex=False,
+                 enable_cooperative_groups=False, name_expressions=None, jitify=False):
+        if (code is None) == (path is None):
+            raise TypeError("Exactly one of `code` and `path` keyword arguments must be given.")
+        if type(code) is not str or type(options) is not tuple or not all(type(o) is str for o in options):
+            raise TypeError(f"RawModule(code: str, options: tuple of str), got {type(code).__name__}, {options!r}")
         assert "extern \"C\" __global__" in code
         self.code = code
+        self.device_id = _get_device()
     def get_function(self, name):
+        if type(name) is not str:
+            raise TypeError(f"get_function(str name), got {type(name).__name__}")
         assert f" {name}(" in self.code, name
         return _Kernel(name)
 
@@ -379,12 +479,42 @@ class lib:
             return _np.lib.stride_tricks.as_strided(x, shape, strides, subok=True)
 
 
+class _BaseMemory:
+    pass
+
+
+class _UnownedMemory(_BaseMemory):
+    """cupy/cuda/memory.pyx: UnownedMemory(intptr_t ptr, size_t size, object owner, int device_id=-1)."""
+    def __init__(self, ptr, size, owner, device_id=-1):
+        for what, v in (("ptr", ptr), ("size", size), ("device_id", device_id)):
+            if not isinstance(v, (int, _np.integer)) or isinstance(v, bool):
+                raise TypeError(f"UnownedMemory: {what} must be an int, got {type(v).__name__}")
+        assert size >= 0 and -1 <= device_id < _ndev(), (size, device_id)
+        if device_id < 0 and ptr == 0:
+            raise RuntimeError("UnownedMemory requires explicit device ID for a null pointer.")
+        self.ptr, self.size, self._owner = int(ptr), int(size), owner
+        self.device_id = int(device_id) if device_id >= 0 else _get_device()
+
+
+class _MemoryPointer:
+    """cupy/cuda/memory.pyx: MemoryPointer(BaseMemory mem, ptrdiff_t offset)."""
+    def __init__(self, mem, offset):
+        if not isinstance(mem, _BaseMemory):
+            raise TypeError(f"MemoryPointer: mem must be a cupy.cuda.BaseMemory, got {type(mem).__name__}")
+        assert mem.ptr != 0 or offset == 0
+        self.mem, self.ptr, self.device_id = mem, mem.ptr + int(offset), mem.device_id
+
+
 class cuda:
     Device = _Dev
     Stream = _Stream
     runtime = _Runtime
+    BaseMemory = _BaseMemory
+    UnownedMemory = _UnownedMemory
+    MemoryPointer = _MemoryPointer
     @staticmethod
-    def using_allocator(f):
+    def using_allocator(allocator=None):
+        assert allocator is None or callable(allocator), allocator
         return _cl.nullcontext()
 
 
@@ -583,8 +713,11 @@ def scatter_add(a, slices, value):
 
 
 @_cl.contextmanager
-def errstate(**kw):
-    ERRSTATE.append(kw)
+def errstate(*, divide=None, over=None, under=None, invalid=None, linalg=None):
+    # cupyx/_ufunc_config.py: only linalg is implemented, as 'ignore' or 'raise'
+    if any(v is not None for v in (divide, over, under, invalid)) or linalg not in (None, "ignore", "raise"):
+        raise NotImplementedError()
+    ERRSTATE.append({"linalg": linalg} if linalg is not None else {})
     yield
 '''
 
@@ -608,6 +741,25 @@ if "{mod}" == "signal":
         return k
     convolve = _one_d(_ns.convolve)
     correlate = _one_d(_ns.correlate)
+
+if "{mod}" == "linalg":
+    # cupyx/scipy/linalg/_decomp_lu.py: 2-d only; lu_solve passes ``ipiv.data.ptr`` to cuSOLVER's
+    # getrs, which reads int32 pivots, without casting ipiv (an int64 piv would be misread)
+    def lu_solve(lu_and_piv, b, trans=0, overwrite_b=False, check_finite=True):
+        lu, piv = lu_and_piv
+        assert lu.ndim == 2 and piv.ndim == 1 and b.ndim in (1, 2), (lu.shape, piv.shape, b.shape)
+        assert piv.dtype == "int32", f"cupyx lu_solve: cuSOLVER getrs reads int32 pivots, got {piv.dtype}"
+        if trans not in (0, 1, 2):
+            raise ValueError("unknown trans")
+        return _ns.lu_solve((lu, piv), b, trans=trans)
+
+    def solve_triangular(a, b, trans=0, lower=False, unit_diagonal=False, overwrite_b=False, check_finite=False):
+        # cupyx/scipy/linalg/_solve_triangular.py: one square matrix
+        if a.ndim != 2 or a.shape[0] != a.shape[1]:
+            raise ValueError("expected square matrix")
+        if len(a) != len(b):
+            raise ValueError("incompatible dimensions")
+        return _ns.solve_triangular(a, b, trans=trans, lower=lower, unit_diagonal=unit_diagonal)
 '''
 
 # a stand-in for an installed CuPy on a machine without a usable GPU (test_cuda_plugin.py)

@@ -207,3 +207,63 @@ def test_cuda_kernels_of_core_extension_ops_match_flex_on_the_stand_in(tmp_path)
     assert not res["bad"], "\n".join(res["bad"])
     for op, name in res["kernels"].items():
         assert name.startswith("cuda_"), (op, name)       # cuda's own kernel, not the reference
+
+
+STRICT = r'''
+import json, numpy as np, cupy, cupyx
+res = {}
+def raises(fn, exc):
+    try:
+        fn()
+    except exc as e:
+        return str(e)[:120] or type(e).__name__
+    return None
+src = 'extern "C" __global__ void burn_scatter_add_f32(long long n, float* o, const long long* i, const float* s) {}'
+res["module_options_list"] = raises(lambda: cupy.RawModule(code=src, options=["--std=c++17"]), TypeError)
+res["module_positional"] = raises(lambda: cupy.RawModule(src), TypeError)
+fn = cupy.RawModule(code=src, options=("--std=c++17",)).get_function("burn_scatter_add_f32")
+out, idx, s = cupy.zeros(4, np.float32), cupy.asarray(np.array([1, 1, 3])), cupy.ones(3, np.float32)
+good = (np.int64(3), out, idx, s)
+fn((1,), (256,), good)
+res["scatter"] = out.get().tolist()
+res["grid_int"] = raises(lambda: fn(1, (256,), good), TypeError)
+res["block_list"] = raises(lambda: fn((1,), [256], good), TypeError)
+res["host_array_arg"] = raises(lambda: fn((1,), (256,), (np.int64(3), np.zeros(4, np.float32), idx, s)), TypeError)
+res["object_arg"] = raises(lambda: fn((1,), (256,), (np.int64(3), out, idx, object())), TypeError)
+with cupy.cuda.Device(1):
+    st1 = cupy.cuda.Stream(non_blocking=False)
+def enter():
+    with st1:
+        pass
+res["stream_other_device"] = raises(enter, RuntimeError)
+res["device_after"] = cupy.cuda.runtime.getDevice()
+res["no_such_device"] = raises(lambda: cupy.cuda.Device(2).__enter__(), cupy.cuda.runtime.CUDARuntimeError)
+ptr = cupy.cuda.runtime.malloc(64)
+res["unowned_str_size"] = raises(lambda: cupy.cuda.UnownedMemory(ptr, "64", None, 0), TypeError)
+res["pointer_of_int"] = raises(lambda: cupy.cuda.MemoryPointer(ptr, 0), TypeError)
+res["pointer_ok"] = cupy.cuda.MemoryPointer(cupy.cuda.UnownedMemory(ptr, 64, None, 1), 8).ptr == ptr + 8
+res["errstate_warn"] = raises(lambda: cupyx.errstate(linalg="warn").__enter__(), NotImplementedError)
+res["errstate_positional"] = raises(lambda: cupyx.errstate("raise").__enter__(), TypeError)
+res["cc"] = cupy.cuda.Device(0).compute_capability
+print(json.dumps(res))
+'''
+
+
+def test_stand_in_rejects_what_cupy_rejects(tmp_path, monkeypatch):
+    """The stand-in is as strict as CuPy 14 where burn-cuda's calls could go wrong (audited
+    against CuPy's source): Function.__call__'s ``tuple grid, tuple block`` and per-argument
+    ``_pointer`` rules (cupy/cuda/function.pyx), RawModule's keyword-only ``code`` and
+    ``tuple options`` (cupy/_core/raw.pyx), a stream entered only on its own device
+    (cupy/cuda/stream.pyx), UnownedMemory(ptr, size, owner, device_id) / MemoryPointer(mem,
+    offset) (cupy/cuda/memory.pyx), cupyx.errstate's keyword-only linalg='ignore'|'raise',
+    and Device.compute_capability as a string ('90')."""
+    monkeypatch.setenv("FAKE_CUPY_DEVICES", "2")
+    r = run_probe(tmp_path, STRICT)
+    assert r["scatter"] == [0.0, 2.0, 0.0, 1.0]
+    for key in ("module_options_list", "module_positional", "grid_int", "block_list", "host_array_arg",
+                "object_arg", "stream_other_device", "no_such_device", "unowned_str_size", "pointer_of_int",
+                "errstate_warn", "errstate_positional"):
+        assert r[key], f"the stand-in accepted {key}, which CuPy rejects"
+    assert "size one" in r["host_array_arg"] and "does not match" in r["stream_other_device"]
+    assert r["device_after"] == 0 and r["pointer_ok"] is True
+    assert r["cc"] == "90"

@@ -295,3 +295,42 @@ def test_reduce_groups_run_the_reduce_kernels_and_epilogue_groups_fall_back_op_b
                                      ("log", {}, [("op", 0)])], [full], [1], [row])
     fused = compile_group(epilogue)
     assert type(fused).__name__ == "FusedReduce" and not isinstance(fused.fallback, _FusedGroup)
+
+
+_DEVICE_PROBE = r'''
+import json, numpy as np, cupy
+from burn_cuda import runtime
+from burn_cuda.indexing import scatter_source
+res = {}
+dc = runtime.context(1)                        # cuda:1 while device 0 is current
+fn = dc.function(scatter_source(), "burn_scatter_add_f32")
+out, idx, src = cupy.zeros(4, np.float32), cupy.asarray(np.array([0, 2, 2])), cupy.ones(3, np.float32)
+dc.launch(fn, 3, [np.int64(3), out, idx, src])    # outside any scope: the launch selects the device itself
+res["out"] = out.get().tolist()
+res["device_after"] = cupy.cuda.runtime.getDevice()
+# the pool of cuda:1 allocates on device 1 and hands CuPy MemoryPointers over UnownedMemory
+p = dc.pool.malloc(1000)
+res["is_pointer"] = isinstance(p, cupy.cuda.MemoryPointer) and isinstance(p.mem, cupy.cuda.UnownedMemory)
+block = p.mem._owner
+res["ptr"] = [p.ptr == block.buf, p.mem.size == block.alen, p.mem.device_id, p.device_id]
+base = [b for b, (buf, dev) in cupy.cuda.runtime._MEM.items() if b <= p.ptr < b + buf.nbytes]
+res["page_device"] = [cupy.cuda.runtime._MEM[b][1] for b in base]
+del p, block
+res["in_use_after_free"] = dc.pool.stats()["in_use_bytes"]
+print(json.dumps(res))
+'''
+
+
+def test_second_device_launches_and_allocates_on_its_own_device(tmp_path, monkeypatch):
+    """Audit against CuPy's source: a stream is entered only while its device is current
+    (cupy/cuda/stream.pyx raises RuntimeError otherwise), so DeviceContext.launch outside a
+    scope enters the device as well (it entered the stream alone: fine on one GPU, a
+    RuntimeError for cuda:1); the pool allocates each page with its device current and wraps
+    ranges as ``UnownedMemory(ptr, size, owner, device_id)`` in ``MemoryPointer(mem, 0)``."""
+    from fakecupy import run_probe
+    monkeypatch.setenv("FAKE_CUPY_DEVICES", "2")
+    r = run_probe(tmp_path, _DEVICE_PROBE)
+    assert r["out"] == [1.0, 0.0, 2.0, 0.0] and r["device_after"] == 0
+    assert r["is_pointer"] is True and r["ptr"] == [True, True, 1, 1]
+    assert r["page_device"] == [1]
+    assert r["in_use_after_free"] == 0

@@ -75,6 +75,9 @@ CASES = [
     ("lu_solve", _lu_solve, lambda r: [_wc(r, 2, 3, 3), r.standard_normal((3, 2))], ["scipy.linalg.lu_solve"]),
     ("lu_solve_t", lambda a, b: _lu_solve(a, b, 1), lambda r: [_wc(r, 3, 3), r.standard_normal((2, 3, 1))],
      ["scipy.linalg.lu_solve"]),
+    # an int64 piv (lu_factor's is int32): cuSOLVER's getrs reads int32 pivots and CuPy does not cast
+    ("lu_solve_int64_piv", lambda a, b: L.lu_solve((L.lu_factor(a)[0], L.lu_factor(a)[1].astype(burn.int64)), b),
+     lambda r: [_wc(r, 2, 3, 3), r.standard_normal((3, 2))], ["scipy.linalg.lu_solve"]),
     ("solve_triangular", lambda a, b: L.solve_triangular(a, b, lower=True), lambda r: [_tri(r, 2, 3, 3),
      r.standard_normal((3, 2))], ["scipy.linalg.solve_triangular"]),
     ("solve_triangular_t", lambda a, b: L.solve_triangular(a, b, trans=1, lower=True, unit_diagonal=True),

@@ -124,7 +124,9 @@ class DeviceContext:
         if st and st[-1][0] is self:        # inside this device's scope: its stream is current
             fn(((n + block - 1) // block,), (block,), tuple(args))
             return
-        with self.stream:       # a RawKernel launches on the current stream
+        # a RawKernel launches on the current stream (loaded for the current device), and CuPy
+        # enters a stream only while its own device is current (RuntimeError otherwise)
+        with self.device, self.stream:
             fn(((n + block - 1) // block,), (block,), tuple(args))
 
     def synchronize(self):

@@ -256,7 +256,9 @@ def lu_solve(lu_, piv, b, *, trans=0):
     dt = b.dtype
     batch = tuple(np.broadcast_shapes(lu_.shape[:-2], piv.shape[:-1], b.shape[:-2]))
     lu_, b = _bcast(cp, batch, _up(lu_), _up(b))
-    piv = cp.ascontiguousarray(cp.broadcast_to(piv, batch + piv.shape[-1:]))
+    # cupyx's lu_solve hands ``ipiv.data.ptr`` to cuSOLVER's getrs (int* pivots) without a cast:
+    # any other integer dtype (an int64 piv from the user) would be read as garbage pivots
+    piv = cp.ascontiguousarray(cp.broadcast_to(piv, batch + piv.shape[-1:]), dtype=np.int32)
     _check_nonsingular(cp, lu_)
     return _loop(cp, batch, lambda m, p, v: csl.lu_solve((m, p), v, trans=trans), lu_, piv, b).astype(dt, copy=False)
 
