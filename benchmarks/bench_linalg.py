@@ -7,7 +7,7 @@ medians, and the median of the per-repetition ratios burn/scipy. burn's time inc
 reading the result back as numpy. Target: burn within 1.1x of SciPy (wrapper overhead only).
 
 The wgpu column runs the same calls on ``burn.Device.wgpu()`` (inputs uploaded once, results
-read back as numpy): native OpenCL kernels for every op (Jacobi for eigh and svd; complex
+read back as numpy): native OpenCL kernels for every op (tridiagonal QL for eigh, Jacobi for svd; complex
 dtypes run as host fallbacks). On a CI machine that device is PoCL on the CPU (all its cores), so the
 column measures the kernels' correctness path more than a GPU's speed. ``--no-wgpu`` skips it.
 

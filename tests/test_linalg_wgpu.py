@@ -1,5 +1,5 @@
 """burn.linalg on the wgpu backend: native OpenCL kernels (Cholesky, triangular solve,
-LU: solve/inv/det/slogdet/lu_factor/lu_solve/lu, Householder QR, diagonal, Jacobi eigh/eigvalsh,
+LU: solve/inv/det/slogdet/lu_factor/lu_solve/lu, Householder QR, diagonal, eigh/eigvalsh (Jacobi below N = 10, else tridiagonal QL),
 one-sided Jacobi svd/svdvals, pinv, lstsq) against numpy/scipy, every op against flex,
 gradients through wgpu, ``burn info`` and the transfer counter (complex inputs are the
 remaining host fallback)."""

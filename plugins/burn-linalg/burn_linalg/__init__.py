@@ -43,5 +43,5 @@ def burn_plugin_info():
     """Hook: facts shown by ``burn info``."""
     return {"namespace": "burn.linalg", "ops": f"{len(ops)} extension ops (linalg::*)",
             "kernels": "flex: numpy.linalg / scipy.linalg; cuda: cupy.linalg / cupyx.scipy.linalg; "
-                       "wgpu: OpenCL (cholesky, LU, triangular solve, Householder QR, Jacobi eigh and svd, "
-                       "pinv, lstsq; complex inputs on the host)"}
+                       "wgpu: OpenCL (cholesky, LU, triangular solve, Householder QR, tridiagonal QL / Jacobi eigh, "
+                       "Jacobi svd, pinv, lstsq; complex inputs on the host)"}

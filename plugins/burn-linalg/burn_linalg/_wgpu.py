@@ -12,12 +12,18 @@ small matrices (N <= 256) these ops mostly see:
 - ``qr``: Householder with LAPACK's reflectors (dlarfg), so Q and R carry
   numpy's signs; run on A^T (A's columns contiguous), Q accumulated one
   work-item per column.
-- ``eigh`` / ``eigvalsh``: cyclic two-sided Jacobi, N / 2 disjoint rotations
-  per round (round-robin ordering), only the ``UPLO`` triangle read;
-  eigenvalues ascending (as LAPACK). Eigenvectors are unique only up to sign:
-  each one's largest-magnitude component (the first of equal ones) is made
-  positive, so the result is deterministic (LAPACK's may differ in sign).
-- ``svd`` / ``svdvals``: one-sided (Hestenes) Jacobi on the rows of A^T;
+- ``eigh`` / ``eigvalsh``: from N = ``_EIGH_TRIDIAG_MIN`` (10) LAPACK's route,
+  Householder reduction to tridiagonal form, implicit QL with Wilkinson shifts,
+  the rotations applied to the formed Q (dsytrd + dorgtr + dsteqr, all in one
+  kernel; ~5x fewer flops than Jacobi at N = 128); below it cyclic two-sided
+  Jacobi, N / 2 disjoint rotations per round (round-robin ordering), which is
+  faster there. Only the ``UPLO`` triangle is read; eigenvalues ascending (as
+  LAPACK). Eigenvectors are unique only up to sign: each one's
+  largest-magnitude component (the first of equal ones) is made positive, so
+  the result is deterministic (LAPACK's may differ in sign).
+- ``svd`` / ``svdvals``: one-sided (Hestenes) Jacobi on the rows of A^T, from
+  min(M, N) = ``_SVD_PRECOND_MIN`` (16) started from V^T A^T with V the
+  eigenvectors (``eigh`` above) of the Gram matrix A^T A (2-3x fewer sweeps);
   a tall A is first reduced by the QR above (Jacobi then works on R, U = Q
   U_R, and ``full_matrices=True`` takes its extra columns from the complete
   Q); a wide A is the transpose of a tall one. Singular values descending.
@@ -35,8 +41,10 @@ work-items striding down columns or dividing indices per element, so the
 kernels hold A^T for QR, X^T for the plain triangular / LU solves, and give
 one work-item a whole row (or pair of rows) where they can.
 
-The Jacobi rotations use the relative test |a_pq| > eps sqrt(|a_pp a_qq|)
-(Demmel & Veselic), so small eigen/singular values keep relative accuracy.
+The Jacobi rotations use relative tests, |a_pq| > eps sqrt(|a_pp a_qq|) for
+eigh (Demmel & Veselic) and |x_p . x_q| > sqrt(L) eps ||x_p|| ||x_q|| for svd
+(LAPACK's dgesvj), so small eigen/singular values keep relative accuracy
+(tests/test_linalg_wgpu_eigh.py checks a graded svd against mpmath).
 Factorization failures (not positive definite, singular) are flagged per
 matrix on the device; the flags are read back (a sync) so the error is
 raised as flex raises it.
@@ -59,6 +67,9 @@ from ._errors import LinAlgError
 _WG = 64        # work-group size of the one-group-per-matrix kernels
 _MAXP = 512     # the Jacobi kernels keep a round's rotations in local memory: N <= 2 * _MAXP
 _SWEEPS = 60    # a cap only: Jacobi converges quadratically, 6-12 sweeps at float64 for N = 128
+_QLR = 4         # rows of Z per work-item in tridiag_ql's rotations (independent chains)
+_SVD_PRECOND_MIN = 16   # svd: Jacobi preconditioned by eigh of the Gram matrix from this min(M, N)
+_EIGH_TRIDIAG_MIN = 10  # eigh / eigvalsh: Jacobi below this N, Householder + QL from it (crossover 8-12 on PoCL)
 
 
 def _src(T: str) -> str:
@@ -68,7 +79,9 @@ def _src(T: str) -> str:
 #define WG {_WG}
 #define EPS {"DBL_EPSILON" if T == "double" else "FLT_EPSILON"}
 #define TINY {"DBL_MIN" if T == "double" else "FLT_MIN"}
+#define SQRT_TINY {"1.4916681462400413e-154" if T == "double" else "1.0842022e-19f"}
 #define MAXP {_MAXP}
+#define QLR {_QLR}
 
 // Dot products inside one work-item: OpenCL may not reassociate a sum, so a single accumulator is
 // one long dependent chain of adds; four partial sums let the CPU overlap them (2-3x on PoCL).
@@ -451,14 +464,236 @@ __kernel void jacobi_eigh(int N, int lower, int want_v, int maxsweeps, __global 
   }}
 }}
 
+// x . y with y in local memory, four partial sums (as dot4)
+T dot4l(__global const T* x, __local const T* y, int n) {{
+  T s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+  int i = 0;
+  for (; i + 3 < n; i += 4) {{
+    s0 += x[i] * y[i]; s1 += x[i + 1] * y[i + 1]; s2 += x[i + 2] * y[i + 2]; s3 += x[i + 3] * y[i + 3];
+  }}
+  for (; i < n; ++i) s0 += x[i] * y[i];
+  return (s0 + s1) + (s2 + s3);
+}}
+
+// LAPACK's route for symmetric A (dsytrd + dorgtr + dsteqr), one work-group per matrix:
+// (1) Householder reduction to tridiagonal form Q^T A Q = tridiag(d, e), unblocked (dsytd2 on the
+// full symmetric matrix: rows stay contiguous, so p = tau A22 v and the rank-2 update
+// A22 -= v w^T + w v^T run one work-item per row, streaming); reflector k is LAPACK's dlarfg of
+// row k past the diagonal, its vector kept in that row (no later step reads it); (2) Q formed
+// transposed (Qt's row c is Q's column c = H_0 ... H_(N-3) e_c, one work-item per row, as
+// orgqt); (3) implicit QL with Wilkinson shifts on (d, e) (tql2 / dsteqr's QL), one work-item
+// computing each sweep's rotations, the work-group applying them to Z = Q (Z <- Z G, a work-item
+// per row), so Z ends holding the eigenvectors as columns. ~(8/3 + 3) N^3 flops
+// against Jacobi's ~ 8 N^3 per sweep. A is first scaled by a power of 2 (exact) bringing its
+// largest |entry| to [1, 2): the sums of squares neither overflow nor underflow; the eigenvalues
+// are scaled back. Off-diagonal e_m counts as zero when e_m^2 <= EPS^2 |d_m d_m+1| + TINY
+// (dsteqr's test). A: the work copy (UPLO triangle read), V: Qt (N x N per matrix, want_v only);
+// d, e, tau, lv, lw: local scratch of N elements each.
+__kernel void tridiag_ql(int N, int lower, int want_v, __global T* A, __global T* V, __global T* W,
+                         __global T* VO, __local T* d, __local T* e, __local T* tau, __local T* lv,
+                         __local T* lw) {{
+  int b = get_group_id(0), lid = get_local_id(0);
+  __global T* a = A + (long)b * N * N;
+  __global T* qt = V + (long)b * N * N;
+  __local T red[WG];
+  __local T sh_tau, sh_sc;
+  __local int sh_lo, sh_hi, sh_go;
+  T mx = 0;
+  for (int i = lid; i < N; i += WG) {{
+    __global T* ri = a + i * N;
+    for (int j = 0; j < N; ++j) {{
+      if (lower ? (j > i) : (j < i)) ri[j] = a[j * N + i];
+      mx = fmax(mx, fabs(ri[j]));
+    }}
+  }}
+  red[lid] = mx;
+  barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+  for (int s = WG / 2; s > 0; s >>= 1) {{
+    if (lid < s) red[lid] = fmax(red[lid], red[lid + s]);
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }}
+  mx = red[0];
+  int ex = (mx > 0 && isfinite(mx)) ? ilogb(mx) : 0;
+  for (int i = lid; i < N; i += WG) {{
+    __global T* ri = a + i * N;
+    for (int j = 0; j < N; ++j) ri[j] = ldexp(ri[j], -ex);
+  }}
+  barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+  // (1) tridiagonalization; the barriers stay outside data-dependent branches (see qrt)
+  for (int k = 0; k < N - 2; ++k) {{
+    __global T* rk = a + k * N;
+    int m = N - k - 1;
+    T ss = 0;
+    for (int j = k + 2 + lid; j < N; j += WG) ss += rk[j] * rk[j];
+    red[lid] = ss;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int s = WG / 2; s > 0; s >>= 1) {{
+      if (lid < s) red[lid] += red[lid + s];
+      barrier(CLK_LOCAL_MEM_FENCE);
+    }}
+    if (lid == 0) {{
+      T xn = sqrt(red[0]), alpha = rk[k + 1], t = 0, sc = 0, beta = alpha;
+      if (xn != 0) {{
+        beta = hypot(alpha, xn);
+        if (alpha >= 0) beta = -beta;
+        t = (beta - alpha) / beta;
+        sc = 1 / (alpha - beta);
+      }}
+      d[k] = rk[k]; e[k] = beta; tau[k] = t; sh_tau = t; sh_sc = sc;
+    }}
+    barrier(CLK_LOCAL_MEM_FENCE);
+    T t = sh_tau, sc = sh_sc;
+    for (int j = lid; j < m; j += WG) {{
+      T x = j ? rk[k + 1 + j] * sc : 1;
+      lv[j] = x;
+      if (j) rk[k + 1 + j] = x;
+    }}
+    barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+    // p = t A22 v (a work-item per row) and the partial sums of p . v
+    T pv = 0;
+    for (int i = lid; i < m; i += WG) {{
+      T p = t * dot4l(a + (k + 1 + i) * N + k + 1, lv, m);
+      lw[i] = p; pv += p * lv[i];
+    }}
+    red[lid] = pv;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    T al = 0;
+    for (int s = 0; s < WG; ++s) al += red[s];
+    al *= -t / 2;
+    for (int i = lid; i < m; i += WG) lw[i] += al * lv[i];       // w = p - (t / 2)(p . v) v
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int i = lid; i < m; i += WG) {{
+      __global T* ri = a + (k + 1 + i) * N + k + 1;
+      T vi = lv[i], wi = lw[i];
+      for (int j = 0; j < m; ++j) ri[j] -= vi * lw[j] + wi * lv[j];
+    }}
+    barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);
+  }}
+  if (lid == 0) {{
+    if (N >= 2) {{ d[N - 2] = a[(N - 2) * N + N - 2]; e[N - 2] = a[(N - 1) * N + N - 2]; }}
+    d[N - 1] = a[(N - 1) * N + N - 1]; e[N - 1] = 0;
+  }}
+  // (2) Qt (reflector j: v = (1, row j past j + 1), tau[j]); H_j leaves e_c alone when j >= c
+  if (want_v) for (int c = lid; c < N; c += WG) {{
+    __global T* q = qt + (long)c * N;
+    for (int i = 0; i < N; ++i) q[i] = (i == c) ? 1 : 0;
+    for (int j = min(N - 3, c - 1); j >= 0; --j) {{
+      T tj = tau[j];
+      if (tj == 0) continue;
+      __global const T* v = a + j * N;
+      T s = (q[j + 1] + dot4(v + j + 2, q + j + 2, N - j - 2)) * tj;
+      q[j + 1] -= s;
+      for (int i = j + 2; i < N; ++i) q[i] -= v[i] * s;
+    }}
+  }}
+  barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);
+  // Z = Q row-major into A (the reflectors are spent): a rotation of Z's columns (i, i + 1) then
+  // walks each row contiguously (on Qt's rows it strode down columns: 2x slower on PoCL)
+  if (want_v) for (int i = lid; i < N; i += WG) {{
+    __global T* zi = a + i * N;
+    for (int j = 0; j < N; ++j) zi[j] = qt[(long)j * N + i];
+  }}
+  barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);
+  // (3) implicit QL; work-item 0 keeps the state (l, iter) and computes one sweep's rotations
+  // (c, s of plane (i, i + 1) in lv[i], lw[i]) per pass, the group applies them
+  int l = 0, iter = 0;
+  for (;;) {{
+    if (lid == 0) {{
+      int go = 0;
+      while (!go && l < N) {{
+        int m = l;
+        for (; m < N - 1; ++m) {{
+          T em = e[m];
+          if (em * em <= (EPS * EPS * fabs(d[m])) * fabs(d[m + 1]) + TINY) break;
+        }}
+        if (m == l || iter >= 60) {{ ++l; iter = 0; continue; }}       // (a cap only: 1-2 sweeps per value)
+        ++iter;
+        T g = (d[l + 1] - d[l]) / (2 * e[l]);
+        T r = hypot(g, (T)1);
+        g = d[m] - d[l] + e[l] / (g + copysign(r, g));
+        T s = 1, c = 1, p = 0;
+        int i = m - 1, split = 0;
+        for (; i >= l; --i) {{
+          T f = s * e[i], bb = c * e[i];
+          // sqrt of the sum of squares (the scaling keeps it from overflowing; hypot, 3x slower on
+          // PoCL, only where it underflows)
+          r = sqrt(f * f + g * g);
+          if (r < SQRT_TINY) r = hypot(f, g);
+          e[i + 1] = r;
+          if (r == 0) {{ d[i + 1] -= p; e[m] = 0; split = 1; break; }}
+          T ir = 1 / r;
+          s = f * ir; c = g * ir; g = d[i + 1] - p; r = (d[i] - g) * s + 2 * c * bb; p = s * r;
+          d[i + 1] = g + p; g = c * r - bb;
+          lv[i] = c; lw[i] = s;
+        }}
+        if (!split) {{ d[l] -= p; e[l] = g; e[m] = 0; }}
+        sh_lo = split ? i + 1 : l; sh_hi = m - 1;
+        go = 1;
+      }}
+      sh_go = go;
+    }}
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (!sh_go) break;
+    if (want_v) {{
+      int lo = sh_lo, hi = sh_hi;
+      // QLR rows per work-item at once: a row's walk is one chain of dependent multiply-adds
+      // (x carries from plane to plane); independent chains overlap (3x on PoCL)
+      for (int r = QLR * lid; r < N; r += QLR * WG) {{
+        if (r + QLR <= N) {{
+          __global T* z = a + r * N;
+          T x[QLR];
+          #pragma unroll
+          for (int k = 0; k < QLR; ++k) x[k] = z[k * N + hi + 1];
+          for (int i = hi; i >= lo; --i) {{
+            T c = lv[i], s = lw[i];
+            #pragma unroll
+            for (int k = 0; k < QLR; ++k) {{
+              T g = z[k * N + i];
+              z[k * N + i + 1] = s * g + c * x[k]; x[k] = c * g - s * x[k];
+            }}
+          }}
+          #pragma unroll
+          for (int k = 0; k < QLR; ++k) z[k * N + lo] = x[k];
+        }} else for (int rr = r; rr < N; ++rr) {{
+          __global T* z = a + rr * N;
+          T x = z[hi + 1];
+          for (int i = hi; i >= lo; --i) {{
+            T g = z[i], c = lv[i], s = lw[i];
+            z[i + 1] = s * g + c * x;
+            x = c * g - s * x;
+          }}
+          z[lo] = x;
+        }}
+      }}
+    }}
+    barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);
+  }}
+  // ascending order (ties by index) and the sign convention, as jacobi_eigh
+  T scale = ldexp((T)1, ex);
+  for (int i = lid; i < N; i += WG) {{
+    T wi = d[i];
+    int rank = 0;
+    for (int j = 0; j < N; ++j) {{ T wj = d[j]; rank += (wj < wi || (wj == wi && j < i)); }}
+    W[(long)b * N + rank] = wi * scale;
+    if (want_v) {{
+      __global const T* z = a + i;        // column i of Z
+      T big = 0, sg = 1;
+      for (int j = 0; j < N; ++j) {{ T x = z[j * N]; if (fabs(x) > big) {{ big = fabs(x); sg = x < 0 ? -1 : 1; }} }}
+      for (int j = 0; j < N; ++j) VO[((long)b * N + j) * N + rank] = sg * z[j * N];
+    }}
+  }}
+}}
+
 // One-sided (Hestenes) Jacobi SVD, one work-group per matrix: the K rows of X (K x L, K <= L) are
 // made mutually orthogonal by plane rotations X <- G^T X, accumulated in Y (K x K, from I), so that
 // X_in = Y^T X_out. A round's pairs are disjoint rows: one work-item per pair, one barrier per round.
-// A pair is rotated while |x_p . x_q| > EPS ||x_p|| ||x_q||: at the end every pair is orthogonal to
-// working precision relative to its own norms (small singular values keep their relative accuracy).
+// A pair is rotated while |x_p . x_q| > sqrt(L) EPS ||x_p|| ||x_q|| (LAPACK dgesvj's test): at the end
+// every pair is orthogonal to working precision relative to its own norms.
 // X is first scaled by a power of 2 (exact) bringing its largest |entry| to [1, 2): the sums of
 // squares neither overflow nor underflow (float32 entries of 1e25 or 1e-25); SC[b] undoes it.
-__kernel void hestenes(int K, int Lw, int maxsweeps, __global T* X, __global T* Y, __global T* SC,
+// pre != 0: X and Y come preconditioned (svd_gram + eigh: X = V^T X_in 2^-e, Y = V^T) and SC[b]
+// holds 2^e; the sweeps start from there.
+__kernel void hestenes(int K, int Lw, int maxsweeps, int pre, __global T* X, __global T* Y, __global T* SC,
                        __global T* NRM) {{
   int b = get_group_id(0), lid = get_local_id(0);
   __global T* x = X + (long)b * K * Lw;
@@ -476,10 +711,12 @@ __kernel void hestenes(int K, int Lw, int maxsweeps, __global T* X, __global T* 
   mx = red[0];
   int ex = (mx > 0 && isfinite(mx)) ? ilogb(mx) : 0;
   for (int e = lid; e < K * Lw; e += WG) x[e] = ldexp(x[e], -ex);
-  if (lid == 0) SC[b] = ldexp((T)1, ex);
-  for (int e = lid; e < K * K; e += WG) y[e] = (e / K == e % K) ? 1 : 0;
+  if (lid == 0) SC[b] = ldexp(pre ? SC[b] : (T)1, ex);
+  if (!pre) for (int e = lid; e < K * K; e += WG) y[e] = (e / K == e % K) ? 1 : 0;
   barrier(CLK_GLOBAL_MEM_FENCE);
   int n2 = K + (K & 1), np = n2 / 2;
+  T tol = EPS * sqrt((T)Lw);        // dgesvj's sqrt(M) eps: EPS alone sits under the dot products'
+                                    // rounding, and pairs kept rotating for 20-50 sweeps
   for (int sweep = 0; sweep < maxsweeps; ++sweep) {{
     if (lid == 0) rot = 0;
     barrier(CLK_LOCAL_MEM_FENCE);
@@ -490,7 +727,7 @@ __kernel void hestenes(int K, int Lw, int maxsweeps, __global T* X, __global T* 
           __global T* xp = x + (long)p * Lw; __global T* xq = x + (long)q * Lw;
           T al, be, ga;
           dot3(xp, xq, Lw, &al, &be, &ga);
-          if (fabs(ga) > EPS * sqrt(al) * sqrt(be) && fabs(ga) > TINY) {{
+          if (fabs(ga) > tol * sqrt(al) * sqrt(be) && fabs(ga) > TINY) {{
             T zeta = (be - al) / (2 * ga);
             T t = (zeta >= 0 ? 1 : -1) / (fabs(zeta) + hypot((T)1, zeta));
             T c = 1 / hypot((T)1, t), sn = t * c;
@@ -508,6 +745,34 @@ __kernel void hestenes(int K, int Lw, int maxsweeps, __global T* X, __global T* 
     if (!any) break;
   }}
   for (int i = lid; i < K; i += WG) NRM[(long)b * K + i] = sqrt(dot4(x + (long)i * Lw, x + (long)i * Lw, Lw));
+}}
+
+// The preconditioner of the one-sided Jacobi SVD: X (K x Lw) scaled in place by a power of 2
+// bringing its largest |entry| to [1, 2) (SC[b] = the factor undone), then G = X X^T (K x K), whose
+// eigenvectors V make V^T X's rows nearly orthogonal: Jacobi then needs 2-4 sweeps, not 8-10.
+__kernel void svd_gram(int K, int Lw, __global T* X, __global T* G, __global T* SC) {{
+  int b = get_group_id(0), lid = get_local_id(0);
+  __global T* x = X + (long)b * K * Lw;
+  __global T* g = G + (long)b * K * K;
+  __local T red[WG];
+  T mx = 0;
+  for (int e = lid; e < K * Lw; e += WG) mx = fmax(mx, fabs(x[e]));
+  red[lid] = mx;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (int s = WG / 2; s > 0; s >>= 1) {{
+    if (lid < s) red[lid] = fmax(red[lid], red[lid + s]);
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }}
+  mx = red[0];
+  int ex = (mx > 0 && isfinite(mx)) ? ilogb(mx) : 0;
+  for (int e = lid; e < K * Lw; e += WG) x[e] = ldexp(x[e], -ex);
+  if (lid == 0) SC[b] = ldexp((T)1, ex);
+  barrier(CLK_GLOBAL_MEM_FENCE);
+  for (int i = lid; i < K; i += WG)
+    for (int j = 0; j <= i; ++j) {{
+      T v = dot4(x + (long)i * Lw, x + (long)j * Lw, Lw);
+      g[i * K + j] = v; g[j * K + i] = v;
+    }}
 }}
 
 // Singular values (NRM: ||x_i||, sorted descending, ties by index) and the vectors, one work-item
@@ -943,6 +1208,14 @@ def _eigh(a, UPLO, want_v):
     nb = _nb(batch)
     work = _copy(a)
     w = empty(dc, batch + (N,), a.dtype)
+    if N >= _EIGH_TRIDIAG_MIN:
+        import pyopencl as cl
+        v = empty(dc, (nb, N, N) if want_v else (1,), a.dtype)
+        vo = empty(dc, batch + (N, N), a.dtype) if want_v else v
+        loc = [cl.LocalMemory(N * np.dtype(a.dtype).itemsize) for _ in range(5)]
+        _launch_groups(dc, _k(dc, a.dtype, "tridiag_ql"), nb, (_i32(N), _i32(UPLO == "L"), _i32(want_v), work.buf,
+                                                               v.buf, w.buf, vo.buf, *loc))
+        return w, vo
     work2 = empty(dc, (nb, N, N), a.dtype)
     v = empty(dc, (nb, N, N) if want_v else (1,), a.dtype)
     vo = empty(dc, batch + (N, N), a.dtype) if want_v else v
@@ -956,13 +1229,26 @@ def _jacobi_ok(a):
 
 
 def eigh(a, *, UPLO="L"):
-    """Batched cyclic Jacobi; eigenvalues ascending, each eigenvector's largest |component| positive."""
+    """Batched Householder tridiagonalization + implicit QL (N >= 10) or cyclic Jacobi (smaller N);
+    eigenvalues ascending, each eigenvector's largest |component| positive.
+
+    >>> import burn, burn_linalg
+    >>> w, v = burn_linalg.eigh(burn.tensor([[2.0, 1.0], [1.0, 2.0]], device=burn.Device.wgpu()))
+    >>> w.numpy().round(6).tolist()
+    [1.0, 3.0]
+    """
     if not _jacobi_ok(a):
         return _fallback["eigh"](a, UPLO=UPLO)
     return _eigh(a, UPLO, True)
 
 
 def eigvalsh(a, *, UPLO="L"):
+    """eigh's eigenvalues (ascending) without the vectors: the QL sweeps skip the rotations' updates.
+
+    >>> import burn, burn_linalg
+    >>> burn_linalg.eigvalsh(burn.tensor([[2.0, 1.0], [1.0, 2.0]], device=burn.Device.wgpu())).numpy().round(6).tolist()
+    [1.0, 3.0]
+    """
     if not _jacobi_ok(a):
         return _fallback["eigvalsh"](a, UPLO=UPLO)
     return _eigh(a, UPLO, False)[0]
@@ -980,10 +1266,19 @@ def _hestenes(a, want_vecs):
     K, Lw = min(M, N), max(M, N)
     nd = len(a.shape)
     x = _copy(wk.permute(a, axes=tuple(range(nd - 2)) + (nd - 1, nd - 2)) if tall else a)
-    y = empty(dc, (nb, K, K), a.dtype)
     sc, nrm = empty(dc, (nb,), a.dtype), empty(dc, (nb, K), a.dtype)
+    pre = K >= _SVD_PRECOND_MIN
+    if pre:
+        # X = Y^T X' with Y = V^T, X' = V^T X: G = X X^T = V diag V^T (eigh); X' has nearly orthogonal rows
+        x = wk.reshape(x, shape=(nb, K, Lw))
+        g = empty(dc, (nb, K, K), a.dtype)
+        _launch_groups(dc, _k(dc, a.dtype, "svd_gram"), nb, (_i32(K), _i32(Lw), x.buf, g.buf, sc.buf))
+        vt = _copy(wk.permute(_eigh(g, "L", True)[1], axes=(0, 2, 1)))
+        x, y = _copy(wk.matmul(vt, x)), vt
+    else:
+        y = empty(dc, (nb, K, K), a.dtype)
     _launch_groups(dc, _k(dc, a.dtype, "hestenes"), nb,
-                   (_i32(K), _i32(Lw), _i32(_SWEEPS), x.buf, y.buf, sc.buf, nrm.buf))
+                   (_i32(K), _i32(Lw), _i32(_SWEEPS), _i32(pre), x.buf, y.buf, sc.buf, nrm.buf))
     s = empty(dc, batch + (K,), a.dtype)
     if not want_vecs:
         dc.launch(_k(dc, a.dtype, "svd_out"), nb * K, (_i32(K), _i32(Lw), _i32(nb), _i32(0), x.buf, y.buf, sc.buf,
@@ -1044,7 +1339,8 @@ def _svd_ok(a):
 
 
 def svd(a, *, full_matrices=True):
-    """Batched one-sided Jacobi (after a QR when tall); S descending; U's columns have their
+    """Batched one-sided Jacobi (after a QR when tall; from min(M, N) >= 16 started from the
+    eigenvectors of the Gram matrix); S descending; U's columns have their
     largest-magnitude component positive; zero singular values get orthonormal completions."""
     if not _svd_ok(a):
         return _fallback["svd"](a, full_matrices=full_matrices)
