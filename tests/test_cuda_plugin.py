@@ -334,3 +334,16 @@ def test_second_device_launches_and_allocates_on_its_own_device(tmp_path, monkey
     assert r["is_pointer"] is True and r["ptr"] == [True, True, 1, 1]
     assert r["page_device"] == [1]
     assert r["in_use_after_free"] == 0
+
+
+def test_gpu_check_memory_step_runs_on_the_null_gpu(tmp_path):
+    # the GPU script's own memory step (five CNN steps, the pool's statistics) end to end on
+    # the stand-in for CuPy that computes nothing: its plumbing cannot first fail on a GPU
+    from fakecupy_null import write_null_cupy
+    env = write_null_cupy(tmp_path / "fake")
+    out = tmp_path / "memory_adaptive.json"
+    r = subprocess.run([sys.executable, os.path.join(_SCRIPTS, "gpu_check.py"), "memory", str(out)], env=env,
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-3000:]
+    res = json.loads(out.read_text())
+    assert res["pool"] == "adaptive" and 0 < res["peak_in_use"] <= res["peak_reserved"] < 4 * res["peak_in_use"]
