@@ -8,6 +8,8 @@
                                                       pool chosen by BURN_CUDA_POOL (adaptive|cupy)
     python gpu_check.py extensions OUT.json           burn.linalg / burn.signal cuda kernels vs flex
                                                       (the repository's real-GPU tests, with pytest)
+    python gpu_check.py reductions OUT.json           generated reduce kernels, each variant forced,
+                                                      vs torch.sum (data for CUDA_TUNING; no target)
     python gpu_check.py table DIR                     print every DIR/*.json as one table
 
 Each step is its own process (a failure or timeout of one does not hide the others);
@@ -202,6 +204,47 @@ def elementwise():
     return {"rows": rows, "ok": frac >= 0.8}
 
 
+def reductions():
+    """Generated reduce kernels through burn, each variant forced, against torch.sum: the data
+    to tune ``burn.codegen.reduce_run.CUDA_TUNING`` with (informational rows, no target)."""
+    import burn
+    import torch
+    from burn_cuda import reduce_fused as rf
+    dev = _dev()
+    rows = []
+    cases = [("sum [64M] (full)", (64 << 20,), None), ("sum over rows [8, 8M]", (8, 8 << 20), 1),
+             ("sum over rows [65536, 1024]", (65536, 1024), 1), ("sum over rows [4M, 16]", (4 << 20, 16), 1),
+             ("sum over columns [8192, 8192]", (8192, 8192), 0)]
+    for name, shape, axis in cases:
+        try:
+            x_t = torch.randn(*shape, device="cuda")
+            x = burn.from_dlpack(x_t, device=dev)
+            want = x_t.sum() if axis is None else x_t.sum(dim=axis)
+            tt = _time_stream(lambda: x_t.sum() if axis is None else x_t.sum(dim=axis), torch.cuda.synchronize, 20)
+            cells = []
+            for v in ("row", "group", "split", None):
+                rf.FORCE = v
+                keep = [None]
+
+                def run():
+                    # (x * 1.0) makes a reduce group with a prologue: the generated kernel, not CuPy's
+                    keep[0] = burn.sum(x * 1.0) if axis is None else burn.sum(x * 1.0, axis=axis)
+                try:
+                    bt = _time_stream(run, dev.sync, 10)
+                    got = torch.from_dlpack(keep[0])
+                    err = float((got - want).abs().max() / want.abs().max().clamp_min(1e-30))
+                    label = v or f"auto={rf.LAST_VARIANT[0][0]}"
+                    cells.append(f"{label} {x_t.numel() * 4 / bt / 1e9:.0f} GB/s ({tt / bt:.2f}x torch, err {err:.1g})")
+                except Exception as e:
+                    cells.append(f"{v or 'auto'}: {type(e).__name__}: {str(e)[:60]}")
+            rf.FORCE = None
+            rows.append((name, "; ".join(cells[:2]), f"torch {x_t.numel() * 4 / tt / 1e9:.0f} GB/s",
+                         "; ".join(cells[2:]), "info"))
+        except Exception as e:
+            rows.append((name, f"ERROR {type(e).__name__}: {str(e)[:80]}", "", "", "info"))
+    return {"rows": rows, "ok": True}
+
+
 def _cnn_burn(dev, batch):
     import numpy as np
     import burn
@@ -317,8 +360,10 @@ def table(d):
         if name.endswith(".json"):
             with open(os.path.join(d, name)) as f:
                 res[name[:-5]] = json.load(f)
-    for key in ("conformance", "matmul", "elementwise", "cnn", "extensions"):
+    for key in ("conformance", "matmul", "elementwise", "cnn", "extensions", "reductions"):
         r = res.get(key)
+        if r is None and key == "reductions":      # informational: its absence fails nothing
+            continue
         if r is None:
             rows.append((key, "did not finish (see its log)", "", "", "FAIL"))
             ok = False
@@ -354,7 +399,7 @@ def table(d):
 
 
 STEPS = {"conformance": conformance, "matmul": matmul, "elementwise": elementwise, "cnn": cnn, "memory": memory,
-         "extensions": extensions}
+         "extensions": extensions, "reductions": reductions}
 
 if __name__ == "__main__":
     if len(sys.argv) != 3 or sys.argv[1] not in list(STEPS) + ["table"]:

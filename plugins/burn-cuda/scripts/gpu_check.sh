@@ -61,6 +61,10 @@ step cnn              35 -- cnn "${out}/cnn.json"
 step memory_adaptive  20 BURN_CUDA_POOL=adaptive -- memory "${out}/memory_adaptive.json"
 step memory_cupy      20 BURN_CUDA_POOL=cupy -- memory "${out}/memory_cupy.json"
 step extensions       90 -- extensions "${out}/extensions.json"
+# informational (data for the reduce thresholds): a failure here is reported, not fatal
+saved=${status}
+step reductions       40 -- reductions "${out}/reductions.json"
+status=${saved}
 
 say "results (logs and JSON in ${out})"
 "${py}" "${here}/gpu_check.py" table "${out}" || status=1
