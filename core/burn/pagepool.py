@@ -85,7 +85,12 @@ def round_page(n: int) -> int:
 class Block:
     """One allocation: ``buf`` is the backend's handle (an OpenCL sub-buffer on wgpu, a device
     address on cuda) of ``alen`` bytes at ``off`` in ``page``; ``size`` is the requested size.
-    Its range returns to the pool when the last reference goes."""
+    Its range returns to the pool when the last reference goes.
+
+    Example:
+        >>> b = Block(4096, 100, None)          # no pool: dropping it returns nothing
+        >>> assert b.buf == 4096 and b.size == 100
+    """
 
     __slots__ = ("buf", "size", "pool", "page", "off", "alen", "__weakref__")
 
@@ -107,7 +112,14 @@ class Block:
 
 
 class Page:
-    """One driver allocation and its free ranges: ``starts``/``lens`` sorted by offset."""
+    """One driver allocation and its free ranges: ``starts``/``lens`` sorted by offset.
+
+    Example:
+        >>> p = Page(buf=0, size=1024, small=False, tick=0)
+        >>> off = p.take(0, 256)                # from the bottom of free range 0
+        >>> p.give(off, 256)                    # coalesced back into one range
+        >>> assert (off, p.starts, p.lens, p.used) == (0, [0], [1024], 0)
+    """
 
     __slots__ = ("buf", "size", "starts", "lens", "used", "last_use", "small", "live")
 
@@ -165,7 +177,13 @@ class Page:
 
 
 class DriverRefused(Exception):
-    """Raised by a backend's ``_driver_alloc`` when the driver has no memory for a page."""
+    """Raised by a backend's ``_driver_alloc`` when the driver has no memory for a page; the
+    pool then releases its empty pages, retries once without slack, and raises
+    :class:`burn.OutOfMemory` naming the sizes.
+
+    Example:
+        >>> assert str(DriverRefused("cudaErrorMemoryAllocation")) == "cudaErrorMemoryAllocation"
+    """
 
 
 class PagePool:
@@ -173,7 +191,11 @@ class PagePool:
 
     ``max_alloc``: the largest single driver allocation; ``global_mem``: the device's memory;
     ``align``: range alignment (at least :data:`ALIGN`). Subclasses set ``backend`` (the
-    name in messages), implement the driver methods and may set ``can_move``."""
+    name in messages), implement the driver methods and may set ``can_move``.
+
+    Example (see the module's for a whole driver):
+        >>> assert PagePool(max_alloc=1 << 30, global_mem=1 << 32).stats()["reserved_bytes"] == 0
+    """
 
     backend = "device"
     can_move = False

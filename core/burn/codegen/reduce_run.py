@@ -51,6 +51,9 @@ class Tuning:
     ``inner_group``: with a value, rows at least this long whose reduced axis is the
     contiguous one get a work-group each even when there are many (GPUs: one item walking
     its own row makes a warp touch 32 cache lines per load; a work-group's loads coalesce).
+
+    Example:
+        >>> assert choose(100_000, 64, 132, tuning=Tuning(fill=256)) == ("row", 1)
     """
     fill: int = 256
     groups: int = 4
@@ -208,6 +211,7 @@ def _reach(offset, shape, strides):
 
 def make_plan(b: Built, layout, units: int, tuning: Tuning, L: int, row_block: int, force=None):
     """The :class:`Plan` of one run of ``b``, or None when its shape is beyond the kernels
+    (example at the end)
     (more than MAX_DIMS kept or reduced dimensions, an empty row, 32-bit index overflow).
 
     ``layout(k, shape)`` gives input k's ``(element offset, strides)`` aligned to ``shape``
@@ -215,6 +219,16 @@ def make_plan(b: Built, layout, units: int, tuning: Tuning, L: int, row_block: i
     their row shape for inputs read once per row. Results are allocated C-contiguous.
     ``row_block``: the work-group size of the one-item-per-row launch; ``L``: the one the
     parallel variants were rendered for.
+
+    Example (a full sum of 1M floats, as burn-cuda would plan it on 132 SMs):
+        >>> import burn
+        >>> from burn.codegen import CUDA
+        >>> from burn.fusion import FusedGroup
+        >>> g = FusedGroup("reduce", [("sum", {"axis": None, "keepdims": False}, [("in", 0)])],
+        ...                [burn.TensorMeta((1 << 20,), burn.float32)], [0], [burn.TensorMeta((), burn.float32)])
+        >>> b = build(g, [(1 << 20,)], ["float32"], CUDA, L=256)
+        >>> p = make_plan(b, lambda k, shape: (0, [1]), 132, CUDA_TUNING, 256, 256)
+        >>> assert p.variant == "split" and len(p.steps) == 2 and p.M == 1
     """
     sp, g = b.sp, b.group
     F, axes = sp.F, sp.axes
@@ -287,6 +301,10 @@ class ReduceRunner:
     and ``launch(dc, src, step, args)``; ``force()`` pins a variant, ``analyze`` may be
     replaced. Groups the kernels cannot take, and small groups in their first
     ``fuse_after_var`` calls (compiling costs more than a run), go to ``fallback``.
+
+    Example (the two backends' runners):
+        >>> from burn_cuda.reduce_fused import FusedReduce          # doctest: +SKIP
+        >>> assert issubclass(FusedReduce, ReduceRunner)             # doctest: +SKIP
     """
 
     dialect: Dialect = None

@@ -113,7 +113,12 @@ class _CupyDriver:
 class CupyDefaultPool:
     """CuPy's own default pool behind the same interface and statistics (reserved = CuPy's
     ``total_bytes``). Selected with ``BURN_CUDA_POOL=cupy``: the baseline gpu_check.sh
-    compares the adaptive pool's peak memory with."""
+    compares the adaptive pool's peak memory with.
+
+    Example (on a GPU)::
+
+        BURN_CUDA_POOL=cupy python gpu_check.py memory memory_cupy.json
+    """
 
     def __init__(self, dc):
         self.mp = dc.cp.get_default_memory_pool()

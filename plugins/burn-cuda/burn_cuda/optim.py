@@ -137,7 +137,13 @@ def _prepare(dc, arrays, h):
 
 def adam_update(p, g, m, v, h, mode="none"):
     """burn::adam_update on cuda: one generated kernel (see the module docstring); returns
-    ``(new_p, new_m, new_v)`` as new arrays."""
+    ``(new_p, new_m, new_v)`` as new arrays. Registered for ``burn.optim.Adam`` on cuda.
+
+    Example (on a GPU; what ``burn.optim.Adam(model).step(grads)`` runs per parameter)::
+
+        opt = burn.optim.Adam(model, lr=1e-3)      # model on Device.cuda(0)
+        opt.step(loss.backward())
+    """
     dc = _dc((p,))
     dt = dtype_name(p)
     with dc.scope():
@@ -154,7 +160,12 @@ def adam_update(p, g, m, v, h, mode="none"):
 
 
 def sgd_update(p, g, buf, h, mode=("next", False, False)):
-    """burn::sgd_update on cuda: one generated kernel; returns ``(new_p, new_buf)``."""
+    """burn::sgd_update on cuda: one generated kernel; returns ``(new_p, new_buf)``.
+
+    Example (on a GPU; what ``burn.optim.SGD(model, momentum=0.9).step(grads)`` runs)::
+
+        burn.optim.SGD(model, lr=0.01, momentum=0.9).step(loss.backward())
+    """
     first, decay, nesterov = mode
     dc = _dc((p,))
     dt = dtype_name(p)
@@ -202,5 +213,8 @@ def _sgd_ufuncs(p, g, buf, h, mode):
 
 
 def optim_kernels() -> dict:
-    """``burn::`` optimizer extension op -> cuda kernel, for registration."""
+    """``burn::`` optimizer extension op -> cuda kernel, for registration.
+
+    >>> assert set(optim_kernels()) == {"burn::adam_update", "burn::sgd_update"}
+    """
     return {"burn::adam_update": adam_update, "burn::sgd_update": sgd_update}

@@ -55,12 +55,18 @@ _UNITS: dict = {}
 def source(group, shapes, dtypes):
     """The :class:`burn.codegen.reduce_run.Built` (analysis and CUDA source) that burn-cuda
     runs ``group`` with for these input shapes/dtypes, or None when the kernels cannot take
-    it. What a GPU compiles, and what tests/test_cuda_reduce_fused.py compiles with nvcc."""
+    it. What a GPU compiles, and what tests/test_cuda_reduce_fused.py compiles with nvcc.
+    (Example in the module docstring.)"""
     return build(group, [tuple(s) for s in shapes], list(dtypes), CUDA, L)
 
 
 def sm_count(dc) -> int:
-    """The device's multiprocessor count (the ``units`` of the variant choice)."""
+    """The device's multiprocessor count (the ``units`` of the variant choice).
+
+    Example (on a GPU)::
+
+        assert sm_count(burn_cuda.runtime.context(0)) == 132      # an H200
+    """
     n = _UNITS.get(dc.index)
     if n is None:
         props = dc.cp.cuda.runtime.getDeviceProperties(dc.index)
@@ -70,7 +76,13 @@ def sm_count(dc) -> int:
 
 class FusedReduce(ReduceRunner):
     """A reduce group on cuda as the generated reduce kernels (see the module doc); ``fallback``
-    runs the groups (and shapes) they cannot take."""
+    runs the groups (and shapes) they cannot take.
+
+    Example (on a GPU; ``burn_cuda.fused.compile_group`` builds these for the planner)::
+
+        FORCE = "split"                          # pin a variant for a benchmark
+        burn.sum(x * 2.0).item()                 # one FusedReduce: two launches
+    """
 
     dialect = CUDA
     tuning = CUDA_TUNING
