@@ -216,6 +216,7 @@ class _Runtime:
 
 LAUNCHES = []
 UNROLLED = []      # (op, n, grid, block) of each k_<op>_u<pattern> launch
+VECTORED = []      # (op, n, grid, block) of each k_<op>_v<pattern> launch
 _FK = []
 
 
@@ -280,14 +281,20 @@ class _Kernel:
         if not self.name.startswith("k_"):
             raise NotImplementedError(f"fake cupy runs family kernels only, got {self.name}")
         op, variant = self.name[2:], ""
-        for v in ("_c", "_u"):        # k_<op>_c<pattern>, k_<op>_u<pattern> (UNROLL per thread)
+        for v in ("_c", "_u", "_v"):  # k_<op>_c<pattern>, k_<op>_u<pattern> (UNROLL per thread), _v (VECTOR)
             if v in op and op.rsplit(v, 1)[1].isdigit():
                 op, variant = op.rsplit(v, 1)[0], v
-        if variant == "_u":           # the unrolled variant's grid: exactly ceil(n / (UNROLL * block)) blocks
-            from burn.codegen import UNROLL
-            per = UNROLL * block[0]
+        if variant in ("_u", "_v"):   # their grids: exactly ceil(n / (UNROLL or VECTOR * block)) blocks
+            from burn.codegen import UNROLL, VECTOR, vector_bytes
+            per = (UNROLL if variant == "_u" else VECTOR) * block[0]
             assert grid[0] == -(-int(st["v"][0][0]) // per), (grid, block, int(st["v"][0][0]))
-            UNROLLED.append((op, int(st["v"][0][0]), grid[0], block[0]))
+            (UNROLLED if variant == "_u" else VECTORED).append((op, int(st["v"][0][0]), grid[0], block[0]))
+        if variant == "_v":           # a vector load of a misaligned array would fault on a GPU
+            from burn_cuda.tensor import dtype_name
+            for a in args:
+                if isinstance(a, ndarray) and a.size > 1:
+                    addr = a.__array_interface__["data"][0]
+                    assert addr % vector_bytes(dtype_name(a)) == 0, (self.name, addr, a.dtype)
         ar = ARITY[op]
         out, ins, params = args[0], args[1:1 + ar], args[1 + ar:]
         for p in params:

@@ -14,8 +14,9 @@ Example:
     >>> assert "__kernel void relu_k" in program_source([k], OPENCL)
 """
 from .dialect import CUDA, DTYPE_INFO, OPENCL, Dialect
-from .elementwise import (ELEMENTWISE_OPS, MAX_DIMS, UNROLL, RenderedKernel, op_params, out_dtype, param_words,
-                          program_source, render_group, supports)
+from .elementwise import (ELEMENTWISE_OPS, MAX_DIMS, UNROLL, VECTOR, RenderedKernel, op_params, out_dtype,
+                          param_words, program_source, render_group, supports, vector_bytes)
 
-__all__ = ["Dialect", "OPENCL", "CUDA", "DTYPE_INFO", "ELEMENTWISE_OPS", "MAX_DIMS", "UNROLL", "RenderedKernel",
-           "op_params", "out_dtype", "param_words", "program_source", "render_group", "supports"]
+__all__ = ["Dialect", "OPENCL", "CUDA", "DTYPE_INFO", "ELEMENTWISE_OPS", "MAX_DIMS", "UNROLL", "VECTOR",
+           "RenderedKernel", "op_params", "out_dtype", "param_words", "program_source", "render_group", "supports",
+           "vector_bytes"]

@@ -24,8 +24,8 @@ from dataclasses import dataclass
 from . import complex as _cx
 from .dialect import DTYPE_INFO, Dialect
 
-__all__ = ["MAX_DIMS", "UNROLL", "ELEMENTWISE_OPS", "out_dtype", "op_params", "render_group", "RenderedKernel",
-           "param_words", "supports"]
+__all__ = ["MAX_DIMS", "UNROLL", "VECTOR", "ELEMENTWISE_OPS", "out_dtype", "op_params", "render_group",
+           "RenderedKernel", "param_words", "supports", "vector_bytes"]
 
 MAX_DIMS = 6
 _LN2 = "0x1.62e42fefa39efp-1"
@@ -432,8 +432,104 @@ def _unrolled(name, params, pat, ops, in_dtypes, outputs, dialect, unroll):
     return lines + loads + body + stores + ["}"]
 
 
+VECTOR = 4      # elements per thread of the ``name_v<pattern>`` variants (CUDA only)
+
+# CUDA storage type -> (vector type, vectors per VECTOR elements): one 16-byte load for 4-byte
+# types (what PyTorch's float32 kernels issue), two for 8-byte ones, 8 bytes for the halves
+# (loaded as raw bits, as uint2, and widened lane by lane), 4 bytes for the 1-byte types
+_CUDA_VEC = {"float": ("float4", 1), "int": ("int4", 1), "double": ("double2", 2), "long long": ("longlong2", 2),
+             "unsigned char": ("uchar4", 1), "signed char": ("char4", 1), "__half": ("uint2", 1),
+             "__nv_bfloat16": ("uint2", 1)}
+_HALF_BITS = {"__half": ("__ushort_as_half", "__half_as_ushort"),
+              "__nv_bfloat16": ("__ushort_as_bfloat16", "__bfloat16_as_ushort")}
+
+
+def vector_bytes(dtype: str) -> int:
+    """The alignment (bytes) a ``name_v<pattern>`` kernel needs of a ``dtype`` array it
+    reads or writes: the size of its vector load (4 elements, at most 16 bytes per load).
+
+    >>> assert vector_bytes("float32") == 16 and vector_bytes("float16") == 8 and vector_bytes("bool") == 4
+    """
+    return min(16, VECTOR * DTYPE_INFO[dtype][1])
+
+
+def _lanes(per, r):
+    """The VECTOR lane expressions of vector register(s) ``r`` (``r.x`` .. or ``ra.x, ra.y, rb.x, rb.y``)."""
+    fields = "xyzw"[:VECTOR // per]
+    return [f"{r}{'ab'[i // len(fields)] if per > 1 else ''}.{fields[i % len(fields)]}" for i in range(VECTOR)]
+
+
+def _vector(name, params, pat, ops, in_dtypes, outputs, out_dtypes, dialect):
+    """``name_v<pat>`` (CUDA): thread t computes elements 4t .. 4t+3 with ONE aligned vector
+    load per non-scalar input (``_CUDA_VEC``) and one vector store per output, every load
+    before any computation, every computation before any store; the thread t == n / 4 computes
+    the n % 4 last elements with scalar code. Launch ceil(n / VECTOR) threads. The launcher
+    checks that every non-scalar input and every output is aligned to :func:`vector_bytes`
+    of its dtype (burn-cuda's index structs hold element offsets 0: the pointer is the array's)."""
+    if dialect.name != "cuda":
+        raise ValueError(f"codegen ({dialect.name}): vector variants are CUDA C only; render '{name}' "
+                         f"without vector=")
+    c, S = dialect.vtype, dialect.ctype
+    for t in list(in_dtypes) + list(out_dtypes):
+        if S(t) not in _CUDA_VEC:
+            raise KeyError(f"codegen: '{name}' has no vector variant for dtype {t} (complex values run the "
+                           f"plain or unrolled kernels)")
+    body = []
+    for u in range(VECTOR):
+        in_names = [f"x{k}" if pat >> k & 1 else f"x{k}_{u}" for k in range(len(in_dtypes))]
+        body += ["  " + ln for ln in _render_chain(ops, in_dtypes, dialect, in_names, f"_{u}")[0]]
+    tail = ["    " + ln for ln in _render_chain(ops, in_dtypes, dialect, [f"x{k}" for k in range(len(in_dtypes))])[0]]
+    text = "\n".join(body)
+    used = [k for k in range(len(in_dtypes)) if re.search(rf"\bx{k}(_0)?\b", text)]
+    lines = [f"{dialect.kernel_decl(f'{name}_v{pat}', params)} {{",
+             "  int n = p.v[0];",
+             f"  int t = (int)({dialect.global_id});",
+             f"  int nv = n / {VECTOR};",
+             "  if (t > nv) return;",
+             f"  int i0 = t * {VECTOR};      // t <= n / {VECTOR}: no overflow"]
+    raw, unpack, tail_loads = [], [], []
+    for k in used:
+        t = in_dtypes[k]
+        b = 2 + MAX_DIMS + k * (2 + MAX_DIMS)
+        if pat >> k & 1:
+            lines.append(f"  {c(t)} x{k} = in{k}[p.v[{b}]];")
+            continue
+        tail_loads.append(f"      {c(t)} x{k} = in{k}[p.v[{b}] + i];")
+        vec, per = _CUDA_VEC[S(t)]
+        q = f"reinterpret_cast<const {vec}*>(in{k} + p.v[{b}] + i0)"
+        if per == 1:
+            raw.append(f"    {vec} r{k} = *{q};")
+        else:
+            raw += [f"    const {vec}* q{k} = {q};", f"    {vec} r{k}a = q{k}[0];", f"    {vec} r{k}b = q{k}[1];"]
+        if S(t) in _HALF_BITS:
+            frombits = _HALF_BITS[S(t)][0]
+            lanes = [f"r{k}.x & 0xffffu", f"r{k}.x >> 16", f"r{k}.y & 0xffffu", f"r{k}.y >> 16"]
+            unpack += [f"    {c(t)} x{k}_{u} = ({c(t)}){frombits}((unsigned short)({ln}));"
+                       for u, ln in enumerate(lanes)]
+        else:
+            unpack += [f"    {c(t)} x{k}_{u} = ({c(t)}){ln};" for u, ln in enumerate(_lanes(per, f"r{k}"))]
+    stores, tail_stores = [], []
+    for q, (j, o) in enumerate(zip(outputs, out_dtypes)):
+        vec, per = _CUDA_VEC[S(o)]
+        tail_stores.append(f"      out{q}[i] = v{j};")
+        dst = f"reinterpret_cast<{vec}*>(out{q} + i0)"
+        if S(o) in _HALF_BITS:
+            tobits = _HALF_BITS[S(o)][1]
+            h = [f"(unsigned){tobits}(({S(o)})(v{j}_{u}))" for u in range(VECTOR)]
+            stores += [f"    {vec} w{q};", f"    w{q}.x = {h[0]} | ({h[1]} << 16);",
+                       f"    w{q}.y = {h[2]} | ({h[3]} << 16);", f"    *{dst} = w{q};"]
+        elif per == 1:
+            stores.append(f"    *{dst} = make_{vec}({', '.join(f'v{j}_{u}' for u in range(VECTOR))});")
+        else:
+            stores += [f"    {vec}* s{q} = {dst};",
+                       f"    s{q}[0] = make_{vec}(v{j}_0, v{j}_1);", f"    s{q}[1] = make_{vec}(v{j}_2, v{j}_3);"]
+    lines += ["  if (t < nv) {"] + raw + unpack + body + stores + ["  } else {",
+              "    for (int i = i0; i < n; ++i) {"] + tail_loads + tail + tail_stores + ["    }", "  }", "}"]
+    return lines
+
+
 def render_group(name: str, ops, in_dtypes, outputs, dialect: Dialect, patterns=(), general=True,
-                 unrolled=(), unroll=UNROLL) -> RenderedKernel:
+                 unrolled=(), unroll=UNROLL, vector=()) -> RenderedKernel:
     """Render a chain of element-wise ops as one kernel.
 
     Entry points: ``name`` reads any layout (see :func:`param_words`); for each
@@ -443,7 +539,10 @@ def render_group(name: str, ops, in_dtypes, outputs, dialect: Dialect, patterns=
     ``unrolled`` ``name_u<pattern>``, the same layouts with ``unroll`` elements per
     thread, all loads issued before any computation (launch ceil(n / (unroll * L))
     blocks of L threads: for large tensors, where one load in flight per thread leaves
-    a GPU's memory bandwidth unused). ``general=False`` leaves out ``name``.
+    a GPU's memory bandwidth unused); for each pattern in ``vector`` (CUDA only)
+    ``name_v<pattern>``, :data:`VECTOR` consecutive elements per thread moved with aligned
+    vector loads and stores (launch ceil(n / VECTOR) threads; every array it moves must be
+    aligned to :func:`vector_bytes`). ``general=False`` leaves out ``name``.
 
     ``ops`` is a list of ``(op, attrs, args)`` with args ``("in", k)`` or
     ``("op", j)`` (as in ``burn.fusion.FusedGroup``); ``outputs`` the op indices
@@ -456,6 +555,9 @@ def render_group(name: str, ops, in_dtypes, outputs, dialect: Dialect, patterns=
         >>> assert "exp(" in k.source and k.out_dtypes == ("float32",)
         >>> u = render_group("k", ops, ["float32", "float32"], [1], OPENCL, general=False, unrolled=(2,))
         >>> assert "void k_u2(" in u.source and u.source.count("exp(") == 4
+        >>> from burn.codegen import CUDA
+        >>> v = render_group("k", ops, ["float32", "float32"], [1], CUDA, general=False, vector=(0,))
+        >>> assert "void k_v0(" in v.source and v.source.count("reinterpret_cast<const float4*>") == 2
     """
     c = dialect.vtype          # values live in registers in the compute type; pointers keep storage
     n_in = len(in_dtypes)
@@ -481,6 +583,8 @@ def render_group(name: str, ops, in_dtypes, outputs, dialect: Dialect, patterns=
         lines.append("}")
     for pat in unrolled:
         lines += _unrolled(name, params, pat, ops, in_dtypes, outputs, dialect, int(unroll))
+    for pat in vector:
+        lines += _vector(name, params, pat, ops, in_dtypes, outputs, [op_vals[j] for j in outputs], dialect)
     if not general:
         return RenderedKernel(name, "\n".join(lines), tuple(helpers), tuple(op_vals[j] for j in outputs),
                               tuple(param_dtypes), words)

@@ -28,18 +28,22 @@ def family_patterns(arity):
     return tuple(p for p in range(1 << arity) if arity == 0 or p != (1 << arity) - 1)
 
 
-def family_kernels(in_dtypes: tuple, out: str, dialect: Dialect, unrolled: bool = False) -> list:
+def family_kernels(in_dtypes: tuple, out: str, dialect: Dialect, unrolled: bool = False,
+                    vector: bool = False) -> list:
     """RenderedKernels ``k_<op>`` of every element-wise op of this dtype signature (with
     their ``k_<op>_c<pattern>`` variants); ``unrolled``: only the ``k_<op>_u<pattern>``
     variants (several elements per thread, for large tensors: see ``render_group``),
-    which a backend keeps in a program of their own, compiled when a large tensor needs it.
+    which a backend keeps in a program of their own, compiled when a large tensor needs it;
+    ``vector`` (CUDA): only the ``k_<op>_v<pattern>`` variants (aligned vector loads), likewise.
 
     >>> from burn.codegen import CUDA
     >>> assert all(tuple(k.out_dtypes) == ("bool",) for k in family_kernels(("int32", "int32"), "bool", CUDA))
     >>> assert "void k_add_u1(" in family_kernels(("float32",) * 2, "float32", CUDA, unrolled=True)[0].source
+    >>> assert "void k_add_v1(" in family_kernels(("float32",) * 2, "float32", CUDA, vector=True)[0].source
     """
     pats = family_patterns(len(in_dtypes))
-    variants = {"general": False, "unrolled": pats} if unrolled else {"patterns": pats}
+    variants = ({"general": False, "vector": pats} if vector else
+                {"general": False, "unrolled": pats} if unrolled else {"patterns": pats})
     kernels = []
     for op in sorted(ARITY):
         if ARITY[op] != len(in_dtypes):

@@ -19,12 +19,12 @@ device's scope (its stream and burn's pool).
 """
 from __future__ import annotations
 
-from burn.codegen import CUDA, ELEMENTWISE_OPS, UNROLL, out_dtype, program_source, render_group
+from burn.codegen import CUDA, ELEMENTWISE_OPS, UNROLL, VECTOR, out_dtype, program_source, render_group
 from burn.codegen.segments import SegmentedGroup, localize, plan_group
 from burn.codegen.segments import struct_key as _struct_key
 from burn.errors import DTypeError
 
-from .kernels import RENDERABLE, _dc_of, _name, run_elementwise
+from .kernels import RENDERABLE, _dc_of, _name, kernel_form, run_elementwise
 from .tensor import dtype_name
 
 
@@ -34,18 +34,24 @@ _RENDERED: dict = {}
 def segment_source(ops, in_dtypes, outputs, pat=None, unrolled=False):
     """``(source, kernel name)`` of one element-wise chain: the general kernel (``pat`` None,
     any layout), the variant without index arithmetic for layout pattern ``pat``, or with
-    ``unrolled`` its ``UNROLL`` elements-per-thread variant (``fused_u<pat>``). What the GPU
-    compiles, and what tests/test_cuda_nvcc.py and tests/test_codegen_unrolled.py compile
-    with nvcc.
+    ``unrolled`` (True or "unrolled") its ``UNROLL`` elements-per-thread variant
+    (``fused_u<pat>``), with ``unrolled="vector"`` its aligned-vector variant (``fused_v<pat>``).
+    What the GPU compiles, and what tests/test_cuda_nvcc.py, tests/test_codegen_unrolled.py and
+    tests/test_codegen_vector.py compile with nvcc.
 
     >>> src, name = segment_source([("exp", {}, [("in", 0)])], ["float32"], [0], 0, unrolled=True)
     >>> assert name == "fused_u0" and f"void {name}(" in src
+    >>> assert segment_source([("exp", {}, [("in", 0)])], ["float32"], [0], 0, "vector")[1] == "fused_v0"
     """
     ops = [(op, attrs, [tuple(a) for a in args]) for op, attrs, args in ops]
     if pat is None:
         rk = render_group("fused", ops, list(in_dtypes), list(outputs), CUDA)
         return program_source([rk], CUDA), "fused"
-    if unrolled:
+    form = kernel_form(unrolled)
+    if form == "vector":
+        v = render_group("fused", ops, list(in_dtypes), list(outputs), CUDA, general=False, vector=(pat,))
+        return program_source([v], CUDA), f"fused_v{pat}"
+    if form == "unrolled":
         v = render_group("fused", ops, list(in_dtypes), list(outputs), CUDA, general=False, unrolled=(pat,),
                          unroll=UNROLL)
         return program_source([v], CUDA), f"fused_u{pat}"
@@ -55,11 +61,11 @@ def segment_source(ops, in_dtypes, outputs, pat=None, unrolled=False):
 
 def render_cached(dc, ops, in_dtypes, outputs):
     """``(kernel_for, RenderedKernel)`` of an element-wise chain: ``kernel_for(pattern,
-    unrolled=False)`` is the chain's kernel for a layout pattern
-    (``burn_cuda.kernels.layout_pattern``), with ``unrolled`` ``(kernel, UNROLL)`` (see
-    ``burn_cuda.kernels.run_elementwise``), each variant its own small program compiled on
-    first use. Attribute values are run-time arguments, so the key is the chain's structure
-    and dtypes only."""
+    form=False)`` is the chain's kernel for a layout pattern
+    (``burn_cuda.kernels.layout_pattern``), in form "unrolled" (or True) ``(kernel, UNROLL)``,
+    in form "vector" ``(kernel, VECTOR)`` (see ``burn_cuda.kernels.run_elementwise``), each
+    variant its own small program compiled on first use. Attribute values are run-time
+    arguments, so the key is the chain's structure and dtypes only."""
     key = (dc.index, _struct_key(ops, in_dtypes, outputs))
     hit = _RENDERED.get(key)
     if hit is None:
@@ -67,12 +73,13 @@ def render_cached(dc, ops, in_dtypes, outputs):
                           list(in_dtypes), list(outputs), CUDA)
         kernels = {}
 
-        def kernel_for(pat, unrolled=False):
-            unrolled = bool(unrolled) and pat is not None
-            k = kernels.get((pat, unrolled))
+        def kernel_for(pat, form=False):
+            form = kernel_form(form) if pat is not None else "plain"
+            k = kernels.get((pat, form))
             if k is None:
-                k = dc.function(*segment_source(ops, in_dtypes, outputs, pat, unrolled))
-                k = kernels[(pat, unrolled)] = (k, UNROLL) if unrolled else k
+                k = dc.function(*segment_source(ops, in_dtypes, outputs, pat, form))
+                per = {"unrolled": UNROLL, "vector": VECTOR}.get(form)
+                k = kernels[(pat, form)] = (k, per) if per else k
             return k
         hit = _RENDERED[key] = (kernel_for, rk)
     return hit

@@ -27,11 +27,12 @@ CuPy is imported on the first kernel call, never when this module is imported
 from __future__ import annotations
 
 import functools
+import os
 from functools import lru_cache
 
 import numpy as np
 
-from burn.codegen import CUDA, UNROLL, op_params, out_dtype, program_source
+from burn.codegen import CUDA, UNROLL, VECTOR, op_params, out_dtype, program_source, vector_bytes
 from burn.codegen.layout import index_words as _index_words
 from burn.codegen.family import ARITY, family_patterns
 from burn.codegen.family import family_kernels as _family_kernels
@@ -152,20 +153,69 @@ UNROLL_MIN = 1 << 16
 
 def use_unrolled(n: int, pattern) -> bool:
     """Does a launch over ``n`` elements with layout ``pattern`` (``layout_pattern``) take
-    the unrolled variant? Only layouts without index arithmetic have one.
+    the unrolled variant under ``BURN_CUDA_EW=auto``? Only layouts without index arithmetic
+    have one.
 
     >>> assert use_unrolled(1 << 20, 0) and not use_unrolled(1 << 20, None) and not use_unrolled(1000, 0)
     """
     return pattern is not None and n >= UNROLL_MIN
 
 
+# which kernel form contiguous launches take: "auto" (unrolled from UNROLL_MIN elements, else
+# plain), "plain" (name_c), "unrolled" (name_u) or "vector" (name_v: aligned vector loads,
+# where every array is aligned, else what auto takes). Read at every launch, so a benchmark
+# sets ``burn_cuda.kernels.EW_FORM`` in-process (gpu_check.py elementwise)
+EW_FORM = os.environ.get("BURN_CUDA_EW") or "auto"
+EW_FORMS = ("auto", "plain", "unrolled", "vector")
+LAST_FORM = [None]      # the form of the latest launch (benchmarks check what they timed)
+
+
+def _address(x) -> int:
+    d = x.data
+    # cupy.ndarray: .data is a MemoryPointer; a numpy array (test stand-ins): its buffer address
+    return d.ptr if hasattr(d, "ptr") else x.__array_interface__["data"][0]
+
+
+def vector_aligned(arrays) -> bool:
+    """Can a ``name_v<pattern>`` kernel move ``arrays``: is every one of more than one
+    element aligned to its dtype's vector load (``burn.codegen.vector_bytes``)? (Element
+    offsets in the index struct are 0 on CUDA: ``index_words``.)
+
+    >>> a = np.zeros(9, np.float32)
+    >>> assert vector_aligned([a[:8]]) == (a.ctypes.data % 16 == 0) and not vector_aligned([a[1:], a[:8]])
+    """
+    return all(x.size <= 1 or _address(x) % vector_bytes(dtype_name(x)) == 0 for x in arrays)
+
+
+def elementwise_form(n: int, pattern, inputs, outputs) -> str:
+    """The kernel form a launch takes: "general" (``pattern`` None: index arithmetic),
+    "plain", "unrolled" or "vector", chosen by :data:`EW_FORM` (``BURN_CUDA_EW``); "vector"
+    only where :func:`vector_aligned` holds for the inputs and outputs.
+
+    >>> x = np.zeros(1 << 20, np.float32)
+    >>> assert elementwise_form(1 << 20, 0, [x], [x]) == "unrolled" and elementwise_form(10, None, [], []) == "general"
+    """
+    if pattern is None:
+        return "general"
+    form = EW_FORM
+    if form not in EW_FORMS:
+        raise BurnError(f"cuda: BURN_CUDA_EW (burn_cuda.kernels.EW_FORM) must be one of {', '.join(EW_FORMS)}; "
+                        f"got {form!r}")
+    if form == "vector" and vector_aligned(list(inputs) + list(outputs)):
+        return "vector"
+    if form in ("plain", "unrolled"):
+        return form
+    return "unrolled" if use_unrolled(n, pattern) else "plain"
+
+
 def run_elementwise(dc, kernel_for, shape, inputs, out_dtypes, params):
     """Launch a generated kernel: allocate its outputs (in burn's pool), pass the index struct.
 
-    ``kernel_for(pattern, unrolled)`` gives the kernel for a layout pattern (None: the
-    general one); asked for an unrolled one (``use_unrolled``) it may give
-    ``(kernel, elements per thread)``, launched over ceil(n / per) threads in blocks of
-    256 (the ``name_u<pattern>`` variants of ``burn.codegen.render_group``)."""
+    ``kernel_for(pattern, form)`` gives the kernel for a layout pattern (None: the general
+    one) in ``form`` (``elementwise_form``: "plain", "unrolled", "vector"; True/False mean
+    "unrolled"/"plain"); for the unrolled and vector forms it may give ``(kernel, elements per
+    thread)``, launched over ceil(n / per) threads in blocks of 256 (the ``name_u<pattern>``
+    and ``name_v<pattern>`` variants of ``burn.codegen.render_group``)."""
     cp = dc.cp
     shape = tuple(int(s) for s in shape)
     outs = [cp.empty(shape, numpy_dtype(d)) for d in out_dtypes]
@@ -177,7 +227,8 @@ def run_elementwise(dc, kernel_for, shape, inputs, out_dtypes, params):
         st = words.view(struct_dtype(words.size))
         args = [st] + outs + list(inputs) + scalar_args(params)
         pat = layout_pattern(shape, inputs)
-        k = kernel_for(pat, use_unrolled(n, pat))
+        form = LAST_FORM[0] = elementwise_form(n, pat, inputs, outs)
+        k = kernel_for(pat, form if form != "general" else "plain")
         if isinstance(k, tuple):
             # ceil(ceil(n / per) / 256) blocks == ceil(n / (per * 256)): block b covers
             # elements [b * per * 256, (b + 1) * per * 256)
@@ -188,37 +239,56 @@ def run_elementwise(dc, kernel_for, shape, inputs, out_dtypes, params):
     return outs
 
 
+def kernel_form(form) -> str:
+    """``kernel_for``'s form argument as a name: True is "unrolled", False/None "plain".
+
+    >>> assert kernel_form(True) == "unrolled" and kernel_form(False) == "plain" and kernel_form("vector") == "vector"
+    """
+    if form is True:
+        return "unrolled"
+    if form is False or form is None:
+        return "plain"
+    if form not in ("plain", "unrolled", "vector"):
+        raise BurnError(f"cuda: kernel form must be 'plain', 'unrolled' or 'vector', got {form!r}")
+    return form
+
+
 # -- element-wise --------------------------------------------------------------------------
 
 RENDERABLE = ("bool", "uint8", "int8", "int32", "int64", "float16", "bfloat16", "float32", "float64")
 
 
-def family_kernels(in_dtypes: tuple, out: str, unrolled: bool = False) -> list:
+def family_kernels(in_dtypes: tuple, out: str, unrolled: bool = False, vector: bool = False) -> list:
     """RenderedKernels ``k_<op>`` of every element-wise op of this dtype signature
-    (``unrolled``: their ``k_<op>_u<pattern>`` variants)."""
-    return _family_kernels(in_dtypes, out, CUDA, unrolled=unrolled)
+    (``unrolled``: their ``k_<op>_u<pattern>`` variants; ``vector``: ``k_<op>_v<pattern>``)."""
+    return _family_kernels(in_dtypes, out, CUDA, unrolled=unrolled, vector=vector)
 
 
 @lru_cache(maxsize=None)
-def family_source(in_dtypes: tuple, out: str, unrolled: bool = False) -> str | None:
+def family_source(in_dtypes: tuple, out: str, unrolled: bool = False, vector: bool = False) -> str | None:
     """One CUDA module with a kernel ``k_<op>`` for every element-wise op of this dtype signature;
     ``unrolled``: the module of their ``k_<op>_u<pattern>`` variants (compiled on the first
-    large tensor of the signature, so small programs never pay for it)."""
-    ks = family_kernels(in_dtypes, out, unrolled)
+    large tensor of the signature, so small programs never pay for it); ``vector``: of their
+    ``k_<op>_v<pattern>`` variants (compiled on the first launch that takes the vector form)."""
+    ks = family_kernels(in_dtypes, out, unrolled, vector)
     return program_source(ks, CUDA) if ks else None
 
 
 def family_kernel_for(dc, op, in_dtypes: tuple, out: str):
-    """``kernel_for(pattern, unrolled)`` of op's family kernels (see ``run_elementwise``):
+    """``kernel_for(pattern, form)`` of op's family kernels (see ``run_elementwise``):
     ``k_<op>_c<pattern>`` for a layout without index arithmetic, ``(k_<op>_u<pattern>,
-    UNROLL)`` when also asked for an unrolled one, else the general ``k_<op>``."""
+    UNROLL)`` in the unrolled form, ``(k_<op>_v<pattern>, VECTOR)`` in the vector form, else
+    the general ``k_<op>``."""
     fast = family_patterns(len(in_dtypes))
 
-    def kernel_for(pat, unrolled=False):
+    def kernel_for(pat, form=False):
+        form = kernel_form(form)
         if pat not in fast:
             return dc.function(family_source(in_dtypes, out), f"k_{op}")
-        if unrolled:
+        if form == "unrolled":
             return dc.function(family_source(in_dtypes, out, True), f"k_{op}_u{pat}"), UNROLL
+        if form == "vector":
+            return dc.function(family_source(in_dtypes, out, vector=True), f"k_{op}_v{pat}"), VECTOR
         return dc.function(family_source(in_dtypes, out), f"k_{op}_c{pat}")
     return kernel_for
 
