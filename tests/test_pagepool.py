@@ -105,3 +105,35 @@ def test_page_pool_on_burn_cudas_own_cnn_trace_stays_at_cupys_level():
         assert cuda["peak_in_use"] > 20 << 20, cuda
         assert cuda["peak_reserved"] <= 1.15 * cupy["peak_reserved"], (batch, cuda, cupy)
         assert cuda["peak_reserved"] <= 1.45 * cuda["peak_in_use"], (batch, cuda)
+
+
+def test_allocations_and_releases_from_several_threads_keep_the_pool_consistent():
+    # e.g. tensors made and dropped on a data-loading thread while the training loop allocates
+    import threading
+    pool = _Driver(capacity=1 << 40)
+    errors = []
+
+    def work(seed):
+        import random
+        rnd = random.Random(seed)
+        live = []
+        try:
+            for _ in range(3000):
+                if live and rnd.random() < 0.5:
+                    live.pop(rnd.randrange(len(live)))
+                else:
+                    live.append(pool.alloc(rnd.choice([100, 4000, 40_000, 300_000, 2_000_000])))
+            live.clear()
+        except Exception as e:          # surfaced below: a thread's exception is otherwise lost
+            errors.append(e)
+    threads = [threading.Thread(target=work, args=(s,)) for s in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    pool.cleanup()
+    st = pool.stats()
+    assert st["in_use_bytes"] == 0 and st["alloc_count"] == st["free_count"] and st["reserved_bytes"] == 0
+    for p in pool.pages + pool.small_pages:     # every range coalesced back
+        assert p.used == 0 and p.starts == [0] and p.lens == [p.size]

@@ -203,11 +203,11 @@ def test_release_during_an_allocation_waits_for_it():
     a = pool.alloc(50_000)
     page = a.page
     used = page.used
-    pool._busy = True                   # as if inside alloc()
+    pool._lock.acquire()                # as if inside alloc()
     del a
     gc.collect()
     assert page.used == used and len(pool._deferred) == 1 and pool.in_use == 50_000
-    pool._busy = False
+    pool._lock.release()
     b = pool.alloc(50_000)              # the deferred release is applied when this allocation ends
     assert pool._deferred == [] and pool.in_use == 50_000
     del b

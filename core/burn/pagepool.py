@@ -54,6 +54,7 @@ Example (a pool over a pretend driver that hands out addresses):
 from __future__ import annotations
 
 import bisect
+import threading
 import weakref
 
 from .errors import OutOfMemory
@@ -225,7 +226,10 @@ class PagePool:
         self.driver_frees = 0
         self.moves = 0
         self.moved_bytes = 0
-        self._busy = False
+        # one mutation at a time: allocations wait for the lock; a release that cannot take it
+        # (the cyclic GC inside an allocation on this thread, or another thread's work) is
+        # deferred and applied by the lock's holder before it lets go
+        self._lock = threading.Lock()
         self._deferred: list = []
         self.target = MIN_PAGE
         self.small_target = SMALL_PAGE_MIN
@@ -254,14 +258,19 @@ class PagePool:
     def alloc(self, nbytes: int) -> Block:
         """A Block of at least ``nbytes`` bytes (its range returns when the Block is dropped)."""
         # the cyclic GC may finalize a Block in the middle of an allocation (between finding a
-        # free range and taking it): releases wait until the allocation is done
-        self._busy = True
+        # free range and taking it): such releases wait until the allocation is done
+        lock = self._lock
+        lock.acquire()
         try:
             return self._alloc(nbytes)
         finally:
-            self._busy = False
-            while self._deferred:
-                self._give_back(*self._deferred.pop())
+            if self._deferred:
+                self._apply_deferred()
+            lock.release()
+
+    def _apply_deferred(self):
+        while self._deferred:
+            self._give_back(*self._deferred.pop())
 
     def _alloc(self, nbytes):
         nbytes = int(nbytes)
@@ -437,10 +446,16 @@ class PagePool:
     # -- release -----------------------------------------------------------------------
     def _release(self, block):
         block.buf = None
-        if self._busy:
+        lock = self._lock
+        if lock.acquire(False):
+            try:
+                self._give_back(block.page, block.off, block.alen, block.size)
+                if self._deferred:
+                    self._apply_deferred()
+            finally:
+                lock.release()
+        else:       # list.append is atomic: the lock's holder applies it
             self._deferred.append((block.page, block.off, block.alen, block.size))
-        else:
-            self._give_back(block.page, block.off, block.alen, block.size)
 
     def _give_back(self, page, off, alen, size):
         self.in_use -= size
@@ -474,7 +489,9 @@ class PagePool:
 
     def cleanup(self):
         """Return every empty page to the driver."""
-        self._drain(None)
+        with self._lock:
+            self._apply_deferred()
+            self._drain(None)
 
     def stats(self) -> dict:
         """Bytes reserved from the driver / handed out, their peaks, and counters."""
