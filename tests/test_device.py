@@ -130,3 +130,26 @@ def test_creation_kernels_learn_the_index_of_the_device_they_run_on():
         assert current_device_index() == 0          # restored after each flush
     finally:
         registry.forget_plugin("tests-twodevices")
+
+
+def test_flush_runs_pending_ops_that_sync_alone_would_drop():
+    # lazy results replaced before a flush are never computed; Device.flush runs each one
+    # (what a timing loop needs: gpu_check times burn's calls back to back this way)
+    from devices import wgpu_or_skip
+    dev = wgpu_or_skip()
+    x = burn.tensor(np.random.default_rng(0).random(1 << 20).astype(np.float32), device=dev)  # fused at once
+    dev.sync()
+    launches = lambda: dev.backend.stats(dev.index)["launches"]      # noqa: E731
+    keep = [None]
+    n0 = launches()
+    for _ in range(5):
+        keep[0] = burn.tanh(x * 1.5 + 0.5)
+    dev.sync()
+    dropped = launches() - n0
+    n0 = launches()
+    for _ in range(5):
+        keep[0] = burn.tanh(x * 1.5 + 0.5)
+        dev.flush()
+    dev.sync()
+    assert dropped == 1 and launches() - n0 == 5
+    np.testing.assert_allclose(keep[0].numpy(), np.tanh(x.numpy() * 1.5 + 0.5), rtol=1e-6)

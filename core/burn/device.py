@@ -200,6 +200,24 @@ class Device:
         from . import dispatch
         return dispatch.registry.backend_for(self)
 
+    def flush(self) -> None:
+        """Run every pending op of this device now, without waiting for the backend: an
+        asynchronous backend (wgpu, cuda) has the kernels queued when this returns.
+
+        Ops are lazy: a result dropped before the next flush is never computed, so a loop
+        that times ``y = f(x)`` back to back must flush each iteration to time every call
+        (as an eager framework runs them), and :meth:`sync` once at the end.
+
+        Example:
+            >>> import burn
+            >>> dev = burn.Device.flex()
+            >>> y = burn.ones((2,), device=dev) * 3
+            >>> dev.flush()                 # computed (flex runs synchronously)
+            >>> assert y.tolist() == [3.0, 3.0]
+        """
+        from .graph import graph_for
+        graph_for(self).flush()
+
     def sync(self) -> None:
         """Run every pending op of this device and wait for the backend.
 

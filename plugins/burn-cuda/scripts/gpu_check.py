@@ -108,7 +108,7 @@ def matmul():
                 keep[0] = a @ b
             # sustained (products issued back to back: the GPU's time, what a TFLOP/s rate is) and
             # one synchronized call (host dispatch included: ~0.2 ms kernels feel tens of us)
-            bt = _time_stream(burn_mm, dev.sync, 20)
+            bt = _time_stream(burn_mm, dev.sync, 20, submit=dev.flush)
             tt = _time_stream(lambda: a_t @ b_t, torch.cuda.synchronize, 20)
             b1 = _time(burn_mm, dev.sync, 5)
             t1 = _time(lambda: a_t @ b_t, torch.cuda.synchronize, 5)
@@ -155,15 +155,23 @@ def _peak_bandwidth(cupy) -> float:
     return 2 * clock_khz * 1e3 * bus_bits / 8
 
 
-def _time_stream(fn, sync, reps, warmup=2):
+def _time_stream(fn, sync, reps, warmup=2, submit=None):
     """Seconds per call of ``fn`` issued ``reps`` times back to back, one sync at the end: the
-    GPU's sustained time per call once the host stays ahead of it (what a bandwidth is)."""
+    GPU's sustained time per call once the host stays ahead of it (what a bandwidth is).
+
+    ``submit`` (burn: ``Device.flush``) runs after every call: burn's ops are lazy, and a
+    result replaced before the next flush is never computed (20 chains with one sync at the
+    end ran ONE kernel), which would time one call's work as twenty's."""
     for _ in range(warmup):
         fn()
+        if submit is not None:
+            submit()
     sync()
     t0 = time.perf_counter()
     for _ in range(reps):
         fn()
+        if submit is not None:
+            submit()
     sync()
     return (time.perf_counter() - t0) / reps
 
@@ -206,7 +214,7 @@ def elementwise():
             name = f"8-op chain, 64M float32, {form} form"
             try:
                 bk.EW_FORM = form
-                bt = _time_stream(burn_chain, dev.sync, 20)
+                bt = _time_stream(burn_chain, dev.sync, 20, submit=dev.flush)
                 took = bk.LAST_FORM[0]       # "vector" falls back when an array is misaligned
                 b1 = _time(burn_chain, dev.sync, 10)
                 err = float((torch.from_dlpack(keep[0]) - want).abs().max())
@@ -229,7 +237,7 @@ def elementwise():
 
                 def relu():
                     keep[0] = burn.relu(x)
-                rt = _time_stream(relu, dev.sync, 20)
+                rt = _time_stream(relu, dev.sync, 20, submit=dev.flush)
                 keep[0] = None
                 relu_cells.append(f"{form} {moved / rt / 1e9:.0f} ({bk.LAST_FORM[0]})")
             except Exception as e:
@@ -278,7 +286,7 @@ def reductions():
                     # (x * 1.0) makes a reduce group with a prologue: the generated kernel, not CuPy's
                     keep[0] = burn.sum(x * 1.0) if axis is None else burn.sum(x * 1.0, axis=axis)
                 try:
-                    bt = _time_stream(run, dev.sync, 10)
+                    bt = _time_stream(run, dev.sync, 10, submit=dev.flush)
                     got = torch.from_dlpack(keep[0])
                     err = float((got - want).abs().max() / want.abs().max().clamp_min(1e-30))
                     label = v or f"auto={rf.LAST_VARIANT[0][0]}"
@@ -345,7 +353,7 @@ def cnn():
     tt = _time(tstep, torch.cuda.synchronize, 10)
     # steps issued back to back (a training loop that does not read the loss every step):
     # informational, the target is judged on the synchronized step above
-    bs = _time_stream(bstep, dev.sync, 20)
+    bs = _time_stream(bstep, dev.sync, 20, submit=dev.flush)
     ts = _time_stream(tstep, torch.cuda.synchronize, 20)
     r = bt / tt
     rows = [(f"CNN train step (batch {BATCH}, 32x32)", f"{bt * 1e3:.1f} ms ({bs * 1e3:.1f} back to back)",
