@@ -475,3 +475,13 @@ def test_multi_output_multi_input_extension_steps_run_from_a_cached_plan(rng):
     p, _ = affine_pair(burn.tensor(xn), burn.tensor(wn), burn.tensor(bn), scale=3.0)     # q dropped
     np.testing.assert_allclose(p.numpy(), xn * wn * 3 + bn, rtol=1e-6)
     assert _misses() == m0 + 3
+
+
+def test_plans_differ_for_attributes_that_compare_equal_but_compute_differently():
+    # the plan cache compared attributes with ==: clip(x, -0.0, ...) after clip(x, 0.0, ...)
+    # reused the compiled group with 0.0 baked in (the sign of zero lost), on flex and wgpu
+    from devices import flex_and_wgpu
+    for dev in flex_and_wgpu():
+        x = burn.tensor(np.ones(4, np.float32), device=dev)
+        got = [float((1.0 / burn.clip(x * 0.0 - 1.0, c, 5.0)).numpy()[0]) for c in (-0.0, 0.0, -0.0, 0.0)]
+        assert got == [-np.inf, np.inf, -np.inf, np.inf], (dev, got)

@@ -25,6 +25,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from operator import itemgetter
+from math import copysign as _copysign
 
 from .primitives import ELEMENTWISE, MATMUL, REDUCE
 
@@ -84,12 +85,28 @@ class PlannedGroup:
 
 
 def _attrs_key(attrs):
-    # attributes whose name starts with "_" vary per call (e.g. random keys) and
-    # are read from the node at run time, so they are not part of the structure
-    for k in attrs:
+    """The attributes' part of a plan key. Attributes whose name starts with "_" vary per call
+    (e.g. random keys) and are read from the node at run time, so they are left out. Values
+    that compare equal but compute differently get distinct keys: a float carries its sign
+    (0.0 == -0.0, but clip(x, -0.0, 5) must give -0.0: a compiled group bakes the value in)
+    and its type (1 == 1.0 == True).
+
+    >>> assert _attrs_key({"min": 0.0}) != _attrs_key({"min": -0.0}) != _attrs_key({"min": 0})
+    >>> assert _attrs_key({"keepdims": True}) != _attrs_key({"keepdims": 1})
+    >>> assert _attrs_key({"axis": 1, "_key": 7}) == _attrs_key({"axis": 1, "_key": 8})
+    """
+    out = []
+    for k, v in attrs.items():
         if k[0] == "_":
-            return tuple([(k, v) for k, v in attrs.items() if k[0] != "_"])
-    return tuple(attrs.items())
+            continue
+        t = type(v)
+        if t is float:
+            out.append((k, v, _copysign(1.0, v)))
+        elif t is bool:
+            out.append((k, v, bool))
+        else:
+            out.append((k, v))
+    return tuple(out)
 
 
 def _structure_key(nodes):
