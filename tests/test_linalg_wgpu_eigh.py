@@ -2,7 +2,8 @@
 implicit QL (``tridiag_ql``, N >= ``_EIGH_TRIDIAG_MIN``) and cyclic Jacobi (smaller N), each
 forced on every size here, against numpy.linalg.eigh (LAPACK): values, vectors up to the sign
 rule, A V = V diag(w), orthonormality, the sign convention, UPLO, batching, degenerate, diagonal,
-graded and badly scaled spectra, float32 and float64."""
+graded and badly scaled spectra, float32 and float64; complex64 / complex128 Hermitian inputs
+(``htridiag_ql``) likewise, with the phase rule, no host copy, and gradients vs torch."""
 from __future__ import annotations
 
 import numpy as np
@@ -11,6 +12,17 @@ import pytest
 import burn
 
 L = pytest.importorskip("burn_linalg")
+
+
+def _strided_batch_matches_each_matrix(g, tol):
+    """eigh of a batch taken through a strided slice equals eigh of each matrix alone."""
+    w, v = L.eigh(g[::2])
+    for i, k in enumerate((0, 2)):
+        wi, vi = L.eigh(g[k])
+        np.testing.assert_allclose(w.numpy()[i], wi.numpy(), rtol=0, atol=tol * 10)
+        np.testing.assert_allclose(v.numpy()[i], vi.numpy(), rtol=0, atol=tol * 100)
+
+
 _wgpu = pytest.importorskip("burn_linalg._wgpu")
 
 ROUTES = {"tridiag": 1, "jacobi": 10 ** 9}
@@ -64,6 +76,7 @@ def _check(w, v, a, tol):
 
 @pytest.mark.parametrize("shape", [(1, 1), (2, 2), (3, 3), (9, 9), (10, 10), (17, 17), (64, 64), (128, 128),
                                    (200, 200), (2, 3, 17, 17), (4, 33, 33)])
+
 def test_eigh_matches_lapack(wg, rng, route, shape):
     dev, dc = wg
     a = _sym(rng, *shape)
@@ -169,11 +182,7 @@ def test_eigh_batched_broadcast_views_and_nan(wg, rng):
     g = W(a, dev, np.float64 if dc.fp64 else np.float32)
     dt = g.numpy().dtype.type
     # a batch taken through a strided slice, and each matrix alone: the same answer
-    w, v = L.eigh(g[::2])
-    for i, k in enumerate((0, 2)):
-        wi, vi = L.eigh(g[k])
-        np.testing.assert_allclose(w.numpy()[i], wi.numpy(), rtol=0, atol=_tol(dt) * 10)
-        np.testing.assert_allclose(v.numpy()[i], vi.numpy(), rtol=0, atol=_tol(dt) * 100)
+    _strided_batch_matches_each_matrix(g, _tol(dt))
     # a NaN in the read triangle: the sweeps stop at their cap, the result says NaN (no hang)
     bad = a[0].copy()
     bad[7, 3] = np.nan
@@ -257,3 +266,168 @@ def test_svd_small_singular_values_keep_relative_accuracy(wg, rng, svd_route):
                                 reverse=True))
     s = L.svdvals(W(a, dev, np.float64)).numpy()
     np.testing.assert_allclose(s, s_ref, rtol=1e-12, atol=0)
+
+
+# -- complex Hermitian: htridiag_ql (complex Householder, a diagonal phase scaling, the real QL) ----
+
+def _cdtypes(dc):
+    return [np.complex64] + ([np.complex128] if dc.fp64 else [])
+
+
+def _ctol(dt):
+    return 5e-6 if dt == np.complex64 else 1e-13
+
+
+def _herm(rng, *shape):
+    a = rng.standard_normal(shape) + 1j * rng.standard_normal(shape)
+    return (a + np.conj(np.swapaxes(a, -1, -2))) / 2
+
+
+def _unitary(rng, n):
+    q, r = np.linalg.qr(rng.standard_normal((n, n)) + 1j * rng.standard_normal((n, n)))
+    return q * (np.diagonal(r) / np.abs(np.diagonal(r)))
+
+
+def _phase_rule(v):
+    """Each column times the unit phase making its largest-|.| entry (the first of equal ones) real
+    positive: the convention the wgpu kernel promises, applied here to LAPACK's vectors."""
+    idx = np.argmax(np.abs(v), axis=-2)
+    big = np.take_along_axis(v, idx[..., None, :], axis=-2)
+    return v * (np.conj(big) / np.abs(big))
+
+
+def _check_c(w, v, a, tol, phase=True):
+    """Ascending real values as LAPACK's, unitary vectors, A V = V diag(w), the phase rule."""
+    w0 = np.linalg.eigvalsh(a)
+    scale = max(np.abs(w0).max(), 1e-300)
+    np.testing.assert_allclose(w, w0, rtol=0, atol=tol * scale * 4)
+    assert np.all(np.diff(w, axis=-1) >= 0)
+    n = a.shape[-1]
+    vh = np.conj(np.swapaxes(v, -1, -2))
+    np.testing.assert_allclose(vh @ v, np.broadcast_to(np.eye(n), v.shape), rtol=0, atol=tol * max(n, 4))
+    np.testing.assert_allclose(a @ v, v * w[..., None, :], rtol=0, atol=tol * scale * max(n, 4))
+    if phase:
+        idx = np.argmax(np.abs(v), axis=-2)
+        big = np.take_along_axis(v, idx[..., None, :], axis=-2)
+        assert np.all(big.imag == 0) and np.all(big.real > 0)
+
+
+def _run_c(dev, dc, x, **kw):
+    """eigh and eigvalsh of the complex x on wgpu; asserts no host copy and the output dtypes."""
+    n0 = _transfers(dc)
+    w, v = L.eigh(burn.tensor(x, device=dev), **kw)
+    wv = L.eigvalsh(burn.tensor(x, device=dev), **kw)
+    w, v, wv = w.numpy(), v.numpy(), wv.numpy()
+    assert _transfers(dc) == n0, "copied through the host"
+    real = np.float32 if x.dtype == np.complex64 else np.float64
+    assert w.dtype == wv.dtype == real and v.dtype == x.dtype
+    assert w.shape == x.shape[:-1] and v.shape == x.shape
+    np.testing.assert_array_equal(w, wv)
+    return w, v
+
+
+@pytest.mark.parametrize("shape", [(1, 1), (2, 2), (3, 3), (9, 9), (10, 10), (17, 17), (64, 64), (2, 3, 17, 17),
+                                   (4, 5, 5)])
+def test_complex_eigh_matches_lapack(wg, rng, shape):
+    dev, dc = wg
+    a = _herm(rng, *shape)
+    for dt in _cdtypes(dc):
+        x = a.astype(dt)
+        x128 = x.astype(np.complex128)
+        w, v = _run_c(dev, dc, x)
+        _check_c(w, v, x128, _ctol(dt))
+        # the vectors themselves: LAPACK's under the same phase rule (random spectra: distinct values)
+        w0, v0 = np.linalg.eigh(x128)
+        gap = np.diff(w0, axis=-1).min(initial=np.inf)
+        n = shape[-1]
+        np.testing.assert_allclose(v, _phase_rule(v0), rtol=0, atol=_ctol(dt) * n * max(1, 4 / gap))
+
+
+@pytest.mark.parametrize("UPLO", ["L", "U"])
+def test_complex_eigh_reads_only_the_uplo_triangle(wg, rng, UPLO):
+    dev, dc = wg
+    n = 12
+    a = _herm(rng, 2, n, n)
+    junk = 100 * (rng.standard_normal((2, n, n)) + 1j * rng.standard_normal((2, n, n)))
+    other = np.triu(np.ones((n, n)), 1) if UPLO == "L" else np.tril(np.ones((n, n)), -1)
+    # junk in the other triangle, and an imaginary part on the diagonal (ignored, as LAPACK's zheevd)
+    x = np.where(other.astype(bool), junk, a) + 1j * np.diag(rng.standard_normal(n))
+    for dt in _cdtypes(dc):
+        xd = x.astype(dt)
+        w, v = _run_c(dev, dc, xd, UPLO=UPLO)
+        np.testing.assert_allclose(w, np.linalg.eigvalsh(xd.astype(np.complex128), UPLO=UPLO), rtol=0,
+                                   atol=_ctol(dt) * 40)
+        _check_c(w, v, a.astype(dt).astype(np.complex128), _ctol(dt))
+
+
+@pytest.mark.parametrize("n", [3, 10, 17, 40])
+def test_complex_eigh_repeated_diagonal_and_phase_only(wg, rng, n):
+    dev, dc = wg
+    u = _unitary(rng, n)
+    vals = np.repeat(np.arange(-(n // 3), n - n // 3, 3, dtype=float), 3)[:n]      # each value (up to) 3 times
+    s = _sym(rng, n, n)
+    ph = np.exp(1j * rng.uniform(-np.pi, np.pi, n))
+    tri = np.diag(rng.standard_normal(n)) + np.diag(rng.standard_normal(n - 1), 1)
+    tri = tri + np.triu(tri, 1).T
+    cases = {"repeated": (u * vals) @ np.conj(u).T,
+             "identity": 2.5 * np.eye(n),
+             "diagonal": np.diag(rng.standard_normal(n)),
+             # a real symmetric S seen through a diagonal unitary: only phases are complex
+             "phase_only": (ph[:, None] * s) * np.conj(ph)[None, :],
+             "phase_only_tridiagonal": (ph[:, None] * tri) * np.conj(ph)[None, :]}
+    for name, a in cases.items():
+        for dt in _cdtypes(dc):
+            x = a.astype(dt)
+            w, v = _run_c(dev, dc, x)
+            _check_c(w, v, x.astype(np.complex128), _ctol(dt))
+            if name in ("identity", "diagonal"):      # the eigenvectors are unit vectors, exactly
+                perm = np.argsort(np.diag(a).real, kind="stable")
+                np.testing.assert_array_equal(v, np.eye(n)[:, perm].astype(dt))
+            if name.startswith("phase_only"):        # D S D^H: S's eigenvalues
+                base = s if name == "phase_only" else tri
+                np.testing.assert_allclose(w, np.linalg.eigvalsh(base), rtol=0, atol=_ctol(dt) * 20 * n)
+
+
+def test_complex_eigh_batched_views_nan_and_host_path_for_large(wg, rng, monkeypatch):
+    dev, dc = wg
+    dt = np.complex128 if dc.fp64 else np.complex64
+    a = _herm(rng, 3, 20, 20).astype(dt)
+    g = burn.tensor(a, device=dev)
+    _strided_batch_matches_each_matrix(g, _ctol(dt))
+    bad = a[0].copy()
+    bad[7, 3] = np.nan
+    assert np.isnan(L.eigvalsh(burn.tensor(bad, device=dev)).numpy()).any()
+    # beyond the kernel's size limit the host path stays, and says so in the transfer counter
+    monkeypatch.setattr(_wgpu, "_MAXP", 4)
+    n0 = _transfers(dc)
+    w, v = L.eigh(burn.tensor(a[0], device=dev))
+    w, v = w.numpy(), v.numpy()
+    assert _transfers(dc) > n0
+    _check_c(w, v, a[0].astype(np.complex128), _ctol(dt), phase=False)   # LAPACK's phases
+
+
+def test_complex_eigh_grad_on_wgpu_matches_torch(wg, rng):
+    """Autodiff is the op-level rule: the gradient of a phase-invariant loss through the native
+    kernel equals torch's (complex autograd, dL = Re tr(G^H dZ))."""
+    torch = pytest.importorskip("torch")
+    dev, dc = wg
+    if not dc.fp64:
+        pytest.skip("needs complex128 (cl_khr_fp64) for a tight comparison")
+    n = 12
+    h = _herm(rng, n, n)
+    c = rng.standard_normal(n)
+    wt = rng.standard_normal((n, n)) + 1j * rng.standard_normal((n, n))
+    ad = dev.autodiff()
+    x = burn.tensor(h, device=ad).require_grad()
+    w, v = L.eigh(x)
+    loss = burn.sum(burn.real(((v * burn.tensor(c, device=ad)) @ burn.conj(v).mT) * burn.tensor(wt, device=ad)))
+    loss = loss + burn.sum(w * w)
+    n0 = _transfers(dc)
+    got = loss.backward().get(x).numpy()
+    assert _transfers(dc) == n0, "copied through the host"
+    tx = torch.tensor(h, requires_grad=True)
+    tw, tv = torch.linalg.eigh(tx)
+    tl = torch.sum(torch.real(((tv * torch.as_tensor(c)) @ tv.mH) * torch.as_tensor(wt))) + torch.sum(tw * tw)
+    (want,) = torch.autograd.grad(tl, tx)
+    herm = lambda g: (g + np.conj(g.T)) / 2   # noqa: E731
+    np.testing.assert_allclose(herm(got), herm(want.numpy()), rtol=1e-8, atol=1e-8)

@@ -44,4 +44,4 @@ def burn_plugin_info():
     return {"namespace": "burn.linalg", "ops": f"{len(ops)} extension ops (linalg::*)",
             "kernels": "flex: numpy.linalg / scipy.linalg; cuda: cupy.linalg / cupyx.scipy.linalg; "
                        "wgpu: OpenCL (cholesky, LU, triangular solve, Householder QR, tridiagonal QL / Jacobi eigh, "
-                       "Jacobi svd, pinv, lstsq; complex inputs on the host)"}
+                       "Jacobi svd, pinv, lstsq; complex Hermitian eigh native, other complex inputs on the host)"}

@@ -1,4 +1,4 @@
-"""wgpu kernels of burn.linalg: every op natively in OpenCL; complex inputs on the host.
+"""wgpu kernels of burn.linalg: every op natively in OpenCL; complex inputs on the host except eigh.
 
 One OpenCL program per dtype (float32, float64), sizes as run-time arguments, so
 PoCL compiles it once and the disk cache keeps it. The factorizations run one
@@ -21,6 +21,10 @@ small matrices (N <= 256) these ops mostly see:
   LAPACK). Eigenvectors are unique only up to sign: each one's
   largest-magnitude component (the first of equal ones) is made positive, so
   the result is deterministic (LAPACK's may differ in sign).
+  Complex Hermitian (complex64 / complex128, every N <= 2 * ``_MAXP``): ``htridiag_ql``,
+  Hermitian Householder reflectors to a Hermitian tridiagonal T, a diagonal unitary D making
+  D^H T D real (so the same QL runs unchanged), vectors Q D Z; each eigenvector's
+  largest-magnitude component (the first of equal ones) is made real positive.
 - ``svd`` / ``svdvals``: one-sided (Hestenes) Jacobi on the rows of A^T, from
   min(M, N) = ``_SVD_PRECOND_MIN`` (16) started from V^T A^T with V the
   eigenvectors (``eigh`` above) of the Gram matrix A^T A (2-3x fewer sweeps);
@@ -49,7 +53,7 @@ Factorization failures (not positive definite, singular) are flagged per
 matrix on the device; the flags are read back (a sync) so the error is
 raised as flex raises it.
 
-Complex, float16 and empty inputs (and eigh with N > 2 * _MAXP) run as host
+Complex (but Hermitian eigh / eigvalsh), float16 and empty inputs (and eigh with N > 2 * _MAXP) run as host
 fallbacks at run time: the inputs are copied to the host, the flex (LAPACK)
 kernel runs, the results are copied back, and the copies are counted in the
 device's ``stats()`` (``host_transfers``, ``host_transfer_bytes``).
@@ -70,6 +74,86 @@ _SWEEPS = 60    # a cap only: Jacobi converges quadratically, 6-12 sweeps at flo
 _QLR = 4         # rows of Z per work-item in tridiag_ql's rotations (independent chains)
 _SVD_PRECOND_MIN = 16   # svd: Jacobi preconditioned by eigh of the Gram matrix from this min(M, N)
 _EIGH_TRIDIAG_MIN = 10  # eigh / eigvalsh: Jacobi below this N, Householder + QL from it (crossover 8-12 on PoCL)
+
+
+def _ql_sweeps(rows: str) -> str:
+    """tridiag_ql's step (3), shared with htridiag_ql: implicit QL on the local (d, e), the rotations
+    applied to the ``rows`` rows (length N, contiguous, at ``a``) of Z; Z <- Z G (real G)."""
+    return """  // (3) implicit QL; work-item 0 keeps the state (l, iter) and computes one sweep's rotations
+  // (c, s of plane (i, i + 1) in lv[i], lw[i]) per pass, the group applies them
+  int l = 0, iter = 0;
+  for (;;) {
+    if (lid == 0) {
+      int go = 0;
+      while (!go && l < N) {
+        int m = l;
+        for (; m < N - 1; ++m) {
+          T em = e[m];
+          if (em * em <= (EPS * EPS * fabs(d[m])) * fabs(d[m + 1]) + TINY) break;
+        }
+        if (m == l || iter >= 60) { ++l; iter = 0; continue; }       // (a cap only: 1-2 sweeps per value)
+        ++iter;
+        T g = (d[l + 1] - d[l]) / (2 * e[l]);
+        T r = hypot(g, (T)1);
+        g = d[m] - d[l] + e[l] / (g + copysign(r, g));
+        T s = 1, c = 1, p = 0;
+        int i = m - 1, split = 0;
+        for (; i >= l; --i) {
+          T f = s * e[i], bb = c * e[i];
+          // sqrt of the sum of squares (the scaling keeps it from overflowing; hypot, 3x slower on
+          // PoCL, only where it underflows)
+          r = sqrt(f * f + g * g);
+          if (r < SQRT_TINY) r = hypot(f, g);
+          e[i + 1] = r;
+          if (r == 0) { d[i + 1] -= p; e[m] = 0; split = 1; break; }
+          T ir = 1 / r;
+          s = f * ir; c = g * ir; g = d[i + 1] - p; r = (d[i] - g) * s + 2 * c * bb; p = s * r;
+          d[i + 1] = g + p; g = c * r - bb;
+          lv[i] = c; lw[i] = s;
+        }
+        if (!split) { d[l] -= p; e[l] = g; e[m] = 0; }
+        sh_lo = split ? i + 1 : l; sh_hi = m - 1;
+        go = 1;
+      }
+      sh_go = go;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (!sh_go) break;
+    if (want_v) {
+      int lo = sh_lo, hi = sh_hi;
+      // QLR rows per work-item at once: a row's walk is one chain of dependent multiply-adds
+      // (x carries from plane to plane); independent chains overlap (3x on PoCL)
+      for (int r = QLR * lid; r < NROWS; r += QLR * WG) {
+        if (r + QLR <= NROWS) {
+          __global T* z = a + r * N;
+          T x[QLR];
+          #pragma unroll
+          for (int k = 0; k < QLR; ++k) x[k] = z[k * N + hi + 1];
+          for (int i = hi; i >= lo; --i) {
+            T c = lv[i], s = lw[i];
+            #pragma unroll
+            for (int k = 0; k < QLR; ++k) {
+              T g = z[k * N + i];
+              z[k * N + i + 1] = s * g + c * x[k]; x[k] = c * g - s * x[k];
+            }
+          }
+          #pragma unroll
+          for (int k = 0; k < QLR; ++k) z[k * N + lo] = x[k];
+        } else for (int rr = r; rr < NROWS; ++rr) {
+          __global T* z = a + rr * N;
+          T x = z[hi + 1];
+          for (int i = hi; i >= lo; --i) {
+            T g = z[i], c = lv[i], s = lw[i];
+            z[i + 1] = s * g + c * x;
+            x = c * g - s * x;
+          }
+          z[lo] = x;
+        }
+      }
+    }
+    barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);
+  }
+""".replace("NROWS", rows)
 
 
 def _src(T: str) -> str:
@@ -93,6 +177,31 @@ T dot4(__global const T* x, __global const T* y, int n) {{
   }}
   for (; i < n; ++i) s0 += x[i] * y[i];
   return (s0 + s1) + (s2 + s3);
+}}
+
+// The work-group's largest v (every item calls it, in uniform control flow; red holds WG
+// values). The first barrier also fences global memory: callers scale what they just wrote.
+T group_max(T v, __local T* red) {{
+  int lid = get_local_id(0);
+  red[lid] = v;
+  barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+  for (int s = WG / 2; s > 0; s >>= 1) {{
+    if (lid < s) red[lid] = fmax(red[lid], red[lid + s]);
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }}
+  T r = red[0];
+  barrier(CLK_LOCAL_MEM_FENCE);       // everyone has read red[0] before red is reused
+  return r;
+}}
+
+// stores eigenvalue d[i] (times scale) of matrix b at its place in ascending order (ties by
+// index), the tridiagonal kernels' output order as jacobi_eigh's, and returns that place
+int eig_store(__global T* W, int b, int N, __local const T* d, int i, T scale) {{
+  T wi = d[i];
+  int rank = 0;
+  for (int j = 0; j < N; ++j) {{ T wj = d[j]; rank += (wj < wi || (wj == wi && j < i)); }}
+  W[(long)b * N + rank] = wi * scale;
+  return rank;
 }}
 
 // x.x, y.y and x.y in one pass, two partial sums each
@@ -506,13 +615,7 @@ __kernel void tridiag_ql(int N, int lower, int want_v, __global T* A, __global T
       mx = fmax(mx, fabs(ri[j]));
     }}
   }}
-  red[lid] = mx;
-  barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-  for (int s = WG / 2; s > 0; s >>= 1) {{
-    if (lid < s) red[lid] = fmax(red[lid], red[lid + s]);
-    barrier(CLK_LOCAL_MEM_FENCE);
-  }}
-  mx = red[0];
+  mx = group_max(mx, red);
   int ex = (mx > 0 && isfinite(mx)) ? ilogb(mx) : 0;
   for (int i = lid; i < N; i += WG) {{
     __global T* ri = a + i * N;
@@ -594,92 +697,204 @@ __kernel void tridiag_ql(int N, int lower, int want_v, __global T* A, __global T
     for (int j = 0; j < N; ++j) zi[j] = qt[(long)j * N + i];
   }}
   barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);
-  // (3) implicit QL; work-item 0 keeps the state (l, iter) and computes one sweep's rotations
-  // (c, s of plane (i, i + 1) in lv[i], lw[i]) per pass, the group applies them
-  int l = 0, iter = 0;
-  for (;;) {{
-    if (lid == 0) {{
-      int go = 0;
-      while (!go && l < N) {{
-        int m = l;
-        for (; m < N - 1; ++m) {{
-          T em = e[m];
-          if (em * em <= (EPS * EPS * fabs(d[m])) * fabs(d[m + 1]) + TINY) break;
-        }}
-        if (m == l || iter >= 60) {{ ++l; iter = 0; continue; }}       // (a cap only: 1-2 sweeps per value)
-        ++iter;
-        T g = (d[l + 1] - d[l]) / (2 * e[l]);
-        T r = hypot(g, (T)1);
-        g = d[m] - d[l] + e[l] / (g + copysign(r, g));
-        T s = 1, c = 1, p = 0;
-        int i = m - 1, split = 0;
-        for (; i >= l; --i) {{
-          T f = s * e[i], bb = c * e[i];
-          // sqrt of the sum of squares (the scaling keeps it from overflowing; hypot, 3x slower on
-          // PoCL, only where it underflows)
-          r = sqrt(f * f + g * g);
-          if (r < SQRT_TINY) r = hypot(f, g);
-          e[i + 1] = r;
-          if (r == 0) {{ d[i + 1] -= p; e[m] = 0; split = 1; break; }}
-          T ir = 1 / r;
-          s = f * ir; c = g * ir; g = d[i + 1] - p; r = (d[i] - g) * s + 2 * c * bb; p = s * r;
-          d[i + 1] = g + p; g = c * r - bb;
-          lv[i] = c; lw[i] = s;
-        }}
-        if (!split) {{ d[l] -= p; e[l] = g; e[m] = 0; }}
-        sh_lo = split ? i + 1 : l; sh_hi = m - 1;
-        go = 1;
-      }}
-      sh_go = go;
-    }}
-    barrier(CLK_LOCAL_MEM_FENCE);
-    if (!sh_go) break;
-    if (want_v) {{
-      int lo = sh_lo, hi = sh_hi;
-      // QLR rows per work-item at once: a row's walk is one chain of dependent multiply-adds
-      // (x carries from plane to plane); independent chains overlap (3x on PoCL)
-      for (int r = QLR * lid; r < N; r += QLR * WG) {{
-        if (r + QLR <= N) {{
-          __global T* z = a + r * N;
-          T x[QLR];
-          #pragma unroll
-          for (int k = 0; k < QLR; ++k) x[k] = z[k * N + hi + 1];
-          for (int i = hi; i >= lo; --i) {{
-            T c = lv[i], s = lw[i];
-            #pragma unroll
-            for (int k = 0; k < QLR; ++k) {{
-              T g = z[k * N + i];
-              z[k * N + i + 1] = s * g + c * x[k]; x[k] = c * g - s * x[k];
-            }}
-          }}
-          #pragma unroll
-          for (int k = 0; k < QLR; ++k) z[k * N + lo] = x[k];
-        }} else for (int rr = r; rr < N; ++rr) {{
-          __global T* z = a + rr * N;
-          T x = z[hi + 1];
-          for (int i = hi; i >= lo; --i) {{
-            T g = z[i], c = lv[i], s = lw[i];
-            z[i + 1] = s * g + c * x;
-            x = c * g - s * x;
-          }}
-          z[lo] = x;
-        }}
-      }}
-    }}
-    barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);
-  }}
-  // ascending order (ties by index) and the sign convention, as jacobi_eigh
+{_ql_sweeps("N")}  // ascending order (ties by index) and the sign convention, as jacobi_eigh
   T scale = ldexp((T)1, ex);
   for (int i = lid; i < N; i += WG) {{
-    T wi = d[i];
-    int rank = 0;
-    for (int j = 0; j < N; ++j) {{ T wj = d[j]; rank += (wj < wi || (wj == wi && j < i)); }}
-    W[(long)b * N + rank] = wi * scale;
+    int rank = eig_store(W, b, N, d, i, scale);
     if (want_v) {{
       __global const T* z = a + i;        // column i of Z
       T big = 0, sg = 1;
       for (int j = 0; j < N; ++j) {{ T x = z[j * N]; if (fabs(x) > big) {{ big = fabs(x); sg = x < 0 ? -1 : 1; }} }}
       for (int j = 0; j < N; ++j) VO[((long)b * N + j) * N + rank] = sg * z[j * N];
+    }}
+  }}
+}}
+
+// Complex Hermitian eigh (complex64 / complex128 as interleaved (re, im) pairs of T), tridiag_ql's route:
+// (1) Hermitian Householder reflectors H_k = I - tau_k v_k v_k^H (tau_k real, v_k's first entry 1, x + e^(i
+// arg x_0) ||x|| e_0 scaled) reduce A to a Hermitian tridiagonal T = Q^H A Q, Q = H_0 ... H_(N-3): as H_k is
+// its own adjoint, H_k A22 H_k is the rank-2 update A22 -= v w^H + w v^H, w = p - (tau / 2)(v^H p) v,
+// p = tau A22 v, with rows contiguous as in tridiag_ql; T's subdiagonal e_k is complex. (2) D = diag(delta),
+// delta_0 = 1, delta_(k+1) = delta_k e_k / |e_k|, makes D^H T D real symmetric with subdiagonal |e_k|, so
+// tridiag_ql's real QL applies unchanged. (3) V = Q D Z with Z real: Q D is stored planar in A (real parts
+// in rows 0..N-1, imaginary parts in rows N..2N-1, N reals each), so the real rotations walk 2N
+// contiguous rows. Each eigenvector is then multiplied by the unit phase making its largest-|.| component
+// (the first of equal ones) real positive. The diagonal's imaginary parts are ignored (LAPACK's zheevd).
+// A: the work copy (2 N^2 reals per matrix), V: Q^T (complex, want_v only), W: eigenvalues (real),
+// VO: eigenvectors (complex). d, e, tau: local scratch of N reals; lv, lw, ec: 2N (N complex).
+__kernel void htridiag_ql(int N, int lower, int want_v, __global T* A, __global T* V, __global T* W,
+                          __global T* VO, __local T* d, __local T* e, __local T* tau, __local T* lv,
+                          __local T* lw, __local T* ec) {{
+  int b = get_group_id(0), lid = get_local_id(0);
+  __global T* a = A + (long)b * 2 * N * N;
+  __global T* qt = V + (long)b * 2 * N * N;
+  __local T red[WG];
+  __local T sh_tau, sh_sr, sh_si;
+  __local int sh_lo, sh_hi, sh_go;
+  T mx = 0;
+  for (int i = lid; i < N; i += WG) {{
+    __global T* ri = a + 2 * i * N;
+    for (int j = 0; j < N; ++j) {{
+      if (lower ? (j > i) : (j < i)) {{ ri[2 * j] = a[2 * (j * N + i)]; ri[2 * j + 1] = -a[2 * (j * N + i) + 1]; }}
+      if (j == i) ri[2 * j + 1] = 0;
+      mx = fmax(mx, fmax(fabs(ri[2 * j]), fabs(ri[2 * j + 1])));
+    }}
+  }}
+  mx = group_max(mx, red);
+  int ex = (mx > 0 && isfinite(mx)) ? ilogb(mx) : 0;
+  for (int i = lid; i < N; i += WG) {{
+    __global T* ri = a + 2 * i * N;
+    for (int j = 0; j < 2 * N; ++j) ri[j] = ldexp(ri[j], -ex);
+  }}
+  barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+  // (1) tridiagonalization; x = column k below the diagonal = conj(row k past it), x_0 = alpha
+  for (int k = 0; k < N - 2; ++k) {{
+    __global T* rk = a + 2 * k * N;
+    int m = N - k - 1;
+    T ss = 0;
+    for (int j = k + 2 + lid; j < N; j += WG) ss += rk[2 * j] * rk[2 * j] + rk[2 * j + 1] * rk[2 * j + 1];
+    red[lid] = ss;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int s = WG / 2; s > 0; s >>= 1) {{
+      if (lid < s) red[lid] += red[lid + s];
+      barrier(CLK_LOCAL_MEM_FENCE);
+    }}
+    if (lid == 0) {{
+      T ar = rk[2 * (k + 1)], ai = -rk[2 * (k + 1) + 1], xn = sqrt(red[0]), t = 0, sr = 0, si = 0;
+      T br = ar, bi = ai;
+      if (xn != 0) {{
+        T aa = hypot(ar, ai), nrm = hypot(aa, xn);
+        T pr = aa != 0 ? ar / aa : 1, pi = aa != 0 ? ai / aa : 0;      // alpha's phase (1 at alpha = 0)
+        br = -pr * nrm; bi = -pi * nrm;                                // H x = beta e_0, |beta| = ||x||
+        t = (aa + nrm) / nrm;                                          // 2 / (v^H v), in [1, 2]
+        T iu = 1 / (aa + nrm);
+        sr = pr * iu; si = -pi * iu;                                   // 1 / u_0 = conj(phase) / (|alpha| + ||x||)
+      }}
+      d[k] = rk[2 * k]; ec[2 * k] = br; ec[2 * k + 1] = bi; tau[k] = t; sh_tau = t; sh_sr = sr; sh_si = si;
+    }}
+    barrier(CLK_LOCAL_MEM_FENCE);
+    T t = sh_tau, sr = sh_sr, si = sh_si;
+    for (int j = lid; j < m; j += WG) {{
+      T xr = 1, xi = 0;
+      if (j) {{
+        T yr = rk[2 * (k + 1 + j)], yi = -rk[2 * (k + 1 + j) + 1];
+        xr = yr * sr - yi * si; xi = yr * si + yi * sr;
+        rk[2 * (k + 1 + j)] = xr; rk[2 * (k + 1 + j) + 1] = xi;     // v kept in row k (no later step reads it)
+      }}
+      lv[2 * j] = xr; lv[2 * j + 1] = xi;
+    }}
+    barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+    // p = t A22 v (a work-item per row, two partial sums) and the partial sums of Re(v^H p)
+    T pv = 0;
+    for (int i = lid; i < m; i += WG) {{
+      __global const T* ri = a + 2 * ((k + 1 + i) * N + k + 1);
+      T s0r = 0, s0i = 0, s1r = 0, s1i = 0;
+      int j = 0;
+      for (; j + 1 < m; j += 2) {{
+        T ur = ri[2 * j], ui = ri[2 * j + 1], vr = lv[2 * j], vi = lv[2 * j + 1];
+        T ur1 = ri[2 * j + 2], ui1 = ri[2 * j + 3], vr1 = lv[2 * j + 2], vi1 = lv[2 * j + 3];
+        s0r += ur * vr - ui * vi; s0i += ur * vi + ui * vr;
+        s1r += ur1 * vr1 - ui1 * vi1; s1i += ur1 * vi1 + ui1 * vr1;
+      }}
+      if (j < m) {{
+        T ur = ri[2 * j], ui = ri[2 * j + 1], vr = lv[2 * j], vi = lv[2 * j + 1];
+        s0r += ur * vr - ui * vi; s0i += ur * vi + ui * vr;
+      }}
+      T pr = t * (s0r + s1r), pi = t * (s0i + s1i);
+      lw[2 * i] = pr; lw[2 * i + 1] = pi;
+      pv += lv[2 * i] * pr + lv[2 * i + 1] * pi;
+    }}
+    red[lid] = pv;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    T al = 0;
+    for (int s = 0; s < WG; ++s) al += red[s];
+    al *= -t / 2;
+    for (int i = lid; i < m; i += WG) {{ lw[2 * i] += al * lv[2 * i]; lw[2 * i + 1] += al * lv[2 * i + 1]; }}
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int i = lid; i < m; i += WG) {{
+      __global T* ri = a + 2 * ((k + 1 + i) * N + k + 1);
+      T vr = lv[2 * i], vi = lv[2 * i + 1], wr = lw[2 * i], wi = lw[2 * i + 1];
+      for (int j = 0; j < m; ++j) {{        // v_i conj(w_j) + w_i conj(v_j)
+        T xr = lv[2 * j], xi = lv[2 * j + 1], yr = lw[2 * j], yi = lw[2 * j + 1];
+        ri[2 * j] -= vr * yr + vi * yi + wr * xr + wi * xi;
+        ri[2 * j + 1] -= vi * yr - vr * yi + wi * xr - wr * xi;
+      }}
+    }}
+    barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);
+  }}
+  // (2) the last 2 x 2 block, then D (delta in lv until Z is formed) and the real subdiagonal |e_k|
+  if (lid == 0) {{
+    if (N >= 2) {{
+      d[N - 2] = a[2 * ((N - 2) * N + N - 2)];
+      ec[2 * (N - 2)] = a[2 * ((N - 1) * N + N - 2)]; ec[2 * (N - 2) + 1] = a[2 * ((N - 1) * N + N - 2) + 1];
+    }}
+    d[N - 1] = a[2 * ((N - 1) * N + N - 1)]; e[N - 1] = 0;
+    T cr = 1, ci = 0;
+    lv[0] = 1; lv[1] = 0;
+    for (int k = 0; k < N - 1; ++k) {{
+      T er = ec[2 * k], ei = ec[2 * k + 1], r = hypot(er, ei);
+      e[k] = r;
+      if (r != 0) {{
+        T ur = er / r, ui = ei / r, nr = cr * ur - ci * ui, ni = cr * ui + ci * ur, h = hypot(nr, ni);
+        cr = nr / h; ci = ni / h;          // renormalized: |delta| = 1 does not drift over N products
+      }}
+      lv[2 * (k + 1)] = cr; lv[2 * (k + 1) + 1] = ci;
+    }}
+  }}
+  barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+  // Qt (row c = Q e_c = H_0 ... H_(N-3) e_c; H_j leaves e_c alone when j >= c), complex
+  if (want_v) for (int c = lid; c < N; c += WG) {{
+    __global T* q = qt + 2 * (long)c * N;
+    for (int i = 0; i < 2 * N; ++i) q[i] = (i == 2 * c) ? 1 : 0;
+    for (int j = min(N - 3, c - 1); j >= 0; --j) {{
+      T tj = tau[j];
+      if (tj == 0) continue;
+      __global const T* v = a + 2 * j * N;
+      T sr = q[2 * (j + 1)], si = q[2 * (j + 1) + 1];
+      for (int i = j + 2; i < N; ++i) {{      // v^H q
+        T vr = v[2 * i], vi = v[2 * i + 1], xr = q[2 * i], xi = q[2 * i + 1];
+        sr += vr * xr + vi * xi; si += vr * xi - vi * xr;
+      }}
+      sr *= tj; si *= tj;
+      q[2 * (j + 1)] -= sr; q[2 * (j + 1) + 1] -= si;
+      for (int i = j + 2; i < N; ++i) {{
+        T vr = v[2 * i], vi = v[2 * i + 1];
+        q[2 * i] -= vr * sr - vi * si; q[2 * i + 1] -= vr * si + vi * sr;
+      }}
+    }}
+  }}
+  barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);
+  // Z = Q D planar into A (the reflectors are spent): Re row i at a + i N, Im row i at a + (N + i) N
+  if (want_v) for (int i = lid; i < N; i += WG) {{
+    __global T* zr = a + (long)i * N;
+    __global T* zi = a + (long)(N + i) * N;
+    for (int c = 0; c < N; ++c) {{
+      T qr = qt[2 * ((long)c * N + i)], qi = qt[2 * ((long)c * N + i) + 1], dr = lv[2 * c], di = lv[2 * c + 1];
+      zr[c] = qr * dr - qi * di; zi[c] = qr * di + qi * dr;
+    }}
+  }}
+  barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);
+{_ql_sweeps("2 * N")}  // ascending order (ties by index) and the phase convention
+  T scale = ldexp((T)1, ex);
+  for (int i = lid; i < N; i += WG) {{
+    int rank = eig_store(W, b, N, d, i, scale);
+    if (want_v) {{
+      __global const T* zr = a + i;                    // column i of Z: Re at zr[j N], Im at zi[j N]
+      __global const T* zi = a + (long)N * N + i;
+      T big = -1, pr = 1, pi = 0;
+      int jb = 0;
+      for (int j = 0; j < N; ++j) {{
+        T xr = zr[(long)j * N], xi = zi[(long)j * N], m2 = xr * xr + xi * xi;
+        if (m2 > big) {{ big = m2; pr = xr; pi = xi; jb = j; }}
+      }}
+      T mg = hypot(pr, pi);
+      if (mg > 0) {{ pr /= mg; pi = -pi / mg; }} else {{ pr = 1; pi = 0; }}     // conj(z_big) / |z_big|
+      __global T* vo = VO + 2 * ((long)b * N * N + rank);
+      for (int j = 0; j < N; ++j) {{
+        T xr = zr[(long)j * N], xi = zi[(long)j * N];
+        vo[2 * (long)j * N] = xr * pr - xi * pi; vo[2 * (long)j * N + 1] = xr * pi + xi * pr;
+      }}
+      vo[2 * (long)jb * N] = mg; vo[2 * (long)jb * N + 1] = 0;       // exactly real positive
     }}
   }}
 }}
@@ -702,13 +917,7 @@ __kernel void hestenes(int K, int Lw, int maxsweeps, int pre, __global T* X, __g
   __local T red[WG];
   T mx = 0;
   for (int e = lid; e < K * Lw; e += WG) mx = fmax(mx, fabs(x[e]));
-  red[lid] = mx;
-  barrier(CLK_LOCAL_MEM_FENCE);
-  for (int s = WG / 2; s > 0; s >>= 1) {{
-    if (lid < s) red[lid] = fmax(red[lid], red[lid + s]);
-    barrier(CLK_LOCAL_MEM_FENCE);
-  }}
-  mx = red[0];
+  mx = group_max(mx, red);
   int ex = (mx > 0 && isfinite(mx)) ? ilogb(mx) : 0;
   for (int e = lid; e < K * Lw; e += WG) x[e] = ldexp(x[e], -ex);
   if (lid == 0) SC[b] = ldexp(pre ? SC[b] : (T)1, ex);
@@ -757,13 +966,7 @@ __kernel void svd_gram(int K, int Lw, __global T* X, __global T* G, __global T* 
   __local T red[WG];
   T mx = 0;
   for (int e = lid; e < K * Lw; e += WG) mx = fmax(mx, fabs(x[e]));
-  red[lid] = mx;
-  barrier(CLK_LOCAL_MEM_FENCE);
-  for (int s = WG / 2; s > 0; s >>= 1) {{
-    if (lid < s) red[lid] = fmax(red[lid], red[lid + s]);
-    barrier(CLK_LOCAL_MEM_FENCE);
-  }}
-  mx = red[0];
+  mx = group_max(mx, red);
   int ex = (mx > 0 && isfinite(mx)) ? ilogb(mx) : 0;
   for (int e = lid; e < K * Lw; e += WG) x[e] = ldexp(x[e], -ex);
   if (lid == 0) SC[b] = ldexp((T)1, ex);
@@ -1228,15 +1431,51 @@ def _jacobi_ok(a):
     return _native_ok(a) and a.size and a.shape[-1] <= 2 * _MAXP
 
 
+_CPART = {"complex64": "float32", "complex128": "float64"}
+
+
+def _heigh_ok(a):
+    from burn_wgpu.tensor import WTensor
+    if not (isinstance(a, WTensor) and a.dtype in _CPART and a.size and a.shape[-1] <= 2 * _MAXP):
+        return False
+    # htridiag_ql's local scratch (9 N reals + the reduction's WG) must fit the device's local memory
+    isz = np.dtype(_CPART[a.dtype]).itemsize
+    return (9 * a.shape[-1] + _WG + 4) * isz <= a.dc.device.local_mem_size
+
+
+def _heigh(a, UPLO, want_v):
+    """Complex Hermitian eigh on the device (``htridiag_ql``): eigenvalues real (float32 / float64),
+    eigenvectors complex, each one's largest-|.| component real positive."""
+    import pyopencl as cl
+    from burn_wgpu.tensor import empty
+    dc, N, batch = a.dc, a.shape[-1], tuple(a.shape[:-2])
+    nb, part = _nb(batch), _CPART[a.dtype]
+    work = _copy(a)
+    w = empty(dc, batch + (N,), part)
+    v = empty(dc, (nb, N, N) if want_v else (1,), a.dtype)
+    vo = empty(dc, batch + (N, N), a.dtype) if want_v else v
+    isz = np.dtype(part).itemsize
+    loc = [cl.LocalMemory(n * N * isz) for n in (1, 1, 1, 2, 2, 2)]
+    _launch_groups(dc, _k(dc, part, "htridiag_ql"), nb, (_i32(N), _i32(UPLO == "L"), _i32(want_v), work.buf,
+                                                         v.buf, w.buf, vo.buf, *loc))
+    return w, vo
+
+
 def eigh(a, *, UPLO="L"):
     """Batched Householder tridiagonalization + implicit QL (N >= 10) or cyclic Jacobi (smaller N);
-    eigenvalues ascending, each eigenvector's largest |component| positive.
+    eigenvalues ascending, each eigenvector's largest |component| positive. Complex Hermitian
+    input (any N <= 1024): ``htridiag_ql``, real eigenvalues, that component real positive.
 
     >>> import burn, burn_linalg
     >>> w, v = burn_linalg.eigh(burn.tensor([[2.0, 1.0], [1.0, 2.0]], device=burn.Device.wgpu()))
     >>> w.numpy().round(6).tolist()
     [1.0, 3.0]
+    >>> h = burn.tensor([[2, 1j], [-1j, 2]], dtype=burn.complex64, device=burn.Device.wgpu())
+    >>> burn_linalg.eigh(h)[0].numpy().round(6).tolist()
+    [1.0, 3.0]
     """
+    if _heigh_ok(a):
+        return _heigh(a, UPLO, True)
     if not _jacobi_ok(a):
         return _fallback["eigh"](a, UPLO=UPLO)
     return _eigh(a, UPLO, True)
@@ -1249,6 +1488,8 @@ def eigvalsh(a, *, UPLO="L"):
     >>> burn_linalg.eigvalsh(burn.tensor([[2.0, 1.0], [1.0, 2.0]], device=burn.Device.wgpu())).numpy().round(6).tolist()
     [1.0, 3.0]
     """
+    if _heigh_ok(a):
+        return _heigh(a, UPLO, False)[0]
     if not _jacobi_ok(a):
         return _fallback["eigvalsh"](a, UPLO=UPLO)
     return _eigh(a, UPLO, False)[0]
