@@ -26,7 +26,6 @@ import math
 import os
 import re
 import shutil
-import subprocess
 
 import numpy as np
 import pytest
@@ -120,20 +119,19 @@ def _batch(sources):
     return batch(sources)
 
 
-def _nvcc(path, out):
-    r = subprocess.run([NVCC, "--ptx", "-std=c++17", "-arch=sm_90", str(path), "-o", str(out)],
-                       capture_output=True, text=True, timeout=900)
-    assert r.returncode == 0, r.stderr[:4000]
-    return out.read_text()
+def _nvcc(path):
+    """The PTX of one .cu file for sm_90 (asserting nvcc succeeded)."""
+    from test_cuda_nvcc import nvcc_ptx
+    rc, err, ptx = nvcc_ptx(path, "sm_90", timeout=900)
+    assert rc == 0, err[:4000]
+    return ptx
 
 
 @needs_nvcc
 def test_unrolled_cuda_variants_compile_for_real_chains_and_families(tmp_path):
-    from concurrent.futures import ThreadPoolExecutor
-
     from burn_cuda.fused import segment_source, segments
     from burn_cuda.kernels import family_source, signatures
-    from test_cuda_nvcc import _recorded_groups
+    from test_cuda_nvcc import _recorded_groups, compile_batched
     srcs = {}
     for ops, dts, outs, pats in _cuda_chains():
         for pat in pats:
@@ -156,13 +154,7 @@ def test_unrolled_cuda_variants_compile_for_real_chains_and_families(tmp_path):
     assert n_seg > 200 and len(srcs) > 300
     texts = sorted(srcs)
     assert any("__nv_bfloat16" in s for s in texts) and any("__half" in s for s in texts)
-    paths = []
-    for f in range(2):
-        p = tmp_path / f"u{f}.cu"
-        p.write_text(_batch(texts[f::2]))
-        paths.append(p)
-    with ThreadPoolExecutor(max_workers=2) as ex:
-        ptx = list(ex.map(lambda p: _nvcc(p, p.with_suffix(".ptx")), paths))
+    ptx = compile_batched(texts, tmp_path, "u", 2, arch="sm_90")
     n_kernels = sum(len(re.findall(r"^\.visible \.entry (\w+)\(", t, re.M)) for t in ptx)
     want = sum(len(re.findall(r'extern "C" __global__ void (\w+)\(', s)) for s in texts)
     assert n_kernels == want and n_kernels > 1000, (n_kernels, want)
@@ -184,7 +176,7 @@ def test_8op_chain_unrolled_ptx_issues_every_load_before_any_store(tmp_path):
     (tmp_path / "u.cu").write_text(_batch([segment_source(ops, dts, outs, 14, unrolled=True)[0],
                                            segment_source(ops, dts, outs, 14)[0],
                                            segment_source(ops, dts, outs, 0, unrolled=True)[0]]))
-    ptx = _nvcc(tmp_path / "u.cu", tmp_path / "u.ptx")
+    ptx = _nvcc(tmp_path / "u.cu")
     for name, n_loads, n_stores in (("m0_fused_u14", UNROLL + 3, UNROLL), ("m1_fused_c14", 1 + 3, 1),
                                     ("m2_fused_u0", UNROLL * 4, UNROLL)):
         body = _entry(ptx, name)

@@ -26,7 +26,6 @@ from __future__ import annotations
 import ctypes
 import math
 import re
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
@@ -47,7 +46,7 @@ SIZES = (1, 3, 4, 5, 1023, 1024, 1025, 4099)
 def test_vector_cuda_variants_compile_for_real_chains_segments_and_families(tmp_path):
     from burn_cuda.fused import segment_source, segments
     from burn_cuda.kernels import family_source, signatures
-    from test_cuda_nvcc import _recorded_groups
+    from test_cuda_nvcc import _recorded_groups, compile_batched
     srcs = {}
     for ops, dts, outs, pats in _cuda_chains():
         for pat in pats:
@@ -69,13 +68,7 @@ def test_vector_cuda_variants_compile_for_real_chains_segments_and_families(tmp_
                 "__half_as_ushort"):
         assert any(vec in s for s in texts), vec
     assert n_seg > 200 and len(texts) > 300
-    paths = []
-    for f in range(2):
-        p = tmp_path / f"v{f}.cu"
-        p.write_text(_batch(texts[f::2]))
-        paths.append(p)
-    with ThreadPoolExecutor(max_workers=2) as ex:
-        ptx = list(ex.map(lambda p: _nvcc(p, p.with_suffix(".ptx")), paths))
+    ptx = compile_batched(texts, tmp_path, "v", 2, arch="sm_90")
     n_kernels = sum(len(re.findall(r"^\.visible \.entry (\w+)\(", t, re.M)) for t in ptx)
     want = sum(len(re.findall(r'extern "C" __global__ void (\w+)\(', s)) for s in texts)
     assert n_kernels == want and n_kernels > 1000, (n_kernels, want)
@@ -91,8 +84,7 @@ def test_8op_chain_vector_ptx_has_one_v4_load_per_input_and_a_v4_store(tmp_path)
     (tmp_path / "v.cu").write_text(_batch([segment_source(ops, dts, outs, 14, "vector")[0],
                                            segment_source(ops, dts, outs, 0, "vector")[0],
                                            segment_source(ops, dts, outs, 14)[0]]))
-    ptx = (tmp_path / "v.ptx")
-    text = _nvcc(tmp_path / "v.cu", ptx)
+    text = _nvcc(tmp_path / "v.cu")
     v4_load = r"ld\.global(?:\.nc)?\.v4\.(?:f32|b32)"
     v4_store = r"st\.global\.v4\.(?:f32|b32)"
     for name, n_vec in (("m0_fused_v14", 1), ("m1_fused_v0", 4), ("m2_fused_c14", 0)):

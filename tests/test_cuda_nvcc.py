@@ -145,10 +145,31 @@ def _batch(sources):
     return "\n".join(head) + "\n" + "\n".join(body) + "\n"
 
 
-def _nvcc(path):
-    r = subprocess.run([NVCC, "--ptx", "-std=c++17", "-arch=compute_80", path, "-o", path + ".ptx"],
-                       capture_output=True, text=True, timeout=600)
-    return path, r.returncode, r.stderr
+def nvcc_ptx(path, arch="compute_80", timeout=600):
+    """``nvcc --ptx`` of one .cu file: ``(returncode, stderr, PTX text)`` (the PTX written beside
+    it as ``<path>.ptx``; "" when nvcc failed). Shared by every test that compile-checks CUDA."""
+    path = str(path)
+    r = subprocess.run([NVCC, "--ptx", "-std=c++17", f"-arch={arch}", path, "-o", path + ".ptx"],
+                       capture_output=True, text=True, timeout=timeout)
+    ptx = open(path + ".ptx").read() if r.returncode == 0 else ""
+    return r.returncode, r.stderr, ptx
+
+
+def compile_batched(sources, tmp_path, stem, n_files, arch="compute_80"):
+    """``sources`` (CUDA modules) as ``n_files`` batched .cu files (:func:`_batch`) compiled by
+    parallel nvcc processes; asserts every file compiled (showing nvcc's error lines, not its
+    warnings about the generated code's unused values) and returns the PTX texts."""
+    paths = []
+    for f in range(n_files):
+        p = tmp_path / f"{stem}{f}.cu"
+        p.write_text(_batch(sources[f::n_files]))
+        paths.append(p)
+    with ThreadPoolExecutor(max_workers=min(n_files, os.cpu_count() or 1)) as ex:
+        results = list(ex.map(lambda p: nvcc_ptx(p, arch, timeout=900), paths))
+    errors = [f"{p}:\n" + ("\n".join(re.findall(r".*error.*\n.*\n.*", err)[:10]) or err[:3000])
+              for p, (rc, err, _) in zip(paths, results) if rc != 0]
+    assert not errors, "nvcc failed:\n" + "\n".join(errors)
+    return [ptx for _, _, ptx in results]
 
 
 def test_every_generated_cuda_kernel_compiles_with_nvcc(tmp_path):
@@ -160,19 +181,10 @@ def test_every_generated_cuda_kernel_compiles_with_nvcc(tmp_path):
     assert any("__half" in s for s in srcs) and any("double" in s for s in srcs)
     assert any("__nv_bfloat16" in s for s in srcs) and any("atomicAdd" in s for s in srcs)
     n_files = 4
-    paths = []
-    for f in range(n_files):
-        p = tmp_path / f"batch{f}.cu"
-        p.write_text(_batch(srcs[f::n_files]))
-        paths.append(str(p))
     t1 = time.perf_counter()
-    with ThreadPoolExecutor(max_workers=min(n_files, os.cpu_count() or 1)) as ex:
-        results = list(ex.map(_nvcc, paths))
+    ptx = compile_batched(srcs, tmp_path, "batch", n_files)
     t2 = time.perf_counter()
-    errors = [f"{p}:\n{err[:3000]}" for p, rc, err in results if rc != 0]
-    assert not errors, "nvcc failed:\n" + "\n".join(errors)
-    for p in paths:
-        assert os.path.getsize(p + ".ptx") > 0
+    assert all(ptx)
     print(f"\nnvcc --ptx: {len(srcs)} modules ({n_kernels} kernels, {n_groups} fused segments) in "
           f"{n_files} files: render {t1 - t0:.1f} s, compile {t2 - t1:.1f} s")
 
@@ -214,5 +226,5 @@ def test_parallel_reduce_kernels_compile_for_every_op_and_dtype(tmp_path):
     assert all("fmred_comb0(" in s for s in srcs) and "fmred_comb1(" in srcs[-1]     # var: two passes
     path = tmp_path / "reduce.cu"
     path.write_text(_batch(srcs))
-    _, rc, err = _nvcc(str(path))
+    rc, err, _ = nvcc_ptx(path)
     assert rc == 0, err[:3000]

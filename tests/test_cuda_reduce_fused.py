@@ -22,9 +22,7 @@ import contextlib
 import os
 import re
 import shutil
-import subprocess
 import types
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
@@ -149,15 +147,9 @@ def _sources():
     return out
 
 
-def _nvcc(path):
-    r = subprocess.run([NVCC, "--ptx", "-std=c++17", "-arch=sm_90", path, "-o", path + ".ptx"],
-                       capture_output=True, text=True, timeout=600)
-    return path, r.returncode, r.stderr
-
-
 @pytest.mark.skipif(NVCC is None, reason="nvcc (CUDA toolkit) is not installed here")
 def test_every_reduce_program_the_cuda_path_emits_compiles_with_nvcc(tmp_path):
-    from test_cuda_nvcc import _KERNEL, _batch
+    from test_cuda_nvcc import _KERNEL, compile_batched
     mods = _sources()
     srcs = sorted(mods)
     descr = [d for ds in mods.values() for d in ds]
@@ -170,17 +162,7 @@ def test_every_reduce_program_the_cuda_path_emits_compiles_with_nvcc(tmp_path):
     # half types accumulate in float: no __half/__nv_bfloat16 register or shared value
     for s in srcs:
         assert not re.search(r"(__shared__ |  )(__half|__nv_bfloat16) \w", s), s[:2000]
-    n_files = 3
-    paths = []
-    for f in range(n_files):
-        p = tmp_path / f"reduce{f}.cu"
-        p.write_text(_batch(srcs[f::n_files]))
-        paths.append(str(p))
-    with ThreadPoolExecutor(max_workers=n_files) as ex:
-        results = list(ex.map(_nvcc, paths))
-    # nvcc warns about unused values of the generated code: show its errors only
-    errors = [f"{p}:\n" + "\n".join(re.findall(r".*error.*\n.*\n.*", err)[:10]) for p, rc, err in results if rc != 0]
-    assert not errors, "nvcc failed:\n" + "\n".join(errors)
+    compile_batched(srcs, tmp_path, "reduce", 3, arch="sm_90")
     n_kernels = sum(len(_KERNEL.findall(s)) for s in srcs)
     assert n_kernels >= 4 * len(srcs)
     print(f"\nnvcc --ptx -arch=sm_90: {len(srcs)} reduce programs, {n_kernels} kernels")
