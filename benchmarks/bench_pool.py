@@ -27,6 +27,7 @@ anywhere. There is no numpy/PyTorch CPU counterpart of a device pool: CuPy's is 
 from __future__ import annotations
 
 import bisect
+import contextlib
 import os
 import sys
 import weakref
@@ -100,13 +101,14 @@ class CupyPoolModel:
         self._free.pop(i)
 
 
-def record(make_step, steps: int) -> list:
-    """The allocation trace of ``steps`` calls of ``make_step(dev)()`` on wgpu: a list of
-    ``("a", id, nbytes)`` / ``("f", id, 0)`` in program order."""
-    import burn
-    from burn_wgpu import memory
+@contextlib.contextmanager
+def traced_allocations():
+    """Every allocation of burn's page pool (wgpu's and cuda's pools are both
+    :class:`burn.pagepool.PagePool`) made inside, as a list of ``("a", id, nbytes)`` /
+    ``("f", id, 0)`` events in program order (frees recorded whenever the block dies)."""
+    from burn.pagepool import PagePool
     events, count = [], [0]
-    original = memory.Pool.alloc
+    original = PagePool.alloc
 
     def traced(self, nbytes):
         block = original(self, nbytes)
@@ -115,44 +117,41 @@ def record(make_step, steps: int) -> list:
         events.append(("a", k, int(nbytes)))
         weakref.finalize(block, events.append, ("f", k, 0))
         return block
-    memory.Pool.alloc = traced
+    PagePool.alloc = traced
     try:
-        from common import wgpu_device
+        yield events
+    finally:
+        PagePool.alloc = original
+
+
+def record(make_step, steps: int) -> list:
+    """The allocation trace of ``steps`` calls of ``make_step(dev)()`` on wgpu (see
+    :func:`traced_allocations`)."""
+    import gc
+    from common import wgpu_device
+    with traced_allocations() as events:
         dev = wgpu_device()
         step = make_step(dev)
         for _ in range(steps):
             step()
             dev.sync()
         del step
-        import gc
         gc.collect()
-    finally:
-        memory.Pool.alloc = original
     return events
 
 
 _CUDA_CHILD = r"""
-import json, sys, weakref
+import json, sys
 sys.path.insert(0, sys.argv[1])
+import bench_pool
 import gpu_check
 import burn
-from burn_cuda import memory
-events, count = [], [0]
-original = memory.AdaptivePool.alloc
-
-def traced(self, nbytes):
-    block = original(self, nbytes)
-    k = count[0]
-    count[0] += 1
-    events.append(("a", k, int(nbytes)))
-    weakref.finalize(block, events.append, ("f", k, 0))
-    return block
-memory.AdaptivePool.alloc = traced
-dev = burn.Device.cuda(0)
-step = gpu_check._cnn_burn(dev, int(sys.argv[2]))
-for _ in range(int(sys.argv[3])):
-    step()
-    dev.sync()
+with bench_pool.traced_allocations() as events:
+    dev = burn.Device.cuda(0)
+    step = gpu_check._cnn_burn(dev, int(sys.argv[2]))
+    for _ in range(int(sys.argv[3])):
+        step()
+        dev.sync()
 print(json.dumps(events))
 """
 
@@ -167,10 +166,9 @@ def record_cuda_null(batch: int, steps: int) -> list:
     from pathlib import Path
     sys.path.insert(0, os.path.join(HERE, "..", "tests"))
     from fakecupy_null import write_null_cupy
-    scripts = os.path.join(HERE, "..", "plugins", "burn-cuda", "scripts")
     with tempfile.TemporaryDirectory() as d:
         env = write_null_cupy(Path(d))
-        r = subprocess.run([sys.executable, "-c", _CUDA_CHILD, scripts, str(batch), str(steps)], env=env,
+        r = subprocess.run([sys.executable, "-c", _CUDA_CHILD, HERE, str(batch), str(steps)], env=env,
                            capture_output=True, text=True)
     if r.returncode != 0:
         raise RuntimeError(f"the null-GPU cuda run failed:\n{r.stderr[-4000:]}")
