@@ -156,6 +156,23 @@ def _ql_sweeps(rows: str) -> str:
 """.replace("NROWS", rows)
 
 
+def _dot4(name: str, y_space: str) -> str:
+    """OpenCL C of ``T name(__global const T* x, <y_space> const T* y, int n)``: x . y with four
+    partial sums. OpenCL 1.2 has no generic address space, so each space of y is its own copy.
+
+    >>> assert "T dot4l(__global const T* x, __local const T* y, int n)" in _dot4("dot4l", "__local")
+    """
+    return (f"T {name}(__global const T* x, {y_space} const T* y, int n) {{\n"
+            "  T s0 = 0, s1 = 0, s2 = 0, s3 = 0;\n"
+            "  int i = 0;\n"
+            "  for (; i + 3 < n; i += 4) {\n"
+            "    s0 += x[i] * y[i]; s1 += x[i + 1] * y[i + 1]; s2 += x[i + 2] * y[i + 2]; s3 += x[i + 3] * y[i + 3];\n"
+            "  }\n"
+            "  for (; i < n; ++i) s0 += x[i] * y[i];\n"
+            "  return (s0 + s1) + (s2 + s3);\n"
+            "}")
+
+
 def _src(T: str) -> str:
     ext = "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n" if T == "double" else ""
     return ext + f"""
@@ -169,15 +186,7 @@ def _src(T: str) -> str:
 
 // Dot products inside one work-item: OpenCL may not reassociate a sum, so a single accumulator is
 // one long dependent chain of adds; four partial sums let the CPU overlap them (2-3x on PoCL).
-T dot4(__global const T* x, __global const T* y, int n) {{
-  T s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-  int i = 0;
-  for (; i + 3 < n; i += 4) {{
-    s0 += x[i] * y[i]; s1 += x[i + 1] * y[i + 1]; s2 += x[i + 2] * y[i + 2]; s3 += x[i + 3] * y[i + 3];
-  }}
-  for (; i < n; ++i) s0 += x[i] * y[i];
-  return (s0 + s1) + (s2 + s3);
-}}
+{_dot4("dot4", "__global")}
 
 // The work-group's largest v (every item calls it, in uniform control flow; red holds WG
 // values). The first barrier also fences global memory: callers scale what they just wrote.
@@ -574,15 +583,7 @@ __kernel void jacobi_eigh(int N, int lower, int want_v, int maxsweeps, __global 
 }}
 
 // x . y with y in local memory, four partial sums (as dot4)
-T dot4l(__global const T* x, __local const T* y, int n) {{
-  T s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-  int i = 0;
-  for (; i + 3 < n; i += 4) {{
-    s0 += x[i] * y[i]; s1 += x[i + 1] * y[i + 1]; s2 += x[i + 2] * y[i + 2]; s3 += x[i + 3] * y[i + 3];
-  }}
-  for (; i < n; ++i) s0 += x[i] * y[i];
-  return (s0 + s1) + (s2 + s3);
-}}
+{_dot4("dot4l", "__local")}
 
 // LAPACK's route for symmetric A (dsytrd + dorgtr + dsteqr), one work-group per matrix:
 // (1) Householder reduction to tridiagonal form Q^T A Q = tridiag(d, e), unblocked (dsytd2 on the
