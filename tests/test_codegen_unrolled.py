@@ -135,7 +135,7 @@ def test_unrolled_cuda_variants_compile_for_real_chains_and_families(tmp_path):
     srcs = {}
     for ops, dts, outs, pats in _cuda_chains():
         for pat in pats:
-            src, name = segment_source(ops, dts, outs, pat, unrolled=True)
+            src, name = segment_source(ops, dts, outs, pat, "unrolled")
             assert f"void {name}(" in src and name == f"fused_u{pat}"
             srcs[src] = name
     n_chains = len(srcs)
@@ -145,7 +145,7 @@ def test_unrolled_cuda_variants_compile_for_real_chains_and_families(tmp_path):
     for g in _recorded_groups():
         for ops, dts, outs in segments(g):
             for pat in {0, ((1 << len(dts)) - 2) if dts else 0}:
-                src, _ = segment_source(ops, dts, outs, pat, unrolled=True)
+                src, _ = segment_source(ops, dts, outs, pat, "unrolled")
                 srcs.setdefault(src, "segment")
             n_seg += 1
     fam = [family_source(i, o, True) for i, o in signatures()]
@@ -173,9 +173,9 @@ def test_8op_chain_unrolled_ptx_issues_every_load_before_any_store(tmp_path):
     in flight together. The one-element variant has one load of x per store."""
     from burn_cuda.fused import segment_source
     ops, dts, outs = chain8_group()
-    (tmp_path / "u.cu").write_text(_batch([segment_source(ops, dts, outs, 14, unrolled=True)[0],
+    (tmp_path / "u.cu").write_text(_batch([segment_source(ops, dts, outs, 14, "unrolled")[0],
                                            segment_source(ops, dts, outs, 14)[0],
-                                           segment_source(ops, dts, outs, 0, unrolled=True)[0]]))
+                                           segment_source(ops, dts, outs, 0, "unrolled")[0]]))
     ptx = _nvcc(tmp_path / "u.cu")
     for name, n_loads, n_stores in (("m0_fused_u14", UNROLL + 3, UNROLL), ("m1_fused_c14", 1 + 3, 1),
                                     ("m2_fused_u0", UNROLL * 4, UNROLL)):
@@ -382,8 +382,8 @@ def test_cuda_run_elementwise_picks_the_unrolled_variant_for_large_contiguous_la
         assert (k1, k3) == ("fused_c14", "fused_c0") and g1 == math.ceil(n / 256) and t1 == n
     assert k2 == "fused" and t2 == n and g2 == math.ceil(n / b2)      # strided: the general kernel
     # the fused kernel_for caches each variant, the unrolled one with its elements per thread
-    assert kernel_for(14, True) == ("fused_u14", UNROLL) and kernel_for(14) == "fused_c14"
-    assert kernel_for(None, True) == "fused"
+    assert kernel_for(14, "unrolled") == ("fused_u14", UNROLL) and kernel_for(14) == "fused_c14"
+    assert kernel_for(None, "unrolled") == "fused"
 
 
 LONE_OPS = r'''

@@ -372,14 +372,14 @@ def test_fused_launch_takes_the_form_burn_cuda_ew_names(ew_form, n):
         run_elementwise(dc, kernel_for, (n,), [x, s, s, s], list(rk.out_dtypes), [])
     # the fused kernel_for caches each form with its elements per thread
     assert kernel_for(14, "vector") == ("fused_v14", VECTOR) and kernel_for(14, "plain") == "fused_c14"
-    assert kernel_for(14, True) == ("fused_u14", UNROLL) and kernel_for(None, "vector") == "fused"
+    assert kernel_for(14, "unrolled") == ("fused_u14", UNROLL) and kernel_for(None, "vector") == "fused"
 
 
 def test_family_kernel_for_gives_each_form(ew_form):
     from burn_cuda.kernels import UNROLL, family_kernel_for
     dc = _RecordingDC()
     kf = family_kernel_for(dc, "add", ("float16", "float16"), "float16")
-    assert kf(1, "vector") == ("k_add_v1", VECTOR) and kf(1, True) == ("k_add_u1", UNROLL)
+    assert kf(1, "vector") == ("k_add_v1", VECTOR) and kf(1, "unrolled") == ("k_add_u1", UNROLL)
     assert kf(0) == "k_add_c0" and kf(3, "vector") == "k_add"       # all-scalar: the general kernel
     with pytest.raises(Exception, match="kernel form"):
         kf(0, "wide")

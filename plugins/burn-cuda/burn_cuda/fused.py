@@ -31,15 +31,16 @@ from .tensor import dtype_name
 _RENDERED: dict = {}
 
 
-def segment_source(ops, in_dtypes, outputs, pat=None, unrolled=False):
+def segment_source(ops, in_dtypes, outputs, pat=None, form="plain"):
     """``(source, kernel name)`` of one element-wise chain: the general kernel (``pat`` None,
-    any layout), the variant without index arithmetic for layout pattern ``pat``, or with
-    ``unrolled`` (True or "unrolled") its ``UNROLL`` elements-per-thread variant
-    (``fused_u<pat>``), with ``unrolled="vector"`` its aligned-vector variant (``fused_v<pat>``).
+    any layout), else for layout pattern ``pat`` the variant in ``form``
+    (``burn_cuda.kernels.kernel_form``): "plain" without index arithmetic (``fused_c<pat>``),
+    "unrolled" with ``UNROLL`` elements per thread (``fused_u<pat>``), "vector" with aligned
+    vector loads (``fused_v<pat>``).
     What the GPU compiles, and what tests/test_cuda_nvcc.py, tests/test_codegen_unrolled.py and
     tests/test_codegen_vector.py compile with nvcc.
 
-    >>> src, name = segment_source([("exp", {}, [("in", 0)])], ["float32"], [0], 0, unrolled=True)
+    >>> src, name = segment_source([("exp", {}, [("in", 0)])], ["float32"], [0], 0, "unrolled")
     >>> assert name == "fused_u0" and f"void {name}(" in src
     >>> assert segment_source([("exp", {}, [("in", 0)])], ["float32"], [0], 0, "vector")[1] == "fused_v0"
     """
@@ -47,7 +48,7 @@ def segment_source(ops, in_dtypes, outputs, pat=None, unrolled=False):
     if pat is None:
         rk = render_group("fused", ops, list(in_dtypes), list(outputs), CUDA)
         return program_source([rk], CUDA), "fused"
-    form = kernel_form(unrolled)
+    form = kernel_form(form)
     if form == "vector":
         v = render_group("fused", ops, list(in_dtypes), list(outputs), CUDA, general=False, vector=(pat,))
         return program_source([v], CUDA), f"fused_v{pat}"
@@ -61,8 +62,8 @@ def segment_source(ops, in_dtypes, outputs, pat=None, unrolled=False):
 
 def render_cached(dc, ops, in_dtypes, outputs):
     """``(kernel_for, RenderedKernel)`` of an element-wise chain: ``kernel_for(pattern,
-    form=False)`` is the chain's kernel for a layout pattern
-    (``burn_cuda.kernels.layout_pattern``), in form "unrolled" (or True) ``(kernel, UNROLL)``,
+    form="plain")`` is the chain's kernel for a layout pattern
+    (``burn_cuda.kernels.layout_pattern``), in form "unrolled" ``(kernel, UNROLL)``,
     in form "vector" ``(kernel, VECTOR)`` (see ``burn_cuda.kernels.run_elementwise``), each
     variant its own small program compiled on first use. Attribute values are run-time
     arguments, so the key is the chain's structure and dtypes only."""
@@ -73,7 +74,7 @@ def render_cached(dc, ops, in_dtypes, outputs):
                           list(in_dtypes), list(outputs), CUDA)
         kernels = {}
 
-        def kernel_for(pat, form=False):
+        def kernel_for(pat, form="plain"):
             form = kernel_form(form) if pat is not None else "plain"
             k = kernels.get((pat, form))
             if k is None:

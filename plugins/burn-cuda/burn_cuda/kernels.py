@@ -212,8 +212,8 @@ def run_elementwise(dc, kernel_for, shape, inputs, out_dtypes, params):
     """Launch a generated kernel: allocate its outputs (in burn's pool), pass the index struct.
 
     ``kernel_for(pattern, form)`` gives the kernel for a layout pattern (None: the general
-    one) in ``form`` (``elementwise_form``: "plain", "unrolled", "vector"; True/False mean
-    "unrolled"/"plain"); for the unrolled and vector forms it may give ``(kernel, elements per
+    one) in ``form`` (``elementwise_form``: "plain", "unrolled", "vector"); for the unrolled
+    and vector forms it may give ``(kernel, elements per
     thread)``, launched over ceil(n / per) threads in blocks of 256 (the ``name_u<pattern>``
     and ``name_v<pattern>`` variants of ``burn.codegen.render_group``)."""
     cp = dc.cp
@@ -240,14 +240,10 @@ def run_elementwise(dc, kernel_for, shape, inputs, out_dtypes, params):
 
 
 def kernel_form(form) -> str:
-    """``kernel_for``'s form argument as a name: True is "unrolled", False/None "plain".
+    """``kernel_for``'s form argument, checked: "plain", "unrolled" or "vector".
 
-    >>> assert kernel_form(True) == "unrolled" and kernel_form(False) == "plain" and kernel_form("vector") == "vector"
+    >>> assert kernel_form("vector") == "vector"
     """
-    if form is True:
-        return "unrolled"
-    if form is False or form is None:
-        return "plain"
     if form not in ("plain", "unrolled", "vector"):
         raise BurnError(f"cuda: kernel form must be 'plain', 'unrolled' or 'vector', got {form!r}")
     return form
@@ -281,7 +277,7 @@ def family_kernel_for(dc, op, in_dtypes: tuple, out: str):
     the general ``k_<op>``."""
     fast = family_patterns(len(in_dtypes))
 
-    def kernel_for(pat, form=False):
+    def kernel_for(pat, form="plain"):
         form = kernel_form(form)
         if pat not in fast:
             return dc.function(family_source(in_dtypes, out), f"k_{op}")
