@@ -602,3 +602,34 @@ def test_burn_signal_registers_its_cache_cleanup_per_backend():
     if "cuda" in registry.backends:
         from burn_signal import _cuda
         assert _cuda.release_caches in library._MEMORY_CLEANUP["cuda"]
+
+
+def test_kernel_modules_import_neither_scipy_nor_the_device_runtimes():
+    # issue 19: registering the kernels (importing these modules) must not cost scipy.signal /
+    # scipy.fft (~100-200 ms); only running a flex kernel or a host fallback may import them
+    code = ("import sys, burn_signal._flex, burn_signal._wgpu, burn_signal._cuda\n"
+            "heavy = ('scipy.signal', 'scipy.fft', 'scipy.linalg', 'scipy.stats', 'pyopencl', 'cupy')\n"
+            "print(sorted(m for m in heavy if m in sys.modules))\n"
+            "import numpy as np, burn_signal._flex as f\n"
+            "f.KERNELS['rfft'](np.ones(4), n=4, axis=-1, norm=None)\n"
+            "print('scipy.fft' in sys.modules)")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert r.stdout.split("\n")[:2] == ["[]", "True"], r.stdout
+
+
+def test_kernel_sources_are_package_files_with_defines():
+    # every kernel file is read through importlib.resources, and the programs are #defines + files
+    from importlib import resources
+
+    from burn_signal import _cuda, _sources
+    from burn_signal._wgpu import common, passes
+    names = sorted(p.name for p in resources.files("burn_signal").joinpath("kernels").iterdir())
+    assert names == ["common.cl", "fft_pass.cl", "filters.cu", "ola.cu", "rounding.cuh", "signal.cl"], names
+    assert common.program_source("float64").startswith("#define T double\n#define FP64 1\n")
+    assert common.program_source("float32") is common.program_source("float32")   # one str per dtype
+    src = passes.pass_source("float", 8)
+    assert src.endswith(_sources.read("fft_pass.cl")) and "#define R 8\n" in src
+    assert _cuda.filter_source() == _sources.read("rounding.cuh") + _sources.read("filters.cu")
+    with pytest.raises(ValueError, match="must be one line"):
+        _sources.render(("common.cl",), {"T": "float\nfloat"})
