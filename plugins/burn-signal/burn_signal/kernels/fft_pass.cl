@@ -1,9 +1,30 @@
 // One radix-R Stockham pass of burn.signal's FFT (a program per dtype and radix, after common.cl).
-// The host defines R and the straight-line code it generates for that radix:
-//   REP(M)  expands to M(0) M(1) ... M(R-1);  REP1(M) to M(1) ... M(R-1)
+// The host defines R (2..16) and the straight-line code it generates for that radix:
 //   DFT_F / DFT_I  the R-point DFT (forward / inverse) of u0..u(R-1) into v0..v(R-1), constant
 //                  twiddles, multiplications by 1 and +-i left out: no loops, no barriers.
 // Index math is 32-bit: total = rows * n / R < 2^32 work-items (64-bit divisions are slow on CPUs).
+
+// REP1(M) expands to M(1) M(2) ... M(R-1), REP(M) to M(0) M(1) ... M(R-1): the R loads,
+// twiddles and stores of a work-item, unrolled
+#define REP1_2(M) M(1)
+#define REP1_3(M) REP1_2(M) M(2)
+#define REP1_4(M) REP1_3(M) M(3)
+#define REP1_5(M) REP1_4(M) M(4)
+#define REP1_6(M) REP1_5(M) M(5)
+#define REP1_7(M) REP1_6(M) M(6)
+#define REP1_8(M) REP1_7(M) M(7)
+#define REP1_9(M) REP1_8(M) M(8)
+#define REP1_10(M) REP1_9(M) M(9)
+#define REP1_11(M) REP1_10(M) M(10)
+#define REP1_12(M) REP1_11(M) M(11)
+#define REP1_13(M) REP1_12(M) M(12)
+#define REP1_14(M) REP1_13(M) M(13)
+#define REP1_15(M) REP1_14(M) M(14)
+#define REP1_16(M) REP1_15(M) M(15)
+#define REP_CAT_(a, b) a##b
+#define REP_CAT(a, b) REP_CAT_(a, b)
+#define REP1(M) REP_CAT(REP1_, R)(M)
+#define REP(M) M(0) REP1(M)
 
 // input j of the R of work-item i: source rows hold mv values, zeros after
 #define LOAD(j) C u##j = i + j * q < mv ? x[i + j * q] : (C)(0, 0);
