@@ -47,6 +47,7 @@ import numpy as np
 
 from . import _flex, _sources
 from ._errors import SignalError
+from ._ops import istft_length, stft_plan
 
 
 def _cp():
@@ -260,7 +261,6 @@ def _stft_scale(win, scaling, fs):
 @_kernel("stft")
 def stft(x, win, *, fs, noverlap, nfft, boundary, padded, onesided, scaling):
     """scipy.signal.stft's ``Zxx`` (..., freq, segment) for the last axis of ``x``."""
-    from ._ops import stft_plan
     cp = _cp()
     n, nper = x.shape[-1], win.shape[0]
     step, total, nseg = stft_plan("stft", n, nper, noverlap, nfft, boundary, padded)
@@ -302,7 +302,6 @@ def ola_source() -> str:
 def istft(z, win, *, fs, noverlap, nfft, onesided, boundary, scaling):
     """scipy.signal.istft's ``x`` from ``z`` (..., freq, segment): the inverse FFT of every segment,
     then one overlap-add kernel (:func:`ola_source`) that scales, windows, sums and normalizes."""
-    from ._ops import istft_length
     cp = _cp()
     nper, nseg = win.shape[0], z.shape[-1]
     step = nper - noverlap

@@ -12,6 +12,7 @@ the first kernel that runs (registering the kernels does not pay for them).
 from __future__ import annotations
 
 import functools
+import warnings
 
 import numpy as np
 
@@ -134,7 +135,6 @@ def stft(x, win, *, fs, noverlap, nfft, boundary, padded, onesided, scaling):
 
 @_scipy("istft")
 def istft(z, win, *, fs, noverlap, nfft, onesided, boundary, scaling):
-    import warnings
     with warnings.catch_warnings():
         # NOLA: scipy warns and divides where the window overlap is non-zero; so does the reference
         warnings.simplefilter("ignore", UserWarning)
