@@ -1,17 +1,22 @@
 """Crossing between burn tensors and a backend's native arrays (for the backends' kernel APIs).
 
 ``burn_flex.api``, ``burn_wgpu.api`` and ``burn_cuda.api`` each expose ``native(tensor)`` and
-``from_native(array, device)``; both are these two functions with the backend's kind.
+``from_native(array, device)``; both are these two functions with the backend's kind. The
+``check_*`` functions validate the arguments of the apis' views and ops, so every backend
+raises the same ShapeError for the same mistake.
 """
 from __future__ import annotations
 
+import numpy as np
+
 from .bridge import Handle
 from .device import Device
-from .errors import DeviceMismatch
+from .errors import DeviceMismatch, ShapeError
 from .graph import graph_for
 from .tensor import Tensor
 
-__all__ = ["native_of", "wrap_native"]
+__all__ = ["native_of", "wrap_native", "check_reshape", "check_permute", "check_broadcast", "check_slice",
+           "check_concat", "check_matmul"]
 
 
 def native_of(tensor: Tensor, kind: str):
@@ -56,3 +61,103 @@ def wrap_native(array, kind: str, index: int, device=None) -> Tensor:
     graph = graph_for(device)
     shape, dtype = graph.backend.native_meta(array)
     return Tensor._wrap(Handle(tuple(shape), dtype, graph, array), device)
+
+
+# -- argument checks shared by the backends' apis (one wording of each error everywhere) --------
+
+def check_reshape(kind: str, shape, new_shape) -> tuple:
+    """``new_shape`` as a tuple of ints, or ShapeError if it has another number of elements.
+
+    Example:
+        >>> from burn.native import check_reshape
+        >>> assert check_reshape("flex", (2, 3), [3, 2]) == (3, 2)
+    """
+    new_shape = tuple(int(s) for s in new_shape)
+    if int(np.prod(new_shape, dtype=np.int64)) != int(np.prod(tuple(shape), dtype=np.int64)):
+        raise ShapeError(f"{kind} api: reshape of shape {tuple(shape)} to {new_shape}")
+    return new_shape
+
+
+def check_permute(kind: str, shape, axes) -> tuple:
+    """``axes`` (negative ones counted from the end) as a tuple, or ShapeError if they are not a
+    permutation of ``range(len(shape))``.
+
+    Example:
+        >>> from burn.native import check_permute
+        >>> assert check_permute("wgpu", (2, 3, 4), (-1, 0, 1)) == (2, 0, 1)
+    """
+    nd = len(shape)
+    axes = tuple(int(a) + nd if int(a) < 0 else int(a) for a in axes)
+    if sorted(axes) != list(range(nd)):
+        raise ShapeError(f"{kind} api: permute axes {axes} of an array of shape {tuple(shape)}")
+    return axes
+
+
+def check_broadcast(kind: str, shape, new_shape) -> tuple:
+    """``new_shape`` as a tuple, or ShapeError if ``shape`` does not broadcast to it (numpy's rules).
+
+    Example:
+        >>> from burn.native import check_broadcast
+        >>> assert check_broadcast("cuda", (3,), [2, 3]) == (2, 3)
+    """
+    new_shape = tuple(int(s) for s in new_shape)
+    try:
+        ok = np.broadcast_shapes(tuple(shape), new_shape) == new_shape
+    except ValueError:
+        ok = False
+    if not ok:
+        raise ShapeError(f"{kind} api: cannot broadcast shape {tuple(shape)} to {new_shape}")
+    return new_shape
+
+
+def check_slice(kind: str, shape, starts, stops, steps) -> tuple:
+    """``(starts, stops, steps)`` as lists of ints (steps default to 1), or ShapeError unless there
+    is one of each per axis and no step is 0.
+
+    Example:
+        >>> from burn.native import check_slice
+        >>> assert check_slice("flex", (4, 5), (1, 0), (3, 5), None) == ([1, 0], [3, 5], [1, 1])
+    """
+    steps = [1] * len(shape) if steps is None else [int(s) for s in steps]
+    if not len(starts) == len(stops) == len(steps) == len(shape) or 0 in steps:
+        raise ShapeError(f"{kind} api: slice needs one start, stop and non-zero step per axis of shape "
+                         f"{tuple(shape)}; got starts={list(starts)} stops={list(stops)} steps={steps}")
+    return [int(s) for s in starts], [int(s) for s in stops], steps
+
+
+def check_concat(kind: str, shapes, dtypes, axis) -> int:
+    """``axis`` counted from 0, or ShapeError unless the arrays (at least one) have one dtype and
+    equal shapes but along ``axis``.
+
+    Example:
+        >>> from burn.native import check_concat
+        >>> assert check_concat("wgpu", [(1, 2), (3, 2)], ["float32"] * 2, -2) == 0
+    """
+    shapes = [tuple(s) for s in shapes]
+    if not shapes:
+        raise ShapeError(f"{kind} api: concat of no arrays")
+    nd = len(shapes[0])
+    axis = int(axis) + nd if int(axis) < 0 else int(axis)
+    rest = {(s[:axis] + s[axis + 1:], len(s), str(d)) for s, d in zip(shapes, dtypes)}
+    if not 0 <= axis < max(nd, 1) or len(rest) != 1:
+        raise ShapeError(f"{kind} api: concat along axis {axis} of shapes {shapes} dtypes {[str(d) for d in dtypes]}")
+    return axis
+
+
+def check_matmul(kind: str, a_shape, a_dtype, b_shape, b_dtype) -> None:
+    """ShapeError unless ``a @ b`` is defined (numpy's matmul rules, one dtype).
+
+    Example:
+        >>> from burn.native import check_matmul
+        >>> check_matmul("flex", (5, 2, 3), "float32", (3, 4), "float32")
+    """
+    a_shape, b_shape = tuple(a_shape), tuple(b_shape)
+    ok = len(a_shape) >= 1 and len(b_shape) >= 1 and str(a_dtype) == str(b_dtype) and \
+        a_shape[-1] == b_shape[-2 if len(b_shape) > 1 else 0]
+    if ok:
+        try:
+            np.broadcast_shapes(a_shape[:-2], b_shape[:-2])
+        except ValueError:
+            ok = False
+    if not ok:
+        raise ShapeError(f"{kind} api: matmul of shapes {a_shape} ({a_dtype}) and {b_shape} ({b_dtype})")

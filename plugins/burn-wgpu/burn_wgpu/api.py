@@ -36,13 +36,14 @@ import numpy as np
 from burn.codegen.sources import Program, kernel_args, launch_shape, load_source, with_defines
 from burn.device import Device
 from burn.dtypes import as_dtype
-from burn.errors import BurnError, DeviceMismatch, ShapeError
-from burn.native import native_of, wrap_native
+from burn.errors import BurnError, DeviceMismatch
+from burn.native import (check_broadcast, check_concat, check_matmul, check_permute, check_reshape, check_slice,
+                         native_of, wrap_native)
 
 # the internals this module wraps (kept here, in one place, so they are easy to repoint)
 from . import interop as _interop
 from . import kernels as _kernels
-from .tensor import WTensor, numel, reshape_view
+from .tensor import WTensor, reshape_view
 from .tensor import empty as _empty
 
 __all__ = ["native", "from_native", "device_of", "empty", "zeros", "copy", "contiguous", "reshape",
@@ -202,9 +203,7 @@ def reshape(x, shape):
         >>> assert y.buf is x.buf and wgpu.to_host(y).tolist() == [[0, 1, 2], [3, 4, 5]]
     """
     _check(x, "reshape")
-    shape = tuple(int(s) for s in shape)
-    if numel(shape) != x.size:
-        raise ShapeError(f"wgpu api: reshape of shape {x.shape} ({x.size} elements) to {shape}")
+    shape = check_reshape(_KIND, x.shape, shape)
     v = reshape_view(x, shape)
     return v if v is not None else reshape_view(copy(x), shape)
 
@@ -219,10 +218,7 @@ def permute(x, axes):
         >>> assert wgpu.permute(x, (2, 0, 1)).shape == (4, 2, 3)
     """
     _check(x, "permute")
-    axes = tuple(int(a) % max(x.ndim, 1) for a in axes)
-    if sorted(axes) != list(range(x.ndim)):
-        raise ShapeError(f"wgpu api: permute axes {axes} of an array of shape {x.shape}")
-    return _kernels.permute(x, axes=axes)
+    return _kernels.permute(x, axes=check_permute(_KIND, x.shape, axes))
 
 
 def broadcast_to(x, shape):
@@ -235,21 +231,7 @@ def broadcast_to(x, shape):
         >>> assert x.strides == (0, 1) and wgpu.to_host(x).tolist() == [[0, 1, 2], [0, 1, 2]]
     """
     _check(x, "broadcast_to")
-    shape = tuple(int(s) for s in shape)
-    try:
-        if np.broadcast_shapes(x.shape, shape) != shape:
-            raise ValueError
-    except ValueError:
-        raise ShapeError(f"wgpu api: cannot broadcast shape {x.shape} to {shape}") from None
-    return _kernels.broadcast_to(x, shape=shape)
-
-
-def _slice_args(x, starts, stops, steps):
-    steps = [1] * x.ndim if steps is None else [int(s) for s in steps]
-    if not len(starts) == len(stops) == len(steps) == x.ndim or 0 in steps:
-        raise ShapeError(f"slice: one start, stop and non-zero step per axis of shape {x.shape}; got "
-                         f"starts={list(starts)} stops={list(stops)} steps={steps}")
-    return [int(s) for s in starts], [int(s) for s in stops], steps
+    return _kernels.broadcast_to(x, shape=check_broadcast(_KIND, x.shape, shape))
 
 
 def slice(x, starts, stops, steps=None):     # noqa: A001 (the same name in every backend's api)
@@ -263,7 +245,7 @@ def slice(x, starts, stops, steps=None):     # noqa: A001 (the same name in ever
         >>> assert wgpu.to_host(wgpu.slice(x, [8], [-1], [-3])).tolist() == [8.0, 5.0, 2.0]
     """
     _check(x, "slice")
-    starts, stops, steps = _slice_args(x, starts, stops, steps)
+    starts, stops, steps = check_slice(_KIND, x.shape, starts, stops, steps)
     return _kernels.slice_(x, starts=starts, stops=stops, steps=steps)
 
 
@@ -279,13 +261,7 @@ def concat(xs, axis):
     xs = list(xs)
     for x in xs:
         _check(x, "concat")
-    if not xs:
-        raise ShapeError("wgpu api: concat of no arrays")
-    axis = int(axis) % max(xs[0].ndim, 1)
-    rest = {(x.shape[:axis] + x.shape[axis + 1:], x.dtype) for x in xs}
-    if len(rest) != 1:
-        raise ShapeError(f"wgpu api: concat along axis {axis} of shapes {[x.shape for x in xs]} "
-                         f"dtypes {[x.dtype for x in xs]}")
+    axis = check_concat(_KIND, [x.shape for x in xs], [x.dtype for x in xs], axis)
     return _kernels.concat(*xs, axis=axis)
 
 
@@ -301,8 +277,7 @@ def matmul(a, b):
     """
     _check(a, "matmul")
     _check(b, "matmul")
-    if a.ndim < 1 or b.ndim < 1 or a.shape[-1] != b.shape[-2 if b.ndim > 1 else 0] or a.dtype != b.dtype:
-        raise ShapeError(f"wgpu api: matmul of shapes {a.shape} ({a.dtype}) and {b.shape} ({b.dtype})")
+    check_matmul(_KIND, a.shape, a.dtype, b.shape, b.dtype)
     return _kernels.matmul(a, b)
 
 
