@@ -16,7 +16,7 @@ from .graph import graph_for
 from .tensor import Tensor
 
 __all__ = ["native_of", "wrap_native", "check_reshape", "check_permute", "check_broadcast", "check_slice",
-           "check_concat", "check_matmul"]
+           "check_concat", "check_matmul", "host_kernel"]
 
 
 def native_of(tensor: Tensor, kind: str):
@@ -161,3 +161,27 @@ def check_matmul(kind: str, a_shape, a_dtype, b_shape, b_dtype) -> None:
             ok = False
     if not ok:
         raise ShapeError(f"{kind} api: matmul of shapes {a_shape} ({a_dtype}) and {b_shape} ({b_dtype})")
+
+
+def host_kernel(fn, name: str, kind: str, is_native, to_host, to_device, device_of):
+    """Numpy kernel ``fn`` as a ``kind`` kernel: native arguments go through ``to_host``, ``fn``
+    runs, each result comes back through ``to_device(array, device)`` on the arguments' device
+    (``device_of(*args)``); tuples of results come back as tuples, other arguments pass through.
+    The kernel is marked ``host_fallback`` (``burn info`` lists such ops).
+
+    Example:
+        >>> import numpy as np
+        >>> from burn.native import host_kernel
+        >>> k = host_kernel(lambda a: (a + 1, a * 2), "demo", "flex", lambda a: isinstance(a, list),
+        ...                 np.array, lambda a, dev: a.tolist(), lambda *xs: None)
+        >>> assert k([1, 2]) == ([2, 3], [2, 4]) and k.__name__ == "flex_host_demo" and k.host_fallback
+    """
+    def kernel(*xs, **attrs):
+        dev = device_of(*xs)
+        r = fn(*[to_host(x) if is_native(x) else x for x in xs], **attrs)
+        if isinstance(r, tuple):
+            return tuple(to_device(np.asarray(v), dev) for v in r)
+        return to_device(np.asarray(r), dev)
+    kernel.__name__ = f"{kind}_host_{name}"
+    kernel.host_fallback = True
+    return kernel

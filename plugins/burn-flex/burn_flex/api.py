@@ -33,7 +33,7 @@ from .dtypes import native as _native_dtype
 
 __all__ = ["native", "from_native", "device_of", "empty", "zeros", "copy", "contiguous", "reshape",
            "permute", "broadcast_to", "slice", "concat", "matmul", "to_host", "to_device", "host_fallback",
-           "load_source", "numpy_dtype"]
+           "load_source", "numpy_dtype", "dtype_name", "is_native"]
 
 _KIND = "flex"
 
@@ -57,6 +57,28 @@ def numpy_dtype(dtype) -> np.dtype:
     return _native_dtype(as_dtype(dtype))
 
 
+def dtype_name(x) -> str:
+    """The burn dtype name of a native array.
+
+    Example:
+        >>> import numpy as np
+        >>> from burn_flex import api as flex
+        >>> assert flex.dtype_name(np.zeros(1, np.bool_)) == "bool"
+    """
+    return as_dtype(x.dtype).name
+
+
+def is_native(x) -> bool:
+    """True for a flex native array (a numpy array).
+
+    Example:
+        >>> import numpy as np
+        >>> from burn_flex import api as flex
+        >>> assert flex.is_native(np.zeros(2)) and not flex.is_native([0.0, 0.0])
+    """
+    return isinstance(x, np.ndarray)
+
+
 def native(tensor) -> np.ndarray:
     """The numpy array of a burn Tensor on flex, after its pending work ran (no copy).
 
@@ -77,7 +99,7 @@ def from_native(array, device=None):
         >>> t = flex.from_native(np.ones((2,), np.float32))
         >>> assert t.device == burn.Device.flex() and (t + 1).tolist() == [2.0, 2.0]
     """
-    if not isinstance(array, np.ndarray):
+    if not is_native(array):
         raise TypeError(f"flex api: from_native takes a numpy array, got {type(array).__name__}")
     return wrap_native(array, _KIND, 0, device)
 

@@ -43,12 +43,12 @@ from burn.native import (check_broadcast, check_concat, check_matmul, check_perm
 # the internals this module wraps (kept here, in one place, so they are easy to repoint)
 from . import interop as _interop
 from . import kernels as _kernels
-from .tensor import WTensor, reshape_view
+from .tensor import NUMPY, WTensor, reshape_view
 from .tensor import empty as _empty
 
 __all__ = ["native", "from_native", "device_of", "empty", "zeros", "copy", "contiguous", "reshape",
            "permute", "broadcast_to", "slice", "concat", "matmul", "to_host", "to_device", "host_fallback",
-           "program", "launch", "local_memory", "buffer", "sync", "load_source", "WTensor"]
+           "program", "launch", "local_memory", "buffer", "sync", "load_source", "is_native", "numpy_dtype", "dtype_name"]
 
 _KIND = "wgpu"
 _PROGRAMS: dict = {}
@@ -87,6 +87,39 @@ def _dtype(dtype) -> str:
 def _check(x, what):
     if not isinstance(x, WTensor):
         raise TypeError(f"wgpu api: {what} takes a wgpu native array (WTensor), got {type(x).__name__}")
+
+
+def numpy_dtype(dtype) -> np.dtype:
+    """The numpy dtype of a burn dtype (a DType or its name) on wgpu: what :func:`to_host` returns.
+
+    Example:
+        >>> import numpy as np
+        >>> from burn_wgpu import api as wgpu
+        >>> assert wgpu.numpy_dtype("complex64") == np.complex64
+    """
+    return np.dtype(NUMPY[_dtype(dtype)])
+
+
+def dtype_name(x) -> str:
+    """The burn dtype name of a native array (wgpu arrays keep it as ``x.dtype``).
+
+    Example:
+        >>> from burn_wgpu import api as wgpu
+        >>> assert wgpu.dtype_name(wgpu.empty((1,), "int8")) == "int8"
+    """
+    _check(x, "dtype_name")
+    return x.dtype
+
+
+def is_native(x) -> bool:
+    """True for a wgpu native array (a ``WTensor``: a strided view of a pooled OpenCL buffer).
+
+    Example:
+        >>> import numpy as np
+        >>> from burn_wgpu import api as wgpu
+        >>> assert wgpu.is_native(wgpu.empty((2,), "float32")) and not wgpu.is_native(np.zeros(2))
+    """
+    return isinstance(x, WTensor)
 
 
 def native(tensor):
