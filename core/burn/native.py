@@ -15,7 +15,7 @@ from .errors import DeviceMismatch, ShapeError
 from .graph import graph_for
 from .tensor import Tensor
 
-__all__ = ["native_of", "wrap_native", "check_reshape", "check_permute", "check_broadcast", "check_slice",
+__all__ = ["native_of", "wrap_native", "device_index", "check_reshape", "check_permute", "check_broadcast", "check_slice",
            "check_concat", "check_matmul", "host_kernel"]
 
 
@@ -34,6 +34,25 @@ def native_of(tensor: Tensor, kind: str):
         raise DeviceMismatch(f"{kind} api: native() of a tensor on {tensor.device} (shape {tensor.shape}, "
                              f"dtype {tensor.dtype}); move it first: t.to_device('{kind}')")
     return tensor._h.value()
+
+
+def device_index(kind: str, device) -> int | None:
+    """The index a ``kind`` api call targets: None for ``device=None`` (the device whose work is
+    running), else the index of an int, a :class:`burn.Device` or its string, which must be of ``kind``.
+
+    Example:
+        >>> from burn.native import device_index
+        >>> assert device_index("wgpu", "wgpu:1") == 1 and device_index("wgpu", 2) == 2
+        >>> assert device_index("cuda", None) is None
+    """
+    if device is None:
+        return None
+    if isinstance(device, (int, np.integer)) and not isinstance(device, bool):
+        return int(device)
+    d = device if isinstance(device, Device) else Device(device)
+    if d.kind != kind:
+        raise DeviceMismatch(f"{kind} api: device {d} is not a {kind} device")
+    return d.index
 
 
 def wrap_native(array, kind: str, index: int, device=None) -> Tensor:

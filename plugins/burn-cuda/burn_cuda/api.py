@@ -12,18 +12,17 @@ the right device, stream and pool inside :func:`scope` (or a kernel wrapped by
 Importing this module does not import CuPy: :func:`cupy` and the first call that needs a
 device do (a missing CuPy or GPU is a :class:`burn.BackendUnavailable` saying what to install).
 
-Example (needs a GPU; the same kernel as in ``burn_wgpu.api``)::
+Example (needs a GPU): ``out = 2 x + y`` with the CUDA C shipped in a package's ``kernels.cu``,
+``extern "C" __global__ void axpy(const float* x, float* y, int n)`` scaling by ``ALPHA``::
 
     from burn_cuda import api as cuda
-    SOURCE = 'extern "C" __global__ void scale(const float* x, float* y, int n) {' \\
-             ' int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) y[i] = SCALE * x[i]; }'
+    SOURCE = cuda.load_source("my_package", "kernels.cu")
 
     @my_op.kernel("cuda")
-    def _(x):
-        x = cuda.contiguous(x)
-        out = cuda.empty(x.shape, x.dtype)
-        prog = cuda.program(SOURCE, defines={"SCALE": 2})       # compiled once, cached
-        cuda.launch(prog.scale, x.size, (x, out, x.size))
+    def _(x, y):
+        out = cuda.copy(y)                                           # from burn's pool
+        prog = cuda.program(SOURCE, defines={"ALPHA": "2.0f"})      # compiled once, cached
+        cuda.launch(prog.axpy, out.size, (cuda.contiguous(x), out, out.size))
         return out
 
 Launch arguments: CuPy arrays are passed as the address of their first element, Python
@@ -37,11 +36,9 @@ import numpy as np
 
 from burn.backend import current_device_index
 from burn.codegen.sources import Program, kernel_args, launch_shape, load_source, with_defines
-from burn.device import Device
 from burn.dtypes import as_dtype
-from burn.errors import DeviceMismatch
 from burn.native import (check_broadcast, check_concat, check_matmul, check_permute, check_reshape, check_slice,
-                         host_kernel, native_of, wrap_native)
+                         device_index, host_kernel, native_of, wrap_native)
 
 # the internals this module wraps (kept here, in one place, so they are easy to repoint)
 from . import kernels as _kernels
@@ -73,16 +70,10 @@ def cupy():
 def _dc(device):
     """The DeviceContext of ``device``: None (the running device), an index, a burn.Device or its
     string, or a DeviceContext."""
-    if device is None:
-        return device_of()
     if isinstance(device, _runtime.DeviceContext):
         return device
-    if isinstance(device, (int, np.integer)):
-        return _runtime.context(int(device))
-    d = device if isinstance(device, Device) else Device(device)
-    if d.kind != _KIND:
-        raise DeviceMismatch(f"cuda api: device {d} is not a cuda device")
-    return _runtime.context(d.index)
+    index = device_index(_KIND, device)
+    return device_of() if index is None else _runtime.context(index)
 
 
 def is_native(x) -> bool:

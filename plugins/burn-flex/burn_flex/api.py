@@ -26,7 +26,7 @@ from burn.device import Device
 from burn.dtypes import as_dtype
 from burn.errors import DeviceMismatch
 from burn.native import (check_broadcast, check_concat, check_matmul, check_permute, check_reshape, check_slice,
-                         native_of, wrap_native)
+                         device_index, native_of, wrap_native)
 
 # the internals this module wraps (kept here, in one place, so they are easy to repoint)
 from .dtypes import native as _native_dtype
@@ -39,11 +39,8 @@ _KIND = "flex"
 
 
 def _check_device(device):
-    if device is None or isinstance(device, (int, np.integer)):
-        return
-    d = device if isinstance(device, Device) else Device(device)
-    if d.kind != _KIND:
-        raise DeviceMismatch(f"flex api: device {d} is not the flex device")
+    if device_index(_KIND, device) not in (None, 0):
+        raise DeviceMismatch(f"flex api: there is one flex device (flex:0), got {device!r}")
 
 
 def numpy_dtype(dtype) -> np.dtype:

@@ -3,7 +3,7 @@
 A wgpu kernel receives and returns the backend's native arrays: strided views of pooled
 OpenCL buffers (``x.shape``, ``x.strides`` and ``x.offset`` in elements, ``x.dtype`` a burn
 dtype name, ``x.size``). This module allocates them from the device's pool, makes views
-and copies, moves data to and from the host (counted in ``Device.stats()``), compiles
+and copies, moves data to and from the host (counted in the device's ``stats``), compiles
 OpenCL C once per process (memory cache) and machine (disk cache of driver binaries, see
 :mod:`burn_wgpu.runtime`) and launches kernels on the device's in-order queue.
 ``burn_cuda.api`` and ``burn_flex.api`` have the same names.
@@ -34,11 +34,10 @@ from __future__ import annotations
 import numpy as np
 
 from burn.codegen.sources import Program, kernel_args, launch_shape, load_source, with_defines
-from burn.device import Device
 from burn.dtypes import as_dtype
-from burn.errors import BurnError, DeviceMismatch
+from burn.errors import BurnError
 from burn.native import (check_broadcast, check_concat, check_matmul, check_permute, check_reshape, check_slice,
-                         native_of, wrap_native)
+                         device_index, native_of, wrap_native)
 
 # the internals this module wraps (kept here, in one place, so they are easy to repoint)
 from . import interop as _interop
@@ -67,17 +66,11 @@ def _cl():
 def _dc(device):
     """The DeviceContext of ``device``: None (the running device), an index, a burn.Device or
     its string, or a DeviceContext."""
-    if device is None:
-        return device_of()
     rt = _runtime()
     if isinstance(device, rt.DeviceContext):
         return device
-    if isinstance(device, (int, np.integer)):
-        return rt.context(int(device))
-    d = device if isinstance(device, Device) else Device(device)
-    if d.kind != _KIND:
-        raise DeviceMismatch(f"wgpu api: device {d} is not a wgpu device")
-    return rt.context(d.index)
+    index = device_index(_KIND, device)
+    return device_of() if index is None else rt.context(index)
 
 
 def _dtype(dtype) -> str:
