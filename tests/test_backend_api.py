@@ -149,6 +149,21 @@ def test_shape_errors_are_the_same_on_wgpu_and_flex(call, match):
             call(api, api.empty((2, 2), "float32"))
 
 
+def test_wgpu_as_strided_views_the_buffer_within_its_bounds():
+    a = np.arange(12, dtype=np.float32)
+    x = wgpu.to_device(a)
+    rev = wgpu.as_strided(x, (3, 2), (-4, 1), 8)          # rows backwards, as a reversed view
+    assert np.array_equal(wgpu.to_host(rev), a.reshape(3, 4)[::-1, :2])
+    z = wgpu.as_strided(x, (2, 3), (3, 1), 0, dtype=burn.complex64)
+    assert np.array_equal(wgpu.to_host(z), a.view(np.complex64).reshape(2, 3))
+    # (the pool may round a block up: past its end is what is checked)
+    for shape, strides, offset in (((3,), (-4,), 4), ((1,), (1,), -1), ((2, 3), (10 ** 6, 1), 0)):
+        with pytest.raises(burn.ShapeError, match="reaches outside"):
+            wgpu.as_strided(x, shape, strides, offset)
+    with pytest.raises(burn.ShapeError, match="reaches outside"):
+        wgpu.as_strided(x, (2,), (10 ** 6,), 0, dtype="complex64")
+
+
 def test_wgpu_api_rejects_other_arrays():
     with pytest.raises(TypeError, match="WTensor"):
         wgpu.copy(np.zeros(2))
@@ -167,6 +182,8 @@ def test_wgpu_host_transfers_are_counted_and_host_fallback():
     assert k.host_fallback and k.__name__ == "wgpu_host_demo"
     assert wgpu.to_host(y).tolist() == [0, 2, 4, 6, 8, 10] and float(wgpu.to_host(s)) == 15
     assert dc.stats["host_transfers"] == n0 + 1 + 3 + 2       # 1 down + 2 up, then the 2 reads
+    assert wgpu.to_host(y, count=False).tolist() == [0, 2, 4, 6, 8, 10]      # a status read: not counted
+    assert dc.stats["host_transfers"] == n0 + 1 + 3 + 2
 
 
 def test_wgpu_native_round_trip():
@@ -300,6 +317,7 @@ k = cuda.host_fallback(lambda a: (np.sort(a), a.sum()), "demo")
 s, total = k(cuda.to_device([3.0, 1.0, 2.0]))
 res["fallback"] = [k.__name__, k.host_fallback, cuda.to_host(s).tolist(), float(cuda.to_host(total)),
                    dc.stats["host_transfers"] - n0]
+res["uncounted"] = [cuda.to_host(s, count=False).tolist(), dc.stats["host_transfers"] - n0]
 with cuda.scope() as sdc:
     res["scope"] = [sdc is dc, cupy.cuda.runtime.getDevice()]
 res["on_device"] = cuda.on_device(lambda a: cuda.cupy().asarray(a) * 2)(x).tolist()
@@ -332,6 +350,7 @@ def test_cuda_api_on_the_stand_in(tmp_path):
     assert views[7] == [0, 0] and views[8] == "float16"
     # the upload of the input, then the fallback's 1 download + 2 uploads, then the 2 reads
     assert res["fallback"] == ["cuda_host_demo", True, [1, 2, 3], 6.0, 1 + 3 + 2]
+    assert res["uncounted"] == [[1, 2, 3], 1 + 3 + 2]
     assert res["scope"] == [True, 0] and res["on_device"] == [0, 2, 4, 6, 8] and res["cupy"]
     assert "cuda api: permute axes" in res["error"]
 

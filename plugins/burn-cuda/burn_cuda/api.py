@@ -309,9 +309,10 @@ def _count(dc, nbytes: int) -> None:
     dc.stats["host_transfer_bytes"] = dc.stats.get("host_transfer_bytes", 0) + int(nbytes)
 
 
-def to_host(x) -> np.ndarray:
-    """A numpy copy of the CuPy array ``x`` (waits for burn's stream; counted as a host transfer
-    in the device's ``stats``, ``burn.Device.cuda(i).backend.stats(i)``).
+def to_host(x, *, count: bool = True) -> np.ndarray:
+    """A numpy copy of the CuPy array ``x`` (waits for burn's stream), counted as a host transfer
+    in the device's ``stats`` (``burn.Device.cuda(i).backend.stats(i)``). ``count=False`` is for
+    the few bytes of status a native kernel reads back to raise its error at the call.
 
     Example::
 
@@ -323,7 +324,8 @@ def to_host(x) -> np.ndarray:
     dc = device_of(x)
     with dc.scope():
         out = x.get(stream=dc.stream)
-    _count(dc, out.nbytes)
+    if count:
+        _count(dc, out.nbytes)
     return out
 
 

@@ -230,8 +230,9 @@ def matmul(a, b) -> np.ndarray:
     return r if r.dtype == a.dtype else r.astype(a.dtype)
 
 
-def to_host(x) -> np.ndarray:
-    """A numpy copy of ``x`` (on flex a plain copy, not counted as a transfer).
+def to_host(x, *, count: bool = True) -> np.ndarray:
+    """A numpy copy of ``x`` (on flex a plain copy: nothing is counted, ``count`` is accepted for
+    the same signature as wgpu and cuda).
 
     Example:
         >>> import numpy as np

@@ -35,7 +35,7 @@ import numpy as np
 
 from burn.codegen.sources import Program, kernel_args, launch_shape, load_source, with_defines
 from burn.dtypes import as_dtype
-from burn.errors import BurnError
+from burn.errors import BurnError, ShapeError
 from burn.native import (check_broadcast, check_concat, check_matmul, check_permute, check_reshape, check_slice,
                          device_index, native_of, wrap_native)
 
@@ -47,7 +47,7 @@ from .tensor import empty as _empty
 
 __all__ = ["native", "from_native", "device_of", "empty", "zeros", "copy", "contiguous", "reshape",
            "permute", "broadcast_to", "slice", "concat", "matmul", "to_host", "to_device", "host_fallback",
-           "program", "launch", "local_memory", "buffer", "sync", "load_source", "is_native", "numpy_dtype", "dtype_name"]
+           "program", "launch", "local_memory", "buffer", "as_strided", "sync", "load_source", "is_native", "numpy_dtype", "dtype_name"]
 
 _KIND = "wgpu"
 _PROGRAMS: dict = {}
@@ -307,19 +307,22 @@ def matmul(a, b):
     return _kernels.matmul(a, b)
 
 
-def to_host(x) -> np.ndarray:
-    """A numpy copy of the native array ``x`` (waits for its kernels; counted as a host transfer
-    in the device's ``stats``, ``burn.Device.wgpu(i).backend.stats(i)``).
+def to_host(x, *, count: bool = True) -> np.ndarray:
+    """A numpy copy of the native array ``x`` (waits for its kernels), counted as a host transfer
+    in the device's ``stats`` (``burn.Device.wgpu(i).backend.stats(i)``). ``count=False`` is for
+    the few bytes of status a native kernel reads back to raise its error at the call (a
+    sync, not data going through the host).
 
     Example:
         >>> from burn_wgpu import api as wgpu
         >>> stats = wgpu.device_of().stats
         >>> before = stats.get("host_transfers", 0)
         >>> assert wgpu.to_host(wgpu.zeros((3,), "float32")).tolist() == [0.0, 0.0, 0.0]
+        >>> assert wgpu.to_host(wgpu.zeros((1,), "int32"), count=False).tolist() == [0]
         >>> assert stats["host_transfers"] == before + 1
     """
     _check(x, "to_host")
-    return _interop.to_host(x)
+    return _interop.to_host(x) if count else _kernels.download(x)
 
 
 def to_device(array, device=None, dtype=None):
@@ -437,6 +440,30 @@ def buffer(x):
     """
     _check(x, "buffer")
     return x.buf
+
+
+def as_strided(x, shape, strides, offset: int, dtype=None):
+    """A view of the buffer under ``x`` with ``shape``, ``strides`` and ``offset`` in elements of
+    ``dtype`` (default ``x.dtype``; e.g. a float32 buffer read as complex64 pairs), sharing its
+    memory. Every element the view reaches must lie inside the buffer (ShapeError otherwise).
+
+    Example:
+        >>> import numpy as np
+        >>> from burn_wgpu import api as wgpu
+        >>> x = wgpu.to_device(np.arange(6, dtype=np.float32))
+        >>> assert wgpu.to_host(wgpu.as_strided(x, (3,), (-2,), 4)).tolist() == [4, 2, 0]
+        >>> z = wgpu.as_strided(x, (3,), (1,), 0, dtype="complex64")
+        >>> assert wgpu.to_host(z).tolist() == [1j, 2 + 3j, 4 + 5j]
+    """
+    _check(x, "as_strided")
+    name = x.dtype if dtype is None else _dtype(dtype)
+    shape, strides, offset = tuple(int(s) for s in shape), tuple(int(s) for s in strides), int(offset)
+    size = np.dtype(NUMPY[name]).itemsize
+    reach = [offset + sum((n - 1) * st for n, st in zip(shape, strides) if st * sgn > 0) for sgn in (-1, 1)]
+    if len(strides) != len(shape) or (0 not in shape and (reach[0] < 0 or (reach[1] + 1) * size > x.buf.size)):
+        raise ShapeError(f"wgpu api: as_strided shape={shape} strides={strides} offset={offset} ({name}) reaches "
+                         f"outside the {x.buf.size}-byte buffer of {x!r}")
+    return WTensor(x.dc, x.block, shape, name, strides, offset)
 
 
 def sync(device=None) -> None:
