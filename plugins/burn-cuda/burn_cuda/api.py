@@ -363,10 +363,10 @@ def host_fallback(fn, name: str):
 
 
 def _module_kernel(dc, src, opts, name):
-    mod = _MODULES.get((dc.index, src, opts))
+    mod = _MODULES.get((dc, src, opts))
     if mod is None:
         with dc.device:
-            mod = _MODULES[(dc.index, src, opts)] = dc.cp.RawModule(code=src, options=_runtime.COMPILE_OPTIONS + opts)
+            mod = _MODULES[(dc, src, opts)] = dc.cp.RawModule(code=src, options=_runtime.COMPILE_OPTIONS + opts)
         dc.stats["modules_compiled"] += 1
     with dc.device:
         return mod.get_function(name)
@@ -389,7 +389,7 @@ def program(source: str, defines: dict | None = None, options=None, device=None)
     dc = _dc(device)
     src = with_defines(source, defines)
     opts = (options,) if isinstance(options, str) else tuple(options or ())
-    key = (dc.index, src, opts)
+    key = (dc, src, opts)      # the context itself: a new context (a reset device) compiles anew
     prog = _PROGRAMS.get(key)
     if prog is None:
         # without options: the runtime's module cache, shared with burn-cuda's own kernels

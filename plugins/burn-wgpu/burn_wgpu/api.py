@@ -372,7 +372,7 @@ def program(source: str, defines: dict | None = None, options=None, device=None)
     dc = _dc(device)
     src = with_defines(source, defines)
     opts = options if isinstance(options, str) else " ".join(options or ())
-    key = (dc.index, src, opts)
+    key = (dc, src, opts)      # the context itself: a new context (a reset device) compiles anew
     prog = _PROGRAMS.get(key)
     if prog is None:
         dc.program(src, opts)       # compile (or load) now: errors come from program(), not later
