@@ -81,7 +81,7 @@ def test_wgpu_program_errors_name_the_problem():
     with pytest.raises(burn.BurnError, match="compile failed"):
         wgpu.program("__kernel void broken(__global float* y) { y[0] = UNDEFINED_NAME; }")
     prog = wgpu.program(CL_SCALE, defines={"SCALE": 1, "SHIFT": 0})
-    with pytest.raises(burn.BurnError, match="no kernel 'nope'"):
+    with pytest.raises(burn.BurnError, match="kernel 'nope' of program on wgpu:0 .*INVALID_KERNEL_NAME"):
         prog.nope
     with pytest.raises(burn.BurnError, match="identifier"):
         wgpu.program(CL_SCALE, defines={"1BAD": 1})
@@ -324,6 +324,10 @@ res["on_device"] = cuda.on_device(lambda a: cuda.cupy().asarray(a) * 2)(x).tolis
 res["cupy"] = cuda.cupy() is cupy
 cuda.sync()
 try:
+    prog.nope
+except burn.BurnError as e:
+    res["missing"] = str(e)
+try:
     cuda.permute(x, (1,))
 except burn.ShapeError as e:
     res["error"] = str(e)
@@ -353,6 +357,7 @@ def test_cuda_api_on_the_stand_in(tmp_path):
     assert res["uncounted"] == [[1, 2, 3], 1 + 3 + 2]
     assert res["scope"] == [True, 0] and res["on_device"] == [0, 2, 4, 6, 8] and res["cupy"]
     assert "cuda api: permute axes" in res["error"]
+    assert res["missing"].startswith("cuda: kernel 'nope' of program on cuda:0"), res["missing"]
 
 
 def test_cuda_source_of_the_api_test_compiles_with_nvcc(tmp_path):

@@ -62,7 +62,8 @@ class Program:
     """A compiled program whose attributes are its kernels (``prog.scale``).
 
     ``get(name)`` fetches a kernel from the backend's cache; each kernel is looked up once
-    per Program. A missing kernel raises a BurnError naming the program's kernels' source.
+    per Program. A missing kernel (or a module that fails to compile when its first kernel is
+    fetched) raises a BurnError naming the kernel, the program and the driver's message.
 
     Example:
         >>> from burn.codegen.sources import Program
@@ -89,9 +90,9 @@ class Program:
                 k = self._kernels[name] = self._get(name)
             except BurnError:
                 raise
-            except Exception as e:      # the driver's "no such kernel", named with the program
-                raise BurnError(f"{self._backend}: program {self._what} has no kernel {name!r} "
-                                f"({type(e).__name__}: {e})") from None
+            except Exception as e:      # no such kernel, or (cuda: compiled on first use) a compile error
+                raise BurnError(f"{self._backend}: kernel {name!r} of program {self._what}: "
+                                f"{type(e).__name__}: {e}") from None
         return k
 
     def __getattr__(self, name: str):
