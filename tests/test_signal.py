@@ -619,17 +619,18 @@ def test_kernel_modules_import_neither_scipy_nor_the_device_runtimes():
 
 
 def test_kernel_sources_are_package_files_with_defines():
-    # every kernel file is read through importlib.resources, and the programs are #defines + files
+    # every kernel file is read through importlib.resources; a program is its files' text and the
+    # #defines the backend's kernel api puts before it (T, FP64, R, the generated DFT code)
     from importlib import resources
 
     from burn_signal import _cuda, _sources
     from burn_signal._wgpu import common, passes
     names = sorted(p.name for p in resources.files("burn_signal").joinpath("kernels").iterdir())
     assert names == ["common.cl", "fft_pass.cl", "filters.cu", "ola.cu", "rounding.cuh", "signal.cl"], names
-    assert common.program_source("float64").startswith("#define T double\n#define FP64 1\n")
-    assert common.program_source("float32") is common.program_source("float32")   # one str per dtype
-    src = passes.pass_source("float", 8)
-    assert src.endswith(_sources.read("fft_pass.cl")) and "#define R 8\n" in src
+    assert common.defines("double") == {"T": "double", "FP64": 1} and common.defines("float") == {"T": "float"}
+    assert _sources.concat(common.PROGRAM_FILES) is _sources.concat(common.PROGRAM_FILES)   # one str per program
+    d = passes.pass_defines("float", 8)
+    assert set(d) == {"T", "R", "DFT_F", "DFT_I"} and d["R"] == 8
+    assert all("\n" not in str(v) for v in d.values())       # one-line #define values
     assert _cuda.filter_source() == _sources.read("rounding.cuh") + _sources.read("filters.cu")
-    with pytest.raises(ValueError, match="must be one line"):
-        _sources.render(("common.cl",), {"T": "float\nfloat"})
+    assert _cuda.ola_source() == _sources.read("rounding.cuh") + _sources.read("ola.cu")

@@ -36,14 +36,17 @@ kernel runs, the results are uploaded, counted in the device's ``stats()``
 (``host_transfers``, ``host_transfer_bytes``) as burn-wgpu counts its own.
 :data:`RUNTIME_HOST_FALLBACK` says when.
 
-This module is imported only when the cuda backend is registered, which
-burn-cuda does even without CuPy: CuPy is imported inside the kernels.
+Everything of burn-cuda goes through its public kernel API, :mod:`burn_cuda.api`
+(imported as ``cuda``). This module is imported only when the cuda backend is
+registered, which burn-cuda does even without CuPy: CuPy is imported inside the
+kernels (:func:`burn_cuda.api.cupy`).
 """
 from __future__ import annotations
 
 import functools
 
 import numpy as np
+from burn_cuda import api as cuda
 
 from . import _flex, _sources
 from ._errors import SignalError
@@ -51,8 +54,7 @@ from ._ops import istft_length, stft_plan
 
 
 def _cp():
-    import cupy
-    return cupy
+    return cuda.cupy()
 
 
 def _complex(x):
@@ -72,12 +74,13 @@ def _kernel(name):
     """Run in burn-cuda's scope (device, stream, pool) of the arrays; ValueErrors become SignalError
     naming the op."""
     def deco(fn):
+        on_device = cuda.on_device(fn)
+
         @functools.wraps(fn)
         def run(*arrays, **kw):
-            from burn_cuda.kernels import on_device
             try:
                 # burn-cuda's scope: the arrays' device, burn's stream and memory pool
-                return on_device(fn)(*arrays, **kw)
+                return on_device(*arrays, **kw)
             except SignalError:
                 raise
             except ValueError as e:
@@ -158,26 +161,24 @@ def filter_source() -> str:
     >>> assert 'extern "C" __global__ void burn_signal_lfilter_f64(' in src
     >>> assert 'extern "C" __global__ void burn_signal_sosfilt_f32(' in src
     """
-    return _sources.render(("rounding.cuh", "filters.cu"), {})
+    return _sources.concat(("rounding.cuh", "filters.cu"))
 
 
-def _dc(x):
-    from burn_cuda.runtime import context
-    return context(x.device.id)
+@functools.lru_cache(maxsize=None)
+def _host_kernel(name):
+    return cuda.host_fallback(_flex.KERNELS[name], f"signal_{name}")
 
 
 def _host(name, *xs, **kw):
     """flex's scipy kernel on downloaded arrays, the results uploaded; counted in ``stats()``."""
-    cp = _cp()
-    dc = _dc(next(x for x in xs if isinstance(x, cp.ndarray)))
-    st = dc.stats
-    moved = sum(int(x.nbytes) for x in xs if isinstance(x, cp.ndarray))
-    r = _flex.KERNELS[name](*[cp.asnumpy(x) if isinstance(x, cp.ndarray) else x for x in xs], **kw)
-    out = tuple(cp.asarray(v) for v in r) if isinstance(r, tuple) else cp.asarray(r)
-    moved += sum(int(v.nbytes) for v in (out if isinstance(out, tuple) else (out,)))
-    st["host_transfers"] = st.get("host_transfers", 0) + 1
-    st["host_transfer_bytes"] = st.get("host_transfer_bytes", 0) + moved
-    return out
+    return _host_kernel(name)(*xs, **kw)
+
+
+def _launch(source, name, n, args):
+    """Kernel ``name`` of ``source`` (compiled once per device) over ``n`` threads on burn's stream
+    of the device of the arrays in ``args`` (the first one's)."""
+    dc = cuda.device_of(*args)
+    cuda.launch(cuda.program(source, device=dc).kernel(name), n, args, device=dc)
 
 
 def _native_real(*xs):
@@ -212,10 +213,8 @@ def lfilter(b, a, x, zi=None, *, axis):
         return y
     zs = cp.empty((max(K, 1) * nb,), dtype=x.dtype)
     zc = cp.ascontiguousarray(zi) if zi is not None else xc
-    dc = _dc(x)
-    dc.launch(dc.function(filter_source(), f"burn_signal_lfilter_{_SUFFIX[str(x.dtype)]}"), nb,
-              [np.int64(nb), np.int64(n), np.int64(inner), np.int32(K), co, xc, zc, np.int32(zi is not None),
-               y, zs])
+    _launch(filter_source(), f"burn_signal_lfilter_{_SUFFIX[str(x.dtype)]}", nb,
+            [np.int64(nb), np.int64(n), np.int64(inner), np.int32(K), co, xc, zc, np.int32(zi is not None), y, zs])
     return y
 
 
@@ -241,10 +240,9 @@ def sosfilt(sos, x, zi=None, *, axis):
         return y if zi is None else (y, zf)
     zs = cp.empty((2 * ns * nb,), dtype=x.dtype)
     zc = cp.ascontiguousarray(zi) if zi is not None else xc
-    dc = _dc(x)
-    dc.launch(dc.function(filter_source(), f"burn_signal_sosfilt_{_SUFFIX[str(x.dtype)]}"), nb,
-              [np.int64(nb), np.int64(n), np.int64(inner), np.int32(ns), so, xc, zc, np.int32(zi is not None),
-               y, zs, zf if zf is not None else zs])
+    _launch(filter_source(), f"burn_signal_sosfilt_{_SUFFIX[str(x.dtype)]}", nb,
+            [np.int64(nb), np.int64(n), np.int64(inner), np.int32(ns), so, xc, zc, np.int32(zi is not None),
+             y, zs, zf if zf is not None else zs])
     return y if zi is None else (y, zf)
 
 
@@ -295,7 +293,7 @@ def ola_source() -> str:
     >>> assert 'extern "C" __global__ void burn_signal_ola_f32(' in src
     >>> assert 'extern "C" __global__ void burn_signal_ola_f64(' in src
     """
-    return _sources.render(("rounding.cuh", "ola.cu"), {})
+    return _sources.concat(("rounding.cuh", "ola.cu"))
 
 
 @_kernel("istft")
@@ -320,10 +318,9 @@ def istft(z, win, *, fs, noverlap, nfft, onesided, boundary, scaling):
     total = nb * m
     if total == 0:
         return y
-    dc = _dc(z)
-    dc.launch(dc.function(ola_source(), f"burn_signal_ola_{_SUFFIX[np.dtype(real).name]}"), total,
-              [np.int64(total), np.int64(m), np.int32(nper), np.int32(step), np.int32(nseg), np.int32(nfft),
-               np.int32(nper // 2 if boundary else 0), np.int32(not onesided), xs, w, sc, y])
+    _launch(ola_source(), f"burn_signal_ola_{_SUFFIX[np.dtype(real).name]}", total,
+            [np.int64(total), np.int64(m), np.int32(nper), np.int32(step), np.int32(nseg), np.int32(nfft),
+             np.int32(nper // 2 if boundary else 0), np.int32(not onesided), xs, w, sc, y])
     return y
 
 
@@ -380,10 +377,8 @@ def release_caches(index: int) -> None:
         dev.memory_cleanup()
         assert cupy.fft.config.get_plan_cache().get_curr_size() == 0
     """
-    from burn_cuda.runtime import context
-    dc = context(index)
-    with dc.device:
-        dc.cp.fft.config.get_plan_cache().clear()
+    with cuda.scope(index):
+        _cp().fft.config.get_plan_cache().clear()
 
 
 def _register_cleanup():

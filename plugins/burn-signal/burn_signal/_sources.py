@@ -1,13 +1,15 @@
 """burn.signal's kernel sources: the OpenCL C and CUDA C files of ``burn_signal/kernels``.
 
-They ship as package data and are read with :mod:`importlib.resources`; a
-program is the ``#define`` lines of its parameters (the dtype ``T``, a radix
-and its generated straight-line code...) followed by its files' text.
+They ship as package data and are read with :func:`burn.codegen.sources.load_source`
+(``importlib.resources``); a program is its files' text, compiled by the backend's
+kernel API with its ``#define``s (the dtype ``T``, a radix ``R`` and its
+generated straight-line code...): ``wgpu.program(concat(files), defines=...)``.
 """
 from __future__ import annotations
 
 import functools
-from importlib import resources
+
+from burn.codegen.sources import load_source
 
 
 @functools.lru_cache(maxsize=None)
@@ -16,19 +18,15 @@ def read(filename: str) -> str:
 
     >>> assert "__kernel void load(" in read("signal.cl")
     """
-    return resources.files(__package__).joinpath("kernels", filename).read_text(encoding="utf-8")
+    return load_source(__package__, f"kernels/{filename}")
 
 
-def render(files: tuple, defines: dict) -> str:
-    """One program: a ``#define NAME VALUE`` line per define (in order), then the files' text.
+@functools.lru_cache(maxsize=None)
+def concat(files: tuple) -> str:
+    """The text of a program made of several kernel files, in order (one str object per tuple:
+    the backends' program caches hash it once).
 
-    Values must be one line (a generated block of code is one line of statements).
-
-    >>> src = render(("common.cl",), {"T": "float"})
-    >>> assert src.startswith("#define T float\\n") and "inline C cmul(C a, C b)" in src
+    >>> src = concat(("common.cl", "signal.cl"))
+    >>> assert src.index("inline C cmul(C a, C b)") < src.index("__kernel void load(")
     """
-    for name, value in defines.items():
-        if "\n" in str(value):
-            raise ValueError(f"burn_signal kernels: #define {name} must be one line, got {value!r}")
-    head = "".join(f"#define {name} {value}\n" for name, value in defines.items())
-    return head + "".join(read(f) for f in files)
+    return "".join(read(f) for f in files)

@@ -1,14 +1,17 @@
-"""What the wgpu kernel modules of burn.signal share: dtypes, the OpenCL program, launch
-arguments, the batch layout of strided operands and the host fallbacks.
+"""What the wgpu kernel modules of burn.signal share: dtypes, the OpenCL program, launches,
+the batch layout of strided operands and the host fallbacks.
 
-burn_wgpu is imported inside the functions: it imports PyOpenCL, which this
-package must not cost before a wgpu kernel runs.
+Everything of burn-wgpu goes through its public kernel API, :mod:`burn_wgpu.api`
+(imported as ``wgpu``; it imports PyOpenCL only when a kernel runs). Native
+arrays are passed to the kernels as their buffer (:func:`buf`) and their
+offset and strides in elements.
 """
 from __future__ import annotations
 
 import functools
 
 import numpy as np
+from burn_wgpu import api as wgpu
 
 from .. import _flex, _sources
 
@@ -29,19 +32,29 @@ def defines(T: str) -> dict:
     return {"T": T, "FP64": 1} if T == "double" else {"T": T}
 
 
-@functools.lru_cache(maxsize=None)
-def program_source(real: str) -> str:
-    """The OpenCL program of every non-pass kernel in dtype ``real`` (one str object per dtype:
-    the device's program cache hashes it once).
+#: the files of the program of every kernel but the FFT passes (its #defines: :func:`defines`)
+PROGRAM_FILES = ("common.cl", "signal.cl")
 
-    >>> assert "__kernel void lfilt(" in program_source("float32")
-    """
-    return _sources.render(("common.cl", "signal.cl"), defines(CT[real]))
+
+@functools.lru_cache(maxsize=None)
+def _program(dc, real):
+    # one Program per device and dtype: its kernels are looked up once
+    return wgpu.program(_sources.concat(PROGRAM_FILES), defines=defines(CT[real]), device=dc)
 
 
 def kernel(dc, real, name):
     """Kernel ``name`` of the program in dtype ``real`` on device context ``dc`` (compiled once)."""
-    return dc.kernel(program_source(real), name)
+    return _program(dc, real).kernel(name)
+
+
+def launch(dc, kern, global_size, args, local_size=None):
+    """Enqueue ``kern`` on ``dc``'s queue over ``global_size`` work items (rounded up to whole
+    work-groups; the kernels check their bounds)."""
+    wgpu.launch(kern, global_size, args, local_size=local_size, device=dc)
+
+
+#: the OpenCL buffer under a native array (kernels take its offset and strides themselves)
+buf = wgpu.buffer
 
 
 def i32(v):
@@ -73,29 +86,39 @@ def numel(shape) -> int:
     return n
 
 
-def wtensor():
-    """burn_wgpu's native array class (imported on first use)."""
-    from burn_wgpu.tensor import WTensor
-    return WTensor
-
-
 def empty(dc, shape, dtype):
-    """A new native array from ``dc``'s pool."""
-    from burn_wgpu.tensor import empty as _empty
-    return _empty(dc, shape, dtype)
+    """A new contiguous native array from ``dc``'s pool."""
+    return wgpu.empty(shape, dtype, dc)
+
+
+#: the device context of a native array (``index``, ``fp64``, ``stats``...)
+device = wgpu.device_of
+
+
+def is_contiguous(x) -> bool:
+    """C-contiguous (dims of size 1 aside): ``x``'s memory is its rows back to back."""
+    if x.size <= 1:
+        return True
+    acc = 1
+    for s, st in zip(reversed(x.shape), reversed(x.strides)):
+        if s != 1 and st != acc:
+            return False
+        acc *= s
+    return True
 
 
 def is_native(x) -> bool:
     """A wgpu array of a dtype the FFT computes natively (float64/complex128 need fp64)."""
-    return isinstance(x, wtensor()) and x.dtype in REAL and (x.dtype in ("float32", "complex64") or x.dc.fp64)
+    return (wgpu.is_native(x) and x.dtype in REAL
+            and (x.dtype in ("float32", "complex64") or wgpu.device_of(x).fp64))
 
 
 def launch_rows(dc, kern, nb, m, inner, args):
     """Launch a kernel that writes (nb, m) rows as (outer, m, inner) (see ``out_item`` in signal.cl)."""
     if inner == 1:
-        dc.launch(kern, nb * m, args)
+        launch(dc, kern, nb * m, args)
     else:
-        dc.launch2d(kern, (-(-inner // 16) * 16, -(-m // 16) * 16, nb // inner), (16, 16, 1), args)
+        launch(dc, kern, (inner, m, nb // inner), args, (16, 16, 1))
 
 
 def batch_layout(axis, shape, *strides):
@@ -122,21 +145,15 @@ def batch_layout(axis, shape, *strides):
     return dims, [tuple(i64(m[1][k]) for m in merged) for k in range(len(strides))]
 
 
-def movement():
-    """burn_wgpu's view and copy kernels (permute, broadcast_to, slice_, contiguous, download)."""
-    from burn_wgpu import kernels
-    return kernels
-
-
 def download(x) -> np.ndarray:
-    """A few values read back to the host (a sync): filter coefficients checked as flex checks them."""
-    return movement().download(x)
+    """A few values read back to the host (a sync, not counted as a host transfer): filter
+    coefficients checked as flex checks them."""
+    return wgpu.to_host(x, count=False)
 
 
 @functools.lru_cache(maxsize=None)
 def _host_kernel(name):
-    from burn_wgpu.interop import host_fallback
-    return host_fallback(_flex.KERNELS[name], f"signal_{name}")
+    return wgpu.host_fallback(_flex.KERNELS[name], f"signal_{name}")
 
 
 def fallback(name, *args, **kw):

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .common import CT, REAL, empty, fallback, i64, kernel, movement, u32, wtensor
+from burn_wgpu import api as wgpu
+
+from .common import CT, REAL, buf, device, empty, fallback, i64, kernel, launch, u32
 from .fft import fft1
 
 _INT4 = np.dtype([("x", np.int32), ("y", np.int32), ("z", np.int32), ("w", np.int32)])
@@ -19,15 +21,13 @@ def direct(kind):
     """The wgpu kernel of ``convolve`` or ``correlate`` (scipy.signal's modes), float32/float64,
     up to 4 dims."""
     def k(a, b, *, mode="full"):
-        W = wtensor()
-        ok = (isinstance(a, W) and isinstance(b, W) and a.dtype == b.dtype and a.dtype in CT
+        ok = (wgpu.is_native(a) and wgpu.is_native(b) and a.dtype == b.dtype and a.dtype in CT
               and len(a.shape) <= 4 and a.size and b.size)
         if not ok:
             return fallback(kind, a, b, mode=mode)
         if kind == "correlate":
             # correlate(a, b) = convolve(a, reverse(b)) (real): b reversed as a view, negative strides
-            off = b.offset + sum((s - 1) * st for s, st in zip(b.shape, b.strides))
-            b = b.view(b.shape, tuple(-st for st in b.strides), off)
+            b = wgpu.slice(b, [s - 1 for s in b.shape], [-1] * len(b.shape), [-1] * len(b.shape))
         A, B = list(a.shape), list(b.shape)
         if mode == "valid" and all(bs >= as_ for as_, bs in zip(A, B)) and A != B:
             a, b, A, B = b, a, B, A         # convolution commutes: valid mode slides the smaller one
@@ -35,16 +35,17 @@ def direct(kind):
         O = full if mode == "full" else A if mode == "same" else [x - y + 1 for x, y in zip(A, B)]
         S = [(f - o) // 2 if mode == "same" else (0 if mode == "full" else y - 1)
              for f, o, y in zip(full, O, B)]
-        out = empty(a.dc, tuple(O), a.dtype)
+        dc = device(a)
+        out = empty(dc, tuple(O), a.dtype)
         pad = 4 - len(O)
 
         def v4(xs, fill):
             return np.array([fill] * pad + list(xs), dtype=np.int32).view(_INT4)[0]
         sa = [0] * pad + list(a.strides)
         sb = [0] * pad + list(b.strides)
-        a.dc.launch(kernel(a.dc, a.dtype, "conv"), out.size,
-                    (i64(out.size), a.buf, i64(a.offset), b.buf, i64(b.offset), out.buf,
-                     v4(O, 1), v4(A, 1), v4(B, 1), v4(S, 0), *map(i64, sa), *map(i64, sb)))
+        launch(dc, kernel(dc, a.dtype, "conv"), out.size,
+               (i64(out.size), buf(a), i64(a.offset), buf(b), i64(b.offset), buf(out),
+                v4(O, 1), v4(A, 1), v4(B, 1), v4(S, 0), *map(i64, sa), *map(i64, sb)))
         return out
     k.__name__ = f"wgpu_{kind}"
     return k
@@ -90,12 +91,10 @@ def fftconvolve(a, b, *, mode="full", axes=None):
     (batch..., spectrum...) and an operand of batch size 1 multiplies every batch row without
     being broadcast; operands that both broadcast along different axes are broadcast (views) first.
     """
-    W = wtensor()
-    ok = (isinstance(a, W) and isinstance(b, W) and a.dtype == b.dtype and a.dtype in CT
+    ok = (wgpu.is_native(a) and wgpu.is_native(b) and a.dtype == b.dtype and a.dtype in CT
           and len(a.shape) == len(b.shape) >= 1 and a.size and b.size)
     if not ok:
         return fallback("fftconvolve", a, b, mode=mode, axes=axes)
-    wk = movement()
     nd = len(a.shape)
     conv = tuple(range(nd)) if axes is None else tuple(sorted(int(x) % nd for x in axes))
     bat = [d for d in range(nd) if d not in conv]
@@ -104,19 +103,20 @@ def fftconvolve(a, b, *, mode="full", axes=None):
     bshape = tuple(max(a.shape[d], b.shape[d]) for d in bat)
     full = [a.shape[d] + b.shape[d] - 1 for d in conv]
     nf = [_fast_len(n) for n in full]
-    av, bv = wk.permute(a, axes=perm), wk.permute(b, axes=perm)
+    av, bv = wgpu.permute(a, perm), wgpu.permute(b, perm)
     a1, b1 = all(a.shape[d] == 1 for d in bat), all(b.shape[d] == 1 for d in bat)
     if b1 or a1:
         big, small = (av, bv) if b1 else (bv, av)
     else:
-        big = wk.broadcast_to(av, shape=bshape + av.shape[nb_dims:])
-        small = wk.broadcast_to(bv, shape=bshape + bv.shape[nb_dims:])
+        big = wgpu.broadcast_to(av, bshape + av.shape[nb_dims:])
+        small = wgpu.broadcast_to(bv, bshape + bv.shape[nb_dims:])
     try:
         fa = _spectrum(big, nf, nb_dims)
         fb = _spectrum(small, nf, nb_dims)
         # the product, in place: fb repeats every fb.size elements (its batch is 1 or equal to fa's)
-        a.dc.launch(kernel(a.dc, REAL[a.dtype], "cmul_rows"), fa.size,
-                    (u32(fb.size), u32(fa.size // fb.size), fa.buf, fb.buf))
+        dc = device(a)
+        launch(dc, kernel(dc, REAL[a.dtype], "cmul_rows"), fa.size,
+               (u32(fb.size), u32(fa.size // fb.size), buf(fa), buf(fb)))
         y = _inverse_spectrum(fa, nf, nb_dims)
     except _Fallback:
         return fallback("fftconvolve", a, b, mode=mode, axes=axes)
@@ -127,5 +127,5 @@ def fftconvolve(a, b, *, mode="full", axes=None):
         start = 0 if mode == "full" else (nbb - 1) // 2 if mode == "same" else min(na, nbb) - 1
         starts.append(start)
         stops.append(start + size)
-    y = wk.slice_(y, starts=starts, stops=stops, steps=[1] * nd)
-    return wk.contiguous(wk.permute(y, axes=tuple(np.argsort(perm))))
+    y = wgpu.slice(y, starts, stops)
+    return wgpu.contiguous(wgpu.permute(y, tuple(int(d) for d in np.argsort(perm))))

@@ -16,9 +16,11 @@ import math
 
 import numpy as np
 
-from .common import (CPLX, CT, REAL, batch_layout, empty, fallback, i32, i64, is_native, kernel, launch_rows,
-                     numel, scalar, u32, wtensor)
-from .passes import pass_source, radices
+from burn_wgpu import api as wgpu
+
+from .common import (CPLX, CT, REAL, batch_layout, buf, device, empty, fallback, i32, i64, is_contiguous, is_native,
+                     kernel, launch, launch_rows, numel, scalar, u32)
+from .passes import pass_kernel, radices
 
 # (device, dtype, n) -> twiddle table (kept: tables are reused across calls; memory_cleanup drops them)
 TW: dict = {}
@@ -29,34 +31,35 @@ CHIRP: dict = {}
 def _load(x, axis, m, n, mode, real):
     """Rows (nb, n) complex: ``x`` with ``axis`` moved last, cropped/padded to n (or Hermitian-extended).
 
-    Returns ``(rows, batch shape, view)``. ``view`` is None when ``rows`` is a new buffer; else
-    ``rows`` is ``x``'s own memory, read in place by the first pass as ``(offset, row stride, valid
-    values)`` in complex elements (a C-contiguous complex input, or a real one of even length to
-    pack in pairs, cropped or zero-padded on the fly): the FFT must not write to it."""
-    dc = x.dc
+    Returns ``(rows, nb, view)``, rows None when the batch has more than 4 dims after merging.
+    ``view`` is None when ``rows`` is a new (nb, n) buffer; else ``rows`` is ``x`` itself, whose
+    buffer the first pass reads in place as ``(offset, row stride, valid values)`` in complex
+    elements (a C-contiguous complex input, or a real one of even length to pack in pairs,
+    cropped or zero-padded on the fly): the FFT must not write to it."""
+    dc = device(x)
     nd = len(x.shape)
     bshape = [x.shape[d] for d in range(nd) if d != axis]
     # batch dims that are contiguous with each other merged, so any layout fits in 4 dims
     lay = batch_layout(axis, x.shape, x.strides)
-    if lay is None:
-        return None, bshape, None
     nb = numel(bshape)
+    if lay is None:
+        return None, nb, None
     view, m_in = None, x.shape[axis]
-    if axis == nd - 1 and x.is_contiguous:
+    if axis == nd - 1 and is_contiguous(x):
         if mode == 1:
             view = (x.offset, m_in, m)
         elif mode == 3 and m_in % 2 == 0 and m % 2 == 0 and x.offset % 2 == 0:
             view = (x.offset // 2, m_in // 2, m // 2)
     # the passes read through a view; Bluestein's chirp only reads plain rows
     if view is not None and (view == (0, n, n) or (n > 1 and radices(n) is not None)):
-        return wtensor()(dc, x.block, (nb, n), CPLX[real]), bshape, view
+        return x, nb, view
     out = empty(dc, (nb, n), CPLX[real])
     (d1, d2, d3), (strides,) = lay
     tw = twiddles(dc, real, 2 * n) if mode == 4 else out      # mode 4's W^-j (else unused)
-    dc.launch(kernel(dc, real, "load"), nb * n,
-              (i32(mode), i32(m), i32(n), u32(nb * n), x.buf, i64(x.offset), i64(x.strides[axis]),
-               u32(d1), u32(d2), u32(d3), *strides, out.buf, tw.buf))
-    return out, bshape, None
+    launch(dc, kernel(dc, real, "load"), nb * n,
+           (i32(mode), i32(m), i32(n), u32(nb * n), buf(x), i64(x.offset), i64(x.strides[axis]),
+            u32(d1), u32(d2), u32(d3), *strides, buf(out), buf(tw)))
+    return out, nb, None
 
 
 def twiddles(dc, real, n):
@@ -67,7 +70,7 @@ def twiddles(dc, real, n):
         if len(TW) >= 16:
             TW.pop(next(iter(TW)))
         t = TW[key] = empty(dc, (n,), CPLX[real])
-        dc.launch(kernel(dc, real, "twiddles"), n, (i32(n), t.buf))
+        launch(dc, kernel(dc, real, "twiddles"), n, (i32(n), buf(t)))
     return t
 
 
@@ -78,17 +81,17 @@ def _chirp(dc, real, n, m, sign):
         if len(CHIRP) >= 8:
             CHIRP.pop(next(iter(CHIRP)))
         w = empty(dc, (n,), CPLX[real])
-        dc.launch(kernel(dc, real, "chirp_table"), n, (i32(n), i32(sign), w.buf))
+        launch(dc, kernel(dc, real, "chirp_table"), n, (i32(n), i32(sign), buf(w)))
         f = empty(dc, (1, m), CPLX[real])
-        dc.launch(kernel(dc, real, "chirp_filter"), m, (i32(n), i32(m), i32(sign), f.buf))
+        launch(dc, kernel(dc, real, "chirp_filter"), m, (i32(n), i32(m), i32(sign), buf(f)))
         hit = CHIRP[key] = (w, c2c(dc, real, f, m, 1, -1))
     return hit
 
 
 def c2c(dc, real, a, n, nb, sign, view=None, frames=None):
-    """Unnormalized DFT of the rows of ``a`` (nb, n), sign -1 forward, +1 inverse. Without ``view``
-    it may write to ``a`` (a ping-pong buffer); with one (see ``_load``) ``a`` is only read, by the
-    first pass (Bluestein and n == 1 take only the plain view (0, n, n)). ``frames``: no ``a``, the
+    """Unnormalized DFT of the rows of ``a`` (nb, n), sign -1 forward, +1 inverse; ``a`` itself
+    when n == 1. Without ``view`` it may write to ``a`` (a ping-pong buffer); with one (see
+    ``_load``) ``a`` is only read, through its buffer, by the first pass (Bluestein and n == 1 take only the plain view (0, n, n)). ``frames``: no ``a``, the
     first (forward) pass frames an stft's rows itself (its arguments after the signal, see
     ``stft``); only for n > 1 with a pass plan."""
     if n == 1:
@@ -108,13 +111,13 @@ def c2c(dc, real, a, n, nb, sign, view=None, frames=None):
         total = nb * q
         dst = other if idx % 2 else tmp
         if idx == 0 and frames is not None:
-            dc.launch(dc.kernel(pass_source(T, R), "pass_frames"), total, (u32(q), u32(total), *frames[:1],
-                                                                           dst.buf, *frames[1:]))
+            launch(dc, pass_kernel(dc, T, R, "pass_frames"), total,
+                   (u32(q), u32(total), *frames[:1], buf(dst), *frames[1:]))
             src, p = dst, R
             continue
-        dc.launch(dc.kernel(pass_source(T, R), "pass_f" if sign < 0 else "pass_i"), total,
-                  (u32(q), u32(p), u32(total), u32(n // (R * p)), src.buf, dst.buf, tw.buf,
-                   np.uint64(off), u32(xs), u32(mv)))
+        launch(dc, pass_kernel(dc, T, R, "pass_f" if sign < 0 else "pass_i"), total,
+               (u32(q), u32(p), u32(total), u32(n // (R * p)), buf(src), buf(dst), buf(tw),
+                np.uint64(off), u32(xs), u32(mv)))
         off, xs, mv = 0, n, n
         src = dst
         p *= R
@@ -125,14 +128,14 @@ def _bluestein(dc, real, a, n, nb, sign):
     # a chirp-z convolution of length m >= 2n - 1 (a power of two); its constants cached
     m = 1 << (2 * n - 2).bit_length()
     w, ff = _chirp(dc, real, n, m, sign)
-    buf = empty(dc, (nb, m), CPLX[real])
-    dc.launch(kernel(dc, real, "chirp_in"), nb * m, (i32(n), i32(m), u32(nb), w.buf, a.buf, buf.buf))
-    fa = c2c(dc, real, buf, m, nb, -1)
-    dc.launch(kernel(dc, real, "cmul_rows"), nb * m, (u32(m), u32(nb), fa.buf, ff.buf))
+    ab = empty(dc, (nb, m), CPLX[real])
+    launch(dc, kernel(dc, real, "chirp_in"), nb * m, (i32(n), i32(m), u32(nb), buf(w), buf(a), buf(ab)))
+    fa = c2c(dc, real, ab, m, nb, -1)
+    launch(dc, kernel(dc, real, "cmul_rows"), nb * m, (u32(m), u32(nb), buf(fa), buf(ff)))
     c = c2c(dc, real, fa, m, nb, +1)
     out = empty(dc, (nb, n), CPLX[real])
-    dc.launch(kernel(dc, real, "chirp_out"), nb * n,
-              (i32(n), i32(m), u32(nb), scalar(real, 1.0 / m), w.buf, c.buf, out.buf))
+    launch(dc, kernel(dc, real, "chirp_out"), nb * n,
+           (i32(n), i32(m), u32(nb), scalar(real, 1.0 / m), buf(w), buf(c), buf(out)))
     return out
 
 
@@ -144,7 +147,7 @@ def _scale(norm, n, inverse):
 
 def fft1(x, n, axis, norm, kind):
     """One 1-D transform on the device; kind: fft, ifft, rfft, irfft. None if it must fall back."""
-    dc, real = x.dc, REAL[x.dtype]
+    dc, real = device(x), REAL[x.dtype]
     cplx_in = x.dtype.startswith("complex")
     m_in = x.shape[axis]
     # rfft / irfft of even length: one n/2-point complex FFT of the samples packed in pairs
@@ -154,10 +157,9 @@ def fft1(x, n, axis, norm, kind):
         mode, m = (4 if half else 2), m_in
     else:
         mode, m = (3 if half else 1 if cplx_in else 0), min(m_in, n)
-    a, bshape, view = _load(x, axis, m, n // 2 if half else n, mode, real)
+    a, nb, view = _load(x, axis, m, n // 2 if half else n, mode, real)
     if a is None:
         return None
-    nb = a.shape[0]
     inverse = kind in ("ifft", "irfft")
     y = c2c(dc, real, a, n // 2 if half else n, nb, +1 if inverse else -1, view)
     m_out = n // 2 + 1 if kind == "rfft" else n
@@ -166,22 +168,23 @@ def fft1(x, n, axis, norm, kind):
     shape[axis] = m_out
     inner = numel(x.shape[axis + 1:])
     sc = _scale(norm, n, inverse)
-    if kind in ("fft", "ifft") and inner == 1 and sc == 1.0 and y.block is not x.block:
-        return wtensor()(dc, y.block, tuple(shape), out_dt)    # the last pass wrote the output's layout
+    if kind in ("fft", "ifft") and inner == 1 and sc == 1.0 and y is not x:
+        # the last pass wrote the output's layout: y itself, or a view of it with the output's shape
+        return y if y.shape == tuple(shape) else wgpu.reshape(y, tuple(shape))
     out = empty(dc, tuple(shape), out_dt)
     if half and kind == "irfft":
         launch_rows(dc, kernel(dc, real, "irpost"), nb, n // 2, inner,
-                    (i32(n // 2), u32(nb), u32(inner), scalar(real, _scale(norm, n, True)), y.buf, out.buf))
+                    (i32(n // 2), u32(nb), u32(inner), scalar(real, _scale(norm, n, True)), buf(y), buf(out)))
         return out
     if half:
         launch_rows(dc, kernel(dc, real, "rpost"), nb, m_out, inner,
-                    (i32(n), i32(m_out), u32(nb), u32(inner), scalar(real, _scale(norm, n, False)), y.buf,
-                     out.buf, twiddles(dc, real, n).buf))
+                    (i32(n), i32(m_out), u32(nb), u32(inner), scalar(real, _scale(norm, n, False)), buf(y),
+                     buf(out), buf(twiddles(dc, real, n))))
         return out
     # contiguous output: element-wise kernels cannot copy complex views yet
     launch_rows(dc, kernel(dc, real, "store"), nb, m_out, inner,
                 (i32(n), i32(m_out), u32(nb), u32(inner), scalar(real, sc), i32(kind == "irfft"),
-                 y.buf, out.buf))
+                 buf(y), buf(out)))
     return out
 
 

@@ -8,12 +8,13 @@ a zero leading coefficient as flex does.
 from __future__ import annotations
 
 from .. import _flex
-from .common import CT, batch_layout, download, empty, fallback, i32, i64, kernel, numel, wtensor
+from burn_wgpu import api as wgpu
+
+from .common import CT, batch_layout, buf, device, download, empty, fallback, i32, i64, kernel, launch, numel
 
 
 def _native(ops, x):
-    W = wtensor()
-    return all(isinstance(t, W) and t.dtype == x.dtype for t in ops) and x.dtype in CT and x.size
+    return all(wgpu.is_native(t) and t.dtype == x.dtype for t in ops) and x.dtype in CT and x.size
 
 
 def lfilter(b, a, x, zi=None, *, axis):
@@ -23,21 +24,21 @@ def lfilter(b, a, x, zi=None, *, axis):
     if lay is None:
         return fallback("lfilter", b, a, x, zi, axis=axis)
     _flex._a0(download(a))      # a few coefficients read back (a sync): a[0] == 0 raises as on flex
-    dc, ax = x.dc, axis % len(x.shape)
+    dc, ax = device(x), axis % len(x.shape)
     n, K = x.shape[ax], max(a.shape[0], b.shape[0]) - 1
     co = empty(dc, (2 * (K + 1),), x.dtype)
-    dc.launch(kernel(dc, x.dtype, "lfcoef"), K + 1,
-              (i32(K), i32(b.shape[0]), i32(a.shape[0]), b.buf, i64(b.offset), i64(b.strides[0]), a.buf,
-               i64(a.offset), i64(a.strides[0]), co.buf))
+    launch(dc, kernel(dc, x.dtype, "lfcoef"), K + 1,
+           (i32(K), i32(b.shape[0]), i32(a.shape[0]), buf(b), i64(b.offset), i64(b.strides[0]), buf(a),
+            i64(a.offset), i64(a.strides[0]), buf(co)))
     nb = x.size // n
     y = empty(dc, x.shape, x.dtype)
     zs = empty(dc, (max(K, 1) * nb,), x.dtype)
     (d1, d2, d3), (xs, zst) = lay
     z = zi if zi is not None else x
     inner = numel(x.shape[ax + 1:])
-    dc.launch(kernel(dc, x.dtype, "lfilt"), nb,
-              (i32(n), i32(K), i64(nb), co.buf, x.buf, i64(x.offset), i64(x.strides[ax]), z.buf, i64(z.offset),
-               i64(z.strides[ax]), i32(zi is not None), d1, d2, d3, *xs, *zst, y.buf, i64(inner), zs.buf))
+    launch(dc, kernel(dc, x.dtype, "lfilt"), nb,
+           (i32(n), i32(K), i64(nb), buf(co), buf(x), i64(x.offset), i64(x.strides[ax]), buf(z), i64(z.offset),
+            i64(z.strides[ax]), i32(zi is not None), d1, d2, d3, *xs, *zst, buf(y), i64(inner), buf(zs)))
     return y
 
 
@@ -54,10 +55,10 @@ def sosfilt(sos, x, zi=None, *, axis):
     if lay is None:
         return fallback("sosfilt", sos, x, zi, axis=axis)
     _flex._sos_a0(download(sos))     # 6 coefficients a section read back: a0 == 0 raises as on flex
-    dc, ns, n = x.dc, sos.shape[0], x.shape[ax]
+    dc, ns, n = device(x), sos.shape[0], x.shape[ax]
     so = empty(dc, (ns, 6), x.dtype)
-    dc.launch(kernel(dc, x.dtype, "sosnorm"), ns * 6,
-              (i32(ns), sos.buf, i64(sos.offset), i64(sos.strides[0]), i64(sos.strides[1]), so.buf))
+    launch(dc, kernel(dc, x.dtype, "sosnorm"), ns * 6,
+           (i32(ns), buf(sos), i64(sos.offset), i64(sos.strides[0]), i64(sos.strides[1]), buf(so)))
     nb = x.size // n
     y = empty(dc, x.shape, x.dtype)
     zs = empty(dc, (2 * ns * nb,), x.dtype)
@@ -65,8 +66,8 @@ def sosfilt(sos, x, zi=None, *, axis):
     zf = empty(dc, zshape, x.dtype) if zi is not None else zs
     z = zi if zi is not None else x
     (d1, d2, d3), (xs, zs_) = lay
-    dc.launch(kernel(dc, x.dtype, "sosf"), nb,
-              (i32(n), i32(ns), i64(nb), so.buf, x.buf, i64(x.offset), i64(x.strides[ax]), z.buf, i64(z.offset),
-               i64(zst[ax]), i64(z.strides[0]), i32(zi is not None), d1, d2, d3, *xs, *zs_, y.buf,
-               i64(numel(x.shape[ax + 1:])), zs.buf, zf.buf))
+    launch(dc, kernel(dc, x.dtype, "sosf"), nb,
+           (i32(n), i32(ns), i64(nb), buf(so), buf(x), i64(x.offset), i64(x.strides[ax]), buf(z), i64(z.offset),
+            i64(zst[ax]), i64(z.strides[0]), i32(zi is not None), d1, d2, d3, *xs, *zs_, buf(y),
+            i64(numel(x.shape[ax + 1:])), buf(zs), buf(zf)))
     return y if zi is None else (y, zf)

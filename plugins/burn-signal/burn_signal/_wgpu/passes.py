@@ -21,6 +21,8 @@ from __future__ import annotations
 import functools
 import math
 
+from burn_wgpu import api as wgpu
+
 from .. import _sources
 from .common import defines
 
@@ -114,14 +116,28 @@ def dft_code(R, fwd):
     return " ".join(lines)
 
 
-@functools.lru_cache(maxsize=None)
-def pass_source(T, R):
-    """The program of the radix-R pass in OpenCL type ``T``: kernels ``pass_f`` (forward),
-    ``pass_i`` (inverse) and ``pass_frames`` (an stft's first forward pass). One str object per
-    key: the device's program cache hashes it once.
+#: the files of a pass program (its #defines: :func:`pass_defines`)
+PASS_FILES = ("common.cl", "fft_pass.cl")
 
-    >>> src = pass_source("float", 4)
-    >>> assert "#define R 4\\n" in src and "#define DFT_I C t1 = u0 + u2;" in src
+
+@functools.lru_cache(maxsize=None)
+def pass_defines(T, R):
+    """The ``#define``s of the radix-R pass program in OpenCL type ``T``: the dtype, ``R`` and
+    the generated R-point DFTs ``DFT_F`` / ``DFT_I``. Its kernels: ``pass_f`` (forward), ``pass_i``
+    (inverse) and ``pass_frames`` (an stft's first forward pass).
+
+    >>> d = pass_defines("float", 4)
+    >>> assert d["R"] == 4 and d["DFT_I"].startswith("C t1 = u0 + u2;") and "FP64" not in d
     """
-    gen = {"R": R, "DFT_F": dft_code(R, True), "DFT_I": dft_code(R, False)}
-    return _sources.render(("common.cl", "fft_pass.cl"), {**defines(T), **gen})
+    return {**defines(T), "R": R, "DFT_F": dft_code(R, True), "DFT_I": dft_code(R, False)}
+
+
+@functools.lru_cache(maxsize=None)
+def _program(dc, T, R):
+    # one Program per device, dtype and radix: its kernels are looked up once
+    return wgpu.program(_sources.concat(PASS_FILES), defines=pass_defines(T, R), device=dc)
+
+
+def pass_kernel(dc, T, R, name):
+    """Kernel ``name`` of the radix-R pass program in OpenCL type ``T`` on ``dc`` (compiled once)."""
+    return _program(dc, T, R).kernel(name)

@@ -8,8 +8,10 @@ rfft, the kept bins weighted in place and an irfft.
 from __future__ import annotations
 
 from .._ops import istft_length, stft_plan
-from .common import (CPLX, CT, REAL, batch_layout, empty, fallback, i32, i64, is_native, kernel, launch_rows,
-                     movement, numel, scalar, u32, wtensor)
+from burn_wgpu import api as wgpu
+
+from .common import (CPLX, CT, REAL, batch_layout, buf, device, empty, fallback, i32, i64, is_native, kernel, launch,
+                     launch_rows, numel, scalar, u32)
 from .fft import c2c, fft1, twiddles
 from .passes import radices
 
@@ -17,8 +19,8 @@ from .passes import radices
 def _win_scale(dc, real, win, psd, fs):
     """(1 / scale, scale) of the stft's segments on the device: sum(win) or sqrt(fs sum(win^2))."""
     sc = empty(dc, (2,), real)
-    dc.launch(kernel(dc, real, "winscale"), 1, (i32(win.shape[0]), win.buf, i64(win.offset), i64(win.strides[0]),
-                                                i32(psd), scalar(real, fs), sc.buf))
+    launch(dc, kernel(dc, real, "winscale"), 1,
+           (i32(win.shape[0]), buf(win), i64(win.offset), i64(win.strides[0]), i32(psd), scalar(real, fs), buf(sc)))
     return sc
 
 
@@ -26,12 +28,12 @@ def stft(x, win, *, fs, noverlap, nfft, boundary, padded, onesided, scaling):
     """Segments windowed and scaled straight into FFT rows, the native FFT, the spectrum written
     transposed to (..., freq, segment) by the FFT's last step (no framing copy, no transpose)."""
     real = REAL.get(x.dtype)
-    ok = (isinstance(win, wtensor()) and is_native(x) and win.dtype == real and x.size and len(x.shape) >= 1)
+    ok = (wgpu.is_native(win) and is_native(x) and win.dtype == real and x.size and len(x.shape) >= 1)
     lay = batch_layout(len(x.shape) - 1, x.shape, x.strides) if ok else None
     if lay is None:
         return fallback("stft", x, win, fs=fs, noverlap=noverlap, nfft=nfft, boundary=boundary, padded=padded,
                                 onesided=onesided, scaling=scaling)
-    dc, n, nper = x.dc, x.shape[-1], win.shape[0]
+    dc, n, nper = device(x), x.shape[-1], win.shape[0]
     step, _, nseg = stft_plan("stft", n, nper, noverlap, nfft, boundary, padded)
     pl = nper // 2 if boundary == "zeros" else 0
     isc = _win_scale(dc, real, win, scaling == "psd", fs)
@@ -44,16 +46,16 @@ def stft(x, win, *, fs, noverlap, nfft, boundary, padded, onesided, scaling):
     if L > 1 and radices(L) is not None:
         # the first FFT pass frames the rows as it loads them
         y = c2c(dc, real, None, L, nrows, -1, frames=(
-            x.buf, i32(n), i32(nper), i32(step), i32(pl), u32(nseg), i32(pk), i32(cplx), i64(x.offset),
-            i64(x.strides[-1]), u32(d1), u32(d2), u32(d3), *xs, win.buf, i64(win.offset), i64(win.strides[0]),
-            isc.buf))
+            buf(x), i32(n), i32(nper), i32(step), i32(pl), u32(nseg), i32(pk), i32(cplx), i64(x.offset),
+            i64(x.strides[-1]), u32(d1), u32(d2), u32(d3), *xs, buf(win), i64(win.offset), i64(win.strides[0]),
+            buf(isc)))
     else:
         rows = empty(dc, (nrows, L), CPLX[real])
         ls = min(256, 1 << (L - 1).bit_length())
-        dc.launch2d(kernel(dc, real, "frames"), (-(-L // ls) * ls, nrows), (ls, 1),
-                    (i32(n), i32(nper), i32(step), i32(pl), i32(nseg), i32(L), i32(pk), i32(cplx), u32(nrows),
-                     x.buf, i64(x.offset), i64(x.strides[-1]), u32(d1), u32(d2), u32(d3), *xs, win.buf,
-                     i64(win.offset), i64(win.strides[0]), isc.buf, rows.buf))
+        launch(dc, kernel(dc, real, "frames"), (L, nrows),
+               (i32(n), i32(nper), i32(step), i32(pl), i32(nseg), i32(L), i32(pk), i32(cplx), u32(nrows),
+                buf(x), i64(x.offset), i64(x.strides[-1]), u32(d1), u32(d2), u32(d3), *xs, buf(win),
+                i64(win.offset), i64(win.strides[0]), buf(isc), buf(rows)), (ls, 1))
         y = c2c(dc, real, rows, L, nrows, -1)
     nfreq = nfft // 2 + 1 if onesided else nfft
     out = empty(dc, tuple(batch) + (nfreq, nseg), CPLX[real])
@@ -61,11 +63,11 @@ def stft(x, win, *, fs, noverlap, nfft, boundary, padded, onesided, scaling):
     one = scalar(real, 1.0)
     if pk:
         launch_rows(dc, kernel(dc, real, "rpost"), nrows, nfreq, nseg,
-                    (i32(nfft), i32(nfreq), u32(nrows), u32(nseg), one, y.buf, out.buf,
-                     twiddles(dc, real, nfft).buf))
+                    (i32(nfft), i32(nfreq), u32(nrows), u32(nseg), one, buf(y), buf(out),
+                     buf(twiddles(dc, real, nfft))))
     else:
         launch_rows(dc, kernel(dc, real, "store"), nrows, nfreq, nseg,
-                    (i32(nfft), i32(nfreq), u32(nrows), u32(nseg), one, i32(0), y.buf, out.buf))
+                    (i32(nfft), i32(nfreq), u32(nrows), u32(nseg), one, i32(0), buf(y), buf(out)))
     return out
 
 
@@ -73,12 +75,12 @@ def istft(z, win, *, fs, noverlap, nfft, onesided, boundary, scaling):
     """The native inverse FFT of every segment (along the frequency axis, read through strides),
     then one overlap-add kernel that also windows, scales and normalizes (no framing copies)."""
     real = REAL.get(z.dtype)
-    ok = (isinstance(win, wtensor()) and is_native(z) and win.dtype == real and z.size and len(z.shape) >= 2)
+    ok = (wgpu.is_native(win) and is_native(z) and win.dtype == real and z.size and len(z.shape) >= 2)
     xs = fft1(z, nfft, len(z.shape) - 2, "backward", "irfft" if onesided else "ifft") if ok else None
     if xs is None:
         return fallback("istft", z, win, fs=fs, noverlap=noverlap, nfft=nfft, onesided=onesided, boundary=boundary,
                                  scaling=scaling)
-    dc, nper, nseg = z.dc, win.shape[0], z.shape[-1]
+    dc, nper, nseg = device(z), win.shape[0], z.shape[-1]
     step = nper - noverlap
     m = istft_length(nseg, nper, step, boundary)
     sc = _win_scale(dc, real, win, scaling == "psd", fs)
@@ -86,9 +88,9 @@ def istft(z, win, *, fs, noverlap, nfft, onesided, boundary, scaling):
     nb = numel(batch)
     cplx = not onesided
     y = empty(dc, tuple(batch) + (m,), CPLX[real] if cplx else real)
-    dc.launch(kernel(dc, real, "ola"), nb * m,
-              (i32(nper), i32(step), i32(nseg), i32(nfft), i32(nper // 2 if boundary else 0), i32(m), i64(nb),
-               i32(cplx), xs.buf, win.buf, i64(win.offset), i64(win.strides[0]), sc.buf, y.buf))
+    launch(dc, kernel(dc, real, "ola"), nb * m,
+           (i32(nper), i32(step), i32(nseg), i32(nfft), i32(nper // 2 if boundary else 0), i32(m), i64(nb),
+            i32(cplx), buf(xs), buf(win), i64(win.offset), i64(win.strides[0]), buf(sc), buf(y)))
     return y
 
 
@@ -109,9 +111,9 @@ def resample(x, *, num, axis):
     cf = c * (2 if num < nx else 0.5)
     mx, inner = X.shape[ax], numel(X.shape[ax + 1:])
     total = numel(X.shape[:ax]) * m2 * inner
-    x.dc.launch(kernel(x.dc, x.dtype, "binscale"), total,
-                (i32(mx), i32(m2), i64(total), i64(inner), scalar(x.dtype, c), i32(kh), scalar(x.dtype, cf), X.buf))
-    Xv = movement().slice_(X, starts=[0] * len(X.shape),
-                           stops=[m2 if d == ax else s for d, s in enumerate(X.shape)], steps=[1] * len(X.shape))
+    dc = device(x)
+    launch(dc, kernel(dc, x.dtype, "binscale"), total,
+           (i32(mx), i32(m2), i64(total), i64(inner), scalar(x.dtype, c), i32(kh), scalar(x.dtype, cf), buf(X)))
+    Xv = wgpu.slice(X, [0] * len(X.shape), [m2 if d == ax else s for d, s in enumerate(X.shape)])
     y = fft1(Xv, num, ax, "backward", "irfft")
     return y if y is not None else fallback("resample", x, num=num, axis=axis)
