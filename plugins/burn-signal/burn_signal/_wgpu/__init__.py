@@ -26,8 +26,10 @@ filtering or resampling. The inputs are copied to the host, the flex
 (scipy) kernel runs, the results are copied back, and the copies are counted
 in the device's ``stats()`` (``host_transfers``, ``host_transfer_bytes``).
 
-This package is imported only when the wgpu backend is registered;
-PyOpenCL and burn_wgpu are imported inside the kernels.
+It uses burn-wgpu only through its kernel API, :mod:`burn_wgpu.api` (program
+from source with ``#define``s, launch, buffers, views, counted host copies).
+This package is imported only when the wgpu backend is registered; PyOpenCL is
+imported by the first kernel that runs.
 """
 from __future__ import annotations
 
