@@ -74,18 +74,6 @@ def scalar(real, v):
     return np.float64(v) if real == "float64" else np.float32(v)
 
 
-def numel(shape) -> int:
-    """The number of elements of ``shape`` (1 for ``()``).
-
-    >>> numel((2, 3)), numel(())
-    (6, 1)
-    """
-    n = 1
-    for s in shape:
-        n *= s
-    return n
-
-
 def empty(dc, shape, dtype):
     """A new contiguous native array from ``dc``'s pool."""
     return wgpu.empty(shape, dtype, dc)

@@ -8,7 +8,6 @@ broadcast) and crops the irfftn for the mode.
 from __future__ import annotations
 
 import numpy as np
-
 from burn_wgpu import api as wgpu
 
 from .common import CT, REAL, buf, device, empty, fallback, i64, kernel, launch, u32

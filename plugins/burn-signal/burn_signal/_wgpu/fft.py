@@ -15,11 +15,10 @@ from __future__ import annotations
 import math
 
 import numpy as np
-
 from burn_wgpu import api as wgpu
 
 from .common import (CPLX, CT, REAL, batch_layout, buf, device, empty, fallback, i32, i64, is_contiguous, is_native,
-                     kernel, launch, launch_rows, numel, scalar, u32)
+                     kernel, launch, launch_rows, scalar, u32)
 from .passes import pass_kernel, radices
 
 # (device, dtype, n) -> twiddle table (kept: tables are reused across calls; memory_cleanup drops them)
@@ -41,7 +40,7 @@ def _load(x, axis, m, n, mode, real):
     bshape = [x.shape[d] for d in range(nd) if d != axis]
     # batch dims that are contiguous with each other merged, so any layout fits in 4 dims
     lay = batch_layout(axis, x.shape, x.strides)
-    nb = numel(bshape)
+    nb = math.prod(bshape)
     if lay is None:
         return None, nb, None
     view, m_in = None, x.shape[axis]
@@ -166,7 +165,7 @@ def fft1(x, n, axis, norm, kind):
     out_dt = real if kind == "irfft" else CPLX[real]
     shape = list(x.shape)
     shape[axis] = m_out
-    inner = numel(x.shape[axis + 1:])
+    inner = math.prod(x.shape[axis + 1:])
     sc = _scale(norm, n, inverse)
     if kind in ("fft", "ifft") and inner == 1 and sc == 1.0 and y is not x:
         # the last pass wrote the output's layout: y itself, or a view of it with the output's shape

@@ -7,10 +7,12 @@ a zero leading coefficient as flex does.
 """
 from __future__ import annotations
 
-from .. import _flex
+import math
+
 from burn_wgpu import api as wgpu
 
-from .common import CT, batch_layout, buf, device, download, empty, fallback, i32, i64, kernel, launch, numel
+from .. import _flex
+from .common import CT, batch_layout, buf, device, download, empty, fallback, i32, i64, kernel, launch
 
 
 def _native(ops, x):
@@ -35,7 +37,7 @@ def lfilter(b, a, x, zi=None, *, axis):
     zs = empty(dc, (max(K, 1) * nb,), x.dtype)
     (d1, d2, d3), (xs, zst) = lay
     z = zi if zi is not None else x
-    inner = numel(x.shape[ax + 1:])
+    inner = math.prod(x.shape[ax + 1:])
     launch(dc, kernel(dc, x.dtype, "lfilt"), nb,
            (i32(n), i32(K), i64(nb), buf(co), buf(x), i64(x.offset), i64(x.strides[ax]), buf(z), i64(z.offset),
             i64(z.strides[ax]), i32(zi is not None), d1, d2, d3, *xs, *zst, buf(y), i64(inner), buf(zs)))
@@ -69,5 +71,5 @@ def sosfilt(sos, x, zi=None, *, axis):
     launch(dc, kernel(dc, x.dtype, "sosf"), nb,
            (i32(n), i32(ns), i64(nb), buf(so), buf(x), i64(x.offset), i64(x.strides[ax]), buf(z), i64(z.offset),
             i64(zst[ax]), i64(z.strides[0]), i32(zi is not None), d1, d2, d3, *xs, *zs_, buf(y),
-            i64(numel(x.shape[ax + 1:])), buf(zs), buf(zf)))
+            i64(math.prod(x.shape[ax + 1:])), buf(zs), buf(zf)))
     return y if zi is None else (y, zf)

@@ -7,11 +7,13 @@ rfft, the kept bins weighted in place and an irfft.
 """
 from __future__ import annotations
 
-from .._ops import istft_length, stft_plan
+import math
+
 from burn_wgpu import api as wgpu
 
+from .._ops import istft_length, stft_plan
 from .common import (CPLX, CT, REAL, batch_layout, buf, device, empty, fallback, i32, i64, is_native, kernel, launch,
-                     launch_rows, numel, scalar, u32)
+                     launch_rows, scalar, u32)
 from .fft import c2c, fft1, twiddles
 from .passes import radices
 
@@ -41,7 +43,7 @@ def stft(x, win, *, fs, noverlap, nfft, boundary, padded, onesided, scaling):
     pk = onesided and not cplx and nfft % 2 == 0 and nfft >= 4
     L = nfft // 2 if pk else nfft
     batch = x.shape[:-1]
-    nrows = numel(batch) * nseg
+    nrows = math.prod(batch) * nseg
     (d1, d2, d3), (xs,) = lay
     if L > 1 and radices(L) is not None:
         # the first FFT pass frames the rows as it loads them
@@ -85,7 +87,7 @@ def istft(z, win, *, fs, noverlap, nfft, onesided, boundary, scaling):
     m = istft_length(nseg, nper, step, boundary)
     sc = _win_scale(dc, real, win, scaling == "psd", fs)
     batch = z.shape[:-2]
-    nb = numel(batch)
+    nb = math.prod(batch)
     cplx = not onesided
     y = empty(dc, tuple(batch) + (m,), CPLX[real] if cplx else real)
     launch(dc, kernel(dc, real, "ola"), nb * m,
@@ -109,8 +111,8 @@ def resample(x, *, num, axis):
     c = num / nx
     kh = m // 2 if m % 2 == 0 and num != nx else -1
     cf = c * (2 if num < nx else 0.5)
-    mx, inner = X.shape[ax], numel(X.shape[ax + 1:])
-    total = numel(X.shape[:ax]) * m2 * inner
+    mx, inner = X.shape[ax], math.prod(X.shape[ax + 1:])
+    total = math.prod(X.shape[:ax]) * m2 * inner
     dc = device(x)
     launch(dc, kernel(dc, x.dtype, "binscale"), total,
            (i32(mx), i32(m2), i64(total), i64(inner), scalar(x.dtype, c), i32(kh), scalar(x.dtype, cf), buf(X)))
