@@ -634,3 +634,19 @@ def test_kernel_sources_are_package_files_with_defines():
     assert all("\n" not in str(v) for v in d.values())       # one-line #define values
     assert _cuda.filter_source() == _sources.read("rounding.cuh") + _sources.read("filters.cu")
     assert _cuda.ola_source() == _sources.read("rounding.cuh") + _sources.read("ola.cu")
+
+
+def test_every_kernel_file_is_declared_package_data():
+    # a non-editable install ships only what pyproject declares (checked once with a wheel build):
+    # every file of burn_signal/kernels must match a package-data pattern
+    import fnmatch
+    import pathlib
+    import tomllib
+    root = pathlib.Path(__file__).resolve().parents[1] / "plugins" / "burn-signal"
+    if not (root / "pyproject.toml").exists():
+        pytest.skip("not a source checkout")
+    cfg = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["setuptools"]
+    patterns = cfg["package-data"]["burn_signal"]
+    files = sorted(p.relative_to(root / "burn_signal").as_posix() for p in (root / "burn_signal" / "kernels").iterdir())
+    assert files and all(any(fnmatch.fnmatch(f, pat) for pat in patterns) for f in files), (files, patterns)
+    assert "burn_signal._wgpu" in cfg["packages"]
