@@ -18,7 +18,14 @@ _INT4 = np.dtype([("x", np.int32), ("y", np.int32), ("z", np.int32), ("w", np.in
 
 def direct(kind):
     """The wgpu kernel of ``convolve`` or ``correlate`` (scipy.signal's modes), float32/float64,
-    up to 4 dims."""
+    up to 4 dims.
+
+    >>> import numpy as np
+    >>> from burn_wgpu import api as wgpu
+    >>> a, b = np.float32([1, 2, 3]), np.float32([0, 1, 0.5])
+    >>> y = direct("convolve")(wgpu.to_device(a), wgpu.to_device(b), mode="full")
+    >>> assert np.allclose(wgpu.to_host(y), np.convolve(a, b))
+    """
     def k(a, b, *, mode="full"):
         ok = (wgpu.is_native(a) and wgpu.is_native(b) and a.dtype == b.dtype and a.dtype in CT
               and len(a.shape) <= 4 and a.size and b.size)
@@ -89,6 +96,12 @@ def fftconvolve(a, b, *, mode="full", axes=None):
     Convolved axes are moved last (a view: the FFT loads read through strides), so the spectra are
     (batch..., spectrum...) and an operand of batch size 1 multiplies every batch row without
     being broadcast; operands that both broadcast along different axes are broadcast (views) first.
+
+    >>> import numpy as np
+    >>> from burn_wgpu import api as wgpu
+    >>> a, b = np.float32([1, 2, 3, 4]), np.float32([1, -1])
+    >>> y = fftconvolve(wgpu.to_device(a), wgpu.to_device(b), mode="same")
+    >>> assert np.allclose(wgpu.to_host(y), np.convolve(a, b, mode="same"), atol=1e-5)
     """
     ok = (wgpu.is_native(a) and wgpu.is_native(b) and a.dtype == b.dtype and a.dtype in CT
           and len(a.shape) == len(b.shape) >= 1 and a.size and b.size)

@@ -62,7 +62,14 @@ def _load(x, axis, m, n, mode, real):
 
 
 def twiddles(dc, real, n):
-    """The table tw[j] = exp(-2 pi i j / n) on ``dc`` (cached, at most 16 tables)."""
+    """The table tw[j] = exp(-2 pi i j / n) on ``dc`` (cached, at most 16 tables).
+
+    >>> import numpy as np
+    >>> from burn_wgpu import api as wgpu
+    >>> t = twiddles(wgpu.device_of(), "float32", 4)
+    >>> assert twiddles(wgpu.device_of(), "float32", 4) is t         # cached
+    >>> assert np.allclose(wgpu.to_host(t), [1, -1j, -1, 1j], atol=1e-6)
+    """
     key = (dc.index, real, n)
     t = TW.get(key)
     if t is None:
@@ -92,7 +99,14 @@ def c2c(dc, real, a, n, nb, sign, view=None, frames=None):
     when n == 1. Without ``view`` it may write to ``a`` (a ping-pong buffer); with one (see
     ``_load``) ``a`` is only read, through its buffer, by the first pass (Bluestein and n == 1 take only the plain view (0, n, n)). ``frames``: no ``a``, the
     first (forward) pass frames an stft's rows itself (its arguments after the signal, see
-    ``stft``); only for n > 1 with a pass plan."""
+    ``stft``); only for n > 1 with a pass plan.
+
+    >>> import numpy as np
+    >>> from burn_wgpu import api as wgpu
+    >>> a = wgpu.to_device(np.ones((1, 8), np.complex64))
+    >>> y = c2c(wgpu.device_of(a), "float32", a, 8, 1, -1)
+    >>> assert np.allclose(wgpu.to_host(y), [[8, 0, 0, 0, 0, 0, 0, 0]], atol=1e-5)
+    """
     if n == 1:
         return a
     rad = radices(n)
@@ -145,7 +159,14 @@ def _scale(norm, n, inverse):
 
 
 def fft1(x, n, axis, norm, kind):
-    """One 1-D transform on the device; kind: fft, ifft, rfft, irfft. None if it must fall back."""
+    """One 1-D transform on the device; kind: fft, ifft, rfft, irfft. None if it must fall back.
+
+    >>> import numpy as np
+    >>> from burn_wgpu import api as wgpu
+    >>> x = np.arange(6.0, dtype=np.float32).reshape(2, 3)
+    >>> y = fft1(wgpu.to_device(x), 3, 1, "backward", "rfft")
+    >>> assert y.shape == (2, 2) and np.allclose(wgpu.to_host(y), np.fft.rfft(x), atol=1e-5)
+    """
     dc, real = device(x), REAL[x.dtype]
     cplx_in = x.dtype.startswith("complex")
     m_in = x.shape[axis]
@@ -188,7 +209,14 @@ def fft1(x, n, axis, norm, kind):
 
 
 def one(kind):
-    """The wgpu kernel of 1-D transform ``kind`` (fft, ifft, rfft, irfft)."""
+    """The wgpu kernel of 1-D transform ``kind`` (fft, ifft, rfft, irfft).
+
+    >>> import numpy as np
+    >>> from burn_wgpu import api as wgpu
+    >>> k = one("ifft")
+    >>> z = k(wgpu.to_device(np.complex64([4, 0, 0, 0])), n=4, axis=0, norm=None)
+    >>> assert k.__name__ == "wgpu_ifft" and np.allclose(wgpu.to_host(z), [1, 1, 1, 1])
+    """
     def k(x, *, n, axis, norm):
         r = fft1(x, n, axis, norm, kind) if is_native(x) else None
         return r if r is not None else fallback(kind, x, n=n, axis=axis, norm=norm)
@@ -198,7 +226,13 @@ def one(kind):
 
 def many(kind):
     """The wgpu kernel of n-D transform ``kind``: 1-D transforms along each axis (the norms
-    multiply to the n-D norm)."""
+    multiply to the n-D norm).
+
+    >>> import numpy as np
+    >>> from burn_wgpu import api as wgpu
+    >>> y = many("rfftn")(wgpu.to_device(np.ones((2, 4), np.float32)), s=(2, 4), axes=(0, 1), norm=None)
+    >>> assert np.allclose(wgpu.to_host(y), [[8, 0, 0], [0, 0, 0]])
+    """
     def k(x, *, s, axes, norm):
         if not is_native(x):
             return fallback(kind, x, s=s, axes=axes, norm=norm)

@@ -20,7 +20,13 @@ def _native(ops, x):
 
 
 def lfilter(b, a, x, zi=None, *, axis):
-    """Direct form II transposed, one work-item per signal, strided operands read in place."""
+    """Direct form II transposed, one work-item per signal, strided operands read in place.
+
+    >>> import numpy as np
+    >>> from burn_wgpu import api as wgpu
+    >>> b, a, x = (wgpu.to_device(np.float32(v)) for v in ([1], [1, -0.5], [1, 1, 1, 1]))
+    >>> assert np.allclose(wgpu.to_host(lfilter(b, a, x, axis=0)), [1, 1.5, 1.75, 1.875])
+    """
     ok = _native((b, a, x) + (() if zi is None else (zi,)), x)
     lay = batch_layout(axis % len(x.shape), x.shape, x.strides, (zi if zi is not None else x).strides) if ok else None
     if lay is None:
@@ -45,7 +51,14 @@ def lfilter(b, a, x, zi=None, *, axis):
 
 
 def sosfilt(sos, x, zi=None, *, axis):
-    """Cascaded biquads (direct form II transposed), one work-item per signal; zf when zi is given."""
+    """Cascaded biquads (direct form II transposed), one work-item per signal; zf when zi is given.
+
+    >>> import numpy as np
+    >>> from burn_wgpu import api as wgpu
+    >>> sos = wgpu.to_device(np.float32([[1, 0, 0, 1, -0.5, 0]]))
+    >>> y = sosfilt(sos, wgpu.to_device(np.ones(4, np.float32)), axis=0)
+    >>> assert np.allclose(wgpu.to_host(y), [1, 1.5, 1.75, 1.875])
+    """
     ok = _native((sos, x) + (() if zi is None else (zi,)), x)
     ax = axis % len(x.shape) if ok else 0
     if ok and zi is not None:

@@ -139,5 +139,10 @@ def _program(dc, T, R):
 
 
 def pass_kernel(dc, T, R, name):
-    """Kernel ``name`` of the radix-R pass program in OpenCL type ``T`` on ``dc`` (compiled once)."""
+    """Kernel ``name`` of the radix-R pass program in OpenCL type ``T`` on ``dc`` (compiled once).
+
+    >>> import numpy as np
+    >>> from burn_wgpu import api as wgpu
+    >>> assert pass_kernel(wgpu.device_of(), "float", 4, "pass_f").function_name == "pass_f"
+    """
     return _program(dc, T, R).kernel(name)

@@ -28,7 +28,14 @@ def _win_scale(dc, real, win, psd, fs):
 
 def stft(x, win, *, fs, noverlap, nfft, boundary, padded, onesided, scaling):
     """Segments windowed and scaled straight into FFT rows, the native FFT, the spectrum written
-    transposed to (..., freq, segment) by the FFT's last step (no framing copy, no transpose)."""
+    transposed to (..., freq, segment) by the FFT's last step (no framing copy, no transpose).
+
+    >>> import numpy as np
+    >>> from burn_wgpu import api as wgpu
+    >>> x, win = wgpu.to_device(np.ones(16, np.float32)), wgpu.to_device(np.ones(4, np.float32))
+    >>> z = stft(x, win, fs=1.0, noverlap=2, nfft=4, boundary=None, padded=False, onesided=True, scaling="spectrum")
+    >>> assert z.shape == (3, 7) and np.allclose(wgpu.to_host(z), [[1] * 7, [0] * 7, [0] * 7], atol=1e-6)
+    """
     real = REAL.get(x.dtype)
     ok = (wgpu.is_native(win) and is_native(x) and win.dtype == real and x.size and len(x.shape) >= 1)
     lay = batch_layout(len(x.shape) - 1, x.shape, x.strides) if ok else None
@@ -75,7 +82,15 @@ def stft(x, win, *, fs, noverlap, nfft, boundary, padded, onesided, scaling):
 
 def istft(z, win, *, fs, noverlap, nfft, onesided, boundary, scaling):
     """The native inverse FFT of every segment (along the frequency axis, read through strides),
-    then one overlap-add kernel that also windows, scales and normalizes (no framing copies)."""
+    then one overlap-add kernel that also windows, scales and normalizes (no framing copies).
+
+    >>> import numpy as np
+    >>> from burn_wgpu import api as wgpu
+    >>> x, win = wgpu.to_device(np.ones(16, np.float32)), wgpu.to_device(np.ones(4, np.float32))
+    >>> opts = dict(fs=1.0, noverlap=2, nfft=4, onesided=True, scaling="spectrum")
+    >>> z = stft(x, win, boundary=None, padded=False, **opts)
+    >>> assert np.allclose(wgpu.to_host(istft(z, win, boundary=False, **opts)), 1, atol=1e-6)
+    """
     real = REAL.get(z.dtype)
     ok = (wgpu.is_native(win) and is_native(z) and win.dtype == real and z.size and len(z.shape) >= 2)
     xs = fft1(z, nfft, len(z.shape) - 2, "backward", "irfft" if onesided else "ifft") if ok else None
@@ -98,7 +113,13 @@ def istft(z, win, *, fs, noverlap, nfft, onesided, boundary, scaling):
 
 def resample(x, *, num, axis):
     """scipy.signal.resample's FFT method: the native rfft, the kept bins weighted in place, the native
-    irfft of a view of them (no copies between the transforms)."""
+    irfft of a view of them (no copies between the transforms).
+
+    >>> import numpy as np
+    >>> from burn_wgpu import api as wgpu
+    >>> y = resample(wgpu.to_device(np.ones(8, np.float32)), num=4, axis=0)
+    >>> assert y.shape == (4,) and np.allclose(wgpu.to_host(y), 1, atol=1e-6)
+    """
     if not (is_native(x) and x.dtype in CT and x.size):
         return fallback("resample", x, num=num, axis=axis)
     ax = axis % len(x.shape)
