@@ -17,14 +17,39 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
+import importlib.util
+import os
+import sys
+
 INSTALL_HINT = "pip install burn-cuda[cuda12] (CUDA 12 driver) or pip install burn-cuda[cuda13] (CUDA 13)"
+
+#: Device.default() asks burn-cuda (20) before burn-wgpu (10) for an accelerator
+DEFAULT_PRIORITY = 20
+
+# what the NVIDIA driver creates on Linux (/dev/dxg: WSL's GPU paravirtualization)
+_DRIVER_PATHS = ("/dev/nvidiactl", "/dev/nvidia0", "/proc/driver/nvidia/version", "/dev/dxg")
+
+
+def may_have_gpu() -> bool:
+    """Whether a CUDA GPU can be used here, decided without importing CuPy or starting CUDA:
+    CuPy is installed and (on Linux) the NVIDIA driver's device files exist.
+
+    Example:
+        >>> import burn_cuda
+        >>> assert isinstance(burn_cuda.may_have_gpu(), bool)
+    """
+    if importlib.util.find_spec("cupy") is None:
+        return False
+    if not sys.platform.startswith("linux"):
+        return True
+    return any(os.path.exists(p) for p in _DRIVER_PATHS)
 
 
 def burn_register_backends(registry):
     def factory():
         from .backend import CudaBackend
         return CudaBackend()
-    registry.register_backend("cuda", factory)
+    registry.register_backend("cuda", factory, default_priority=DEFAULT_PRIORITY, accelerator_probe=may_have_gpu)
 
 
 def burn_register_kernels(registry):

@@ -20,6 +20,8 @@ and appears as ``burn.linalg``:
 """
 from __future__ import annotations
 
+import sys
+
 from ._api import *  # noqa: F401,F403  (the public functions)
 from ._api import __all__ as _api_all
 from ._errors import LinAlgError
@@ -34,9 +36,16 @@ _KERNEL_MODULES = {"flex": "burn_linalg._flex", "wgpu": "burn_linalg._wgpu",
 
 
 def burn_register_kernels(registry):
-    """Hook: register our kernels for every backend whose plugin is installed."""
+    """Hook: register our kernels for every backend whose plugin is installed. They are
+    lazy: a backend's kernel module (and LAPACK through scipy.linalg behind flex's) is
+    imported the first time one of its kernels runs, not at discovery."""
     from burn.library import register_kernel_modules
-    register_kernel_modules(registry, "linalg", _KERNEL_MODULES)
+    register_kernel_modules(registry, "linalg", _KERNEL_MODULES, ops=list(ops))
+
+
+def burn_register_namespaces(registry):
+    """Hook: ``burn.linalg``."""
+    registry.add_namespace("linalg", sys.modules[__name__])
 
 
 def burn_plugin_info():

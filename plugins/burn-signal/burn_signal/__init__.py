@@ -22,6 +22,8 @@ numpy.fft-like subset):
 """
 from __future__ import annotations
 
+import sys
+
 from . import _fftns as fft_namespace
 from ._api import *  # noqa: F401,F403  (the public functions)
 from ._api import __all__ as _api_all
@@ -37,9 +39,25 @@ _KERNEL_MODULES = {"flex": "burn_signal._flex", "wgpu": "burn_signal._wgpu",
 
 
 def burn_register_kernels(registry):
-    """Hook: register our kernels for every backend whose plugin is installed."""
+    """Hook: register our kernels for every backend whose plugin is installed. They are
+    lazy: a backend's kernel module (and scipy.signal, scipy.fft behind flex's) is imported
+    the first time one of its kernels runs, not at discovery."""
     from burn.library import register_kernel_modules
-    register_kernel_modules(registry, "signal", _KERNEL_MODULES)
+    register_kernel_modules(registry, "signal", _KERNEL_MODULES, ops=list(ops))
+
+
+def burn_register_namespaces(registry):
+    """Hook: ``burn.signal`` (everything) and ``burn.fft`` (the numpy.fft-like subset)."""
+    registry.add_namespace("signal", sys.modules[__name__])
+    registry.add_namespace("fft", fft_namespace)
+
+
+def burn_memory_cleanup(device):
+    """Hook: drop the FFT caches (twiddle tables, Bluestein constants, cuFFT plans) this
+    library keeps on ``device``; only a kernel module that ran can hold any."""
+    mod = sys.modules.get(_KERNEL_MODULES.get(device.kind, ""))
+    if mod is not None and hasattr(mod, "release_caches"):
+        mod.release_caches(device.index)
 
 
 def burn_plugin_info():
