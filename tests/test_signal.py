@@ -590,12 +590,12 @@ def test_memory_cleanup_runs_every_plugins_hook_then_the_backend(monkeypatch):
 
 def test_burn_signal_drops_only_the_caches_of_kernel_modules_that_ran(monkeypatch):
     import sys
-    import burn_signal
+    from burn_signal import plugin
     calls = []
     fake = type(sys)("fake_signal_kernels")
     fake.release_caches = calls.append
-    monkeypatch.setitem(burn_signal._KERNEL_MODULES, "flex", "fake_signal_kernels")
-    burn_signal.burn_memory_cleanup(burn.Device.flex())      # the module never ran: nothing to drop
+    monkeypatch.setitem(plugin.KERNEL_MODULES, "flex", "fake_signal_kernels")
+    plugin.burn_memory_cleanup(burn.Device.flex())      # the module never ran: nothing to drop
     assert calls == []
     monkeypatch.setitem(sys.modules, "fake_signal_kernels", fake)
     burn.Device.flex().memory_cleanup()                      # through the plugin manager

@@ -26,6 +26,11 @@ def info_text() -> str:
         for k, v in (r.info or {}).items():
             lines.append(f"      {k}: {v}")
     registry.resolve_all()      # lazily registered kernels: import them to say which run on the host
+    for entry in list(registry.namespaces.values()):   # lazy namespaces declare their extension ops
+        try:
+            entry.resolve()
+        except Exception as e:  # shown, not raised: burn info must list everything else
+            lines.append(f"  namespace burn.{entry.name} failed to import: {type(e).__name__}: {e}")
     lines += ["", "namespaces (burn.<name>: plugin):"]
     if not registry.namespaces:
         lines.append("  (none)")

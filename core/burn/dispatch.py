@@ -16,12 +16,17 @@ from .errors import PluginError, backend_unavailable as unavailable
 __all__ = ["Registry", "registry", "KernelEntry", "LazyKernel", "NamespaceEntry"]
 
 
+# (module, table function) -> the dict it built: a backend's kernel table is built once
+_BUILT_TABLES: dict = {}
+
+
 @dataclass(frozen=True)
 class LazyKernel:
     """A kernel named by where it lives, imported the first time it is looked up.
 
     ``module`` is imported and the kernel is ``module.<table>[key]`` (``table=None``: the
-    attribute ``module.<key>``). Register one wherever a kernel function goes, so discovery
+    attribute ``module.<key>``; a callable ``table`` is called once and its dict kept, for a
+    backend's ``all_kernels()``). Register one wherever a kernel function goes, so discovery
     does not import the module, nor what it wraps (scipy.signal, pyopencl...). If the module
     has a ``HOST_FALLBACK`` set holding ``key``, the kernel is listed as a host fallback.
 
@@ -44,8 +49,15 @@ class LazyKernel:
             >>> assert fn(2.5) == 2 and host is False
         """
         mod = importlib.import_module(self.module)
-        fn = getattr(mod, self.key) if self.table is None else getattr(mod, self.table)[self.key]
-        return fn, self.key in getattr(mod, "HOST_FALLBACK", ())
+        if self.table is None:
+            return getattr(mod, self.key), False
+        table = getattr(mod, self.table)
+        if callable(table):
+            built = _BUILT_TABLES.get((self.module, self.table))
+            if built is None:
+                built = _BUILT_TABLES[(self.module, self.table)] = table()
+            table = built
+        return table[self.key], self.key in getattr(mod, "HOST_FALLBACK", ())
 
     def __repr__(self):
         where = self.key if self.table is None else f"{self.table}[{self.key!r}]"
@@ -152,6 +164,7 @@ class Registry:
     current_plugin: str = "burn"                       # who is registering right now
     loader: Callable | None = None                     # discovery (burn.plugins.ensure_loaded), set by it
     why_missing: Callable | None = None                # kind -> why its plugin failed/is disabled, or None
+    package_plugins: dict = field(default_factory=dict)  # top-level package -> its entry point's name
     _resolved: dict = field(default_factory=dict)      # (kind, index) -> Backend
 
     # -- registration ---------------------------------------------------------
@@ -294,7 +307,7 @@ class Registry:
             return self.current_plugin
         where = fn.module if isinstance(fn, LazyKernel) else getattr(fn, "__module__", None)
         top = (where or "burn").partition(".")[0]
-        return "burn" if top in ("burn", "builtins", "__main__") else top
+        return "burn" if top in ("burn", "builtins", "__main__") else self.package_plugins.get(top, top)
 
     def rename_plugin(self, old: str, new: str) -> None:
         """Attribute everything registered under ``old`` to ``new``.

@@ -60,6 +60,7 @@ class PluginRecord:
     backends: list = field(default_factory=list)
     info: dict = field(default_factory=dict)
     missing_module: str | None = None   # a failed import's ModuleNotFoundError.name
+    info_collected: bool = False
 
 
 _lock = threading.RLock()
@@ -115,6 +116,8 @@ def _call_hooks(name: str, hooks) -> None:
 
 
 def _collect_info(rec: PluginRecord) -> None:
+    # asked for by report(), not at discovery: a plugin's facts may import what it wraps
+    rec.info_collected = True
     others = [p for n, p in plugin_manager.list_name_plugin() if n != rec.name]
     try:
         results = plugin_manager.subset_hook_caller("burn_plugin_info", remove_plugins=others)()
@@ -160,7 +163,6 @@ def register_plugin(name: str, module, *, distribution: str = "?", version: str 
             registry.rename_plugin(rec.module.partition(".")[0], name)
             _add_to_manager(name, module)
             _call_hooks(name, _BACKEND_HOOKS + _LATE_HOOKS)
-            _collect_info(rec)
             rec.status = "loaded"
         except Exception as e:
             _fail(rec, "registration failed", e)
@@ -188,8 +190,11 @@ def _load_entry_point(ep) -> bool:
         return False
     finally:
         registry.current_plugin = prev
-    # the user may have imported the package before discovery (see Registry.owner)
-    registry.rename_plugin(ep.value.partition(":")[0].partition(".")[0], name)
+    # the user may have imported the package before discovery, or imports it later (a lazy
+    # namespace): either way what it registers is named by the entry point (Registry.owner)
+    top = ep.value.partition(":")[0].partition(".")[0]
+    registry.package_plugins[top] = name
+    registry.rename_plugin(top, name)
     try:
         _add_to_manager(name, module)
         _call_hooks(name, _BACKEND_HOOKS)
@@ -205,7 +210,6 @@ def _register_builtin() -> None:
     rec = _records["burn"] = PluginRecord("burn", "burn-core", _core_version(), "burn.builtin")
     _add_to_manager("burn", builtin)
     _call_hooks("burn", _BACKEND_HOOKS + _LATE_HOOKS)
-    _collect_info(rec)
     rec.status = "loaded"
 
 
@@ -259,7 +263,6 @@ def ensure_loaded() -> None:
             except Exception as e:
                 _fail(rec, "registration failed", e)
                 continue
-            _collect_info(rec)
             rec.status = "loaded"
 
 
@@ -272,6 +275,10 @@ def report() -> list[PluginRecord]:
         >>> assert "flex" in names
     """
     ensure_loaded()
+    with _lock:
+        for rec in _records.values():
+            if rec.status == "loaded" and not rec.info_collected and plugin_manager.get_plugin(rec.name) is not None:
+                _collect_info(rec)
     return list(_records.values())
 
 
@@ -335,7 +342,8 @@ def namespace(name: str):
         if rec.status == "disabled":
             raise AttributeError(f"burn.{name} is disabled: its plugin '{rec.name}' is listed in "
                                  f"BURN_PLUGINS_DISABLE")
-        if rec.status == "failed" and rec.missing_module == rec.module.partition(":")[0].partition(".")[0]:
+        if rec.status == "failed" and (rec.missing_module or "").partition(".")[0] == \
+                rec.module.partition(":")[0].partition(".")[0]:
             break       # its entry point is left but its package is gone: not installed
         if rec.status == "failed":
             raise AttributeError(f"burn.{name} is unavailable: its plugin '{rec.name}' failed ({rec.error}); "

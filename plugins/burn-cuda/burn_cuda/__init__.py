@@ -52,15 +52,21 @@ def burn_register_backends(registry):
     registry.register_backend("cuda", factory, default_priority=DEFAULT_PRIORITY, accelerator_probe=may_have_gpu)
 
 
+#: the ``burn::`` extension ops with a cuda kernel; every core primitive has one too
+EXTENSION_OPS = ("burn::linear_relu", "burn::softmax", "burn::softmax_grad", "burn::layer_norm",
+                 "burn::log_softmax", "burn::log_softmax_grad", "burn::softmax_cross_entropy",
+                 "burn::softmax_cross_entropy_grad", "burn::adam_update", "burn::sgd_update")
+
+
 def burn_register_kernels(registry):
-    # kernels.py imports no CuPy at module level: registering costs nothing without a GPU
-    from .kernels import all_kernels, extension_kernels, host_fallbacks
-    for op, fn in all_kernels().items():
-        registry.register_kernel(op, "cuda", fn)
-    for op, fn in extension_kernels().items():
-        registry.register_kernel(op, "cuda", fn)
-    for op, fn in host_fallbacks().items():
-        registry.register_kernel(op, "cuda", fn, host_fallback=True)
+    # lazy: kernels.py (and burn.codegen's generators) load on the first cuda kernel lookup;
+    # no core primitive runs on the host (kernels.HOST_FALLBACK_OPS is empty)
+    from burn.dispatch import LazyKernel
+    from burn.primitives import PRIMITIVES
+    for op in PRIMITIVES:
+        registry.register_kernel(op, "cuda", LazyKernel("burn_cuda.kernels", op, table="all_kernels"))
+    for op in EXTENSION_OPS:
+        registry.register_kernel(op, "cuda", LazyKernel("burn_cuda.kernels", op, table="extension_kernels"))
 
 
 def burn_plugin_info():

@@ -22,8 +22,6 @@ numpy.fft-like subset):
 """
 from __future__ import annotations
 
-import sys
-
 from . import _fftns as fft_namespace
 from ._api import *  # noqa: F401,F403  (the public functions)
 from ._api import __all__ as _api_all
@@ -32,37 +30,3 @@ from ._ops import _EXT as ops
 
 __version__ = "0.1.0"
 __all__ = list(_api_all) + ["SignalError", "ops"]
-
-#: backends we ship kernels for -> module holding ``KERNELS`` (op name -> function)
-_KERNEL_MODULES = {"flex": "burn_signal._flex", "wgpu": "burn_signal._wgpu",
-                   "cuda": "burn_signal._cuda"}
-
-
-def burn_register_kernels(registry):
-    """Hook: register our kernels for every backend whose plugin is installed. They are
-    lazy: a backend's kernel module (and scipy.signal, scipy.fft behind flex's) is imported
-    the first time one of its kernels runs, not at discovery."""
-    from burn.library import register_kernel_modules
-    register_kernel_modules(registry, "signal", _KERNEL_MODULES, ops=list(ops))
-
-
-def burn_register_namespaces(registry):
-    """Hook: ``burn.signal`` (everything) and ``burn.fft`` (the numpy.fft-like subset)."""
-    registry.add_namespace("signal", sys.modules[__name__])
-    registry.add_namespace("fft", fft_namespace)
-
-
-def burn_memory_cleanup(device):
-    """Hook: drop the FFT caches (twiddle tables, Bluestein constants, cuFFT plans) this
-    library keeps on ``device``; only a kernel module that ran can hold any."""
-    mod = sys.modules.get(_KERNEL_MODULES.get(device.kind, ""))
-    if mod is not None and hasattr(mod, "release_caches"):
-        mod.release_caches(device.index)
-
-
-def burn_plugin_info():
-    """Hook: facts shown by ``burn info``."""
-    return {"namespace": "burn.signal, burn.fft", "ops": f"{len(ops)} extension ops (signal::*)",
-            "kernels": "flex: scipy.fft / scipy.signal; cuda: cupy.fft / cupyx.scipy.signal, CUDA C "
-                       "(lfilter/sosfilt, istft's overlap-add), CuPy compositions (stft, resample); "
-                       "wgpu: OpenCL (FFTs, convolutions, lfilter/sosfilt, stft/istft, resample)"}

@@ -53,10 +53,18 @@ def burn_register_backends(registry):
     registry.register_backend("wgpu", factory, default_priority=DEFAULT_PRIORITY, accelerator_probe=may_have_gpu)
 
 
+#: the ``burn::`` extension ops with a wgpu kernel; every core primitive has one too
+EXTENSION_OPS = ("burn::linear_relu", "burn::softmax", "burn::softmax_grad", "burn::log_softmax",
+                 "burn::log_softmax_grad", "burn::layer_norm", "burn::layer_norm_grad")
+
+
 def burn_register_kernels(registry):
-    from .kernels import all_kernels
-    for op, fn in all_kernels().items():
-        registry.register_kernel(op, "wgpu", fn)
+    # lazy: the kernel modules (and burn.codegen's generators) load on the first wgpu kernel
+    # lookup, so discovery stays cheap for a process that only uses flex
+    from burn.dispatch import LazyKernel
+    from burn.primitives import PRIMITIVES
+    for op in (*PRIMITIVES, *EXTENSION_OPS):
+        registry.register_kernel(op, "wgpu", LazyKernel("burn_wgpu.kernels", op, table="all_kernels"))
 
 
 def burn_plugin_info():
