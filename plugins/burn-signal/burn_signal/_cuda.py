@@ -145,7 +145,6 @@ def fftconvolve(a, b, *, mode="full", axes=None):
 _SUFFIX = {"float32": "f32", "float64": "f64"}
 
 
-@functools.lru_cache(maxsize=None)
 def filter_source() -> str:
     """The CUDA C of ``lfilter`` and ``sosfilt`` (``kernels/rounding.cuh`` + ``kernels/filters.cu``):
     ``burn_signal_{lfilter,sosfilt}_{f32,f64}``.
@@ -276,7 +275,6 @@ def stft(x, win, *, fs, noverlap, nfft, boundary, padded, onesided, scaling):
     return cp.ascontiguousarray(cp.swapaxes(z, -1, -2)).astype(_complex(x), copy=False)
 
 
-@functools.lru_cache(maxsize=None)
 def ola_source() -> str:
     """The CUDA C of ``istft``'s overlap-add (``kernels/rounding.cuh`` + ``kernels/ola.cu``):
     ``burn_signal_ola_{f32,f64}``, gather form.
