@@ -91,32 +91,35 @@ class DeviceContext:
         self._ident = ident.encode()
 
     # -- programs ---------------------------------------------------------------
-    def program(self, source: str):
-        """The built program of ``source``: memory cache, disk cache, or a compile."""
-        prg = self._programs.get(source)
+    def program(self, source: str, options: str = ""):
+        """The built program of ``source``: memory cache, disk cache, or a compile.
+
+        ``options`` are extra build options (after :data:`BUILD_OPTIONS`), part of both cache keys."""
+        prg = self._programs.get(source if not options else (source, options))
         if prg is not None:
             return prg
-        key = hashlib.sha256(self._ident + b"\0" + BUILD_OPTIONS.encode() + b"\0" + source.encode()).hexdigest()
+        opts = f"{BUILD_OPTIONS} {options}".strip()
+        key = hashlib.sha256(self._ident + b"\0" + opts.encode() + b"\0" + source.encode()).hexdigest()
         d = cache_dir()
         path = os.path.join(d, key + ".bin") if d else None
         if path and os.path.exists(path):
             try:
                 with open(path, "rb") as f:
                     binary = f.read()
-                prg = cl.Program(self.ctx, [self.device], [binary]).build(BUILD_OPTIONS)
+                prg = cl.Program(self.ctx, [self.device], [binary]).build(opts)
                 self.stats["disk_loads"] += 1
             except (cl.Error, OSError):
                 prg = None      # stale or corrupt entry: rebuild and overwrite
         if prg is None:
             try:
-                prg = cl.Program(self.ctx, source).build(BUILD_OPTIONS)
+                prg = cl.Program(self.ctx, source).build(opts)
             except cl.RuntimeError as e:
                 raise BurnError(f"wgpu: OpenCL compile failed on {self.device.name}: {e}\n--- source ---\n"
                                 f"{source}") from None
             self.stats["compiles"] += 1
             if path:
                 self._store(d, path, prg)
-        self._programs[source] = prg
+        self._programs[source if not options else (source, options)] = prg
         return prg
 
     def _store(self, d, path, prg):
@@ -130,11 +133,12 @@ class DeviceContext:
         except (OSError, cl.Error):
             pass                        # a read-only cache dir only costs recompiles
 
-    def kernel(self, source: str, name: str):
-        """A ``cl.Kernel`` (one object per (program, name), reused for every launch)."""
-        k = self._kernels.get((source, name))
+    def kernel(self, source: str, name: str, options: str = ""):
+        """A ``cl.Kernel`` (one object per (program, options, name), reused for every launch)."""
+        key = (source, name) if not options else (source, name, options)
+        k = self._kernels.get(key)
         if k is None:
-            k = self._kernels[(source, name)] = cl.Kernel(self.program(source), name)
+            k = self._kernels[key] = cl.Kernel(self.program(source, options), name)
         return k
 
     # -- launches ---------------------------------------------------------------
