@@ -528,9 +528,8 @@ def test_opencl_sources_are_package_data_not_python_strings():
         cfg = tomllib.loads(pyproject.read_text())["tool"]["setuptools"]
         assert "kernels/*.cl" in cfg["package-data"]["burn_linalg"]
         assert {"burn_linalg", "burn_linalg._wgpu"} <= set(cfg["packages"])
-    for dt in ("float32", "float64"):
-        src = common.program_source(dt)
-        assert src.startswith(f"#define FP64 {int(dt == 'float64')}\n"), src[:80]
-        assert all(f"__kernel void {k}(" in src for k in ("chol", "lus", "qrt", "tridiag_ql", "hestenes"))
+    src = common.cl_text(*common._CL_FILES)
+    assert all(f"__kernel void {k}(" in src for k in ("chol", "lus", "qrt", "tridiag_ql", "htridiag_ql", "hestenes"))
+    assert [common.program_defines(dt)["FP64"] for dt in ("float32", "float64")] == [0, 1]
     with pytest.raises(ValueError, match="float16"):
-        common.program_source("float16")
+        common.program_defines("float16")

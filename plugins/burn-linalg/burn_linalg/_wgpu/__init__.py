@@ -61,8 +61,9 @@ fallbacks at run time: the inputs are copied to the host, the flex (LAPACK)
 kernel runs, the results are copied back, and the copies are counted in the
 device's ``stats()`` (``host_transfers``, ``host_transfer_bytes``).
 
-This package is imported only when the wgpu backend is registered; PyOpenCL and burn_wgpu are
-imported inside the kernels (SciPy only by a host fallback's flex kernel).
+This package is imported only when the wgpu backend is registered. It reaches burn-wgpu only
+through ``burn_wgpu.api`` (imported at once; PyOpenCL is imported by the first device call) and
+SciPy only through a host fallback's flex kernel.
 """
 from __future__ import annotations
 

@@ -4,14 +4,15 @@ the per-matrix failure flags and the host fallbacks.
 The kernels' OpenCL C is package data (``burn_linalg/kernels/*.cl``): one program per dtype
 (float32, float64) from ``common.cl`` and the family files in ``_CL_FILES``, parameterised by
 ``#define``s (``FP64``, ``WG``, ``MAXP``, ``QLR``) with sizes as run-time arguments, so PoCL
-compiles it once per dtype and the disk cache keeps it.
+compiles it once per dtype and the disk cache keeps it. Everything of burn-wgpu goes through
+its public kernel API, ``burn_wgpu.api`` (which does not import PyOpenCL until a device is used).
 """
 from __future__ import annotations
 
 import functools
-import importlib.resources
 
 import numpy as np
+from burn_wgpu import api as wgpu
 
 from .. import _flex
 from .._errors import LinAlgError
@@ -26,51 +27,53 @@ _CL_FILES = ("common.cl", "lu.cl", "qr.cl", "eigh.cl", "svd.cl")
 _FP64 = {"float32": 0, "float64": 1}
 
 
-def cl_source(filename: str, defines: dict) -> str:
-    """``burn_linalg/kernels/<filename>`` with a ``#define NAME VALUE`` line per entry prepended.
+@functools.lru_cache(maxsize=None)
+def cl_text(*filenames: str) -> str:
+    """The text of ``burn_linalg/kernels/<filename>`` (package data), the files joined in order;
+    read once per process.
 
-    >>> src = cl_source("gather.cl", {"E": "uint"})
-    >>> assert src.startswith("#define E uint\\n") and " diag(long total" in src
+    >>> assert " diag(long total" in cl_text("gather.cl")
     """
-    return "".join(f"#define {k} {v}\n" for k, v in sorted(defines.items())) + _file_text(filename)
+    return "".join(wgpu.load_source("burn_linalg", f"kernels/{f}") for f in filenames)
 
 
-@functools.lru_cache(maxsize=None)
-def _file_text(filename: str) -> str:
-    # read once per process: the sources are looked up on every launch
-    return importlib.resources.files("burn_linalg").joinpath("kernels", filename).read_text(encoding="utf-8")
+def program_defines(dtype: str) -> dict:
+    """The ``#define``s of the linalg program for ``dtype`` (float32 / float64).
 
-
-@functools.lru_cache(maxsize=None)
-def program_source(dtype: str) -> str:
-    """The OpenCL C of the linalg program for ``dtype`` (float32 / float64).
-
-    >>> src = program_source("float64")
-    >>> assert src.startswith("#define FP64 1\\n") and " tridiag_ql(int N" in src
+    >>> program_defines("float64")
+    {'FP64': 1, 'WG': 64, 'MAXP': 512, 'QLR': 4}
     """
     if dtype not in _FP64:
         raise ValueError(f"linalg wgpu: no OpenCL program for dtype {dtype} (float32, float64)")
-    defines = {"FP64": _FP64[dtype], "WG": WG, "MAXP": MAXP, "QLR": QLR}
-    return cl_source(_CL_FILES[0], defines) + "".join(cl_source(f, {}) for f in _CL_FILES[1:])
+    return {"FP64": _FP64[dtype], "WG": WG, "MAXP": MAXP, "QLR": QLR}
 
 
 def kernel(dc, dtype, name):
-    """The compiled kernel ``name`` of ``dtype``'s program on the device context ``dc``."""
-    return dc.kernel(program_source(dtype), name)
+    """The kernel ``name`` of ``dtype``'s linalg program on the device context ``dc`` (compiled
+    once, cached in memory and on disk by the api)."""
+    return wgpu.program(cl_text(*_CL_FILES), defines=program_defines(dtype), device=dc).kernel(name)
+
+
+def launch(dc, kern, n, args):
+    """Launch ``kern`` over ``n`` work items on ``dc`` (the device's default work-group size)."""
+    wgpu.launch(kern, n, args, device=dc)
+
+
+def launch_groups(dc, kern, nb, args):
+    """Launch ``kern`` with one work-group of WG items per matrix."""
+    wgpu.launch(kern, nb * WG, args, local_size=WG, device=dc)
 
 
 def native_ok(*xs) -> bool:
-    """Whether every input is a float32 / float64 wgpu tensor (the dtypes with a native kernel)."""
-    from burn_wgpu.tensor import WTensor
-    return all(isinstance(x, WTensor) and x.dtype in _FP64 for x in xs)
+    """Whether every input is a float32 / float64 wgpu array (the dtypes with a native kernel)."""
+    return all(wgpu.is_native(x) and x.dtype in _FP64 for x in xs)
 
 
 def copy(x, shape=None):
     """A fresh contiguous device copy of ``x`` (broadcast to ``shape``): kernels work in place."""
-    from burn_wgpu import kernels as wk
     if shape is not None and tuple(shape) != x.shape:
-        x = wk.broadcast_to(x, shape=shape)
-    return wk.elementwise("positive")(x)
+        x = wgpu.broadcast_to(x, shape)
+    return wgpu.copy(x)
 
 
 def nbatch(shape):
@@ -85,40 +88,26 @@ def nbatch(shape):
     return n
 
 
-def i32(v):
-    return np.int32(v)
-
-
 def zeros_i32(dc, n):
     """A device int32 vector of max(n, 1) zeros (per-matrix failure flags)."""
-    from burn_wgpu.tensor import empty
-    import pyopencl as cl
-    t = empty(dc, (max(n, 1),), "int32")
-    cl.enqueue_fill_buffer(dc.queue, t.buf, np.int32(0), 0, max(n, 1) * 4)
-    return t
+    return wgpu.zeros((max(n, 1),), "int32", dc)
 
 
 def raise_if(name, info, a_shape, dtype, nb):
     """Raise flex's LinAlgError for ``name`` when a matrix's flag in ``info`` is set."""
-    # a per-matrix status flag read back (a sync, a few bytes): the error comes at the call, as on flex
-    flags = np.empty(max(nb, 1), np.int32)
-    info.dc.download(info.buf, 0, flags)
+    # a per-matrix status flag read back (a sync, a few bytes, not counted as a host transfer):
+    # the error comes at the call, as on flex
+    flags = wgpu.to_host(info, count=False)
     if nb and flags[:nb].any():
         raise LinAlgError(f"linalg::{name}: {'not positive definite' if name == 'cholesky' else 'singular matrix'} "
                           f"(input shape={tuple(a_shape)} dtype={dtype}, matrix {int(np.argmax(flags))} of the batch);"
                           f" {_flex._FIX.get(name, '')}".rstrip("; "))
 
 
-def launch_groups(dc, kern, nb, args):
-    """Launch ``kern`` with one work-group of WG items per matrix."""
-    dc.launch(kern, nb * WG, args, local=WG)
-
-
 def transposed(x):
     """``x`` with its last two axes swapped (a view)."""
-    from burn_wgpu import kernels as wk
     nd = len(x.shape)
-    return wk.permute(x, axes=tuple(range(nd - 2)) + (nd - 1, nd - 2))
+    return wgpu.permute(x, tuple(range(nd - 2)) + (nd - 1, nd - 2))
 
 
 @functools.lru_cache(maxsize=None)
@@ -128,6 +117,4 @@ def fallback(name):
 
     >>> assert fallback("qr") is fallback("qr")
     """
-    # burn_wgpu is imported on the first fallback, not when this module is imported
-    from burn_wgpu.interop import host_fallback
-    return host_fallback(_flex.KERNELS[name], f"linalg_{name}")
+    return wgpu.host_fallback(_flex.KERNELS[name], f"linalg_{name}")

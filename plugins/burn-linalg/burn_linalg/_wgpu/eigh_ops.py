@@ -9,8 +9,9 @@ ones) is made positive (real positive for complex), so results are deterministic
 from __future__ import annotations
 
 import numpy as np
+from burn_wgpu import api as wgpu
 
-from .common import MAXP, SWEEPS, WG, copy, fallback, i32, kernel, launch_groups, native_ok, nbatch
+from .common import MAXP, SWEEPS, WG, copy, fallback, kernel, launch_groups, native_ok, nbatch
 
 EIGH_TRIDIAG_MIN = 10   # Jacobi below this N, Householder + QL from it (crossover 8-12 on PoCL)
 
@@ -20,24 +21,20 @@ _CPART = {"complex64": "float32", "complex128": "float64"}
 
 def real_eigh(a, UPLO, want_v):
     """(w, v) of a real symmetric batch (v is a 1-element placeholder unless ``want_v``)."""
-    import pyopencl as cl
-    from burn_wgpu.tensor import empty
-    dc, N, batch = a.dc, a.shape[-1], tuple(a.shape[:-2])
+    dc, N, batch = wgpu.device_of(a), a.shape[-1], tuple(a.shape[:-2])
     nb = nbatch(batch)
     work = copy(a)
-    w = empty(dc, batch + (N,), a.dtype)
+    w = wgpu.empty(batch + (N,), a.dtype, dc)
     if N >= EIGH_TRIDIAG_MIN:
-        v = empty(dc, (nb, N, N) if want_v else (1,), a.dtype)
-        vo = empty(dc, batch + (N, N), a.dtype) if want_v else v
-        loc = [cl.LocalMemory(N * np.dtype(a.dtype).itemsize) for _ in range(5)]
-        launch_groups(dc, kernel(dc, a.dtype, "tridiag_ql"), nb, (i32(N), i32(UPLO == "L"), i32(want_v), work.buf,
-                                                                  v.buf, w.buf, vo.buf, *loc))
+        v = wgpu.empty((nb, N, N) if want_v else (1,), a.dtype, dc)
+        vo = wgpu.empty(batch + (N, N), a.dtype, dc) if want_v else v
+        loc = [wgpu.local_memory(N * np.dtype(a.dtype).itemsize) for _ in range(5)]
+        launch_groups(dc, kernel(dc, a.dtype, "tridiag_ql"), nb, (N, UPLO == "L", want_v, work, v, w, vo, *loc))
         return w, vo
-    work2 = empty(dc, (nb, N, N), a.dtype)
-    v = empty(dc, (nb, N, N) if want_v else (1,), a.dtype)
-    vo = empty(dc, batch + (N, N), a.dtype) if want_v else v
-    launch_groups(dc, kernel(dc, a.dtype, "jacobi_eigh"), nb, (i32(N), i32(UPLO == "L"), i32(want_v), i32(SWEEPS),
-                                                               work.buf, work2.buf, v.buf, w.buf, vo.buf))
+    work2 = wgpu.empty((nb, N, N), a.dtype, dc)
+    v = wgpu.empty((nb, N, N) if want_v else (1,), a.dtype, dc)
+    vo = wgpu.empty(batch + (N, N), a.dtype, dc) if want_v else v
+    launch_groups(dc, kernel(dc, a.dtype, "jacobi_eigh"), nb, (N, UPLO == "L", want_v, SWEEPS, work, work2, v, w, vo))
     return w, vo
 
 
@@ -46,29 +43,25 @@ def _jacobi_ok(a):
 
 
 def _heigh_ok(a):
-    from burn_wgpu.tensor import WTensor
-    if not (isinstance(a, WTensor) and a.dtype in _CPART and a.size and a.shape[-1] <= 2 * MAXP):
+    if not (wgpu.is_native(a) and a.dtype in _CPART and a.size and a.shape[-1] <= 2 * MAXP):
         return False
     # htridiag_ql's local scratch (9 N reals + the reduction's WG) must fit the device's local memory
     isz = np.dtype(_CPART[a.dtype]).itemsize
-    return (9 * a.shape[-1] + WG + 4) * isz <= a.dc.device.local_mem_size
+    return (9 * a.shape[-1] + WG + 4) * isz <= wgpu.device_of(a).device.local_mem_size
 
 
 def _heigh(a, UPLO, want_v):
     """Complex Hermitian eigh on the device (``htridiag_ql``): eigenvalues real (float32 / float64),
     eigenvectors complex, each one's largest-|.| component real positive."""
-    import pyopencl as cl
-    from burn_wgpu.tensor import empty
-    dc, N, batch = a.dc, a.shape[-1], tuple(a.shape[:-2])
+    dc, N, batch = wgpu.device_of(a), a.shape[-1], tuple(a.shape[:-2])
     nb, part = nbatch(batch), _CPART[a.dtype]
     work = copy(a)
-    w = empty(dc, batch + (N,), part)
-    v = empty(dc, (nb, N, N) if want_v else (1,), a.dtype)
-    vo = empty(dc, batch + (N, N), a.dtype) if want_v else v
+    w = wgpu.empty(batch + (N,), part, dc)
+    v = wgpu.empty((nb, N, N) if want_v else (1,), a.dtype, dc)
+    vo = wgpu.empty(batch + (N, N), a.dtype, dc) if want_v else v
     isz = np.dtype(part).itemsize
-    loc = [cl.LocalMemory(n * N * isz) for n in (1, 1, 1, 2, 2, 2)]
-    launch_groups(dc, kernel(dc, part, "htridiag_ql"), nb, (i32(N), i32(UPLO == "L"), i32(want_v), work.buf,
-                                                            v.buf, w.buf, vo.buf, *loc))
+    loc = [wgpu.local_memory(n * N * isz) for n in (1, 1, 1, 2, 2, 2)]
+    launch_groups(dc, kernel(dc, part, "htridiag_ql"), nb, (N, UPLO == "L", want_v, work, v, w, vo, *loc))
     return w, vo
 
 

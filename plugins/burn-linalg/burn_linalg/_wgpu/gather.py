@@ -4,8 +4,9 @@ every dtype."""
 from __future__ import annotations
 
 import numpy as np
+from burn_wgpu import api as wgpu
 
-from .common import cl_source, fallback, i32
+from .common import cl_text, fallback, launch
 
 # the unsigned OpenCL type of each element size
 _BITS = {1: "uchar", 2: "ushort", 4: "uint", 8: "ulong", 16: "ulong2"}
@@ -28,22 +29,21 @@ def diagonal(x, *, offset=0):
     >>> burn_linalg.diagonal(x.mT, offset=-1).numpy().tolist()
     [2, 6]
     """
-    from burn_wgpu.tensor import WTensor, empty
-    if not isinstance(x, WTensor) or x.itemsize not in _BITS:
+    if not wgpu.is_native(x) or wgpu.numpy_dtype(x.dtype).itemsize not in _BITS:
         return fallback("diagonal")(x, offset=offset)
+    dc = wgpu.device_of(x)
     m, n = x.shape[-2:]
     r0, c0 = max(0, -offset), max(0, offset)
     K = max(0, min(m - r0, n - c0))
-    out = empty(x.dc, tuple(x.shape[:-2]) + (K,), x.dtype)
+    out = wgpu.empty(tuple(x.shape[:-2]) + (K,), x.dtype, dc)
     if out.size == 0:
         return out
     sb = _batch_stride(x)
     if sb is None:
-        from burn_wgpu import kernels as wk
-        x = wk.contiguous(x)
+        x = wgpu.contiguous(x)
         sb = m * n
     sr, sc = x.strides[-2:]
-    x.dc.launch(x.dc.kernel(cl_source("gather.cl", {"E": _BITS[x.itemsize]}), "diag"), out.size,
-                (np.int64(out.size), i32(K), np.int64(sb), np.int64(sr), np.int64(sc),
-                 np.int64(x.offset + r0 * sr + c0 * sc), x.buf, out.buf))
+    prog = wgpu.program(cl_text("gather.cl"), defines={"E": _BITS[wgpu.numpy_dtype(x.dtype).itemsize]}, device=dc)
+    launch(dc, prog.diag, out.size, (np.int64(out.size), K, np.int64(sb), np.int64(sr), np.int64(sc),
+                                     np.int64(x.offset + r0 * sr + c0 * sc), wgpu.buffer(x), out))
     return out

@@ -4,8 +4,9 @@ per matrix, Q accumulated one work-item per column."""
 from __future__ import annotations
 
 import numpy as np
+from burn_wgpu import api as wgpu
 
-from .common import copy, fallback, i32, kernel, launch_groups, native_ok, nbatch, transposed
+from .common import copy, fallback, kernel, launch, launch_groups, native_ok, nbatch, transposed
 
 
 def qr(a, *, mode="reduced"):
@@ -17,20 +18,18 @@ def qr(a, *, mode="reduced"):
     """
     if not native_ok(a) or a.size == 0 or mode not in ("reduced", "complete", "r"):
         return fallback("qr")(a, mode=mode)
-    from burn_wgpu.tensor import empty
-    dc, (M, N) = a.dc, a.shape[-2:]
+    dc, (M, N) = wgpu.device_of(a), a.shape[-2:]
     K, batch = min(M, N), tuple(a.shape[:-2])
     nb = nbatch(batch)
     f = copy(transposed(a))       # (..., N, M)
-    tau = empty(dc, (nb, K), a.dtype)
-    launch_groups(dc, kernel(dc, a.dtype, "qrt"), nb, (i32(M), i32(N), f.buf, tau.buf))
+    tau = wgpu.empty((nb, K), a.dtype, dc)
+    launch_groups(dc, kernel(dc, a.dtype, "qrt"), nb, (M, N, f, tau))
     rm = M if mode == "complete" else K
-    r = empty(dc, batch + (rm, N), a.dtype)
-    dc.launch(kernel(dc, a.dtype, "triu_rows_t"), r.size, (i32(M), i32(N), i32(rm), np.int64(r.size), f.buf, r.buf))
+    r = wgpu.empty(batch + (rm, N), a.dtype, dc)
+    launch(dc, kernel(dc, a.dtype, "triu_rows_t"), r.size, (M, N, rm, np.int64(r.size), f, r))
     if mode == "r":
         return r
     qn = M if mode == "complete" else K
-    qt = empty(dc, batch + (qn, M), a.dtype)
-    dc.launch(kernel(dc, a.dtype, "orgqt"), nb * qn,
-              (i32(M), i32(N), i32(K), i32(qn), np.int64(nb), f.buf, tau.buf, qt.buf))
+    qt = wgpu.empty(batch + (qn, M), a.dtype, dc)
+    launch(dc, kernel(dc, a.dtype, "orgqt"), nb * qn, (M, N, K, qn, np.int64(nb), f, tau, qt))
     return copy(transposed(qt)), r

@@ -13,8 +13,9 @@ SVD (numpy's cutoff) or, ``hermitian=True``, from ``eigh`` of the lower triangle
 from __future__ import annotations
 
 import numpy as np
+from burn_wgpu import api as wgpu
 
-from .common import SWEEPS, copy, fallback, i32, kernel, launch_groups, native_ok, nbatch, transposed
+from .common import SWEEPS, copy, fallback, kernel, launch, launch_groups, native_ok, nbatch, transposed
 from .eigh_ops import real_eigh
 from .qr_ops import qr
 
@@ -24,59 +25,52 @@ SVD_PRECOND_MIN = 16    # Jacobi preconditioned by eigh of the Gram matrix from 
 def _hestenes(a, want_vecs):
     """One-sided Jacobi on the rows of X = A^T (M >= N) or X = A (M < N): S, or for M >= N only
     (U (M x N), S, Vh (N x N)) with zero singular values' U columns completed; signs as they come."""
-    from burn_wgpu import kernels as wk
-    from burn_wgpu.tensor import empty
-    dc, (M, N), batch = a.dc, a.shape[-2:], tuple(a.shape[:-2])
+    dc, (M, N), batch = wgpu.device_of(a), a.shape[-2:], tuple(a.shape[:-2])
     nb, tall = nbatch(batch), M >= N
     K, Lw = min(M, N), max(M, N)
     x = copy(transposed(a) if tall else a)
-    sc, nrm = empty(dc, (nb,), a.dtype), empty(dc, (nb, K), a.dtype)
+    sc, nrm = wgpu.empty((nb,), a.dtype, dc), wgpu.empty((nb, K), a.dtype, dc)
     pre = K >= SVD_PRECOND_MIN
     if pre:
         # X = Y^T X' with Y = V^T, X' = V^T X: G = X X^T = V diag V^T (eigh); X' has nearly orthogonal rows
-        x = wk.reshape(x, shape=(nb, K, Lw))
-        g = empty(dc, (nb, K, K), a.dtype)
-        launch_groups(dc, kernel(dc, a.dtype, "svd_gram"), nb, (i32(K), i32(Lw), x.buf, g.buf, sc.buf))
+        x = wgpu.reshape(x, (nb, K, Lw))
+        g = wgpu.empty((nb, K, K), a.dtype, dc)
+        launch_groups(dc, kernel(dc, a.dtype, "svd_gram"), nb, (K, Lw, x, g, sc))
         vt = copy(transposed(real_eigh(g, "L", True)[1]))
-        x, y = copy(wk.matmul(vt, x)), vt
+        x, y = copy(wgpu.matmul(vt, x)), vt
     else:
-        y = empty(dc, (nb, K, K), a.dtype)
-    launch_groups(dc, kernel(dc, a.dtype, "hestenes"), nb,
-                  (i32(K), i32(Lw), i32(SWEEPS), i32(pre), x.buf, y.buf, sc.buf, nrm.buf))
-    s = empty(dc, batch + (K,), a.dtype)
+        y = wgpu.empty((nb, K, K), a.dtype, dc)
+    launch_groups(dc, kernel(dc, a.dtype, "hestenes"), nb, (K, Lw, SWEEPS, pre, x, y, sc, nrm))
+    s = wgpu.empty(batch + (K,), a.dtype, dc)
     if not want_vecs:
-        dc.launch(kernel(dc, a.dtype, "svd_out"), nb * K, (i32(K), i32(Lw), i32(nb), i32(0), x.buf, y.buf, sc.buf,
-                                                           nrm.buf, s.buf, s.buf, np.int64(0), i32(0), i32(0), s.buf,
-                                                           i32(0), i32(0)))
+        launch(dc, kernel(dc, a.dtype, "svd_out"), nb * K,
+               (K, Lw, nb, 0, x, y, sc, nrm, s, s, np.int64(0), 0, 0, s, 0, 0))
         return s
     assert tall
     # A = Z S Y: X's normalized rows are U's columns, Y's rows are Vh's rows
-    u, vh = empty(dc, batch + (M, K), a.dtype), empty(dc, batch + (K, K), a.dtype)
-    dc.launch(kernel(dc, a.dtype, "svd_out"), nb * K,
-              (i32(K), i32(Lw), i32(nb), i32(1), x.buf, y.buf, sc.buf, nrm.buf, s.buf, u.buf,
-               np.int64(M * K), i32(1), i32(K), vh.buf, i32(K), i32(1)))
-    dc.launch(kernel(dc, a.dtype, "svd_complete"), nb, (i32(K), i32(K), i32(Lw), i32(nb), s.buf, u.buf,
-                                                        np.int64(M * K), i32(1), i32(K)))
+    u, vh = wgpu.empty(batch + (M, K), a.dtype, dc), wgpu.empty(batch + (K, K), a.dtype, dc)
+    launch(dc, kernel(dc, a.dtype, "svd_out"), nb * K,
+           (K, Lw, nb, 1, x, y, sc, nrm, s, u, np.int64(M * K), 1, K, vh, K, 1))
+    launch(dc, kernel(dc, a.dtype, "svd_complete"), nb, (K, K, Lw, nb, s, u, np.int64(M * K), 1, K))
     return u, s, vh
 
 
 def _svd_tall(a, full_matrices):
     """M >= N. A square matrix goes straight to Jacobi; a tall one is first reduced by QR (A = Q R),
     so Jacobi works on N x N and U = Q U_R; full_matrices' extra columns are Q's (complete mode)."""
-    from burn_wgpu import kernels as wk
     M, N = a.shape[-2:]
     if M == N:
         return _hestenes(a, True)
     nd, lead = len(a.shape), list(a.shape[:-2])
     q, r = qr(a, mode="complete" if full_matrices else "reduced")
     if full_matrices:
-        r = wk.slice_(r, starts=[0] * nd, stops=lead + [N, N], steps=[1] * nd)
+        r = wgpu.slice(r, [0] * nd, lead + [N, N], [1] * nd)
     ur, s, vh = _hestenes(r, True)
-    q1 = wk.slice_(q, starts=[0] * nd, stops=lead + [M, N], steps=[1] * nd) if full_matrices else q
-    u = wk.matmul(q1, ur)
+    q1 = wgpu.slice(q, [0] * nd, lead + [M, N], [1] * nd) if full_matrices else q
+    u = wgpu.matmul(q1, ur)
     if full_matrices:
-        rest = wk.slice_(q, starts=[0] * (nd - 1) + [N], stops=lead + [M, M], steps=[1] * nd)
-        u = wk.concat(u, rest, axis=nd - 1)
+        rest = wgpu.slice(q, [0] * (nd - 1) + [N], lead + [M, M], [1] * nd)
+        u = wgpu.concat([u, rest], nd - 1)
     return u, s, vh
 
 
@@ -88,10 +82,8 @@ def _svd(a, full_matrices):
     else:
         u2, s, vh2 = _svd_tall(transposed(a), full_matrices)
         u, vh = copy(transposed(vh2)), copy(transposed(u2))
-    K = min(M, N)
-    a.dc.launch(kernel(a.dc, a.dtype, "svd_flip"), nbatch(a.shape[:-2]) * K,
-                (i32(M), i32(u.shape[-1]), i32(vh.shape[-2]), i32(N), i32(K), i32(nbatch(a.shape[:-2])),
-                 u.buf, vh.buf))
+    K, nb, dc = min(M, N), nbatch(a.shape[:-2]), wgpu.device_of(a)
+    launch(dc, kernel(dc, a.dtype, "svd_flip"), nb * K, (M, u.shape[-1], vh.shape[-2], N, K, nb, u, vh))
     return u, s, vh
 
 
@@ -121,7 +113,6 @@ def svdvals(a):
 
 
 def _pinv(a, rcond, hermitian):
-    from burn_wgpu.tensor import empty
     M, N = a.shape[-2:]
     if hermitian:
         d, u = real_eigh(a, "L", True)         # numpy's hermitian pinv reads the lower triangle (eigh)
@@ -129,10 +120,10 @@ def _pinv(a, rcond, hermitian):
     else:
         u, d, vh = _svd(a, False)
         k = min(M, N)
-    p = empty(a.dc, tuple(a.shape[:-2]) + (N, M), a.dtype)
+    dc = wgpu.device_of(a)
+    p = wgpu.empty(tuple(a.shape[:-2]) + (N, M), a.dtype, dc)
     T = np.float64 if a.dtype == "float64" else np.float32
-    a.dc.launch(kernel(a.dc, a.dtype, "pinv_form"), p.size, (i32(M), i32(N), i32(k), i32(hermitian), T(rcond),
-                                                             np.int64(p.size), u.buf, d.buf, vh.buf, p.buf))
+    launch(dc, kernel(dc, a.dtype, "pinv_form"), p.size, (M, N, k, hermitian, T(rcond), np.int64(p.size), u, d, vh, p))
     return p
 
 
@@ -147,7 +138,6 @@ def lstsq(a, b, *, rcond):
     """gelsd's minimum-norm solution: X = pinv(A) B, singular values <= rcond * max(S) dropped."""
     if not (_svd_ok(a) and native_ok(b) and a.dtype == b.dtype and b.size):
         return fallback("lstsq")(a, b, rcond=rcond)
-    from burn_wgpu import kernels as wk
     if rcond < 0:       # LAPACK: a negative rcond means machine precision
         rcond = float(np.finfo(np.float64 if a.dtype == "float64" else np.float32).eps)
-    return wk.matmul(_pinv(a, rcond, False), b)
+    return wgpu.matmul(_pinv(a, rcond, False), b)
