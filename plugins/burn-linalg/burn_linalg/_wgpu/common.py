@@ -48,10 +48,16 @@ def program_defines(dtype: str) -> dict:
     return {"FP64": _FP64[dtype], "WG": WG, "MAXP": MAXP, "QLR": QLR}
 
 
+@functools.lru_cache(maxsize=None)
+def _program(dc, dtype):
+    # the api caches programs too, but by their 49 kB source: looking that up costs ~30 us a launch
+    return wgpu.program(cl_text(*_CL_FILES), defines=program_defines(dtype), device=dc)
+
+
 def kernel(dc, dtype, name):
     """The kernel ``name`` of ``dtype``'s linalg program on the device context ``dc`` (compiled
     once, cached in memory and on disk by the api)."""
-    return wgpu.program(cl_text(*_CL_FILES), defines=program_defines(dtype), device=dc).kernel(name)
+    return _program(dc, dtype).kernel(name)
 
 
 def launch(dc, kern, n, args):
