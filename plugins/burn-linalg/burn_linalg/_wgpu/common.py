@@ -56,27 +56,58 @@ def _program(dc, dtype):
 
 def kernel(dc, dtype, name):
     """The kernel ``name`` of ``dtype``'s linalg program on the device context ``dc`` (compiled
-    once, cached in memory and on disk by the api)."""
+    once, cached in memory and on disk by the api).
+
+    >>> from burn_wgpu import api as wgpu
+    >>> assert kernel(wgpu.device_of(), "float32", "chol") is kernel(wgpu.device_of(), "float32", "chol")
+    """
     return _program(dc, dtype).kernel(name)
 
 
 def launch(dc, kern, n, args):
-    """Launch ``kern`` over ``n`` work items on ``dc`` (the device's default work-group size)."""
+    """Launch ``kern`` over ``n`` work items on ``dc`` (the device's default work-group size).
+
+    >>> import numpy as np
+    >>> from burn_wgpu import api as wgpu
+    >>> a, dc = wgpu.to_device(np.float32([[4, 0], [0, 9]])), wgpu.device_of()
+    >>> out = wgpu.empty((2,), "float32", dc)
+    >>> piv = wgpu.to_device([0, 1], dc, "int32")        # no row interchanges
+    >>> launch(dc, kernel(dc, "float32", "ludet"), 1, (2, 1, a, piv, out))      # det from LU factors
+    >>> assert wgpu.to_host(out)[0] == 36
+    """
     wgpu.launch(kern, n, args, device=dc)
 
 
 def launch_groups(dc, kern, nb, args):
-    """Launch ``kern`` with one work-group of WG items per matrix."""
+    """Launch ``kern`` with one work-group of WG items per matrix.
+
+    >>> import numpy as np
+    >>> from burn_wgpu import api as wgpu
+    >>> a, dc = wgpu.to_device(np.float32([[4, 0], [0, 9]])), wgpu.device_of()
+    >>> launch_groups(dc, kernel(dc, "float32", "chol"), 1, (2, a, zeros_i32(dc, 1)))
+    >>> assert wgpu.to_host(a).tolist() == [[2, 0], [0, 3]]
+    """
     wgpu.launch(kern, nb * WG, args, local_size=WG, device=dc)
 
 
 def native_ok(*xs) -> bool:
-    """Whether every input is a float32 / float64 wgpu array (the dtypes with a native kernel)."""
+    """Whether every input is a float32 / float64 wgpu array (the dtypes with a native kernel).
+
+    >>> import numpy as np
+    >>> from burn_wgpu import api as wgpu
+    >>> assert native_ok(wgpu.zeros((2,), "float64")) and not native_ok(wgpu.zeros((2,), "int32"))
+    """
     return all(wgpu.is_native(x) and x.dtype in _FP64 for x in xs)
 
 
 def copy(x, shape=None):
-    """A fresh contiguous device copy of ``x`` (broadcast to ``shape``): kernels work in place."""
+    """A fresh contiguous device copy of ``x`` (broadcast to ``shape``): kernels work in place.
+
+    >>> import numpy as np
+    >>> from burn_wgpu import api as wgpu
+    >>> x = copy(wgpu.to_device(np.float32([1, 2])), (2, 2))
+    >>> assert x.strides == (2, 1) and wgpu.to_host(x).tolist() == [[1, 2], [1, 2]]
+    """
     if shape is not None and tuple(shape) != x.shape:
         x = wgpu.broadcast_to(x, shape)
     return wgpu.copy(x)
@@ -95,12 +126,23 @@ def nbatch(shape):
 
 
 def zeros_i32(dc, n):
-    """A device int32 vector of max(n, 1) zeros (per-matrix failure flags)."""
+    """A device int32 vector of max(n, 1) zeros (per-matrix failure flags).
+
+    >>> from burn_wgpu import api as wgpu
+    >>> assert wgpu.to_host(zeros_i32(wgpu.device_of(), 0)).tolist() == [0]
+    """
     return wgpu.zeros((max(n, 1),), "int32", dc)
 
 
 def raise_if(name, info, a_shape, dtype, nb):
-    """Raise flex's LinAlgError for ``name`` when a matrix's flag in ``info`` is set."""
+    """Raise flex's LinAlgError for ``name`` when a matrix's flag in ``info`` is set.
+
+    >>> import pytest
+    >>> from burn_wgpu import api as wgpu
+    >>> raise_if("inv", zeros_i32(wgpu.device_of(), 2), (2, 3, 3), "float32", 2)      # no flag: no error
+    >>> with pytest.raises(LinAlgError, match="linalg::inv: singular matrix"):
+    ...     raise_if("inv", wgpu.to_device([0, 1], dtype="int32"), (2, 3, 3), "float32", 2)
+    """
     # a per-matrix status flag read back (a sync, a few bytes, not counted as a host transfer):
     # the error comes at the call, as on flex
     flags = wgpu.to_host(info, count=False)
@@ -111,7 +153,11 @@ def raise_if(name, info, a_shape, dtype, nb):
 
 
 def transposed(x):
-    """``x`` with its last two axes swapped (a view)."""
+    """``x`` with its last two axes swapped (a view).
+
+    >>> from burn_wgpu import api as wgpu
+    >>> assert transposed(wgpu.empty((4, 2, 3), "float32")).shape == (4, 3, 2)
+    """
     nd = len(x.shape)
     return wgpu.permute(x, tuple(range(nd - 2)) + (nd - 1, nd - 2))
 

@@ -20,7 +20,14 @@ _CPART = {"complex64": "float32", "complex128": "float64"}
 
 
 def real_eigh(a, UPLO, want_v):
-    """(w, v) of a real symmetric batch (v is a 1-element placeholder unless ``want_v``)."""
+    """(w, v) of a real symmetric batch (v is a 1-element placeholder unless ``want_v``).
+
+    >>> import burn, numpy as np
+    >>> from burn_wgpu import api as wgpu
+    >>> a = wgpu.to_device(np.float32([[2, 1], [1, 2]]))
+    >>> w, v = real_eigh(a, "L", True)
+    >>> assert np.allclose(wgpu.to_host(w), [1.0, 3.0])
+    """
     dc, N, batch = wgpu.device_of(a), a.shape[-1], tuple(a.shape[:-2])
     nb = nbatch(batch)
     work = copy(a)

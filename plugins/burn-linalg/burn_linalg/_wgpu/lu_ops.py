@@ -67,7 +67,13 @@ def _flat_vec(v, batch):
 
 
 def solve_triangular(a, b, *, trans=0, lower=False, unit_diagonal=False):
-    """op(A) X = B with A triangular (trans 0 / 1 / 2 as scipy's; real, so 2 is 1)."""
+    """op(A) X = B with A triangular (trans 0 / 1 / 2 as scipy's; real, so 2 is 1).
+
+    >>> import burn, burn_linalg
+    >>> a = burn.tensor([[2.0, 0.0], [1.0, 1.0]], device=burn.Device.wgpu())
+    >>> burn_linalg.solve_triangular(a, burn.tensor([[2.0], [3.0]], device=a.device), lower=True).numpy().tolist()
+    [[1.0], [2.0]]
+    """
     if not native_ok(a, b) or a.dtype != b.dtype or a.size == 0 or b.size == 0:
         return fallback("solve_triangular")(a, b, trans=trans, lower=lower, unit_diagonal=unit_diagonal)
     batch = tuple(np.broadcast_shapes(a.shape[:-2], b.shape[:-2]))
@@ -93,7 +99,13 @@ def _lu(a, name, batch=None):
 
 
 def lu_factor(a):
-    """scipy.linalg.lu_factor: the getrf factors and 0-based pivots; a singular matrix factors."""
+    """scipy.linalg.lu_factor: the getrf factors and 0-based pivots; a singular matrix factors.
+
+    >>> import burn, burn_linalg
+    >>> lu, piv = burn_linalg.lu_factor(burn.tensor([[1.0, 2.0], [4.0, 4.0]], device=burn.Device.wgpu()))
+    >>> lu.numpy().tolist(), piv.numpy().tolist()
+    ([[4.0, 4.0], [0.25, 1.0]], [1, 1])
+    """
     if not native_ok(a) or a.size == 0:
         return fallback("lu_factor")(a)
     lu_, piv, _ = _lu(a, None)     # scipy warns (does not raise) on a singular matrix: so do we not raise
@@ -119,7 +131,13 @@ def _lus(dc, lu_, piv, rhs, nb, eye, trans=0):
 
 
 def lu_solve(lu_, piv, b, *, trans=0):
-    """scipy.linalg.lu_solve from the factors; a zero on U's diagonal raises, as on flex."""
+    """scipy.linalg.lu_solve from the factors; a zero on U's diagonal raises, as on flex.
+
+    >>> import burn, burn_linalg
+    >>> a = burn.tensor([[1.0, 2.0], [4.0, 4.0]], device=burn.Device.wgpu())
+    >>> burn_linalg.lu_solve(burn_linalg.lu_factor(a), burn.tensor([[3.0], [8.0]], device=a.device)).numpy().tolist()
+    [[1.0], [1.0]]
+    """
     if not (native_ok(lu_, b) and lu_.dtype == b.dtype and piv.dtype == "int32" and lu_.size and b.size
             and trans in (0, 1, 2, "N", "T", "C")):
         return fallback("lu_solve")(lu_, piv, b, trans=trans)
@@ -138,7 +156,13 @@ def lu_solve(lu_, piv, b, *, trans=0):
 
 
 def slogdet(a):
-    """(sign, log|det|) from the LU factors (sign 0 and -inf when singular, as numpy)."""
+    """(sign, log|det|) from the LU factors (sign 0 and -inf when singular, as numpy).
+
+    >>> import burn, burn_linalg
+    >>> sign, logabs = burn_linalg.slogdet(burn.tensor([[0.0, 2.0], [1.0, 0.0]], device=burn.Device.wgpu()))
+    >>> sign.item(), round(logabs.item(), 6)
+    (-1.0, 0.693147)
+    """
     if not native_ok(a) or a.size == 0:
         return fallback("slogdet")(a)
     dc = wgpu.device_of(a)
@@ -149,7 +173,13 @@ def slogdet(a):
 
 
 def solve(a, b):
-    """A X = B by LU with partial pivoting (batch dims broadcast); a singular A raises."""
+    """A X = B by LU with partial pivoting (batch dims broadcast); a singular A raises.
+
+    >>> import burn, burn_linalg
+    >>> a = burn.tensor([[2.0, 1.0], [1.0, 3.0]], device=burn.Device.wgpu())
+    >>> burn_linalg.solve(a, burn.tensor([[3.0], [4.0]], device=a.device)).numpy().tolist()
+    [[1.0], [1.0]]
+    """
     if not native_ok(a, b) or a.dtype != b.dtype or a.size == 0 or b.size == 0:
         return fallback("solve")(a, b)
     batch = tuple(np.broadcast_shapes(a.shape[:-2], b.shape[:-2]))
@@ -159,7 +189,12 @@ def solve(a, b):
 
 
 def inv(a):
-    """A^-1 from the LU factors (the solve started from the identity); a singular A raises."""
+    """A^-1 from the LU factors (the solve started from the identity); a singular A raises.
+
+    >>> import burn, burn_linalg
+    >>> burn_linalg.inv(burn.tensor([[2.0, 0.0], [0.0, 4.0]], device=burn.Device.wgpu())).numpy().tolist()
+    [[0.5, 0.0], [0.0, 0.25]]
+    """
     if not native_ok(a) or a.size == 0:
         return fallback("inv")(a)
     lu_, piv, nb = _lu(a, "inv")
@@ -167,7 +202,12 @@ def inv(a):
 
 
 def det(a):
-    """The product of U's diagonal, signed by the pivots."""
+    """The product of U's diagonal, signed by the pivots.
+
+    >>> import burn, burn_linalg
+    >>> round(burn_linalg.det(burn.tensor([[1.0, 2.0], [3.0, 4.0]], device=burn.Device.wgpu())).item(), 5)
+    -2.0
+    """
     if not native_ok(a) or a.size == 0:
         return fallback("det")(a)
     dc = wgpu.device_of(a)
@@ -178,7 +218,13 @@ def det(a):
 
 
 def lu(a, *, permute_l=False):
-    """scipy.linalg.lu from the native (rectangular) getrf: the pivots become P on the device."""
+    """scipy.linalg.lu from the native (rectangular) getrf: the pivots become P on the device.
+
+    >>> import burn, burn_linalg
+    >>> p, l, u = burn_linalg.lu(burn.tensor([[1.0, 2.0], [4.0, 4.0]], device=burn.Device.wgpu()))
+    >>> p.numpy().tolist(), u.numpy().tolist()
+    ([[0.0, 1.0], [1.0, 0.0]], [[4.0, 4.0], [0.0, 1.0]])
+    """
     if not native_ok(a) or a.size == 0:
         return fallback("lu")(a, permute_l=permute_l)
     dc, (M, N) = wgpu.device_of(a), a.shape[-2:]

@@ -106,7 +106,12 @@ def svd(a, *, full_matrices=True):
 
 
 def svdvals(a):
-    """The singular values (descending) without the vectors."""
+    """The singular values (descending) without the vectors.
+
+    >>> import burn, burn_linalg
+    >>> burn_linalg.svdvals(burn.tensor([[0.0, 2.0], [-3.0, 0.0]], device=burn.Device.wgpu())).numpy().tolist()
+    [3.0, 2.0]
+    """
     if not _svd_ok(a):
         return fallback("svdvals")(a)
     return _hestenes(a, False)
@@ -128,14 +133,25 @@ def _pinv(a, rcond, hermitian):
 
 
 def pinv(a, *, rcond, hermitian=False):
-    """numpy.linalg.pinv: from the SVD, or (``hermitian``) from eigh of the lower triangle."""
+    """numpy.linalg.pinv: from the SVD, or (``hermitian``) from eigh of the lower triangle.
+
+    >>> import burn, burn_linalg
+    >>> burn_linalg.pinv(burn.tensor([[2.0, 0.0], [0.0, 0.0]], device=burn.Device.wgpu())).numpy().tolist()
+    [[0.5, 0.0], [0.0, 0.0]]
+    """
     if not (_svd_ok(a) and (not hermitian or a.shape[-1] == a.shape[-2])):
         return fallback("pinv")(a, rcond=rcond, hermitian=hermitian)
     return _pinv(a, rcond, bool(hermitian))
 
 
 def lstsq(a, b, *, rcond):
-    """gelsd's minimum-norm solution: X = pinv(A) B, singular values <= rcond * max(S) dropped."""
+    """gelsd's minimum-norm solution: X = pinv(A) B, singular values <= rcond * max(S) dropped.
+
+    >>> import burn, burn_linalg, numpy as np
+    >>> a = burn.tensor([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]], device=burn.Device.wgpu())
+    >>> x = burn_linalg.lstsq(a, burn.tensor([[1.0], [1.0], [2.0]], device=a.device)).solution
+    >>> assert np.allclose(x.numpy(), [[1.0], [1.0]], atol=1e-6)
+    """
     if not (_svd_ok(a) and native_ok(b) and a.dtype == b.dtype and b.size):
         return fallback("lstsq")(a, b, rcond=rcond)
     if rcond < 0:       # LAPACK: a negative rcond means machine precision
