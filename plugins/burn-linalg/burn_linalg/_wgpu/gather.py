@@ -3,6 +3,8 @@ the input's strides, copying elements bit for bit, so one program per element si
 every dtype."""
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 from burn_wgpu import api as wgpu
 
@@ -10,6 +12,12 @@ from .common import cl_text, fallback, launch
 
 # the unsigned OpenCL type of each element size
 _BITS = {1: "uchar", 2: "ushort", 4: "uint", 8: "ulong", 16: "ulong2"}
+
+
+@functools.lru_cache(maxsize=None)
+def _program(dc, element):
+    # one lookup per (device, element type), not the api's per-launch one by source text
+    return wgpu.program(cl_text("gather.cl"), defines={"E": element}, device=dc)
 
 
 def _batch_stride(x):
@@ -43,7 +51,6 @@ def diagonal(x, *, offset=0):
         x = wgpu.contiguous(x)
         sb = m * n
     sr, sc = x.strides[-2:]
-    prog = wgpu.program(cl_text("gather.cl"), defines={"E": _BITS[wgpu.numpy_dtype(x.dtype).itemsize]}, device=dc)
-    launch(dc, prog.diag, out.size, (np.int64(out.size), K, np.int64(sb), np.int64(sr), np.int64(sc),
+    launch(dc, _program(dc, _BITS[wgpu.numpy_dtype(x.dtype).itemsize]).diag, out.size, (np.int64(out.size), K, np.int64(sb), np.int64(sr), np.int64(sc),
                                      np.int64(x.offset + r0 * sr + c0 * sc), wgpu.buffer(x), out))
     return out
