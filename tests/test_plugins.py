@@ -211,7 +211,7 @@ def test_plugin_autoload_0_skips_discovery_and_manual_registration_works(site):
     out = run_py(site, """
         import json, sys
         import burn
-        recs = burn.plugins.report()
+        recs = [r.name for r in burn.plugins.report() if r.name != "burn"]   # core's built-in plugin only
         try:
             burn.ones((2,))
             err = None
@@ -311,6 +311,8 @@ def cleanup_plugins():
     for n in names:
         registry.forget_plugin(n)
         burn.plugins._records.pop(n, None)
+        if burn.plugins.plugin_manager.get_plugin(n) is not None:
+            burn.plugins.plugin_manager.unregister(name=n)
 
 
 def test_hand_registered_plugin_overrides_linear_relu_and_burn_info_shows_it(cleanup_plugins):
@@ -375,3 +377,112 @@ def test_failing_backend_factory_is_raised_only_when_its_device_is_used(cleanup_
     with pytest.raises(BackendUnavailable, match="libfoo.so.3"):
         burn.ones((1,), device=burn.Device("foodev"))
     assert "libfoo.so.3" in next(ln for ln in info_text().splitlines() if "(plugin foodev)" in ln)
+
+
+# -- the hooks, called through pluggy's plugin manager ---------------------------------------------
+
+def test_core_is_a_plugin_of_itself_and_hooks_go_through_the_plugin_manager(cleanup_plugins):
+    import types
+    from burn import builtin
+    burn.plugins.ensure_loaded()
+    pm = burn.plugins.plugin_manager
+    assert pm.get_plugin("burn") is builtin and pm.get_plugin("flex") is not None
+    core = next(r for r in burn.plugins.report() if r.name == "burn")
+    assert core.status == "loaded" and "primitives" in core.info
+    assert registry.ops["add"] is burn.primitives.PRIMITIVES["add"]
+    # a plugin written with pluggy markers, and one with plain functions, are both called
+    seen = []
+    marked = types.ModuleType("marked_plugin")
+
+    @burn.hookimpl
+    def burn_register_kernels(registry):
+        seen.append("marked")
+        registry.register_kernel("hook::marked", "flex", lambda x: x + 1)
+    marked.burn_register_kernels = burn_register_kernels
+    plain = types.ModuleType("plain_plugin")
+    plain.burn_register_kernels = lambda registry: seen.append("plain")
+    cleanup_plugins += ["marked", "plain"]
+    assert burn.plugins.register_plugin("marked", marked).status == "loaded"
+    assert burn.plugins.register_plugin("plain", plain).status == "loaded"
+    assert seen == ["marked", "plain"]                 # each plugin's hooks ran once, for it alone
+    assert registry.kernel_entries("hook::marked", "flex")[0].plugin == "marked"
+    assert {n for n, _ in pm.list_name_plugin()} >= {"burn", "marked", "plain"}
+
+
+def test_a_hook_with_unknown_arguments_fails_only_its_plugin(cleanup_plugins):
+    import types
+    bad = types.ModuleType("bad_hook_plugin")
+
+    @burn.hookimpl
+    def burn_register_kernels(registry, surprise):     # the spec has no 'surprise'
+        raise AssertionError("never called")
+    bad.burn_register_kernels = burn_register_kernels
+    cleanup_plugins.append("badhook")
+    rec = burn.plugins.register_plugin("badhook", bad)
+    assert rec.status == "failed" and "surprise" in rec.error, rec.error
+    assert burn.plugins.plugin_manager.get_plugin("badhook") is None
+    assert burn.ones((1,)).tolist() == [1.0]
+
+
+def test_namespaces_are_registrations_and_a_clash_names_both_plugins(cleanup_plugins):
+    import types
+    from burn.cli import info_text
+    ns = burn.plugins.namespaces()
+    assert ns["linalg"] == "linalg" and ns["signal"] == ns["fft"] == "signal"
+    mine = types.ModuleType("doc_ns_pkg")
+    mine.answer = 42
+    a = types.ModuleType("ns_plugin_a")
+    a.burn_register_namespaces = lambda registry: registry.add_namespace("docmine", mine)
+    b = types.ModuleType("ns_plugin_b")
+    b.burn_register_namespaces = lambda registry: registry.add_namespace("docmine", "json")
+    cleanup_plugins += ["ns-a", "ns-b"]
+    assert burn.plugins.register_plugin("ns-a", a).status == "loaded"
+    assert burn.docmine.answer == 42 and burn.plugins.namespaces()["docmine"] == "ns-a"
+    assert "burn.docmine" in info_text() and "ns-a" in info_text()
+    rec = burn.plugins.register_plugin("ns-b", b)
+    assert rec.status == "failed"
+    assert "burn.docmine" in rec.error and "'ns-a'" in rec.error and "'ns-b'" in rec.error
+    assert burn.plugins.namespaces()["docmine"] == "ns-a"
+    vars(burn).pop("docmine", None)
+    if "onnx" not in registry.namespaces:            # a first-party namespace not installed: what to install
+        with pytest.raises(AttributeError, match="pip install burn-onnx"):
+            burn.plugins.namespace("onnx")
+    with pytest.raises(AttributeError, match="no_such_thing"):
+        burn.no_such_thing
+
+
+def test_default_device_asks_backends_by_declared_priority_and_skips_a_probe_that_says_no(cleanup_plugins,
+                                                                                           monkeypatch):
+    import types
+    monkeypatch.delenv("BURN_DEVICE", raising=False)
+    started = []
+
+    class Accel(burn.Backend):
+        name = "accel"
+
+        def is_accelerator(self, index):
+            return True
+
+    def backend(name, cls=Accel):
+        def factory():
+            started.append(name)
+            be = cls()
+            be.name = name
+            return be
+        return factory
+
+    mod = types.ModuleType("accel_plugin")
+
+    def register(registry):
+        registry.register_backend("slowaccel", backend("slowaccel"), default_priority=5)
+        registry.register_backend("fastaccel", backend("fastaccel"), default_priority=50)
+        registry.register_backend("absentaccel", backend("absentaccel"), default_priority=99,
+                                  accelerator_probe=lambda: False)
+    mod.burn_register_backends = register
+    cleanup_plugins.append("accel")
+    assert burn.plugins.register_plugin("accel", mod).status == "loaded"
+    pref = registry.accelerator_preference()
+    assert pref.index("absentaccel") < pref.index("fastaccel") < pref.index("slowaccel")
+    assert burn.Device.default() == burn.Device("fastaccel")
+    assert "absentaccel" not in started                  # its probe said no: never started
+    assert "slowaccel" not in started                    # a higher priority answered first

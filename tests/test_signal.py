@@ -558,47 +558,45 @@ def test_sosfilt_with_a_zero_leading_denominator_is_a_signal_error():
         burn.signal.sosfilt(burn.tensor(sos), burn.ones((8,), dtype=burn.float64)).numpy()
 
 
-# -- burn.library.on_memory_cleanup: how burn-signal drops its device caches ---------------------------
+# -- the burn_memory_cleanup hook: how burn-signal drops its device caches ---------------------------
 
-def test_memory_cleanup_runs_registered_callbacks_then_the_backend(monkeypatch):
-    from burn import library
-    monkeypatch.setitem(library._MEMORY_CLEANUP, "flex", [])
+def test_memory_cleanup_runs_every_plugins_hook_then_the_backend(monkeypatch):
+    import types
     dev = burn.Device.flex()
     seen, backend_ran = [], []
     orig = type(dev.backend).memory_cleanup
     monkeypatch.setattr(type(dev.backend), "memory_cleanup",
                         lambda self, index: (backend_ran.append((tuple(seen), index)), orig(self, index))[1])
-
-    def drop(index):
-        seen.append(index)
-    assert library.on_memory_cleanup("flex", drop) is drop
-    library.on_memory_cleanup("flex", drop)                  # registered once
-    dev.memory_cleanup()
-    assert seen == [0] and backend_ran == [((0,), 0)]        # the callback first, then the backend
-
-    def broken(index):
-        raise RuntimeError("cache gone wrong")
-    library.on_memory_cleanup("flex", broken)
-    with pytest.raises(RuntimeError, match="cache gone wrong"):
+    mod = types.ModuleType("test_cleanup_plugin")
+    mod.burn_memory_cleanup = lambda device: seen.append(str(device))
+    rec = burn.plugins.register_plugin("test-cleanup", mod)
+    try:
+        assert rec.status == "loaded", rec.error
         dev.memory_cleanup()
-    assert seen == [0, 0] and len(backend_ran) == 2          # the backend still released its memory
-    # another backend's callbacks are not run for flex
-    monkeypatch.setitem(library._MEMORY_CLEANUP, "wgpu", [lambda index: seen.append("wgpu")])
-    monkeypatch.setitem(library._MEMORY_CLEANUP, "flex", [drop])
-    dev.memory_cleanup()
-    assert seen == [0, 0, 0]
-    with pytest.raises(burn.BurnError, match="on_memory_cleanup: expected a backend name and a callable"):
-        library.on_memory_cleanup("flex", None)
+        assert seen == ["flex:0"] and backend_ran == [(("flex:0",), 0)]   # the hook first, then the backend
+
+        def broken(device):
+            raise RuntimeError("cache gone wrong")
+        mod.burn_memory_cleanup = broken
+        burn.plugins.register_plugin("test-cleanup", mod)                 # registered again: the new hook
+        with pytest.raises(RuntimeError, match="cache gone wrong"):
+            dev.memory_cleanup()
+        assert len(backend_ran) == 2                                      # the backend still released its memory
+    finally:
+        burn.dispatch.registry.forget_plugin("test-cleanup")
+        burn.plugins._records.pop("test-cleanup", None)
+        burn.plugins.plugin_manager.unregister(name="test-cleanup")
 
 
-def test_burn_signal_registers_its_cache_cleanup_per_backend():
-    from burn import library
-    from burn.dispatch import registry
-    if not {"wgpu", "cuda"} & set(registry.backends):
-        pytest.skip("neither burn-wgpu nor burn-cuda is installed: no signal caches to register")
-    if "wgpu" in registry.backends:
-        from burn_signal import _wgpu
-        assert _wgpu.release_caches in library._MEMORY_CLEANUP["wgpu"]
-    if "cuda" in registry.backends:
-        from burn_signal import _cuda
-        assert _cuda.release_caches in library._MEMORY_CLEANUP["cuda"]
+def test_burn_signal_drops_only_the_caches_of_kernel_modules_that_ran(monkeypatch):
+    import sys
+    from burn_signal import plugin
+    calls = []
+    fake = type(sys)("fake_signal_kernels")
+    fake.release_caches = calls.append
+    monkeypatch.setitem(plugin.KERNEL_MODULES, "flex", "fake_signal_kernels")
+    plugin.burn_memory_cleanup(burn.Device.flex())      # the module never ran: nothing to drop
+    assert calls == []
+    monkeypatch.setitem(sys.modules, "fake_signal_kernels", fake)
+    burn.Device.flex().memory_cleanup()                      # through the plugin manager
+    assert calls == [0]

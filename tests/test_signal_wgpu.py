@@ -651,7 +651,7 @@ def _cache_bytes(index):
 
 
 def test_memory_cleanup_drops_the_fft_caches_and_returns_their_pages(wg, rng):
-    """Device.memory_cleanup() runs burn_signal's on_memory_cleanup callback: the twiddle tables and
+    """Device.memory_cleanup() runs burn_signal's burn_memory_cleanup hook: the twiddle tables and
     Bluestein constants of the device go, their blocks return to the pool, and the pages that held
     nothing else go back to the driver; the next FFT rebuilds what it needs."""
     import gc

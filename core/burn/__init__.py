@@ -98,30 +98,13 @@ def isdtype(dtype, kind) -> bool:
 
 
 def __getattr__(name):
-    # Extension namespaces (burn.linalg, burn.signal) come from plugins.
-    if name in ("linalg", "signal", "fft"):
-        import importlib
-        pkg = {"linalg": "burn_linalg", "signal": "burn_signal", "fft": "burn_signal"}[name]
-        plugins.ensure_loaded()
-        for rec in plugins.report():
-            if rec.status == "disabled" and rec.module.partition(":")[0].partition(".")[0] == pkg:
-                raise AttributeError(f"burn.{name} is disabled: its plugin '{rec.name}' is listed in "
-                                     f"BURN_PLUGINS_DISABLE")
-        try:
-            mod = importlib.import_module(pkg)
-        except ImportError as e:
-            if e.name != pkg:
-                raise     # installed but broken (a missing dependency): say that, not "install it"
-            raise AttributeError(
-                f"burn.{name} is provided by a plugin: pip install burn-{'linalg' if name == 'linalg' else 'signal'}"
-            ) from None
-        if name == "fft":       # burn.fft is burn-signal's numpy.fft-like subset where it declares one
-            ns = getattr(mod, "fft_namespace", getattr(mod, "namespace", mod))
-        else:
-            ns = getattr(mod, "namespace", mod)
-        globals()[name] = ns    # resolved once: later lookups are plain attribute reads
-        return ns
+    # burn.<namespace> (linalg, signal, fft, ...) comes from the plugin that registered it
+    # with burn_register_namespaces; resolved once, later lookups are plain attribute reads
     if name == "testing":
         import importlib
         return importlib.import_module("burn.testing")
-    raise AttributeError(f"module 'burn' has no attribute {name!r}")
+    if name.startswith("_"):
+        raise AttributeError(f"module 'burn' has no attribute {name!r}")
+    ns = plugins.namespace(name)
+    globals()[name] = ns
+    return ns

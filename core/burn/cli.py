@@ -25,7 +25,18 @@ def info_text() -> str:
             lines.append(f"      error: {r.error}")
         for k, v in (r.info or {}).items():
             lines.append(f"      {k}: {v}")
-    lines += ["", "backends and devices:"]
+    registry.resolve_all()      # lazily registered kernels: import them to say which run on the host
+    for entry in list(registry.namespaces.values()):   # lazy namespaces declare their extension ops
+        try:
+            entry.resolve()
+        except Exception as e:  # shown, not raised: burn info must list everything else
+            lines.append(f"  namespace burn.{entry.name} failed to import: {type(e).__name__}: {e}")
+    lines += ["", "namespaces (burn.<name>: plugin):"]
+    if not registry.namespaces:
+        lines.append("  (none)")
+    for name, entry in sorted(registry.namespaces.items()):
+        lines.append(f"  burn.{name:<14} {entry.plugin}")
+    lines += ["", "backends and devices (default_priority):"]
     for name, entry in registry.backends.items():
         be = registry.try_backend(name)
         if be is None:
@@ -38,7 +49,8 @@ def info_text() -> str:
             reason = None if idx else be.unavailable_reason(0)
         except Exception as e:  # show, don't crash
             devs, reason = [], f"{type(e).__name__}: {e}"
-        lines.append(f"  {name:<8} (plugin {entry.plugin})" + (f" cannot run: {reason}" if reason else ""))
+        lines.append(f"  {name:<8} (plugin {entry.plugin}, default_priority {entry.default_priority})"
+                     + (f" cannot run: {reason}" if reason else ""))
         for d in devs:
             lines.append(f"      {d}")
     lines += ["", "extension ops (backend: plugin[, priority][, host fallback]; first wins):"]

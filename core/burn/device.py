@@ -9,17 +9,9 @@ from __future__ import annotations
 
 import os
 
-from .errors import BackendUnavailable, BurnError
+from .errors import BurnError, KNOWN_BACKEND_PACKAGES, backend_unavailable as unavailable  # noqa: F401
 
 __all__ = ["Device"]
-
-# Which distribution provides each first-party backend, for error messages.
-KNOWN_BACKEND_PACKAGES = {
-    "flex": "burn-flex",
-    "wgpu": "burn-wgpu",
-    "cuda": "burn-cuda[cuda12]",
-}
-
 
 class Device:
     """A compute device: backend kind, index, and whether autodiff is on.
@@ -108,10 +100,12 @@ class Device:
         """The device to use when none is named.
 
         ``BURN_DEVICE`` (e.g. ``wgpu:0``) wins; else a real accelerator that is
-        installed and present (cuda, then a wgpu GPU); else flex. An OpenCL
-        CPU device is the default only when burn-flex is not installed: flex
-        is faster on a CPU. With no usable backend at all this is flex, whose
-        use then says to ``pip install burn-flex``.
+        installed and present, asking backends in the order of the ``default_priority``
+        they declare (burn-cuda 20, then burn-wgpu 10: a CUDA GPU, then another GPU); a
+        backend whose cheap ``accelerator_probe`` says no accelerator can be here (no
+        driver) is not started at all. Else flex. An OpenCL CPU device is the default
+        only when burn-flex is not installed: flex is faster on a CPU. With no usable
+        backend at all this is flex, whose use then says to ``pip install burn-flex``.
 
         Example:
             >>> import burn
@@ -121,8 +115,11 @@ class Device:
         if env:
             return Device(env)
         from . import dispatch
-        for kind in dispatch.registry.accelerator_preference():
-            be = dispatch.registry.try_backend(kind)
+        reg = dispatch.registry
+        for kind in reg.accelerator_preference():
+            if not reg.may_have_accelerator(kind):
+                continue
+            be = reg.try_backend(kind)
             if be is None:
                 continue
             try:
@@ -131,10 +128,10 @@ class Device:
                         return Device(kind, idx)
             except Exception:  # a broken backend must not break default()
                 continue
-        if "flex" in dispatch.registry.backend_names() and dispatch.registry.try_backend("flex") is not None:
+        if "flex" in reg.backend_names() and reg.try_backend("flex") is not None:
             return Device.flex()
-        for kind in dispatch.registry.accelerator_preference():   # e.g. only burn-wgpu on a CPU
-            be = dispatch.registry.try_backend(kind)
+        for kind in reg.accelerator_preference():   # e.g. only burn-wgpu on a CPU
+            be = reg.try_backend(kind)
             try:
                 indices = be.device_indices() if be is not None else []
             except Exception:
@@ -265,8 +262,9 @@ class Device:
     def memory_cleanup(self) -> None:
         """Return cached but unused device memory to the system.
 
-        Kernel libraries' caches registered with :func:`burn.library.on_memory_cleanup`
-        (FFT tables, plans) are dropped first, so their memory is returned too.
+        Every plugin's ``burn_memory_cleanup(device)`` hook runs first (kernel libraries
+        drop their FFT tables and plans there), so their memory is returned too; the
+        backend's own cleanup runs even if a hook raises.
 
         Example:
             >>> import burn
@@ -274,10 +272,10 @@ class Device:
             >>> assert burn.ones((2,)).sum().item() == 2.0
         """
         from .graph import graph_for
-        from .library import run_memory_cleanup
+        from . import plugins
         graph_for(self).flush()
         try:
-            run_memory_cleanup(self.kind, self.index)
+            plugins.memory_cleanup(self)
         finally:
             self.backend.memory_cleanup(self.index)
 
@@ -303,16 +301,3 @@ class Device:
 
 def _ad_device(kind, index):
     return Device(kind, index, autodiff=True)
-
-
-def unavailable(kind: str, reason: str | None = None) -> BackendUnavailable:
-    """The error for a device whose backend cannot be used."""
-    pkg = KNOWN_BACKEND_PACKAGES.get(kind)
-    if reason:
-        return BackendUnavailable(f"device kind '{kind}' cannot run here: {reason}")
-    if pkg:
-        return BackendUnavailable(
-            f"device kind '{kind}' needs its backend package: pip install {pkg}")
-    return BackendUnavailable(
-        f"no installed plugin provides a backend named '{kind}'; install the package that "
-        f"provides it (its entry point must be in group 'burn.plugins'); `burn info` lists what is installed")

@@ -133,3 +133,29 @@ def describe(t) -> str:
     if shape is None:
         return f"scalar {t!r}"
     return f"shape={tuple(shape)} dtype={t.dtype} device={t.device}"
+
+
+# Which distribution provides each first-party backend, for error messages.
+KNOWN_BACKEND_PACKAGES = {
+    "flex": "burn-flex",
+    "wgpu": "burn-wgpu",
+    "cuda": "burn-cuda[cuda12]",
+}
+
+
+def backend_unavailable(kind: str, reason: str | None = None) -> BackendUnavailable:
+    """The error for a device whose backend cannot be used: why, or which package to install.
+
+    Example:
+        >>> from burn.errors import backend_unavailable
+        >>> assert "pip install burn-wgpu" in str(backend_unavailable("wgpu"))
+    """
+    pkg = KNOWN_BACKEND_PACKAGES.get(kind)
+    if reason:
+        return BackendUnavailable(f"device kind '{kind}' cannot run here: {reason}")
+    if pkg:
+        return BackendUnavailable(
+            f"device kind '{kind}' needs its backend package: pip install {pkg}")
+    return BackendUnavailable(
+        f"no installed plugin provides a backend named '{kind}'; install the package that "
+        f"provides it (its entry point must be in group 'burn.plugins'); `burn info` lists what is installed")

@@ -18,12 +18,12 @@ from typing import Callable
 
 from . import plugins as _plugins
 from .autodiff import _backward, enable_grad, is_grad_enabled
-from .dispatch import registry
+from .dispatch import LazyKernel, registry
 from .errors import BurnError, ShapeError
 from .primitives import ELEMENTWISE, OPAQUE, TensorMeta
 from .tensor import Tensor, apply
 
-__all__ = ["backend_extension", "kernels_only", "Extension", "ExtensionContext", "on_memory_cleanup"]
+__all__ = ["backend_extension", "kernels_only", "Extension", "ExtensionContext", "register_kernel_modules"]
 
 
 def _fill(template, natives):
@@ -476,16 +476,19 @@ def backend_extension(name: str, *, elementwise: bool = False) -> Callable[[Call
     return deco
 
 
-def register_kernel_modules(registry, namespace: str, modules: dict, *, priority: int = 0) -> list[str]:
+def register_kernel_modules(registry, namespace: str, modules: dict, *, ops=None, priority: int = 0) -> list[str]:
     """Register a kernel library's per-backend kernels, for installed backends only.
 
     ``modules`` maps a backend name to the import path of a module holding a
     ``KERNELS`` dict (op name without namespace -> kernel) and optionally a
-    ``HOST_FALLBACK`` set naming the kernels that run on host memory (they are
-    registered with ``host_fallback=True``, so ``burn info`` lists them). A
-    module is imported only when its backend is registered, so a library never
-    drags in code for a backend that is not installed. Returns the backends
-    served. Call it from the ``burn_register_kernels`` hook.
+    ``HOST_FALLBACK`` set naming the kernels that run on host memory (``burn info``
+    lists them). With ``ops`` (the op names, without namespace, that every listed
+    module provides) nothing is imported now: each kernel is a
+    :class:`burn.dispatch.LazyKernel`, and its module (with scipy, pyopencl... behind it)
+    is imported the first time one of its kernels runs; priorities and ties are still
+    checked here. Without ``ops`` the modules are imported to read ``KERNELS``. A module
+    is never imported for a backend that is not installed. Returns the backends served.
+    Call it from the ``burn_register_kernels`` hook.
 
     Example:
         >>> import sys, types, burn
@@ -496,60 +499,23 @@ def register_kernel_modules(registry, namespace: str, modules: dict, *, priority
         >>> assert reg.kernel("doc::twice", "flex")(3) == 6
         >>> mod.HOST_FALLBACK = {"twice"}; _ = register_kernel_modules(reg, "doc", {"flex": "doc_kernels_flex"})
         >>> assert reg.kernel_entries("doc::twice", "flex")[0].host_fallback
+        >>> _ = register_kernel_modules(reg, "lazydoc", {"flex": "doc_kernels_flex"}, ops=["twice"])
+        >>> assert reg.kernel("lazydoc::twice", "flex")(4) == 8
     """
     import importlib
     served = []
     for backend, modname in modules.items():
         if backend not in registry.backends:
             continue
-        mod = importlib.import_module(modname)
-        host = set(getattr(mod, "HOST_FALLBACK", ()))
-        for name, fn in mod.KERNELS.items():
-            registry.register_kernel(f"{namespace}::{name}", backend, fn, priority=priority,
-                                     host_fallback=name in host)
+        if ops is not None:
+            for name in ops:
+                registry.register_kernel(f"{namespace}::{name}", backend, LazyKernel(modname, name),
+                                         priority=priority)
+        else:
+            mod = importlib.import_module(modname)
+            host = set(getattr(mod, "HOST_FALLBACK", ()))
+            for name, fn in mod.KERNELS.items():
+                registry.register_kernel(f"{namespace}::{name}", backend, fn, priority=priority,
+                                         host_fallback=name in host)
         served.append(backend)
     return served
-
-
-# backend name -> callbacks fn(index) run by Device.memory_cleanup() before the backend's own cleanup
-_MEMORY_CLEANUP: dict = {}
-
-
-def on_memory_cleanup(backend: str, fn: Callable[[int], None]) -> Callable[[int], None]:
-    """Have ``Device.memory_cleanup()`` on a ``backend`` device call ``fn(index)`` first.
-
-    For a kernel library that caches device memory (FFT twiddle tables, plans,
-    constants): ``fn`` drops what it holds for device ``index`` and the backend's
-    cleanup, which runs right after (even if ``fn`` raises), returns the freed
-    memory to the system. Registering the same ``fn`` again does nothing; returns ``fn``.
-
-    Example:
-        >>> import burn
-        >>> from burn.library import on_memory_cleanup
-        >>> tables = {0: "tables of device 0"}
-        >>> _ = on_memory_cleanup("flex", lambda index, t=tables: t.pop(index, None))
-        >>> burn.Device.flex().memory_cleanup()
-        >>> assert tables == {}
-    """
-    if not isinstance(backend, str) or not callable(fn):
-        raise BurnError(f"on_memory_cleanup: expected a backend name and a callable fn(index), "
-                        f"got {backend!r}, {fn!r}")
-    fns = _MEMORY_CLEANUP.setdefault(backend, [])
-    if fn not in fns:
-        fns.append(fn)
-    return fn
-
-
-def run_memory_cleanup(backend: str, index: int) -> None:
-    """Call the :func:`on_memory_cleanup` callbacks of ``backend`` for device ``index`` (in
-    registration order). ``Device.memory_cleanup()`` calls it; so can a backend's tests.
-
-    Example:
-        >>> from burn.library import on_memory_cleanup, run_memory_cleanup
-        >>> seen = []
-        >>> _ = on_memory_cleanup("doc-backend", seen.append)
-        >>> run_memory_cleanup("doc-backend", 1)
-        >>> assert seen == [1]
-    """
-    for fn in list(_MEMORY_CLEANUP.get(backend, ())):
-        fn(index)

@@ -1,13 +1,18 @@
-"""Plugin discovery: entry points in group ``burn.plugins``, loaded lazily.
+"""Plugin discovery: entry points in group ``burn.plugins``, loaded lazily, called
+through one pluggy :data:`plugin_manager`.
 
-``import burn`` imports no plugin. The first device resolution or extension
-lookup calls :func:`ensure_loaded`, which imports each entry point and calls
-its hooks, each inside its own try-block: a plugin that fails to import or to
-register is recorded (see :func:`report` and ``burn info``), whatever it had
-registered is removed again, and the others keep working. Its error is raised
-only when the user asks for what it provides (its backend's devices).
-Registration has two phases (every ``burn_register_backends``, then every
-``burn_register_kernels``) so kernel plugins see all backends. See
+``import burn`` imports no plugin. The first device resolution, extension lookup or
+``burn.<namespace>`` access calls :func:`ensure_loaded`: core's built-in plugin
+(:mod:`burn.builtin`) is registered first, then each entry point is imported and
+registered with the plugin manager, and each plugin's hooks are called for that plugin
+alone, inside its own try-block: a plugin that fails to import, to validate or to
+register is recorded (see :func:`report` and ``burn info``), whatever it had registered
+is removed again, and the others keep working. Its error is raised only when the user
+asks for what it provides (its backend's devices, its namespace).
+Phases: every ``burn_register_backends``, then every ``burn_register_kernels`` and
+``burn_register_namespaces`` (so kernel plugins see all backends), then
+``burn_plugin_info``. Kernels may be registered as :class:`burn.dispatch.LazyKernel`, so
+discovery reads what a plugin provides without importing its kernel modules. See
 docs/plugins.md.
 
 ``BURN_PLUGINS_DISABLE=name,...`` skips plugins by entry-point name;
@@ -16,18 +21,20 @@ docs/plugins.md.
 """
 from __future__ import annotations
 
+import inspect
 import os
-import sys
 import threading
 import traceback
 from dataclasses import dataclass, field
 
 import pluggy
 
-from . import hookspecs
+from . import builtin, hookspecs
+from .dispatch import registry
 from .errors import PluginError
 
-__all__ = ["ensure_loaded", "report", "register_plugin", "PluginRecord", "plugin_manager"]
+__all__ = ["ensure_loaded", "report", "register_plugin", "PluginRecord", "plugin_manager", "namespaces",
+           "namespace", "memory_cleanup"]
 
 GROUP = "burn.plugins"
 
@@ -52,12 +59,28 @@ class PluginRecord:
     traceback: str | None = None
     backends: list = field(default_factory=list)
     info: dict = field(default_factory=dict)
+    missing_module: str | None = None   # a failed import's ModuleNotFoundError.name
+    info_collected: bool = False
 
 
 _lock = threading.RLock()
 _loaded = False
 _records: dict[str, PluginRecord] = {}
-plugin_manager = pluggy.PluginManager(hookspecs.PROJECT)
+
+
+class _PluginManager(pluggy.PluginManager):
+    """pluggy's manager, also taking unmarked module functions named after a burn hook
+    (as pytest takes ``pytest_*`` functions), so a plugin needs no pluggy import."""
+
+    def parse_hookimpl_opts(self, plugin, name):
+        opts = super().parse_hookimpl_opts(plugin, name)
+        if opts is None and name in hookspecs.HOOK_NAMES and inspect.isroutine(getattr(plugin, name, None)):
+            opts = {"wrapper": False, "hookwrapper": False, "optionalhook": False, "tryfirst": False,
+                    "trylast": False, "specname": None}
+        return opts
+
+
+plugin_manager = _PluginManager(hookspecs.PROJECT)
 plugin_manager.add_hookspecs(hookspecs)
 
 
@@ -74,52 +97,58 @@ def _disabled() -> set:
 
 
 _BACKEND_HOOKS = ("burn_register_backends",)
-_KERNEL_HOOKS = ("burn_register_kernels",)
+_LATE_HOOKS = ("burn_register_kernels", "burn_register_namespaces")
 
 
-def _call_hooks(name: str, module, hooks) -> None:
-    """Run some of one plugin's hooks, attributing registrations to it."""
-    from .dispatch import registry
+def _call_hooks(name: str, hooks) -> None:
+    """Run some hooks of plugin ``name`` alone, attributing what it registers to it."""
     rec = _records[name]
     before = set(registry.backends)
     prev = registry.current_plugin
     registry.current_plugin = name
+    others = [p for n, p in plugin_manager.list_name_plugin() if n != name]
     try:
         for hook in hooks:
-            impl = getattr(module, hook, None)
-            if impl is not None:
-                impl(registry=registry)
+            plugin_manager.subset_hook_caller(hook, remove_plugins=others)(registry=registry)
     finally:
         registry.current_plugin = prev
         rec.backends = sorted(set(rec.backends) | (set(registry.backends) - before))
 
 
-def _collect_info(rec: PluginRecord, module) -> None:
-    info = getattr(module, "burn_plugin_info", None)
-    if info is None:
-        return
+def _collect_info(rec: PluginRecord) -> None:
+    # asked for by report(), not at discovery: a plugin's facts may import what it wraps
+    rec.info_collected = True
+    others = [p for n, p in plugin_manager.list_name_plugin() if n != rec.name]
     try:
-        rec.info = dict(info() or {})
+        results = plugin_manager.subset_hook_caller("burn_plugin_info", remove_plugins=others)()
+        info = {}
+        for r in results:
+            info.update(r or {})
+        rec.info = info
     except Exception as e:  # informational only: never fails the plugin
         rec.info = {"burn_plugin_info failed": f"{type(e).__name__}: {e}"}
 
 
 def _fail(rec: PluginRecord, stage: str, e: BaseException) -> None:
-    from .dispatch import registry
     rec.status = "failed"
     rec.error = f"{stage}: {type(e).__name__}: {e}"
+    rec.missing_module = e.name if isinstance(e, ModuleNotFoundError) else None
     rec.traceback = traceback.format_exc()
     registry.forget_plugin(rec.name)    # a half-registered plugin leaves nothing behind
+    if plugin_manager.get_plugin(rec.name) is not None:
+        plugin_manager.unregister(name=rec.name)
 
 
-def _call_registration(name: str, module) -> None:
-    _call_hooks(name, module, _BACKEND_HOOKS + _KERNEL_HOOKS)
-    _collect_info(_records[name], module)
+def _add_to_manager(name: str, module) -> None:
+    old = plugin_manager.get_plugin(name)
+    if old is not None:                 # registered again by hand (tests): the new module wins
+        plugin_manager.unregister(name=name)
+    plugin_manager.register(module, name=name)
 
 
 def register_plugin(name: str, module, *, distribution: str = "?", version: str = "?") -> PluginRecord:
     """Register an already-imported plugin module by hand (used by tests and
-    when ``BURN_PLUGIN_AUTOLOAD=0``).
+    when ``BURN_PLUGIN_AUTOLOAD=0``): all its hooks run now.
 
     Example:
         >>> import types, burn
@@ -128,21 +157,20 @@ def register_plugin(name: str, module, *, distribution: str = "?", version: str 
         >>> assert rec.status == "loaded"
     """
     with _lock:
+        _register_builtin()
         rec = _records[name] = PluginRecord(name, distribution, version, getattr(module, "__name__", "?"))
-        from .dispatch import registry
         try:
             registry.rename_plugin(rec.module.partition(".")[0], name)
-            _call_registration(name, module)
-            plugin_manager.register(module, name=name) if plugin_manager.get_plugin(name) is None else None
+            _add_to_manager(name, module)
+            _call_hooks(name, _BACKEND_HOOKS + _LATE_HOOKS)
             rec.status = "loaded"
         except Exception as e:
             _fail(rec, "registration failed", e)
         return rec
 
 
-def _load_entry_point(ep):
-    """Import one entry point and run its backend hook; the module, or None."""
-    from .dispatch import registry
+def _load_entry_point(ep) -> bool:
+    """Import one entry point, register it with the manager and run its backend hook."""
     name = ep.name
     dist = getattr(ep, "dist", None)
     rec = _records[name] = PluginRecord(
@@ -150,7 +178,7 @@ def _load_entry_point(ep):
         ep.value)
     if name in _disabled():
         rec.status = "disabled"
-        return None
+        return False
     prev = registry.current_plugin
     registry.current_plugin = name     # decorators run at import are attributed to the plugin
     try:
@@ -159,24 +187,46 @@ def _load_entry_point(ep):
         if isinstance(e, (KeyboardInterrupt, SystemExit)):
             raise
         _fail(rec, "import failed", e)
-        return None
+        return False
     finally:
         registry.current_plugin = prev
-    # the user may have imported the package before discovery (see Registry.owner)
-    registry.rename_plugin(ep.value.partition(":")[0].partition(".")[0], name)
+    # the user may have imported the package before discovery, or imports it later (a lazy
+    # namespace): either way what it registers is named by the entry point (Registry.owner)
+    top = ep.value.partition(":")[0].partition(".")[0]
+    registry.package_plugins[top] = name
+    registry.rename_plugin(top, name)
     try:
-        _call_hooks(name, module, _BACKEND_HOOKS)
+        _add_to_manager(name, module)
+        _call_hooks(name, _BACKEND_HOOKS)
     except Exception as e:
         _fail(rec, "registration failed", e)
-        return None
-    return module
+        return False
+    return True
+
+
+def _register_builtin() -> None:
+    if "burn" in _records:
+        return
+    rec = _records["burn"] = PluginRecord("burn", "burn-core", _core_version(), "burn.builtin")
+    _add_to_manager("burn", builtin)
+    _call_hooks("burn", _BACKEND_HOOKS + _LATE_HOOKS)
+    rec.status = "loaded"
+
+
+def _core_version() -> str:
+    try:
+        from importlib.metadata import version
+        return version("burn-core")
+    except Exception:  # running from a source tree
+        return "?"
 
 
 def ensure_loaded() -> None:
     """Discover and load plugins once (no-op after the first call).
 
-    Two phases, so a kernel plugin sees every backend: import each plugin and
-    call its ``burn_register_backends``, then every ``burn_register_kernels``.
+    Core's built-in plugin first; then each entry point is imported and its
+    ``burn_register_backends`` called; then every ``burn_register_kernels`` and
+    ``burn_register_namespaces``, so a kernel plugin sees every backend.
     Ops call it for you; call it to inspect the registry first.
 
     Example:
@@ -191,6 +241,7 @@ def ensure_loaded() -> None:
         if _loaded:
             return
         _loaded = True
+        _register_builtin()
         if os.environ.get("BURN_PLUGIN_AUTOLOAD", "1") == "0":
             return
         try:
@@ -198,23 +249,20 @@ def ensure_loaded() -> None:
         except Exception as e:  # broken metadata must not break burn
             _records["<discovery>"] = PluginRecord("<discovery>", status="failed", error=repr(e))
             return
-        seen = set()
-        modules = []
+        seen, loaded = set(), []
         for ep in sorted(eps, key=lambda e: e.name):
             if ep.name in seen:
                 continue
             seen.add(ep.name)
-            module = _load_entry_point(ep)
-            if module is not None:
-                modules.append((ep.name, module))
-        for name, module in modules:
+            if _load_entry_point(ep):
+                loaded.append(ep.name)
+        for name in loaded:
             rec = _records[name]
             try:
-                _call_hooks(name, module, _KERNEL_HOOKS)
+                _call_hooks(name, _LATE_HOOKS)
             except Exception as e:
                 _fail(rec, "registration failed", e)
                 continue
-            _collect_info(rec, module)
             rec.status = "loaded"
 
 
@@ -227,6 +275,10 @@ def report() -> list[PluginRecord]:
         >>> assert "flex" in names
     """
     ensure_loaded()
+    with _lock:
+        for rec in _records.values():
+            if rec.status == "loaded" and not rec.info_collected and plugin_manager.get_plugin(rec.name) is not None:
+                _collect_info(rec)
     return list(_records.values())
 
 
@@ -247,9 +299,83 @@ def failure_for_backend(kind: str) -> str | None:
     return None
 
 
+# which distribution provides each first-party namespace, for "pip install ..." errors
+KNOWN_NAMESPACE_PACKAGES = {"linalg": "burn-linalg", "signal": "burn-signal", "fft": "burn-signal",
+                            "onnx": "burn-onnx", "remote": "burn-remote", "dist": "burn-dist"}
+
+
+def namespaces() -> dict:
+    """Each ``burn.<name>`` namespace added by a plugin, mapped to that plugin's name.
+
+    Example:
+        >>> import burn
+        >>> ns = burn.plugins.namespaces()
+        >>> assert ns.get("linalg", "linalg") == "linalg"     # burn-linalg adds burn.linalg when installed
+    """
+    ensure_loaded()
+    return {name: e.plugin for name, e in sorted(registry.namespaces.items())}
+
+
+def namespace(name: str):
+    """The object behind ``burn.<name>`` (imported on first use), or AttributeError saying
+    why there is none: not installed (and which package adds it), disabled, or failed.
+
+    Example:
+        >>> import burn
+        >>> try:
+        ...     burn.plugins.namespace("no_such_namespace")
+        ... except AttributeError as e:
+        ...     assert "no_such_namespace" in str(e)
+    """
+    ensure_loaded()
+    entry = registry.namespaces.get(name)
+    if entry is not None:
+        try:
+            return entry.resolve()
+        except ImportError as e:
+            raise AttributeError(f"burn.{name} (plugin '{entry.plugin}') failed to import: "
+                                 f"{type(e).__name__}: {e}") from e
+    pkg = KNOWN_NAMESPACE_PACKAGES.get(name)
+    for rec in _records.values():
+        if pkg is None or rec.distribution.lower() != pkg:
+            continue
+        if rec.status == "disabled":
+            raise AttributeError(f"burn.{name} is disabled: its plugin '{rec.name}' is listed in "
+                                 f"BURN_PLUGINS_DISABLE")
+        if rec.status == "failed" and (rec.missing_module or "").partition(".")[0] == \
+                rec.module.partition(":")[0].partition(".")[0]:
+            break       # its entry point is left but its package is gone: not installed
+        if rec.status == "failed":
+            raise AttributeError(f"burn.{name} is unavailable: its plugin '{rec.name}' failed ({rec.error}); "
+                                 f"`burn info` shows the traceback")
+    if pkg:
+        raise AttributeError(f"burn.{name} is provided by a plugin: pip install {pkg}")
+    raise AttributeError(f"module 'burn' has no attribute {name!r} (no installed plugin adds a namespace "
+                         f"of that name; `burn info` lists them)")
+
+
+def memory_cleanup(device) -> None:
+    """Call every plugin's ``burn_memory_cleanup(device)`` (``Device.memory_cleanup()`` does,
+    before the backend returns its cached memory).
+
+    Example:
+        >>> import burn
+        >>> burn.plugins.memory_cleanup(burn.Device.flex())
+    """
+    ensure_loaded()
+    plugin_manager.hook.burn_memory_cleanup(device=device)
+
+
 def _reset_for_tests() -> None:
     """Forget discovery state (tests re-run discovery with other settings)."""
     global _loaded
     with _lock:
         _loaded = False
         _records.clear()
+        for name, _ in plugin_manager.list_name_plugin():
+            plugin_manager.unregister(name=name)
+
+
+# dispatch calls discovery lazily and asks why a backend is missing, without importing this module
+registry.loader = ensure_loaded
+registry.why_missing = failure_for_backend

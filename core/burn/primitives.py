@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Callable, NamedTuple
 
 from .dtypes import DType
+from .errors import PluginError
 
 __all__ = ["Primitive", "TensorMeta", "ELEMENTWISE", "REDUCE", "MATMUL", "MOVEMENT", "CREATION", "OPAQUE"]
 
@@ -101,11 +102,22 @@ class Primitive:
         return f"<primitive {self.name} ({self.kind})>"
 
 
+#: every primitive core declares, by name; the built-in plugin (burn.builtin) registers them
+PRIMITIVES: dict = {}
+
+
 def primitive(name: str, kind: str, meta: Callable, *, n_out: int = 1,
               differentiable: bool = True) -> Primitive:
-    """Declare a primitive and register it; attach ``.backward`` later with
-    ``@prim.defbackward`` style assignment (``prim.backward = fn``)."""
-    from .dispatch import registry
-    p = Primitive(name, kind, meta, None, n_out, differentiable)
-    registry.register_op(p)
+    """Declare a primitive (attach ``.backward`` later: ``prim.backward = fn``).
+
+    Declaring only fills :data:`PRIMITIVES`; the registry learns of it through core's
+    built-in plugin, like every plugin's ops. A second primitive of one name raises.
+
+    Example:
+        >>> from burn.primitives import PRIMITIVES
+        >>> assert PRIMITIVES["add"].kind == "elementwise"
+    """
+    if name in PRIMITIVES:
+        raise PluginError(f"primitive '{name}' is declared twice")
+    p = PRIMITIVES[name] = Primitive(name, kind, meta, None, n_out, differentiable)
     return p

@@ -17,25 +17,56 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
+import importlib.util
+import os
+import sys
+
 INSTALL_HINT = "pip install burn-cuda[cuda12] (CUDA 12 driver) or pip install burn-cuda[cuda13] (CUDA 13)"
+
+#: Device.default() asks burn-cuda (20) before burn-wgpu (10) for an accelerator
+DEFAULT_PRIORITY = 20
+
+# what the NVIDIA driver creates on Linux (/dev/dxg: WSL's GPU paravirtualization)
+_DRIVER_PATHS = ("/dev/nvidiactl", "/dev/nvidia0", "/proc/driver/nvidia/version", "/dev/dxg")
+
+
+def may_have_gpu() -> bool:
+    """Whether a CUDA GPU can be used here, decided without importing CuPy or starting CUDA:
+    CuPy is installed and (on Linux) the NVIDIA driver's device files exist.
+
+    Example:
+        >>> import burn_cuda
+        >>> assert isinstance(burn_cuda.may_have_gpu(), bool)
+    """
+    if importlib.util.find_spec("cupy") is None:
+        return False
+    if not sys.platform.startswith("linux"):
+        return True
+    return any(os.path.exists(p) for p in _DRIVER_PATHS)
 
 
 def burn_register_backends(registry):
     def factory():
         from .backend import CudaBackend
         return CudaBackend()
-    registry.register_backend("cuda", factory)
+    registry.register_backend("cuda", factory, default_priority=DEFAULT_PRIORITY, accelerator_probe=may_have_gpu)
+
+
+#: the ``burn::`` extension ops with a cuda kernel; every core primitive has one too
+EXTENSION_OPS = ("burn::linear_relu", "burn::softmax", "burn::softmax_grad", "burn::layer_norm",
+                 "burn::log_softmax", "burn::log_softmax_grad", "burn::softmax_cross_entropy",
+                 "burn::softmax_cross_entropy_grad", "burn::adam_update", "burn::sgd_update")
 
 
 def burn_register_kernels(registry):
-    # kernels.py imports no CuPy at module level: registering costs nothing without a GPU
-    from .kernels import all_kernels, extension_kernels, host_fallbacks
-    for op, fn in all_kernels().items():
-        registry.register_kernel(op, "cuda", fn)
-    for op, fn in extension_kernels().items():
-        registry.register_kernel(op, "cuda", fn)
-    for op, fn in host_fallbacks().items():
-        registry.register_kernel(op, "cuda", fn, host_fallback=True)
+    # lazy: kernels.py (and burn.codegen's generators) load on the first cuda kernel lookup;
+    # no core primitive runs on the host (kernels.HOST_FALLBACK_OPS is empty)
+    from burn.dispatch import LazyKernel
+    from burn.primitives import PRIMITIVES
+    for op in PRIMITIVES:
+        registry.register_kernel(op, "cuda", LazyKernel("burn_cuda.kernels", op, table="all_kernels"))
+    for op in EXTENSION_OPS:
+        registry.register_kernel(op, "cuda", LazyKernel("burn_cuda.kernels", op, table="extension_kernels"))
 
 
 def burn_plugin_info():

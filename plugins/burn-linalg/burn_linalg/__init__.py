@@ -27,21 +27,3 @@ from ._ops import _EXT as ops
 
 __version__ = "0.1.0"
 __all__ = list(_api_all) + ["LinAlgError", "ops"]
-
-#: backends we ship kernels for -> module holding ``KERNELS`` (op name -> function)
-_KERNEL_MODULES = {"flex": "burn_linalg._flex", "wgpu": "burn_linalg._wgpu",
-                   "cuda": "burn_linalg._cuda"}
-
-
-def burn_register_kernels(registry):
-    """Hook: register our kernels for every backend whose plugin is installed."""
-    from burn.library import register_kernel_modules
-    register_kernel_modules(registry, "linalg", _KERNEL_MODULES)
-
-
-def burn_plugin_info():
-    """Hook: facts shown by ``burn info``."""
-    return {"namespace": "burn.linalg", "ops": f"{len(ops)} extension ops (linalg::*)",
-            "kernels": "flex: numpy.linalg / scipy.linalg; cuda: cupy.linalg / cupyx.scipy.linalg; "
-                       "wgpu: OpenCL (cholesky, LU, triangular solve, Householder QR, tridiagonal QL / Jacobi eigh, "
-                       "Jacobi svd, pinv, lstsq; complex Hermitian eigh native, other complex inputs on the host)"}

@@ -30,21 +30,3 @@ from ._ops import _EXT as ops
 
 __version__ = "0.1.0"
 __all__ = list(_api_all) + ["SignalError", "ops"]
-
-#: backends we ship kernels for -> module holding ``KERNELS`` (op name -> function)
-_KERNEL_MODULES = {"flex": "burn_signal._flex", "wgpu": "burn_signal._wgpu",
-                   "cuda": "burn_signal._cuda"}
-
-
-def burn_register_kernels(registry):
-    """Hook: register our kernels for every backend whose plugin is installed."""
-    from burn.library import register_kernel_modules
-    register_kernel_modules(registry, "signal", _KERNEL_MODULES)
-
-
-def burn_plugin_info():
-    """Hook: facts shown by ``burn info``."""
-    return {"namespace": "burn.signal, burn.fft", "ops": f"{len(ops)} extension ops (signal::*)",
-            "kernels": "flex: scipy.fft / scipy.signal; cuda: cupy.fft / cupyx.scipy.signal, CUDA C "
-                       "(lfilter/sosfilt, istft's overlap-add), CuPy compositions (stft, resample); "
-                       "wgpu: OpenCL (FFTs, convolutions, lfilter/sosfilt, stft/istft, resample)"}

@@ -492,8 +492,8 @@ def resample(x, *, num, axis):
 def release_caches(index: int) -> None:
     """Drop CuPy's cuFFT plan cache of cuda device ``index`` (this thread's: CuPy keeps one per
     thread and device), whose plans hold their work areas in burn's pool (they are made inside
-    the device's scope). ``Device.memory_cleanup()`` calls this (registered with
-    :func:`burn.library.on_memory_cleanup`) before the pool releases the freed pages; burn.signal
+    the device's scope). ``Device.memory_cleanup()`` calls this (through burn-signal's
+    ``burn_memory_cleanup`` hook) before the pool releases the freed pages; burn.signal
     keeps no other device memory on cuda (cuFFT computes its twiddles and Bluestein constants
     inside its plans).
 
@@ -509,13 +509,6 @@ def release_caches(index: int) -> None:
     with dc.device:
         dc.cp.fft.config.get_plan_cache().clear()
 
-
-def _register_cleanup():
-    from burn.library import on_memory_cleanup
-    on_memory_cleanup("cuda", release_caches)
-
-
-_register_cleanup()
 
 
 NATIVE = {

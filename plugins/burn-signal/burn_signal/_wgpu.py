@@ -1113,7 +1113,7 @@ def release_caches(index: int) -> None:
 
     They keep device memory for the life of the process otherwise (up to 16 tables and 8
     Bluestein entries, ~24 MB each at n ~ 1e6). ``Device.memory_cleanup()`` calls this
-    (registered with :func:`burn.library.on_memory_cleanup`) before the pool releases the freed
+    (through burn-signal's ``burn_memory_cleanup`` hook) before the pool releases the freed
     pages; the next FFT of a length rebuilds what it needs.
 
     Example (``burn.Device("wgpu").memory_cleanup()`` does this for device 0):
@@ -1126,13 +1126,6 @@ def release_caches(index: int) -> None:
         for key in [k for k in cache if k[0] == index]:
             del cache[key]
 
-
-def _register_cleanup():
-    from burn.library import on_memory_cleanup
-    on_memory_cleanup("wgpu", release_caches)
-
-
-_register_cleanup()
 
 
 def _fallback_kernel(name):
