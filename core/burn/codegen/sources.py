@@ -112,7 +112,7 @@ def kernel_args(args, convert):
     Example:
         >>> import numpy as np
         >>> from burn.codegen.sources import kernel_args
-        >>> a = kernel_args((3, 0.5, True, np.int64(7), np.float64(0.5)), lambda a: a)
+        >>> a = kernel_args((3, 0.5, True, np.int64(7), np.float64(2)), lambda a: a)
         >>> assert [type(v) for v in a] == [np.int32, np.float32, np.int32, np.int64, np.float64]
     """
     out = []
@@ -122,7 +122,7 @@ def kernel_args(args, convert):
                 raise BurnError(f"launch: the Python int {a} does not fit a kernel's int (int32); pass "
                                 f"numpy.int64({a}) for a long / long long parameter")
             out.append(np.int32(a))
-        elif isinstance(a, float) and not isinstance(a, np.generic):   # np.float64 is a float: keep it
+        elif isinstance(a, float) and not isinstance(a, np.generic):    # np.float64 is a float too
             out.append(np.float32(a))
         else:
             out.append(convert(a))
