@@ -493,3 +493,43 @@ def test_package_doctests():
     for mod in (burn_linalg, _api, _errors):
         res = doctest.testmod(mod, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
         assert res.failed == 0 and (res.attempted > 0 or mod is not _errors), (mod.__name__, res)
+
+
+# -- the package's layout: kernel modules that import cheaply, kernel sources as package data -------
+
+def test_kernel_modules_import_no_scipy_submodule_nor_a_driver():
+    """Importing the wgpu / cuda kernel modules (what registration does) imports neither SciPy's
+    heavy submodules nor PyOpenCL / CuPy: only running a flex kernel or a host fallback may."""
+    heavy = ("scipy.signal", "scipy.fft", "scipy.linalg", "scipy.stats", "pyopencl", "cupy")
+    code = ("import sys, burn_linalg._wgpu, burn_linalg._cuda, burn_linalg._flex\n"
+            f"print(sorted(m for m in sys.modules if m.split('.')[0] in ('scipy', 'pyopencl', 'cupy')"
+            f" and any(m == h or m.startswith(h + '.') for h in {heavy!r})))\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert r.stdout.strip() == "[]", r.stdout
+
+
+def test_opencl_sources_are_package_data_not_python_strings():
+    """The OpenCL C lives in burn_linalg/kernels/*.cl, declared as package data; no Python module
+    of burn_linalg holds a kernel in a string."""
+    import importlib.resources
+    import pathlib
+    import tomllib
+
+    import burn_linalg
+    from burn_linalg._wgpu import common
+    pkg = pathlib.Path(burn_linalg.__file__).parent
+    for py in pkg.rglob("*.py"):
+        assert "__kernel" not in py.read_text(), f"{py}: OpenCL C in a Python string (move it to kernels/*.cl)"
+    shipped = {p.name for p in importlib.resources.files("burn_linalg").joinpath("kernels").iterdir()}
+    assert set(common._CL_FILES) | {"gather.cl"} == {f for f in shipped if f.endswith(".cl")}
+    pyproject = pkg.parent / "pyproject.toml"
+    if pyproject.exists():          # a source checkout: the files are declared for a normal install
+        cfg = tomllib.loads(pyproject.read_text())["tool"]["setuptools"]
+        assert "kernels/*.cl" in cfg["package-data"]["burn_linalg"]
+        assert {"burn_linalg", "burn_linalg._wgpu"} <= set(cfg["packages"])
+    src = common.cl_text(*common._CL_FILES)
+    assert all(f"__kernel void {k}(" in src for k in ("chol", "lus", "qrt", "tridiag_ql", "htridiag_ql", "hestenes"))
+    assert [common.program_defines(dt)["FP64"] for dt in ("float32", "float64")] == [0, 1]
+    with pytest.raises(ValueError, match="float16"):
+        common.program_defines("float16")

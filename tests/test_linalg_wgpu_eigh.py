@@ -1,5 +1,5 @@
 """eigh / eigvalsh on the wgpu backend, both native routes: Householder tridiagonalization +
-implicit QL (``tridiag_ql``, N >= ``_EIGH_TRIDIAG_MIN``) and cyclic Jacobi (smaller N), each
+implicit QL (``tridiag_ql``, N >= ``EIGH_TRIDIAG_MIN``) and cyclic Jacobi (smaller N), each
 forced on every size here, against numpy.linalg.eigh (LAPACK): values, vectors up to the sign
 rule, A V = V diag(w), orthonormality, the sign convention, UPLO, batching, degenerate, diagonal,
 graded and badly scaled spectra, float32 and float64; complex64 / complex128 Hermitian inputs
@@ -23,7 +23,9 @@ def _strided_batch_matches_each_matrix(g, tol):
         np.testing.assert_allclose(v.numpy()[i], vi.numpy(), rtol=0, atol=tol * 100)
 
 
-_wgpu = pytest.importorskip("burn_linalg._wgpu")
+# the kernel modules whose thresholds pick the routes
+eigh_ops = pytest.importorskip("burn_linalg._wgpu.eigh_ops")
+svd_ops = pytest.importorskip("burn_linalg._wgpu.svd_ops")
 
 ROUTES = {"tridiag": 1, "jacobi": 10 ** 9}
 
@@ -35,7 +37,7 @@ def rng():
 
 @pytest.fixture(params=sorted(ROUTES))
 def route(request, monkeypatch):
-    monkeypatch.setattr(_wgpu, "_EIGH_TRIDIAG_MIN", ROUTES[request.param])
+    monkeypatch.setattr(eigh_ops, "EIGH_TRIDIAG_MIN", ROUTES[request.param])
     return request.param
 
 
@@ -100,12 +102,12 @@ def test_eigh_matches_lapack(wg, rng, route, shape):
 
 
 def test_eigh_routes_by_size(wg, rng, monkeypatch):
-    """Jacobi below _EIGH_TRIDIAG_MIN, tridiag_ql from it (the kernel names launched)."""
+    """Jacobi below EIGH_TRIDIAG_MIN, tridiag_ql from it (the kernel names launched)."""
     dev, dc = wg
     seen = []
-    orig = _wgpu._k
-    monkeypatch.setattr(_wgpu, "_k", lambda dc_, dt, name: (seen.append(name), orig(dc_, dt, name))[1])
-    t = _wgpu._EIGH_TRIDIAG_MIN
+    orig = eigh_ops.kernel
+    monkeypatch.setattr(eigh_ops, "kernel", lambda dc_, dt, name: (seen.append(name), orig(dc_, dt, name))[1])
+    t = eigh_ops.EIGH_TRIDIAG_MIN
     for n, want in ((t - 1, "jacobi_eigh"), (t, "tridiag_ql")):
         for fn in (lambda x: L.eigh(x)[0], L.eigvalsh):
             seen.clear()
@@ -189,14 +191,14 @@ def test_eigh_batched_broadcast_views_and_nan(wg, rng):
     assert np.isnan(L.eigvalsh(W(bad, dev, dt)).numpy()).any()
 
 
-# -- svd: one-sided Jacobi, from min(M, N) >= _SVD_PRECOND_MIN started from the Gram matrix's eigh --
+# -- svd: one-sided Jacobi, from min(M, N) >= SVD_PRECOND_MIN started from the Gram matrix's eigh --
 
 SVD_ROUTES = {"preconditioned": 1, "plain": 10 ** 9}
 
 
 @pytest.fixture(params=sorted(SVD_ROUTES))
 def svd_route(request, monkeypatch):
-    monkeypatch.setattr(_wgpu, "_SVD_PRECOND_MIN", SVD_ROUTES[request.param])
+    monkeypatch.setattr(svd_ops, "SVD_PRECOND_MIN", SVD_ROUTES[request.param])
     return request.param
 
 
@@ -398,7 +400,7 @@ def test_complex_eigh_batched_views_nan_and_host_path_for_large(wg, rng, monkeyp
     bad[7, 3] = np.nan
     assert np.isnan(L.eigvalsh(burn.tensor(bad, device=dev)).numpy()).any()
     # beyond the kernel's size limit the host path stays, and says so in the transfer counter
-    monkeypatch.setattr(_wgpu, "_MAXP", 4)
+    monkeypatch.setattr(eigh_ops, "MAXP", 4)
     n0 = _transfers(dc)
     w, v = L.eigh(burn.tensor(a[0], device=dev))
     w, v = w.numpy(), v.numpy()

@@ -155,7 +155,8 @@ def test_burn_info_and_python_m_burn_info_list_plugins_ops_and_winning_kernels(s
     assert "error:" in err and "ModuleNotFoundError" in err and "burn_broken_plugin._native" in err
     # the extension op, who defined it, and the backends that have kernels for it
     ext = line("example::scaled_swish")
-    assert "defined by example-ext" in ext and "kernels: flex: example-ext" in ext
+    assert "defined by example-ext" in ext and "flex: example-ext" in ext and "wgpu: example-ext" in ext
+    assert "burn.example" in line("burn.example") and "example-ext" in line("burn.example")
     # the third-party kernel for an op it did not define, and that it wins
     lr = line("burn::linear_relu")
     assert "flex: example-ext p=10 (wins), flex" in lr
@@ -486,3 +487,144 @@ def test_default_device_asks_backends_by_declared_priority_and_skips_a_probe_tha
     assert burn.Device.default() == burn.Device("fastaccel")
     assert "absentaccel" not in started                  # its probe said no: never started
     assert "slowaccel" not in started                    # a higher priority answered first
+
+
+# -- the outside package does what in-tree plugins do, through public APIs only --------------------
+
+def test_outside_package_adds_a_namespace_and_kernels_for_flex_and_wgpu_that_conform(site):
+    """burn-example-ext, pip-installed from a copy outside the repository: ``burn.example``, its
+    op on flex and on wgpu (OpenCL C from its package data, through burn_wgpu.api), its
+    conformance cases on both devices, and its linear_relu override checked by core's cases."""
+    out = run_py(site, """
+        import json, sys
+        import numpy as np
+        import burn
+        from burn.testing import conformance
+        res = {}
+        ex = burn.example                                        # the namespace, from the hook
+        import burn_example_ext
+        res["namespace"] = [ex is burn_example_ext, burn.plugins.namespaces().get("example")]
+        res["lazy"] = "burn_example_ext._wgpu" in sys.modules    # not imported by discovery
+        x = np.linspace(-5, 5, 11)
+        want = x / (1 + np.exp(-1.5 * x))
+        try:
+            dev = burn.Device.wgpu()
+            burn.zeros((1,), device=dev).numpy()
+        except burn.BackendUnavailable as e:
+            dev, res["wgpu"] = None, str(e)
+        if dev is not None:
+            for dt, tol in ((burn.float32, 1e-6), (burn.float64, 1e-12)):   # PoCL has no float16
+                y = ex.scaled_swish(burn.tensor(x, dtype=dt, device=dev), beta=1.5).numpy()
+                assert np.allclose(y.astype(np.float64), want, rtol=tol, atol=tol), (dt, y, want)
+            res["wgpu"] = ex.stats["scaled_swish_wgpu"]
+            res["lazy_after"] = "burn_example_ext._wgpu" in sys.modules
+        from burn_example_ext import conformance as example_cases
+        added = [c.name for c in example_cases.register()]
+        ran = []
+
+        def has(d, dtypes):                                      # e.g. PoCL has no float16
+            try:
+                return all(burn.zeros((1,), dtype=burn.as_dtype(t), device=d).numpy() is not None for t in dtypes)
+            except burn.DTypeError:
+                return False
+        for d in [burn.Device.flex()] + ([dev] if dev is not None else []):
+            for c in conformance.cases():
+                if c.op == "example::scaled_swish" and (d.kind == "flex" or c.check != "grad") and has(d, c.dtypes):
+                    conformance.run_case(c, d)
+                    ran.append(f"{c.name}@{d.kind}")
+        res["cases"] = [added, ran, ex.stats["scaled_swish_flex"] > 0]
+        before = ex.stats["linear_relu_flex"]
+        for c in conformance.cases():
+            if c.op == "linear_relu" and c.check == "forward":
+                conformance.run_case(c, burn.Device.flex())
+        res["override"] = ex.stats["linear_relu_flex"] - before
+        from burn.cli import info_text
+        res["info"] = [ln.strip() for ln in info_text().splitlines()
+                       if "burn.example" in ln or ln.strip().startswith("example::scaled_swish")
+                       or ln.strip().startswith("burn::linear_relu")]
+        print(json.dumps(res))
+    """)
+    res = last_json(out)
+    assert res["namespace"] == [True, "example-ext"] and res["lazy"] is False
+    if isinstance(res["wgpu"], str):
+        pytest.skip(f"no OpenCL device here: {res['wgpu']}")
+    assert res["wgpu"] == 2 and res["lazy_after"] is True
+    added, ran, flex_ran = res["cases"]
+    assert len(added) == 5 and flex_ran
+    assert "example::scaled_swish[grad]@flex" in ran and "example::scaled_swish[float32]@wgpu" in ran
+    assert res["override"] >= 1                                  # core's cases ran through our kernel
+    info = " | ".join(res["info"])
+    assert "burn.example" in info and "example-ext" in info
+    assert "example::scaled_swish" in info and "wgpu: example-ext" in info and "cuda: example-ext" in info
+    assert "flex: example-ext p=10 (wins), flex" in info
+
+
+def test_outside_package_cuda_kernel_compiles_with_nvcc_from_its_installed_package_data(site, tmp_path):
+    from test_cuda_nvcc import NVCC, nvcc_ptx
+    if NVCC is None:
+        pytest.skip("nvcc (CUDA toolkit) is not installed here")
+    src = site / "burn_example_ext" / "kernels" / "scaled_swish.cu"
+    assert src.exists(), "the .cu file is not shipped as package data"
+    for ctype in ("float", "double"):
+        f = tmp_path / f"scaled_swish_{ctype}.cu"
+        f.write_text(f"#define T {ctype}\n" + src.read_text())
+        rc, err, ptx = nvcc_ptx(f)
+        assert rc == 0, err
+        assert ".entry scaled_swish" in ptx
+
+
+CUDA_EXAMPLE_PROBE = r'''
+import json, re, numpy as np, burn, cupy
+_orig = cupy.RawModule.get_function
+
+
+class _Swish:
+    """scaled_swish's CUDA C run in numpy after CuPy's launch checks (the stand-in runs burn's
+    generated kernels only): checks the arguments burn_cuda.api passes."""
+    def __init__(self, code, name):
+        self.code, self.name = code, name
+    def __call__(self, grid, block, args, shared_mem=0):
+        cupy._check_launch(self.name, grid, block, args, shared_mem)
+        T = re.search(r"#define T (\w+)", self.code).group(1)
+        x, y, beta, n = args
+        assert type(n) is np.int32 and grid[0] * block[0] >= n and beta.dtype == np.dtype(
+            {"float": np.float32, "double": np.float64}[T]), (T, beta, n)
+        v = np.asarray(x)[:n]
+        np.asarray(y)[:n] = v / (1 + np.exp(-beta * v))
+
+
+cupy.RawModule.get_function = lambda self, name: (_Swish(self.code, name) if name == "scaled_swish"
+                                                  else _orig(self, name))
+dev = burn.Device.cuda()
+x = np.linspace(-4, 4, 9)
+res = {}
+for dt in (burn.float32, burn.float64):
+    y = burn.example.scaled_swish(burn.tensor(x, dtype=dt, device=dev), beta=0.5).numpy()
+    res[dt.name] = bool(np.allclose(y, x / (1 + np.exp(-0.5 * x)), rtol=1e-6))
+import burn_example_ext
+res["ran"] = burn_example_ext.stats["scaled_swish_cuda"]
+print(json.dumps(res))
+'''
+
+
+def test_outside_package_cuda_kernel_runs_through_burn_cuda_api_on_the_stand_in(site, tmp_path):
+    from fakecupy import write_fake_cupy
+    env = write_fake_cupy(tmp_path / "fake")
+    env["PYTHONPATH"] = env["PYTHONPATH"] + os.pathsep + str(site)
+    r = subprocess.run([sys.executable, "-c", CUDA_EXAMPLE_PROBE], capture_output=True, text=True, env=env,
+                       timeout=300)
+    assert r.returncode == 0, r.stderr[-4000:]
+    assert last_json(r.stdout) == {"float32": True, "float64": True, "ran": 2}
+
+
+def test_outside_package_docstring_examples_pass_where_it_is_installed(site):
+    out = run_py(site, """
+        import doctest, json, importlib
+        fails = {}
+        for name in ("burn_example_ext", "burn_example_ext.ops", "burn_example_ext.conformance"):
+            r = doctest.testmod(importlib.import_module(name), optionflags=doctest.ELLIPSIS)
+            fails[name] = [r.failed, r.attempted]
+        print(json.dumps(fails))
+    """)
+    res = last_json(out)
+    assert all(f == 0 and n > 0 for f, n in res.values()), res

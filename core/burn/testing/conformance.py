@@ -33,7 +33,7 @@ import numpy as np
 
 import burn
 
-__all__ = ["Arg", "Case", "cases", "get_case", "run_case", "FLOATS", "INTS", "NUMERIC", "ALL_DTYPES", "COMPLEX"]
+__all__ = ["Arg", "Case", "cases", "get_case", "run_case", "register_cases", "FLOATS", "INTS", "NUMERIC", "ALL_DTYPES", "COMPLEX"]
 
 FLOATS = ("float16", "bfloat16", "float32", "float64")
 INTS = ("int8", "int32", "int64", "uint8")
@@ -340,8 +340,13 @@ def _add(name, op, check, fn, args=(), ref=None, **kw):
     return c
 
 
+# cases added by plugins for their own ops (register_cases), after core's table
+_EXTRA: list = []
+
+
 def cases() -> list:
-    """Every conformance case, in a stable order.
+    """Every conformance case, in a stable order: core's table, then the cases plugins
+    added with :func:`register_cases`.
 
     Example:
         >>> names = [c.name for c in cases()]
@@ -349,7 +354,36 @@ def cases() -> list:
     """
     if not _CASES:
         _build()
-    return list(_CASES)
+    return list(_CASES) + list(_EXTRA)
+
+
+def register_cases(new) -> list:
+    """Add a plugin's :class:`Case` objects (its extension ops, checked like core's: forward against
+    a numpy reference, gradients against finite differences, errors at the call) to the
+    suite, so every backend's conformance run checks them too. Names must be new; adding the
+    same Case object again is a no-op. Returns the cases added.
+
+    Example:
+        >>> import numpy as np, burn
+        >>> c = Case("doc_twice[float32]", "doc::twice", "forward", lambda x: x * 2, (Arg((3,)),),
+        ...          lambda x: x * 2)
+        >>> assert register_cases([c]) == [c] and get_case("doc_twice[float32]") is c
+        >>> run_case(c, burn.Device.flex())
+    """
+    have = {c.name: c for c in cases()}
+    added = []
+    for c in new:
+        if not isinstance(c, Case):
+            raise TypeError(f"register_cases: expected burn.testing.conformance.Case objects, got {c!r}")
+        if have.get(c.name) is c:
+            continue
+        if c.name in have:
+            raise ValueError(f"register_cases: a conformance case named {c.name!r} exists already; "
+                             f"prefix your cases with your op's namespace")
+        _EXTRA.append(c)
+        have[c.name] = c
+        added.append(c)
+    return added
 
 
 def get_case(name: str) -> Case:
@@ -360,7 +394,12 @@ def get_case(name: str) -> Case:
     """
     if not _CASES:
         _build()
-    return _BY_NAME[name]
+    if name in _BY_NAME:
+        return _BY_NAME[name]
+    for c in _EXTRA:
+        if c.name == name:
+            return c
+    raise KeyError(f"no conformance case named {name!r}")
 
 
 def _build():

@@ -17,21 +17,22 @@ routines in a loop over the broadcast batch (the data stays on the device).
 them) is empty today: every linalg op has a CuPy equivalent.
 
 This module is imported only when the cuda backend is registered, which
-burn-cuda does even without CuPy: CuPy is imported inside the kernels.
+burn-cuda does even without CuPy: CuPy is imported inside the kernels. Everything of
+burn-cuda goes through its public kernel API, ``burn_cuda.api``.
 """
 from __future__ import annotations
 
 import functools
 
 import numpy as np
+from burn_cuda import api as cuda
 
 from . import _flex
 from ._errors import LinAlgError
 
 
 def _cp():
-    import cupy
-    return cupy
+    return cuda.cupy()      # imported on first use (BackendUnavailable without CuPy)
 
 
 def _real(dt):
@@ -53,12 +54,11 @@ def _linalg(name, *, check=True):
             import contextlib
 
             import cupyx
-            from burn_cuda.kernels import on_device
             cp = _cp()
             with cupyx.errstate(linalg="raise") if check else contextlib.nullcontext():
                 try:
                     # burn-cuda's scope: the arrays' device, burn's stream and memory pool
-                    return on_device(fn)(*arrays, **kw)
+                    return cuda.on_device(fn)(*arrays, **kw)
                 except (np.linalg.LinAlgError, getattr(cp.linalg, "LinAlgError", np.linalg.LinAlgError)) as e:
                     if isinstance(e, LinAlgError):
                         raise

@@ -6,7 +6,7 @@ import numpy as np
 import burn
 
 #: how often each of our kernels ran (lets tests and users see which kernel won)
-stats = {"scaled_swish_flex": 0, "linear_relu_flex": 0}
+stats = {"scaled_swish_flex": 0, "scaled_swish_wgpu": 0, "scaled_swish_cuda": 0, "linear_relu_flex": 0}
 
 
 @burn.backend_extension("example::scaled_swish")
@@ -37,8 +37,20 @@ def _(x, beta=1.0):
 
 @scaled_swish.kernel("flex")
 def _(x, beta=1.0):
-    # one pass with in-place ops; the stable form of sigmoid avoids exp overflow
     stats["scaled_swish_flex"] += 1
+    return scaled_swish_numpy(x, beta)
+
+
+def scaled_swish_numpy(x, beta=1.0):
+    """The op on a numpy array: one pass with in-place ops; the stable form of sigmoid
+    avoids exp overflow. The flex kernel, and the wgpu/cuda kernels' host path for the
+    half-precision dtypes their device code does not take.
+
+    Example:
+        >>> import numpy as np
+        >>> from burn_example_ext.ops import scaled_swish_numpy
+        >>> assert scaled_swish_numpy(np.array([0.0, 800.0]), 1.0).tolist() == [0.0, 800.0]
+    """
     z = np.multiply(x, x.dtype.type(beta))
     e = np.exp(-np.abs(z))
     s = np.where(z >= 0, 1, e)
@@ -57,9 +69,17 @@ def _(ctx, grad):
 
 
 def linear_relu_flex(x, weight, bias):
-    """``relu(x @ weight + bias)`` in place in the matmul's output buffer."""
+    """``relu(x @ weight + bias)`` in place in the matmul's output buffer, in the inputs' dtype
+    (numpy computes a bfloat16 matmul in float32: the result is cast back, as burn-flex does).
+
+    Example:
+        >>> import numpy as np
+        >>> from burn_example_ext.ops import linear_relu_flex
+        >>> y = linear_relu_flex(np.ones((1, 2), np.float32), np.ones((2, 2), np.float32), np.array([-3.0, 1.0], np.float32))
+        >>> assert y.tolist() == [[0.0, 3.0]] and y.dtype == np.float32
+    """
     stats["linear_relu_flex"] += 1
     out = np.matmul(x, weight)
     out += bias
     np.maximum(out, 0, out=out)
-    return out
+    return out.astype(x.dtype, copy=False)
