@@ -16,8 +16,7 @@ from __future__ import annotations
 
 import builtins as _builtins
 
-__version__ = "0.1.0"
-
+from ._version import __version__  # noqa: F401
 from .errors import (BurnError, ShapeError, DTypeError, DeviceMismatch, BackendUnavailable,  # noqa: F401
                      PluginError, AutodiffError, OutOfMemory)
 from .dtypes import (DType, float16, bfloat16, float32, float64, int8, int32, int64, uint8,  # noqa: F401

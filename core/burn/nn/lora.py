@@ -426,8 +426,8 @@ def _targets(model, targets):
     if targets is None:
         chosen = set(linear_weights.values())
     else:
-        from ..optim.param_group import ParamGroup
-        if not isinstance(targets, ParamGroup):
+        # a burn.optim.ParamGroup (optim builds on nn: recognised by its select method)
+        if not callable(getattr(targets, "select", None)):
             raise BurnError(f"apply_lora: targets must be a burn.optim.ParamGroup or None, "
                             f"got {type(targets).__name__}")
         selected = targets.select(model)

@@ -28,6 +28,7 @@ import os
 
 import numpy as np
 
+from .._version import __version__
 from .. import dtypes as dt
 from ..errors import BurnError
 from ..tensor import Tensor
@@ -107,7 +108,6 @@ def save_state_dict(state: dict, path, metadata: dict | None = None) -> None:
         if names[name] == "complex128":
             arr = arr.reshape(-1).view("<f8").reshape(arr.shape + (2,))
         arrays[name] = arr
-    from .. import __version__
     meta[_VERSION_KEY] = __version__
     # not sort_keys: the library lays tensors out by alignment, this keeps the caller's order
     meta[_DTYPES_KEY] = json.dumps(names)

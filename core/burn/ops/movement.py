@@ -11,6 +11,7 @@ from ..primitives import MOVEMENT, OPAQUE, TensorMeta, primitive
 from ..tensor import Tensor, apply
 from ._util import broadcast_shapes, normalize_axes, normalize_axis
 from . import elementwise as E
+from .creation import arange, as_tensor_like, scalar, tensor, zeros
 
 __all__ = ["reshape", "permute_dims", "transpose", "matrix_transpose", "broadcast_to", "broadcast_arrays",
            "squeeze", "expand_dims", "flatten", "concat", "concatenate", "stack", "split", "flip", "pad",
@@ -342,7 +343,6 @@ def getitem(x, key) -> Tensor:
 
 def _index_spec(x, key):
     """Turn a key with arrays into (spec, tensor inputs); spec items are hashable."""
-    from .creation import tensor
     spec, inputs = [], []
     for k in key:
         if isinstance(k, (list, np.ndarray)) or isinstance(k, Tensor):
@@ -485,7 +485,6 @@ def _index_put_meta(x, v, *idx, spec):
 def _bw_index_put(c, g):
     x, v, *idx = c.inputs
     spec = c.attrs["spec"]
-    from .creation import scalar
     gx = apply(index_put_p, (g, scalar(0, g.dtype, g.device), *idx), {"spec": spec}) if x.requires_grad else None
     gv = E._unbroadcast(apply(index_p, (g, *idx), {"spec": spec}), v.shape) if v.requires_grad else None
     return (gx, gv) + (None,) * len(idx)
@@ -505,7 +504,6 @@ def index_put(x, key, value) -> Tensor:
         >>> y = burn.index_put(burn.zeros((4,)), burn.tensor([1, 3]), 7.0)
         >>> assert y.tolist() == [0.0, 7.0, 0.0, 7.0]
     """
-    from .creation import as_tensor_like
     v = as_tensor_like(value, x)
     if v.dtype is not x.dtype:
         v = E.astype(v, x.dtype)
@@ -550,7 +548,6 @@ def _gather_meta(x, idx, *, axis):
 
 def _bw_gather(c, g):
     x, idx = c.inputs
-    from .creation import zeros
     z = zeros(x.shape, dtype=g.dtype, device=g.device)
     ax = c.attrs["axis"]
     full_idx = broadcast_to(idx, g.shape)
@@ -570,7 +567,6 @@ def take_along_axis(x, indices, /, axis=-1) -> Tensor:
         >>> assert burn.take_along_axis(x, burn.tensor([[1], [0]]), axis=1).tolist() == [[20], [30]]
     """
     if not isinstance(indices, Tensor):
-        from .creation import tensor
         indices = tensor(indices, device=x.device)
     axis = normalize_axis("take_along_axis", axis, x.ndim)
     return apply(gather_p, (x, indices), {"axis": axis})
@@ -613,7 +609,6 @@ def scatter_add(x, indices, src, /, axis=-1) -> Tensor:
         >>> out = burn.scatter_add(burn.zeros((3,)), burn.tensor([0, 0, 2]), burn.ones((3,)), axis=0)
         >>> assert out.tolist() == [2.0, 0.0, 1.0]
     """
-    from .creation import tensor
     if not isinstance(indices, Tensor):
         indices = tensor(indices, device=x.device)
     if not isinstance(src, Tensor):
@@ -824,7 +819,6 @@ def repeat(x, repeats, /, *, axis=None) -> Tensor:
 
 
 def _tri(x, k, upper):
-    from .creation import arange
     n, m = x.shape[-2], x.shape[-1]
     rows = reshape(arange(n, device=x.device), (n, 1))
     cols = reshape(arange(m, device=x.device), (1, m))
