@@ -15,7 +15,6 @@ import numpy as np
 
 from . import tape
 from .bridge import Handle, Node, record
-from .device import Device
 from .errors import AutodiffError, DeviceMismatch, DTypeError, ShapeError, describe
 from .graph import graph_for
 
