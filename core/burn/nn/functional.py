@@ -222,13 +222,14 @@ def dropout(x, p=0.5, *, training=True) -> Tensor:
         raise ValueError(f"dropout: p must be in [0, 1], got {p}")
     if not training or p == 0.0:
         return x
-    from ..ops.creation import rand
     keep = rand(x.shape, dtype=x.dtype if x.dtype.is_floating else dt.float32, device=x.device) >= p
     return E.where(keep, x * (1.0 / (1.0 - p)), 0.0)
 
 
 # convolution and pooling live with their primitives in burn.ops.conv
 from ..ops.conv import conv1d, conv2d, max_pool1d, max_pool2d, avg_pool1d, avg_pool2d  # noqa: E402
+from ..ops.creation import arange, rand, tensor
+from ..autodiff import no_grad
 
 __all__ += ["conv1d", "conv2d", "max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d"]
 
@@ -279,7 +280,6 @@ def _out_pair(op, output_size, hw):
 def _adaptive_matrix(n_in, n_out, dtype, device):
     """[n_out, n_in] averaging matrix with PyTorch's windows [floor(i*n/o), ceil((i+1)*n/o))."""
     import numpy as np
-    from ..ops.creation import tensor
     a = np.zeros((n_out, n_in))
     for i in range(n_out):
         lo, hi = (i * n_in) // n_out, -((-(i + 1) * n_in) // n_out)
@@ -359,7 +359,6 @@ def batch_norm(x, running_mean=None, running_var=None, weight=None, bias=None, *
         >>> y = burn.nn.functional.batch_norm(x, rm, rv, training=True)
         >>> assert abs(y[0, 0].item() + 1.0) < 1e-3 and abs(rm.item() - 0.2) < 1e-6
     """
-    from ..autodiff import no_grad
     if x.ndim < 2:
         raise ShapeError(f"batch_norm: expected input [N, C, ...], got {describe(x)}")
     c = x.shape[1]
@@ -411,7 +410,6 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
 def _attention(q, k, v, mask, dropout_p, is_causal, scale, training, *, keep_true):
     """(output, weights); bool ``mask`` keeps True pairs when ``keep_true``, else hides them."""
     import math
-    from ..ops.creation import arange
     if q.ndim < 2 or k.ndim < 2 or v.ndim < 2 or q.shape[-1] != k.shape[-1] or k.shape[-2] != v.shape[-2]:
         raise ShapeError(f"scaled_dot_product_attention: expected query [..., L, E], key [..., S, E], "
                          f"value [..., S, Ev]; got {describe(q)}, {describe(k)}, {describe(v)}")

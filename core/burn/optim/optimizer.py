@@ -32,6 +32,8 @@ from ..fused import adam_update, sgd_update  # noqa: F401  (re-exported: the per
 from ..ops.creation import tensor as _tensor, zeros_like
 from .clip import GradClip
 from .param_group import ParamGroup, named_params
+from ..nn.state import _read_arrays, save_state_dict
+from ..tensor import Tensor
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "save", "load"]
 
@@ -240,7 +242,6 @@ class Optimizer:
             >>> assert sorted(tensors) == ["bias.m", "bias.v", "weight.m", "weight.v"]
             >>> assert config["state"]["weight"] == {"t": 1} and config["groups"][0]["lr"] == 0.1
         """
-        from ..tensor import Tensor
         tensors, scalars = {}, {}
         for path, st in self.state.items():
             for key, v in st.items():
@@ -279,8 +280,6 @@ class Optimizer:
             >>> assert ob.lr == 0.1 and ob.state["bias"]["momentum"].tolist() == [1.0]
         """
         import numpy as np
-        from ..ops.creation import tensor as make_tensor
-        from ..tensor import Tensor
         name = type(self).__name__
         if not isinstance(config, dict) or config.get("format") != _FORMAT:
             raise BurnError(f"{name}.load_state_dict: config is not an optimizer state (format "
@@ -314,7 +313,7 @@ class Optimizer:
                 t = v.detach() if v.device == p.device else v.detach().to_device(p.device)
             else:
                 v = np.asarray(v)
-                t = make_tensor(v, device=p.device, dtype=v.dtype)
+                t = _tensor(v, device=p.device, dtype=v.dtype)
             if key in self.param_shaped_state and tuple(t.shape) != tuple(p.shape):
                 raise BurnError(f"{name}.load_state_dict: state {full!r} has shape {tuple(t.shape)}, its "
                                 f"parameter has {tuple(p.shape)}")
@@ -513,7 +512,6 @@ def save(opt: Optimizer, path, *, model=None, scheduler=None, metadata: dict | N
         >>> assert burn.optim.load(opt2, p, model=m2)["epoch"] == "1"
         >>> assert (m2.weight.numpy() == m.weight.numpy()).all() and opt2.state["weight"]["t"] == 1
     """
-    from ..nn.state import save_state_dict
     tensors, config = opt.state_dict()
     state = {}
     if model is not None:
@@ -550,7 +548,6 @@ def load(opt: Optimizer, path, *, model=None, scheduler=None, strict: bool = Tru
         >>> assert opt.lr == 0.3
     """
     import os
-    from ..nn.state import _read_arrays
     arrays, meta = _read_arrays(path)
     where = os.fspath(path)
     if _META_KEY not in meta:
