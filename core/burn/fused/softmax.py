@@ -64,16 +64,23 @@ def softmax_fused(x, axis):
     return _softmax_ops(x, axis)
 
 
-@softmax_fused.meta
-def _softmax_fused_meta(x, axis):
-    if not x.dtype.is_floating or not (0 <= axis < max(x.ndim, 1)):
-        raise DTypeError(f"softmax: needs a floating tensor and an axis in range, got {describe(x)}, axis={axis}")
-    return TensorMeta(tuple(x.shape), x.dtype)
+def _along_axis_meta(op):
+    """The meta rule of a fused op along one axis: same shape and dtype, floating only."""
+    def meta(x, axis):
+        if not x.dtype.is_floating or not (0 <= axis < max(x.ndim, 1)):
+            raise DTypeError(f"{op}: needs a floating tensor and an axis in range, got {describe(x)}, axis={axis}")
+        return TensorMeta(tuple(x.shape), x.dtype)
+    return meta
 
 
-@softmax_fused.backward
-def _softmax_fused_backward(ctx, g):
-    return (softmax_grad(ctx.out, g, ctx.args[1]),)
+def _backward_from_output(grad_op):
+    """The backward rule of a fused op whose gradient is ``grad_op(output, g, axis)``."""
+    def backward(ctx, g):
+        return (grad_op(ctx.out, g, ctx.args[1]),)
+    return backward
+
+
+softmax_fused.meta(_along_axis_meta("softmax"))
 
 
 @backend_extension("burn::softmax_grad")
@@ -140,16 +147,7 @@ def log_softmax_fused(x, axis):
     return _log_softmax_ops(x, axis)
 
 
-@log_softmax_fused.meta
-def _log_softmax_fused_meta(x, axis):
-    if not x.dtype.is_floating or not (0 <= axis < max(x.ndim, 1)):
-        raise DTypeError(f"log_softmax: needs a floating tensor and an axis in range, got {describe(x)}, axis={axis}")
-    return TensorMeta(tuple(x.shape), x.dtype)
-
-
-@log_softmax_fused.backward
-def _log_softmax_fused_backward(ctx, g):
-    return (log_softmax_grad(ctx.out, g, ctx.args[1]),)
+log_softmax_fused.meta(_along_axis_meta("log_softmax"))
 
 
 @backend_extension("burn::log_softmax_grad")
@@ -176,6 +174,10 @@ def _log_softmax_grad_backward(ctx, gg):
     gy = -(gg * e) * R.sum(g, axis=axis, keepdims=True) if y.requires_grad else None
     gg_g = gg - R.sum(gg * e, axis=axis, keepdims=True) if g.requires_grad else None
     return gy, gg_g
+
+
+softmax_fused.backward(_backward_from_output(softmax_grad))
+log_softmax_fused.backward(_backward_from_output(log_softmax_grad))
 
 
 @log_softmax_grad.meta
