@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from . import autodiff
 from .device import Device
-from .ops import creation as C, elementwise as E, reduction as R, movement as M, linear as L
+from .ops import creation as C, elementwise as E, reduction as R, movement as M, linear as L, arrayapi as X
 from .tensor import Tensor
 
 _UNARY = ["abs", "sign", "exp", "expm1", "log", "log1p", "log2", "log10", "sqrt", "rsqrt", "square",
@@ -23,14 +23,20 @@ _REDUCE = ["sum", "prod", "max", "min", "argmax", "argmin", "any", "all", "mean"
            "logsumexp", "cumsum", "cumprod", "count_nonzero"]
 
 
-def to_device(self, device):
+def to_device(self, device, /, *, stream=None):
     """A copy of this tensor on ``device`` (autodiff flag taken from ``device``).
+
+    ``stream`` (Array API) must be None: burn orders work per device itself.
 
     Example:
         >>> import burn
         >>> x = burn.ones((2,))
         >>> assert x.to_device(burn.Device.flex().autodiff()).device.is_autodiff
+        >>> assert x.to_device("flex", stream=None).device == burn.Device.flex()
     """
+    if stream is not None:
+        raise ValueError(f"to_device: burn has no user streams (it orders each device's work itself); "
+                         f"pass stream=None, got {stream!r}")
     device = Device(device) if not isinstance(device, Device) else device
     if device == self.device:
         return self
@@ -111,7 +117,7 @@ def _bind():
     Tensor.neg = E.neg
     Tensor.clip = E.clip
     Tensor.clamp = E.clip
-    Tensor.astype = lambda self, dtype, copy=True: E.astype(self, dtype, copy=copy)
+    Tensor.astype = lambda self, dtype, copy=True, device=None: E.astype(self, dtype, copy=copy, device=device)
     Tensor.astype.__doc__ = """This tensor converted to ``dtype`` (``burn.astype`` as a method).
 
         Example:
@@ -226,8 +232,15 @@ def _bind():
     Tensor.__and__ = lambda a, b: E.logical_and(a, b) if a.dtype.is_bool else E.bitwise_and(a, b)
     Tensor.__or__ = lambda a, b: E.logical_or(a, b) if a.dtype.is_bool else E.bitwise_or(a, b)
     Tensor.__xor__ = lambda a, b: E.logical_xor(a, b) if a.dtype.is_bool else E.bitwise_xor(a, b)
+    Tensor.__lshift__ = X.bitwise_left_shift
+    Tensor.__rshift__ = X.bitwise_right_shift
+    Tensor.__rlshift__ = lambda a, b: X.bitwise_left_shift(b, a)
+    Tensor.__rrshift__ = lambda a, b: X.bitwise_right_shift(b, a)
+    Tensor.__ilshift__ = lambda a, b: a.assign_(X.bitwise_left_shift(a, b))
+    Tensor.__irshift__ = lambda a, b: a.assign_(X.bitwise_right_shift(a, b))
     Tensor.__rand__ = lambda a, b: Tensor.__and__(a, b)
     Tensor.__ror__ = lambda a, b: Tensor.__or__(a, b)
+    Tensor.__rxor__ = lambda a, b: Tensor.__xor__(a, b)
     Tensor.__eq__ = E.equal
     Tensor.__ne__ = E.not_equal
     Tensor.__lt__ = E.less
@@ -242,6 +255,13 @@ def _bind():
     Tensor.__isub__ = lambda a, b: a.assign_(E.subtract(a, b))
     Tensor.__imul__ = lambda a, b: a.assign_(E.multiply(a, b))
     Tensor.__itruediv__ = lambda a, b: a.assign_(E.divide(a, b))
+    Tensor.__ifloordiv__ = lambda a, b: a.assign_(E.floor_divide(a, b))
+    Tensor.__imod__ = lambda a, b: a.assign_(E.remainder(a, b))
+    Tensor.__ipow__ = lambda a, b: a.assign_(E.pow(a, b))
+    Tensor.__imatmul__ = lambda a, b: a.assign_(L.matmul(a, b))
+    Tensor.__iand__ = lambda a, b: a.assign_(Tensor.__and__(a, b))
+    Tensor.__ior__ = lambda a, b: a.assign_(Tensor.__or__(a, b))
+    Tensor.__ixor__ = lambda a, b: a.assign_(Tensor.__xor__(a, b))
 
     def __iter__(self):
         for i in range(len(self)):

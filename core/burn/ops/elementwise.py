@@ -67,13 +67,17 @@ cast_p = primitive("cast", ELEMENTWISE, _cast_meta)
 cast_p.backward = _cast_backward
 
 
-def astype(x, dtype, /, *, copy=True) -> Tensor:
-    """``x`` converted to ``dtype`` (Array API ``astype``).
+def astype(x, dtype, /, *, copy=True, device=None) -> Tensor:
+    """``x`` converted to ``dtype`` (Array API ``astype``), then moved to ``device`` if
+    one is given.
 
     Example:
         >>> import burn
         >>> assert burn.astype(burn.tensor([1.7]), burn.int32).tolist() == [1]
+        >>> assert burn.astype(burn.ones(1), burn.float64, device=burn.Device.flex()).dtype is burn.float64
     """
+    if device is not None:
+        return astype(x, dtype, copy=copy).to_device(device)
     d = dt.as_dtype(dtype)
     if d is x.dtype:
         return x if not copy else apply(cast_p, (x,), {"dtype": d})
