@@ -217,7 +217,7 @@ def bitwise_right_shift(x1, x2, /) -> Tensor:
     limit = bits - 1 if d.kind == "i" else bits
     out_of_range = E.logical_or(E.less(s, 0), E.greater_equal(s, limit))
     divisor = take(table, E.clip(s, 0, limit - 1).astype(dt.int64))
-    fill = E.where(E.less(a, 0), -1, 0) if d.kind == "i" else 0
+    fill = E.neg(E.astype(E.less(a, 0), d)) if d.kind == "i" else 0     # -1 / 0 in the dtype
     return E.where(out_of_range, fill, E.floor_divide(a, divisor))
 
 
