@@ -356,3 +356,18 @@ def test_from_dlpack_copy(device):
     t = burn.arange(3, device=device)
     same(burn.from_dlpack(t), np.arange(3))
     np.testing.assert_array_equal(np.from_dlpack(t), np.arange(3))
+
+
+def test_floor_divide_special_cases(device):
+    inf = np.inf
+    a = np.array([inf, inf, -inf, -inf, 5.0, 5.0, -5.0, -5.0, 0.0, 7.0, -7.0, 7.5, -7.5])
+    b = np.array([2.0, -2.0, 2.0, -2.0, inf, -inf, inf, -inf, -inf, 0.0, 2.0, -2.0, 2.0])
+    # the Array API's special cases: inf // finite is a signed inf, finite // inf a signed zero
+    expected = np.array([inf, -inf, -inf, inf, 0.0, -0.0, -0.0, 0.0, -0.0, inf, -4.0, -4.0, -4.0])
+    for dtype in (burn.float32, burn.float64):
+        out = burn.floor_divide(burn.tensor(a, dtype=dtype, device=device), burn.tensor(b, dtype=dtype, device=device))
+        assert out.dtype is dtype
+        np.testing.assert_array_equal(out.numpy(), expected)
+        np.testing.assert_array_equal(np.signbit(out.numpy()), np.signbit(expected))
+    same(burn.tensor([7, -7], device=device) // 2, np.array([3, -4]))
+    np.testing.assert_array_equal((burn.tensor(a, device=device) // 2.0).numpy()[:4], [inf, inf, -inf, -inf])
