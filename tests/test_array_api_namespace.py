@@ -371,3 +371,17 @@ def test_floor_divide_special_cases(device):
         np.testing.assert_array_equal(np.signbit(out.numpy()), np.signbit(expected))
     same(burn.tensor([7, -7], device=device) // 2, np.array([3, -4]))
     np.testing.assert_array_equal((burn.tensor(a, device=device) // 2.0).numpy()[:4], [inf, inf, -inf, -inf])
+
+
+def test_zero_dim_bool_mask_setitem(device):
+    for key in [True, False, (slice(None), True), (1, True), (Ellipsis, False)]:
+        a = np.arange(6.0, dtype=np.float32).reshape(2, 3)
+        t = burn.tensor(a, device=device)
+        bkey = tuple(burn.tensor(k, device=device) if isinstance(k, bool) else k for k in
+                     (key if isinstance(key, tuple) else (key,)))
+        a[key] = 7
+        t[bkey] = 7.0
+        same(t, a)
+    t = burn.tensor(np.zeros((2, 3), dtype=np.float32), device=device)
+    t[burn.tensor(True, device=device)] = burn.tensor([[1.0, 2.0, 3.0]], device=device)
+    same(t, np.array([[1, 2, 3], [1, 2, 3]], dtype=np.float32))

@@ -171,8 +171,9 @@ class _NamespaceInfo:
         return Device.enumerate()
 
     def dtypes(self, *, device=None, kind=None) -> dict:
-        """The dtypes ``device`` (default: the default device) can store, by name,
-        optionally only those of ``kind`` (as in :func:`isdtype`).
+        """The standard's dtypes ``device`` (default: the default device) can store, by
+        name, optionally only those of ``kind`` (as in :func:`isdtype`); burn's float16
+        and bfloat16 are left out, as dtypes the standard does not define.
 
         Example:
             >>> import burn
@@ -186,8 +187,8 @@ class _NamespaceInfo:
         backend = dev.backend
         out = {}
         for d in dt.ALL:
-            if d is dt.bfloat16:
-                continue    # not a dtype of the standard: code written for it does not expect it
+            if d is dt.bfloat16 or d is dt.float16:
+                continue    # not dtypes of the standard: code written for it does not expect them
             if kind is not None and not isdtype(d, kind):
                 continue
             try:

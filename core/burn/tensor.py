@@ -319,9 +319,13 @@ class Tensor:
         grad = ", requires_grad" if self.requires_grad else ""
         return f"tensor({body}, dtype={self.dtype}, device={self.device}{grad})"
 
-    def __dlpack__(self, *args, **kwargs):
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        # the Array API's keywords, passed on only when given: older producers
+        # (CuPy < 13) take fewer of them
         h = self._h
-        return h.graph.backend.to_dlpack_source(h.value(), h.graph.index).__dlpack__(*args, **kwargs)
+        kw = {k: v for k, v in (("stream", stream), ("max_version", max_version), ("dl_device", dl_device),
+                                ("copy", copy)) if v is not None}
+        return h.graph.backend.to_dlpack_source(h.value(), h.graph.index).__dlpack__(**kw)
 
     def __dlpack_device__(self):
         h = self._h

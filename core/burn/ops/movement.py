@@ -380,7 +380,16 @@ def index_put(x, key, value) -> Tensor:
     v = as_tensor_like(value, x)
     if v.dtype is not x.dtype:
         v = E.astype(v, x.dtype)
-    spec, inputs = _index_spec(x, key if isinstance(key, tuple) else (key,))
+    key = key if isinstance(key, tuple) else (key,)
+    bool_key = scalar_bool_key("index_put", key, x.ndim)
+    if bool_key is not None:
+        # x[..., True, ...] = v writes v through the new length-1 axis; a False mask writes nothing
+        new, axis, keep = bool_key
+        rest = tuple(o for k, o in zip(new, key) if not (k is None and o is not None)) or (Ellipsis,)
+        target = getitem(x, new).shape
+        v = reshape(broadcast_to(v, target), target[:axis] + target[axis + 1:])
+        return index_put(x, rest, v) if keep else x
+    spec, inputs = _index_spec(x, key)
     return apply(index_put_p, (x, v, *inputs), {"spec": spec})
 
 
