@@ -385,3 +385,19 @@ def test_zero_dim_bool_mask_setitem(device):
     t = burn.tensor(np.zeros((2, 3), dtype=np.float32), device=device)
     t[burn.tensor(True, device=device)] = burn.tensor([[1.0, 2.0, 3.0]], device=device)
     same(t, np.array([[1, 2, 3], [1, 2, 3]], dtype=np.float32))
+
+
+def test_tuple_axes(device):
+    a = np.arange(24.0, dtype=np.float32).reshape(2, 1, 3, 1, 4)
+    t = burn.tensor(a, device=device)
+    same(burn.squeeze(t, axis=(1, 3)), np.squeeze(a, axis=(1, 3)))
+    same(burn.flip(t, axis=(0, 2)), np.flip(a, axis=(0, 2)))
+    for shift, axis in [((1, 2), (0, 4)), (1, (0, 4)), ((1, -1), 2)]:
+        same(burn.roll(t, shift, axis=axis), np.roll(a, shift, axis=axis))
+    with pytest.raises(burn.ShapeError, match="roll"):
+        burn.roll(t, (1, 2), axis=(0, 1, 2))
+    for name in ("sum", "prod", "max", "min", "mean", "any", "all"):
+        r = getattr(burn, name)(t, axis=(0, 2), keepdims=True)
+        e = getattr(np, name)(a, axis=(0, 2), keepdims=True)
+        np.testing.assert_allclose(r.numpy(), e, rtol=1e-6)
+        assert r.shape == e.shape

@@ -640,11 +640,20 @@ def roll(x, /, shift, *, axis=None) -> Tensor:
     Example:
         >>> import burn
         >>> assert burn.roll(burn.arange(4), 1).tolist() == [3, 0, 1, 2]
+        >>> assert burn.roll(burn.eye(2), 1, axis=(0, 1)).tolist() == [[1.0, 0.0], [0.0, 1.0]]
     """
     if axis is None:
         return reshape(roll(reshape(x, (-1,)), shift, axis=0), x.shape)
-    shifts = (shift,) if isinstance(shift, int) else tuple(shift)
-    axes = (axis,) if isinstance(axis, int) else tuple(axis)
+    shifts = (shift,) if isinstance(shift, (int, np.integer)) else tuple(shift)
+    axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
+    if len(shifts) != len(axes):
+        # numpy broadcasts one shift over every axis (or one axis over every shift)
+        if len(shifts) == 1:
+            shifts = shifts * len(axes)
+        elif len(axes) == 1:
+            axes = axes * len(shifts)
+        else:
+            raise ShapeError(f"roll: {len(shifts)} shifts for {len(axes)} axes ({describe(x)})")
     for s, a in zip(shifts, axes):
         a = normalize_axis("roll", a, x.ndim)
         n = x.shape[a]
