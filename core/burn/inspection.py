@@ -9,9 +9,13 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+import numpy as np
+
 from . import dtypes as dt
+from .device import Device
 from .dtypes import DType, as_dtype
 from .errors import DTypeError
+from .ops.creation import _default_device
 
 __all__ = ["finfo", "iinfo", "isdtype", "__array_namespace_info__", "__array_api_version__"]
 
@@ -56,7 +60,6 @@ def finfo(type, /) -> finfo_object:  # noqa: A002  (the standard's parameter nam
         >>> assert f.bits == 32 and f.dtype is burn.float32 and type(f.eps) is float
         >>> assert burn.finfo(burn.ones(2, dtype=burn.complex128)).dtype is burn.float64
     """
-    import numpy as np
     d = _dtype_of(type)
     if not d.is_inexact:
         raise DTypeError(f"finfo: needs a floating or complex dtype, got {d} (use iinfo for integers)")
@@ -78,7 +81,6 @@ def iinfo(type, /) -> iinfo_object:  # noqa: A002
         >>> assert (i.min, i.max, i.bits, i.dtype) == (-128, 127, 8, burn.int8)
         >>> assert burn.iinfo(burn.arange(3)).max == 2 ** 63 - 1
     """
-    import numpy as np
     d = _dtype_of(type)
     if not d.is_integer:
         raise DTypeError(f"iinfo: needs an integer dtype, got {d} (use finfo for floating dtypes)")
@@ -146,7 +148,6 @@ class _NamespaceInfo:
             >>> import burn
             >>> assert burn.__array_namespace_info__().default_device() == burn.ones(1).device
         """
-        from .ops.creation import _default_device
         return _default_device()
 
     def default_dtypes(self, *, device=None) -> dict:
@@ -167,7 +168,6 @@ class _NamespaceInfo:
             >>> import burn
             >>> assert burn.Device.flex() in burn.__array_namespace_info__().devices()
         """
-        from .device import Device
         return Device.enumerate()
 
     def dtypes(self, *, device=None, kind=None) -> dict:
@@ -182,7 +182,6 @@ class _NamespaceInfo:
             ...                                              "int64": burn.int64}
             >>> assert "float64" in info.dtypes(device=burn.Device.flex())
         """
-        from .device import Device
         dev = self.default_device() if device is None else device if isinstance(device, Device) else Device(device)
         backend = dev.backend
         out = {}
