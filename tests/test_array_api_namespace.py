@@ -292,8 +292,8 @@ def test_sum_prod_dtype(device, name):
     fn, ref = getattr(burn, name), getattr(np, name)
     a = np.array([[100, 3], [7, 120]], dtype=np.uint8)
     t = burn.tensor(a, device=device)
-    for kw in [{"dtype": burn.uint8}, {"dtype": burn.float64, "axis": 0}, {"dtype": burn.int8, "axis": 1, "keepdims": True},
-               {"dtype": burn.int32, "axis": (0, 1)}]:
+    for kw in [{"dtype": burn.uint8}, {"dtype": burn.float64, "axis": 0},
+               {"dtype": burn.int8, "axis": 1, "keepdims": True}, {"dtype": burn.int32, "axis": (0, 1)}]:
         npkw = dict(kw, dtype=np.dtype(kw["dtype"]))
         same(fn(t, **kw), ref(a, **npkw))
     same(getattr(t, name)(dtype=burn.int64), ref(a, dtype=np.int64))
@@ -304,7 +304,8 @@ def test_isin(device):
     a = np.array([[1, 5, 3], [4, 2, 2]])
     b = np.array([[2, 9], [1, 8]])
     same(burn.isin(burn.tensor(a, device=device), burn.tensor(b, device=device)), np.isin(a, b))
-    same(burn.isin(burn.tensor(a, device=device), burn.tensor(b, device=device), invert=True), np.isin(a, b, invert=True))
+    same(burn.isin(burn.tensor(a, device=device), burn.tensor(b, device=device), invert=True),
+         np.isin(a, b, invert=True))
     same(burn.isin(burn.tensor(a, device=device), burn.zeros((0,), dtype=burn.int64, device=device)),
          np.isin(a, np.zeros(0, dtype=np.int64)))
 

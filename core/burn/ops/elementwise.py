@@ -529,7 +529,8 @@ def floor_divide(x1, x2, /) -> Tensor:
         >>> import burn
         >>> assert burn.floor_divide(burn.tensor([7, -7]), 2).tolist() == [3, -4]
         >>> inf = float("inf")
-        >>> assert burn.floor_divide(burn.tensor([inf, -5.0, 5.0]), burn.tensor([2.0, inf, 2.0])).tolist() == [inf, -0.0, 2.0]
+        >>> y = burn.floor_divide(burn.tensor([inf, -5.0, 5.0]), burn.tensor([2.0, inf, 2.0]))
+        >>> assert y.tolist() == [inf, -0.0, 2.0]
     """
     out = _floor_divide(x1, x2)
     if not out.dtype.is_floating:
