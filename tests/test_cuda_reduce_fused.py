@@ -334,7 +334,7 @@ class _Twin:
         from burn.codegen import OPENCL
         from burn.codegen.reduce_run import ReduceRunner
         from burn_cuda.reduce_fused import FusedReduce
-        from burn_wgpu.reduce_fused import FusedMultiReduce as W
+        from burn_wgpu.kernels.reduce.generated import FusedMultiReduce as W
 
         class Twin(FusedReduce):
             dialect = OPENCL
@@ -414,7 +414,7 @@ def test_the_cuda_plan_in_every_variant_for_other_dtypes_in_the_opencl_twin(dtyp
         monkeypatch.setattr(rf, "FORCE", force)
         twin = Twin(g, lambda *xs: pytest.fail("the twin fell back"))
         xt = be.from_numpy(np.ascontiguousarray(a.T), None, dev.index)
-        from burn_wgpu.tensor import WTensor
+        from burn_wgpu.native import WTensor
         xv = WTensor(xt.dc, xt.block, (1031, 7), xt.dtype, (1, 1031), 0)     # a transposed view
         written, red = twin(xv, be.from_numpy(b, None, dev.index))
         assert twin.last_variant[0] == force

@@ -7,13 +7,13 @@ import burn
 from burn.errors import BackendUnavailable, DTypeError
 
 from . import runtime
-from .tensor import NUMPY, WTensor
+from .native import NUMPY, WTensor
 
 
 class WgpuBackend(burn.Backend):
     """Serves ``burn.Device.wgpu(i)``: the i-th OpenCL device, GPUs first.
 
-    Native arrays are :class:`burn_wgpu.tensor.WTensor` views of pooled buffers.
+    Native arrays are :class:`burn_wgpu.native.WTensor` views of pooled buffers.
     """
 
     name = "wgpu"

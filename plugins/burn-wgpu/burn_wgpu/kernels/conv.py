@@ -15,7 +15,9 @@ import numpy as np
 from burn.codegen import OPENCL
 from burn.ops.conv import conv_out_hw
 
-from .kernels import _slice_view, contiguous, copy_into, empty, matmul, permute, reshape
+from ..native import empty
+from .linear import matmul
+from .movement import _slice_view, contiguous, copy_into, permute, reshape
 
 
 @lru_cache(maxsize=None)
