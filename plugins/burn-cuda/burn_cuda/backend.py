@@ -7,7 +7,7 @@ import burn
 from burn.errors import BackendUnavailable, DTypeError
 
 from . import runtime
-from .tensor import numpy_dtype
+from .native import numpy_dtype
 
 
 class CudaBackend(burn.Backend):

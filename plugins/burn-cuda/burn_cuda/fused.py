@@ -24,8 +24,8 @@ from burn.codegen.segments import SegmentedGroup, localize, plan_group
 from burn.codegen.segments import struct_key as _struct_key
 from burn.errors import DTypeError
 
-from .kernels import RENDERABLE, _dc_of, _name, kernel_form, run_elementwise
-from .tensor import dtype_name
+from .kernels.elementwise import RENDERABLE, _dc_of, _name, kernel_form, run_elementwise
+from .native import dtype_name
 
 
 _RENDERED: dict = {}
@@ -149,7 +149,7 @@ def compile_group(group):
         # when the reduction is the last op, else op by op, because the segmented run of
         # epilogues and further passes gave wrong shapes on an H200 (fixed in
         # burn.codegen.segments and tested on wgpu; unconfirmed on a GPU for cuda)
-        from .reduce_fused import FusedReduce
+        from .kernels.reduce import FusedReduce
         red = [i for i, (op, _, _) in enumerate(group.ops) if op not in ELEMENTWISE_OPS]
         if len(red) == 1 and red[0] == len(group.ops) - 1:
             return FusedReduce(group, fg)

@@ -24,7 +24,8 @@ from functools import lru_cache
 
 import numpy as np
 
-from .tensor import dtype_name
+from ..native import dtype_name
+from .elementwise import _dc_of
 
 # dtype -> (C storage type, header, load to compute type, store from compute type,
 #           round-trip of a compute value, float64 hyperparameter -> compute value, op suffix)
@@ -121,7 +122,6 @@ extern "C" __global__ void {name}(long long n, const {ctype}* __restrict__ p, co
 
 
 def _dc(xs):
-    from .kernels import _dc_of
     return _dc_of(xs)
 
 

@@ -30,9 +30,9 @@ from burn.ops.conv import conv_out_hw as _out_hw
 from burn.ops.conv import pad_nchw
 from burn.ops.conv import window_offsets as _offsets
 
-from .kernels import _cp, _dc_of, on_device
+from ..native import dtype_name
+from .elementwise import _cp, _dc_of, on_device
 from .optim import _T, _helpers
-from .tensor import dtype_name
 
 
 def _pad(x, padding, value=0):
