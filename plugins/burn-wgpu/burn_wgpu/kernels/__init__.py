@@ -11,10 +11,13 @@ from __future__ import annotations
 from burn.codegen.family import ARITY as _ARITY
 
 from . import conv, creation, indexing, linear, movement, nn, reduce
-# burn-linalg and burn-signal call these by these names until they move to burn_wgpu.api
-from .elementwise import elementwise
 from .linear import matmul
-from .movement import broadcast_to, concat, contiguous, download, permute, reshape, slice_, upload  # noqa: F401
+# burn-linalg and burn-signal (and burn_wgpu.api) call these by these names until they move to
+# the family modules; the function ``elementwise`` hides the module of that name as an
+# attribute of this package (import it as ``from burn_wgpu.kernels.elementwise import ...``)
+from .elementwise import elementwise
+from .movement import (broadcast_to, concat, contiguous, copy_into, download, permute, reshape,  # noqa: F401
+                       slice_, upload)
 
 
 def all_kernels() -> dict:

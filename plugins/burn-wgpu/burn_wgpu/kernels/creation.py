@@ -10,7 +10,7 @@ from burn.codegen import OPENCL
 from ..native import empty, is_complex
 from .elementwise import _NP, _default_dc, _name, elementwise
 from .movement import upload
-from .source import register
+from .source import cl_source, defines, register
 from .source import library_kernel as _lib
 
 
@@ -83,26 +83,8 @@ def _host_random(name):
     return k
 
 
-def _creation_src(T, fp64):
-    F = "double" if fp64 else "float"
-    return f"""
-__kernel void arange_i(int n, __global {T}* out, long start, long step) {{
-  int i = get_global_id(0); if (i < n) out[i] = ({T})(start + (long)i * step);
-}}
-__kernel void arange_f(int n, __global {T}* out, {F} start, {F} step) {{
-  int i = get_global_id(0); if (i < n) out[i] = ({T})(start + ({F})i * step);
-}}
-__kernel void linspace(int n, __global {T}* out, {F} start, {F} step, {F} stop, int endpoint) {{
-  int i = get_global_id(0); if (i >= n) return;
-  {F} v = ({F})i * step + start;
-  if (endpoint && n > 1 && i == n - 1) v = stop;
-  out[i] = ({T})v;
-}}
-__kernel void eye(int n, __global {T}* out, int m, int k) {{
-  int i = get_global_id(0); if (i >= n) return;
-  int r = i / m, c = i % m;
-  out[i] = (c - r == k) ? ({T})1 : ({T})0;
-}}"""
+def _creation_part(dtype, fp64):
+    return defines(T=OPENCL.ctype(dtype), F="double" if fp64 else "float") + "\n" + cl_source("creation.cl")
 
 
-register("create", ("arange_", "linspace", "eye"), lambda dtype, fp64: _creation_src(OPENCL.ctype(dtype), fp64))
+register("create", ("arange_", "linspace", "eye"), _creation_part)

@@ -13,7 +13,9 @@ from functools import lru_cache
 import numpy as np
 
 from burn.codegen import OPENCL, op_params, out_dtype, program_source
+from burn.codegen.layout import broadcast_strides, view_modes
 from burn.codegen.layout import index_words as _index_words
+from burn.codegen.layout import layout_pattern as _layout_pattern
 from burn.codegen.family import family_kernels, family_patterns
 from burn.errors import BurnError, DTypeError
 
@@ -45,11 +47,7 @@ def _name(dtype):
 
 def _broadcast_strides(x: WTensor, shape):
     """x's strides aligned to ``shape`` (stride 0 where x broadcasts)."""
-    lead = len(shape) - x.ndim
-    st = [0] * lead
-    for s, xs, o in zip(x.shape, x.strides, shape[lead:]):
-        st.append(0 if (s == 1 and o != 1) else xs)
-    return st
+    return broadcast_strides(x.shape, x.strides, shape)
 
 
 def index_struct(shape, views, strided=()):
@@ -58,20 +56,7 @@ def index_struct(shape, views, strided=()):
     ``views`` are WTensors read as if broadcast to ``shape``; those at positions in
     ``strided`` always use their strides (a kernel relying on zero strides)."""
     n = numel(shape)
-    modes, strides = [], []
-    for q, x in enumerate(views):
-        if q in strided:
-            modes.append(2)
-            strides.append(_broadcast_strides(x, shape))
-        elif x.size == 1:
-            modes.append(1)
-            strides.append(None)
-        elif x.shape == tuple(shape) and x.is_contiguous:
-            modes.append(0)
-            strides.append(None)
-        else:
-            modes.append(2)
-            strides.append(_broadcast_strides(x, shape))
+    modes, strides = view_modes(shape, [(x.shape, x.strides, x.is_contiguous) for x in views], strided)
     v = _index_words("wgpu", shape, n, modes, strides, [x.offset for x in views])
     return v.view(_struct_dtype(v.size))[0]
 
@@ -101,13 +86,7 @@ def _scalar_args(params):
 
 def layout_pattern(shape, inputs):
     """None if some input needs index arithmetic, else the bit pattern of broadcast scalars."""
-    pat = 0
-    for k, x in enumerate(inputs):
-        if x.size == 1:
-            pat |= 1 << k
-        elif x.shape != shape or not x.is_contiguous:
-            return None
-    return pat
+    return _layout_pattern(shape, [(x.shape, x.is_contiguous) for x in inputs])
 
 
 def run_elementwise(dc, kernel_for, shape, inputs, out_dtypes, params):
