@@ -122,24 +122,8 @@ ROW_VEC_MIN = 256           # row_ kernels without exp: compensated vector loops
 ROW_CHAINS = 4              # independent Kahan chains of a compensated scalar loop
 
 
-def _rows_src(T):
-    """Row-wise reduce-then-broadcast kernels of burn::softmax(_grad), burn::log_softmax(_grad) and
-    burn::layer_norm(_grad).
-
-    softmax rows are the ``L`` elements ``base + k * I`` of a contiguous [O, L, I] tensor (any
-    axis, no transpose; neighbouring work-items read neighbouring ``i``); layer_norm rows are
-    contiguous [R, D]. One work-item per row: three passes over a row that stays in cache.
-
-    Row sums are Kahan-compensated, as in the ``grp_`` twins: one plain float32 chain over a
-    row of 700 values spanning a large range drops the small terms (softmax of [0, -17, -17,
-    ...]: 2e-5 off; layer_norm rows around 3000: 1e-3 of the spread off). A compensated step is
-    four adds where a plain one is one; to pay for it, contiguous rows (``I == 1``, layer_norm)
-    run ``GV`` lanes at a time (vload, vector exp, GV Kahan chains folded with TwoSum, keeping
-    the compensation): softmax / log_softmax / log_softmax_grad got ~4x faster on PoCL, not
-    slower. Strided rows (softmax over a leading axis) run ``ROW_CHAINS`` scalar Kahan chains.
-    softmax_grad and layer_norm(_grad) rows shorter than ``ROW_VEC_MIN`` keep plain sums (see
-    there), layer_norm's mean over ``x - x[0]``. Special values as torch: a +inf, a NaN or only
-    -inf in a row give NaN everywhere (log_softmax shifts only an all -inf row by 0)."""
+def _row_helpers(T):
+    """The C-writing helpers of the row kernels of dtype ``T`` (see :func:`_rows_src`)."""
     V, IV = f"{T}{GV}", ("long" if T == "double" else "int") + str(GV)
 
     def kahan(s, val):
@@ -218,6 +202,32 @@ def _rows_src(T):
 
     def at(ptr):
         return lambda k: f"{ptr}[(long){k} * I]"
+    return kahan, ksum, vmax, each, ld, at, V
+
+
+def _rows_src(T):
+    """Row-wise reduce-then-broadcast kernels of burn::softmax(_grad), burn::log_softmax(_grad) and
+    burn::layer_norm(_grad).
+
+    softmax rows are the ``L`` elements ``base + k * I`` of a contiguous [O, L, I] tensor (any
+    axis, no transpose; neighbouring work-items read neighbouring ``i``); layer_norm rows are
+    contiguous [R, D]. One work-item per row: three passes over a row that stays in cache.
+
+    Row sums are Kahan-compensated, as in the ``grp_`` twins: one plain float32 chain over a
+    row of 700 values spanning a large range drops the small terms (softmax of [0, -17, -17,
+    ...]: 2e-5 off; layer_norm rows around 3000: 1e-3 of the spread off). A compensated step is
+    four adds where a plain one is one; to pay for it, contiguous rows (``I == 1``, layer_norm)
+    run ``GV`` lanes at a time (vload, vector exp, GV Kahan chains folded with TwoSum, keeping
+    the compensation): softmax / log_softmax / log_softmax_grad got ~4x faster on PoCL, not
+    slower. Strided rows (softmax over a leading axis) run ``ROW_CHAINS`` scalar Kahan chains.
+    softmax_grad and layer_norm(_grad) rows shorter than ``ROW_VEC_MIN`` keep plain sums (see
+    there), layer_norm's mean over ``x - x[0]``. Special values as torch: a +inf, a NaN or only
+    -inf in a row give NaN everywhere (log_softmax shifts only an all -inf row by 0)."""
+    return _softmax_rows_src(T) + _layer_norm_rows_src(T)
+
+
+def _softmax_rows_src(T):
+    kahan, ksum, vmax, each, ld, at, V = _row_helpers(T)
     # softmax rows: contiguous when I == 1. Kernels without exp take the vector loops only on
     # rows of ROW_VEC_MIN or more: on shorter rows PoCL runs the scalar loop over a row 8 rows a
     # vector (across work-items), which explicit vectors forgo, and compensation is not free
@@ -227,7 +237,6 @@ def _rows_src(T):
     # (the error that matters there: a plain sum of values around 3000 drifts by 1e-3)
     c1 = "I == 1"
     cv = f"I == 1 && L >= {ROW_VEC_MIN}"
-    cd = f"D >= {ROW_VEC_MIN}"
     return f"""
 __kernel void row_softmax(const int O, const int L, const int I, __global {T}* out,
                           __global const {T}* x, const int offx) {{
@@ -284,7 +293,15 @@ __kernel void row_log_softmax_grad(const int O, const int L, const int I, __glob
   s -= sc_;
   {each("L", c1, lambda k: f"vstore{GV}({ld('pg', k)} - exp({ld('py', k)}) * s, 0, q + {k});",
         lambda k: f"q[(long){k} * I] = pg[(long){k} * I] - exp(py[(long){k} * I]) * s;")}
-}}
+}}"""
+
+
+def _layer_norm_rows_src(T):
+    kahan, ksum, vmax, each, ld, at, V = _row_helpers(T)
+    # rows of ROW_VEC_MIN or more take the vector loops (see _softmax_rows_src); shorter
+    # ones sum plainly, the mean shifted by the row's first value
+    cd = f"D >= {ROW_VEC_MIN}"
+    return f"""
 __kernel void row_layer_norm(const int R, const int D, __global {T}* out, __global const {T}* x, const int offx,
                              __global const {T}* w, const int offw, __global const {T}* b, const int offb,
                              const {T} eps) {{
