@@ -30,10 +30,12 @@ from burn.codegen.segments import LARGE, SegmentedGroup, plan_group
 from burn.codegen.segments import fuse_after as _shared_fuse_after
 from burn.codegen.segments import struct_key as _struct_key
 
-from .kernels.elementwise import _bshape, _broadcast_strides, _name, _scalar_args, run_elementwise
+from .kernels.elementwise import _bshape, _name
 from .kernels.linear import _linear_relu_2, matmul
 from .kernels.reduce import fused_reduction
 from .kernels.source import library_source, part_of
+from .native import broadcast_strides as _broadcast_strides
+from .native import scalar_args as _scalar_args
 from .native import empty, numel
 
 
@@ -195,7 +197,7 @@ class _FusedGroup(SegmentedGroup):
         return render_cached(dc, ops, in_dtypes, outputs)
 
     def launch(self, dc, kern, shape, xs, out_dtypes, params):
-        return run_elementwise(dc, kern, shape, xs, out_dtypes, params)
+        return dc.run_generated(kern, shape, xs, out_dtypes, params)
 
 
 def _default_dc():

@@ -7,8 +7,9 @@ import numpy as np
 
 from burn.codegen import OPENCL
 
+from ..native import NP as _NP
 from ..native import empty, is_complex
-from .elementwise import _NP, _default_dc, _name, elementwise
+from .elementwise import _default_dc, _name, elementwise
 from .movement import upload
 from .source import cl_source, defines, register
 from .source import library_kernel as _lib

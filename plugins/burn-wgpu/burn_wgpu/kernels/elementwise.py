@@ -13,16 +13,12 @@ from functools import lru_cache
 import numpy as np
 
 from burn.codegen import OPENCL, op_params, out_dtype, program_source
-from burn.codegen.layout import broadcast_strides, view_modes
-from burn.codegen.layout import index_words as _index_words
-from burn.codegen.layout import layout_pattern as _layout_pattern
 from burn.codegen.family import family_kernels, family_patterns
 from burn.errors import BurnError, DTypeError
 
-from ..native import NUMPY, WTensor, empty, numel
+from ..native import NP, WTensor
 
-_NP = {k: np.dtype(v) for k, v in NUMPY.items()}
-_PARAM_NP = dict(_NP, bool=np.dtype(np.uint8))
+_NP = NP
 
 
 def _dc_of(xs):
@@ -43,30 +39,6 @@ def _name(dtype):
     return getattr(dtype, "name", dtype)
 
 
-# -- layouts -------------------------------------------------------------------------------
-
-def _broadcast_strides(x: WTensor, shape):
-    """x's strides aligned to ``shape`` (stride 0 where x broadcasts)."""
-    return broadcast_strides(x.shape, x.strides, shape)
-
-
-def index_struct(shape, views, strided=()):
-    """The index struct of a generated kernel: [n, nd, shape..., per input (off, mode, strides...)].
-
-    ``views`` are WTensors read as if broadcast to ``shape``; those at positions in
-    ``strided`` always use their strides (a kernel relying on zero strides)."""
-    n = numel(shape)
-    modes, strides = view_modes(shape, [(x.shape, x.strides, x.is_contiguous) for x in views], strided)
-    v = _index_words("wgpu", shape, n, modes, strides, [x.offset for x in views])
-    return v.view(_struct_dtype(v.size))[0]
-
-
-@lru_cache(maxsize=None)
-def _struct_dtype(words):
-    # named fields: the launcher reads nd (``f1``) back to pick the kernel variant
-    return np.dtype([(f"f{i}", np.int32) for i in range(words)])
-
-
 def _bshape(shapes):
     return tuple(np.broadcast_shapes(*shapes)) if shapes else ()
 
@@ -78,33 +50,6 @@ def family_source(in_dtypes: tuple, out: str) -> str | None:
     """One program with a kernel ``k_<op>`` for every element-wise op of this dtype signature."""
     kernels = family_kernels(in_dtypes, out, OPENCL)
     return program_source(kernels, OPENCL) if kernels else None
-
-
-def _scalar_args(params):
-    return [_PARAM_NP[d].type(v) for d, v in params]
-
-
-def layout_pattern(shape, inputs):
-    """None if some input needs index arithmetic, else the bit pattern of broadcast scalars."""
-    return _layout_pattern(shape, [(x.shape, x.is_contiguous) for x in inputs])
-
-
-def run_elementwise(dc, kernel_for, shape, inputs, out_dtypes, params):
-    """Launch a generated kernel: allocate its outputs, build the index struct.
-
-    ``kernel_for(pattern)`` gives the kernel for a layout pattern (None: the general one)."""
-    outs = [empty(dc, shape, d) for d in out_dtypes]
-    n = numel(shape)
-    if n:
-        st = index_struct(shape, inputs)
-        args = [st] + [o.buf for o in outs] + [x.buf for x in inputs] + _scalar_args(params)
-        k = kernel_for(layout_pattern(shape, inputs))
-        if isinstance(k, tuple):        # (kernel, elements per work-item): a vector variant
-            k, per = k
-            dc.launch(k, -(-n // per), args)
-        else:
-            dc.launch(k, n, args)
-    return outs
 
 
 def _require_codegen_dtypes(op, in_dtypes):
@@ -131,7 +76,8 @@ def elementwise(op):
                                  f"use burn.real / burn.imag / burn.abs to get a real tensor first")
             raise BurnError(f"wgpu: op '{op}' has no kernel for dtypes {list(in_dtypes)}")
         fast = family_patterns(len(in_dtypes))
-        return run_elementwise(dc, lambda pat: dc.kernel(src, f"k_{op}_c{pat}" if pat in fast else f"k_{op}"), shape, list(xs), [out], op_params(op, attrs, out))[0]
+        return dc.run_generated(lambda pat: dc.kernel(src, f"k_{op}_c{pat}" if pat in fast else f"k_{op}"), shape,
+                                list(xs), [out], op_params(op, attrs, out))[0]
     k.__name__ = f"wgpu_{op}"
     return k
 

@@ -25,9 +25,10 @@ from burn.codegen import MAX_DIMS, OPENCL, param_words
 from burn.errors import ShapeError
 from burn.ops.movement import strided_index_plan
 
-from .elementwise import _broadcast_strides, _bshape, elementwise, index_struct
+from .elementwise import _bshape, elementwise
 from .movement import _filled, broadcast_to, contiguous, copy_into, permute
-from ..native import empty, numel
+from ..native import broadcast_strides as _broadcast_strides
+from ..native import empty, index_struct, numel
 from .source import register
 from .source import library_kernel as _lib
 

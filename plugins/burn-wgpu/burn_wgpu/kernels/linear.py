@@ -12,8 +12,9 @@ from burn.codegen import OPENCL
 from burn.codegen.complex import PART, helper_source
 from burn.errors import BurnError
 
+from ..native import broadcast_strides as _broadcast_strides
 from ..native import WTensor, empty, is_complex, numel
-from .elementwise import _broadcast_strides, _bshape, run_elementwise
+from .elementwise import _bshape
 from .movement import _filled, broadcast_to, contiguous
 from .source import register
 from .source import library_kernel as _lib
@@ -114,7 +115,7 @@ def _fused_bias_relu(y, b):
     from ..fused import render_cached
     ops = [("add", {}, [("in", 0), ("in", 1)]), ("relu", {}, [("op", 0)])]
     kernel_for, rk = render_cached(y.dc, ops, (y.dtype, b.dtype), (1,))
-    return run_elementwise(y.dc, kernel_for, y.shape, [y, b], list(rk.out_dtypes), [])[0]
+    return y.dc.run_generated(kernel_for, y.shape, [y, b], list(rk.out_dtypes), [])[0]
 
 
 TILE = 64          # matmul tile (rows and columns of C per work-group)

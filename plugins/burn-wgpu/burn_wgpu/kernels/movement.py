@@ -8,8 +8,10 @@ import numpy as np
 from burn.codegen import MAX_DIMS, OPENCL, op_params, param_words
 from burn.errors import BurnError
 
+from ..native import NP as _NP
+from ..native import broadcast_strides as _broadcast_strides
 from ..native import WTensor, empty, reshape_view
-from .elementwise import _NP, _broadcast_strides, elementwise, family_source, run_elementwise
+from .elementwise import elementwise, family_source
 from .source import register
 from .source import library_kernel as _lib
 
@@ -82,7 +84,7 @@ def copy_into(dst_view: WTensor, src: WTensor):
 
 def _filled(dc, shape, dtype, value):
     return elementwise("full")(shape=shape, value=value, dtype=dtype) if dc is None else \
-        run_elementwise(dc, _full_kernels(dc, dtype), tuple(shape), [], [dtype],
+        dc.run_generated(_full_kernels(dc, dtype), tuple(shape), [], [dtype],
                         op_params("full", {"value": value}, dtype))[0]
 
 

@@ -9,8 +9,8 @@ import numpy as np
 from burn.codegen import OPENCL
 from burn.errors import BurnError
 
+from ..native import NP as _NP
 from ..native import empty, numel
-from .elementwise import _NP
 from .movement import _filled, broadcast_to, contiguous
 from .source import library_kernel as _lib
 from .source import library_source, part_of, register

@@ -37,8 +37,10 @@ from burn.codegen.reduce import analyze as _analyze
 from burn.codegen.reduce_run import OPENCL_TUNING, ReduceRunner
 from burn.codegen.reduce_run import choose as _choose
 
+from ...native import broadcast_strides as _broadcast_strides
+from ...native import scalar_args as _scalar_args
 from ...native import empty, numel
-from ..elementwise import _broadcast_strides, _bshape, _name, _scalar_args
+from ..elementwise import _bshape, _name
 
 
 def is_multi_reduce(group) -> bool:
