@@ -229,7 +229,7 @@ def _flex_kernels():
         pkg = types.ModuleType("_fakecupy_flex")
         pkg.__path__ = [d]
         sys.modules["_fakecupy_flex"] = pkg
-        _FK.append(importlib.import_module("_fakecupy_flex.kernels"))
+        _FK.append(importlib.import_module("_fakecupy_flex.kernels.elementwise"))
     return _FK[0]
 
 
@@ -348,7 +348,7 @@ class _Kernel:
             # flex's pooling (the fake GPU's ALU), with the bottom/right padding that gives OH x OW
             import importlib
             _flex_kernels()
-            fc = importlib.import_module("_fakecupy_flex.conv")
+            fc = importlib.import_module("_fakecupy_flex.kernels.conv")
             geo = dict(kernel=(KH, KW), stride=(SH, SW), dilation=(DH, DW),
                        padding=(PT, max(0, Hp - H - PT), PL, max(0, Wp - W - PL)))
             if kind == "maxpool":

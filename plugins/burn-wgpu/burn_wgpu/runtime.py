@@ -228,11 +228,14 @@ class DeviceContext:
                 raise self.error(f"downloading {out.nbytes} bytes (waiting for the queued kernels)", e) from None
         return out
 
-    def finish(self):
+    def synchronize(self):
+        """Wait until every kernel queued on this device has finished (``clFinish``)."""
         try:
             self.queue.finish()
         except cl.Error as e:
             raise self.error("finishing the queue (waiting for the queued kernels)", e) from None
+
+    finish = synchronize        # OpenCL's name for it
 
 
 _CONTEXTS: dict = {}
