@@ -249,7 +249,10 @@ def _epilogue_source(lib_src, T, sub_ops, in_dtypes, outputs, keep_c):
     extra += [f"const {c(d)} p{i}" for i, d in enumerate(rk.param_dtypes)]
     head = program_source([rk], OPENCL).replace(rk.source, "")
     head = "\n".join(ln for ln in head.splitlines() if not ln.startswith(("#pragma", "typedef struct")))
-    src = lib_src.replace(f"__global {T}* C) {{", f"__global {T}* C, {', '.join(extra)}) {{")
+    # the library's kernels spell C's type out, or as the macro T of their .cl source
+    src = lib_src
+    for t in (T, "T"):
+        src = src.replace(f"__global {t}* C) {{", f"__global {t}* C, {', '.join(extra)}) {{")
     src = _VSTORE.sub(lambda m: f"{{ {T} et_[{m[1]}]; vstore{m[1]}(acc{m[2]}, 0, et_); for (int ej_ = 0; ej_ < "
                                 f"{m[1]}; ++ej_) EPI(b, m0 + {m[3]}, n0 + ej_, et_[ej_]); }}", src)
     src = _PSTORE.sub(lambda m: f"EPI(b, m0 + {m[1]}, n0 + j, t[j])", src)

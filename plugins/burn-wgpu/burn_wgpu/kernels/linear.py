@@ -16,7 +16,7 @@ from ..native import broadcast_strides as _broadcast_strides
 from ..native import WTensor, empty, is_complex, numel
 from .elementwise import _bshape
 from .movement import _filled, broadcast_to, contiguous
-from .source import register
+from .source import cl_source, defines, register
 from .source import library_kernel as _lib
 
 
@@ -128,48 +128,7 @@ WPT = 4            # matmul: each work-item computes WPT x WPT values of C
 
 
 def _matmul_src(T):
-    return f"""
-__kernel __attribute__((reqd_work_group_size({TILE // WPT}, {TILE // WPT}, 1)))
-void matmul(const int M, const int N, const int K,
-            __global const {T}* A, const int offA, const int sam, const int sak, const int sab,
-            __global const {T}* B, const int offB, const int sbk, const int sbn, const int sbb,
-            __global {T}* C) {{
-  const int L = {TILE // WPT};
-  int tx = get_local_id(0), ty = get_local_id(1);
-  int bn = get_group_id(0) * {TILE}, bm = get_group_id(1) * {TILE};
-  int b = get_global_id(2);
-  __local {T} As[{TK}][{TILE}];
-  __local {T} Bs[{TK}][{TILE}];
-  {T} acc[{WPT}][{WPT}];
-  for (int i = 0; i < {WPT}; ++i) for (int j = 0; j < {WPT}; ++j) acc[i][j] = 0;
-  A += offA + (long)b * sab;
-  B += offB + (long)b * sbb;
-  int t = ty * L + tx;
-  for (int k0 = 0; k0 < K; k0 += {TK}) {{
-    for (int l = 0; l < {TILE * TK} / (L * L); ++l) {{
-      int e = t + l * L * L;
-      int mm = e / {TK}, kk = e % {TK};
-      int gm = bm + mm, gk = k0 + kk;
-      As[kk][mm] = (gm < M && gk < K) ? A[(long)gm * sam + (long)gk * sak] : ({T})0;
-      int kb = e / {TILE}, nn = e % {TILE};
-      int gn = bn + nn, gkb = k0 + kb;
-      Bs[kb][nn] = (gn < N && gkb < K) ? B[(long)gkb * sbk + (long)gn * sbn] : ({T})0;
-    }}
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (int kk = 0; kk < {TK}; ++kk) {{
-      {T} a[{WPT}], c[{WPT}];
-      for (int i = 0; i < {WPT}; ++i) a[i] = As[kk][ty + L * i];
-      for (int j = 0; j < {WPT}; ++j) c[j] = Bs[kk][tx + L * j];
-      for (int i = 0; i < {WPT}; ++i) for (int j = 0; j < {WPT}; ++j) acc[i][j] += a[i] * c[j];
-    }}
-    barrier(CLK_LOCAL_MEM_FENCE);
-  }}
-  for (int i = 0; i < {WPT}; ++i) for (int j = 0; j < {WPT}; ++j) {{
-    int gm = bm + ty + L * i, gn = bn + tx + L * j;
-    if (gm < M && gn < N) C[((long)b * M + gm) * N + gn] = acc[i][j];
-  }}
-}}"""
-
+    return defines(T=T, TILE=TILE, TK=TK, WPT=WPT) + "\n" + cl_source("matmul_tiled.cl")
 
 VW = 16           # matmul_rows: columns of C per work-item (one vector)
 
