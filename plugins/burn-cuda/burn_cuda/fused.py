@@ -5,7 +5,7 @@ runs of element-wise ops the code generator can render (one kernel launch
 each) and the other ops (a matmul, a reduction), which run their ordinary
 kernels. An element-wise group is one segment: one launch. A matmul group is
 the matmul kernel plus one epilogue kernel; a reduction group runs as the generated
-reduce kernels of :mod:`burn_cuda.reduce_fused` (one launch, prologue and
+reduce kernels of :mod:`burn_cuda.kernels.reduce` (one launch, prologue and
 epilogues inside), else one prologue kernel plus the reduction.
 
 The segmentation and the segment-by-segment run are shared with burn-wgpu
@@ -144,7 +144,7 @@ def compile_group(group):
         return None
     fg = _FusedGroup(group, *plan)
     if group.kind == "reduce":
-        # the generated reduce kernels (burn_cuda.reduce_fused: one launch for prologue, passes
+        # the generated reduce kernels (burn_cuda.kernels.reduce: one launch for prologue, passes
         # and epilogue). What they decline runs as before: a prologue kernel and CuPy's reduction
         # when the reduction is the last op, else op by op, because the segmented run of
         # epilogues and further passes gave wrong shapes on an H200 (fixed in

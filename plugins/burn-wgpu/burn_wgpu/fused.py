@@ -118,7 +118,7 @@ __kernel void {name.replace("fused_c", "fused_v")}({params}) {{
 
 def render_cached(dc, ops, in_dtypes, outputs):
     """``(kernel_for, RenderedKernel)`` of an element-wise chain: ``kernel_for(pattern)``
-    is the chain's kernel for a layout pattern (``burn_wgpu.kernels.layout_pattern``),
+    is the chain's kernel for a layout pattern (``burn_wgpu.native.layout_pattern``),
     each variant its own small program compiled on first use. Attribute values are
     run-time arguments, so the key is the chain's structure and dtypes only."""
     key = (dc.index, _struct_key(ops, in_dtypes, outputs))
@@ -206,15 +206,6 @@ def _default_dc():
     return runtime.context(current_device_index())
 
 
-# -- reduction with its element-wise prologue: ONE kernel -------------------------------------
-# compile_group hands these groups to burn_wgpu.reduce_fused first (row / work-group / split
-# variants); this one-work-item-per-row kernel runs the groups its analysis declines.
-# Each work-item owns one output element: it walks the reduced coordinates, reads every
-# prologue input through its own strides (broadcast = stride 0, transposed views as they are),
-# evaluates the chain in registers and folds the value into the accumulator. The prologue's
-# values are never written to memory (one launch instead of prologue kernel + reduction).
-
-
 # -- matmul with its element-wise epilogue: ONE kernel ----------------------------------------
 # The matmul kernels' stores become ``EPI(batch, row, col, value)``: a macro evaluating the
 # epilogue chain on the accumulator (bias / residual inputs read through their broadcast
@@ -267,7 +258,7 @@ def _epilogue_source(lib_src, T, sub_ops, in_dtypes, outputs, keep_c):
 
 
 class _Epilogue:
-    """One launch's epilogue for ``burn_wgpu.kernels.matmul``: kernels, outputs, arguments."""
+    """One launch's epilogue for ``burn_wgpu.kernels.linear.matmul``: kernels, outputs, arguments."""
 
     def __init__(self, fm, ext):
         self.fm = fm
@@ -353,7 +344,7 @@ class _FusedMatmul:
         self.in_dtypes = [a.dtype] + [inputs[k].dtype for k in ext_slots]
         self.epi_outputs = [j - 1 for j in g.outputs if j > 0]
         if not self.epi_outputs or any(t in ("float16", "complex64", "complex128") for t in self.in_dtypes):
-            return False        # complex: burn_wgpu.reduce_complex's matmul + an epilogue kernel
+            return False        # complex: burn_wgpu.kernels.linear's complex matmul + an epilogue kernel
         try:
             rk = render_group("epi_chain", sub_ops, list(self.in_dtypes), self.epi_outputs, OPENCL)
         except KeyError:

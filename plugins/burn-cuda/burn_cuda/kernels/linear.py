@@ -215,7 +215,7 @@ def _half(x):
 
 def matmul(a, b):
     """cuBLAS (batched by broadcasting): float16 and bfloat16 through GemmEx with float32
-    accumulation (:mod:`burn_cuda.gemm`), other dtypes through CuPy's matmul; bfloat16 on
+    accumulation (:func:`gemm_ex`), other dtypes through CuPy's matmul; bfloat16 on
     GPUs before sm_80 (no bfloat16 GEMM) is cast to float32, multiplied by SGEMM and cast back."""
     if a.dtype.kind == "b":
         r = _cp().matmul(a.astype(np.int64), b.astype(np.int64)) != 0

@@ -146,6 +146,14 @@ class FusedMultiReduce(ReduceRunner):
         dc.launch(dc.kernel(src, step.kernel), step.grid * step.block, args, local=step.block)
 
 
+# -- reduction with its element-wise prologue: ONE kernel -------------------------------------
+# fused_reduction hands these groups to FusedMultiReduce first (row / work-group / split
+# variants); this one-work-item-per-row kernel (FusedReduce) runs the groups its analysis declines.
+# Each work-item owns one output element: it walks the reduced coordinates, reads every
+# prologue input through its own strides (broadcast = stride 0, transposed views as they are),
+# evaluates the chain in registers and folds the value into the accumulator. The prologue's
+# values are never written to memory (one launch instead of prologue kernel + reduction).
+
 FUSED_REDUCTIONS = ("sum", "prod", "max", "min", "argmax", "argmin", "any", "all")
 
 
