@@ -28,7 +28,7 @@ def burn_register_backends(registry):
 
 
 def burn_register_kernels(registry):
-    # the kernels package imports no CuPy at module level: registering costs nothing without a GPU
+    # kernels.py imports no CuPy at module level: registering costs nothing without a GPU
     from .kernels import all_kernels, extension_kernels, host_fallbacks
     for op, fn in all_kernels().items():
         registry.register_kernel(op, "cuda", fn)
