@@ -14,8 +14,11 @@ from burn.codegen.family import ARITY
 
 from . import conv, creation, indexing, linear, movement, nn, optim, reduce
 from . import elementwise as _ew
-# on_device: burn-linalg and burn-signal wrap their kernels with it until they move to burn_cuda.api
 from .elementwise import _int_pow, on_device
+# the kernels burn_cuda.api wraps (on_device: burn-linalg and burn-signal wrap theirs with it
+# until they move to burn_cuda.api)
+from .linear import matmul  # noqa: F401
+from .movement import broadcast_to, concat, permute, reshape, slice_  # noqa: F401
 
 
 # core primitives that would download, run on the host and upload: none (kept as the
