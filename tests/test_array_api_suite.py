@@ -22,3 +22,19 @@ def test_official_array_api_suite_matches_the_expected_failure_list():
     r = subprocess.run([sys.executable, str(RUN_SUITE), "--suite", str(SUITE), "--timeout", str(TIMEOUT_S - 60)],
                        capture_output=True, text=True, timeout=TIMEOUT_S)
     assert r.returncode == 0, f"run_suite.py exited {r.returncode}:\n{r.stdout}\n{r.stderr[-4000:]}"
+
+
+@pytest.mark.array_api_suite
+def test_run_suite_fails_both_ways_on_a_list_that_does_not_match(tmp_path):
+    # test_sum fails (complex arrays) and test_mean passes: a list that has them the
+    # other way round must give an unexpected failure and an unexpected pass
+    if not (SUITE / "array_api_tests").is_dir():
+        pytest.skip(f"array-api-tests is not at {SUITE} (set BURN_ARRAY_API_TESTS to its checkout)")
+    stats = "array_api_tests/test_statistical_functions.py::"
+    wrong = tmp_path / "expected_failures.txt"
+    wrong.write_text(f"# a reason\n{stats}test_mean\n")
+    r = subprocess.run([sys.executable, str(RUN_SUITE), "--suite", str(SUITE), "--expected", str(wrong),
+                        "--", "-k", "test_sum or test_mean"], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 1, r.stdout + r.stderr
+    failures, passes = r.stdout.split("unexpected failures")[1].split("unexpected passes")
+    assert f"{stats}test_sum\n" in failures and f"{stats}test_mean\n" in passes, r.stdout

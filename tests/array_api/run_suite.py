@@ -362,9 +362,10 @@ def run_suite(suite: Path, max_examples: int, device: str, pytest_args=(), timeo
         cmd = [sys.executable, "-m", "pytest", "array_api_tests/", f"--max-examples={max_examples}",
                "--derandomize", "--disable-deadline", "-q", "-p", "no:cacheprovider", "-p", "no:randomly",
                "-p", "burn_suite_plugin",
-               "--continue-on-collection-errors", "--json-report", f"--json-report-file={report_path}",
-               "--json-report-omit", "log", "streams", "keywords", "warnings", "traceback", "--",
-               *pytest_args]
+               "--continue-on-collection-errors",
+               # the omit list takes several values: an option must follow it, not a positional
+               "--json-report-omit", "log", "streams", "keywords", "warnings", "traceback",
+               "--json-report", f"--json-report-file={report_path}", *pytest_args]
         proc = subprocess.run(cmd, cwd=work, env=env, capture_output=True, text=True, timeout=timeout)
         if not report_path.exists():
             raise RuntimeError(f"the suite did not run (exit {proc.returncode}):\n{proc.stdout[-4000:]}"
@@ -401,8 +402,8 @@ def main(argv=None) -> int:
     ap.add_argument("--update", action="store_true", help="rewrite the list from this run")
     ap.add_argument("--report", type=Path, help="also save the JSON report here")
     ap.add_argument("--timeout", type=float, default=1800, help="seconds before the run is stopped")
-    ap.add_argument("pytest_args", nargs="*", help="after --: passed to pytest (e.g. -k sort); "
-                                                  "then tests not run are not checked")
+    ap.add_argument("pytest_args", nargs="*", help="after --: options passed to pytest (e.g. -- -k sort); "
+                                                  "then listed tests that did not run are not checked")
     args = ap.parse_args(argv)
     expected = parse_expected(args.expected.read_text()) if args.expected.exists() else Expected()
     t0 = time.monotonic()
@@ -412,6 +413,9 @@ def main(argv=None) -> int:
         args.report.write_text(json.dumps(report))
     outcomes = outcomes_from_report(report)
     print(summary(outcomes, seconds))
+    if not outcomes:
+        print("FAILED: no test ran (a -k that matches nothing, or the suite did not collect)")
+        return 1
     if args.update:
         if args.pytest_args:
             ap.error("--update needs a full run (no pytest arguments)")
