@@ -359,7 +359,9 @@ def run_suite(suite: Path, max_examples: int, device: str, pytest_args=(), timeo
         report_path = Path(tmp) / "report.json"
         # burn_suite_plugin (next to this file) turns hypothesis's shrinking off: see its docstring
         pypath = os.pathsep.join(p for p in (str(HERE), os.environ.get("PYTHONPATH")) if p)
-        env = dict(os.environ, ARRAY_API_TESTS_MODULE=module, ARRAY_API_TESTS_VERSION=API_VERSION,
+        # PYTEST_* of an outer pytest (this runs inside the repository's own test run) must not reach the suite
+        env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
+        env.update(ARRAY_API_TESTS_MODULE=module, ARRAY_API_TESTS_VERSION=API_VERSION,
                    BURN_DEVICE=device, PYTHONHASHSEED="0", PYTHONPATH=pypath)
         cmd = [sys.executable, "-m", "pytest", "array_api_tests/", f"--max-examples={max_examples}",
                "--derandomize", "--disable-deadline", "-q", "-p", "no:cacheprovider", "-p", "no:randomly",
