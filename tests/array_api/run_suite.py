@@ -295,13 +295,17 @@ def render_expected(outcomes: dict, old: Expected) -> str:
     Example:
         >>> run = {"t::a": Outcome("failed", "X"), "t::b": Outcome("passed"),
         ...        "t::c": Outcome("failed", "AttributeError: module 'burn' has no attribute 'sort'")}
-        >>> print(render_expected(run, Expected(failing={"t::a": "why a", "t::b": "why b"})))
+        >>> old = Expected(failing={"t::a": "why a"}, flaky={"t::b": "timing"})
+        >>> print(render_expected(run, old))
         ## ...
         # burn.sort missing
         t::c
         <BLANKLINE>
         # why a
         t::a
+        <BLANKLINE>
+        # flaky: timing
+        t::b
         <BLANKLINE>
     """
     groups: dict = {}
