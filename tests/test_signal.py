@@ -600,3 +600,51 @@ def test_burn_signal_drops_only_the_caches_of_kernel_modules_that_ran(monkeypatc
     monkeypatch.setitem(sys.modules, "fake_signal_kernels", fake)
     burn.Device.flex().memory_cleanup()                      # through the plugin manager
     assert calls == [0]
+
+
+def test_kernel_modules_import_neither_scipy_nor_the_device_runtimes():
+    # issue 19: registering the kernels (importing these modules) must not cost scipy.signal /
+    # scipy.fft (~100-200 ms); only running a flex kernel or a host fallback may import them
+    code = ("import sys, burn_signal._flex, burn_signal._wgpu, burn_signal._cuda\n"
+            "heavy = ('scipy.signal', 'scipy.fft', 'scipy.linalg', 'scipy.stats', 'pyopencl', 'cupy')\n"
+            "print(sorted(m for m in heavy if m in sys.modules))\n"
+            "import numpy as np, burn_signal._flex as f\n"
+            "f.KERNELS['rfft'](np.ones(4), n=4, axis=-1, norm=None)\n"
+            "print('scipy.fft' in sys.modules)")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert r.stdout.split("\n")[:2] == ["[]", "True"], r.stdout
+
+
+def test_kernel_sources_are_package_files_with_defines():
+    # every kernel file is read through importlib.resources; a program is its files' text and the
+    # #defines the backend's kernel api puts before it (T, FP64, R, the generated DFT code)
+    from importlib import resources
+
+    from burn_signal import _cuda, _sources
+    from burn_signal._wgpu import common, passes
+    names = sorted(p.name for p in resources.files("burn_signal").joinpath("kernels").iterdir())
+    assert names == ["common.cl", "fft_pass.cl", "filters.cu", "ola.cu", "rounding.cuh", "signal.cl"], names
+    assert common.defines("double") == {"T": "double", "FP64": 1} and common.defines("float") == {"T": "float"}
+    assert _sources.concat(common.PROGRAM_FILES) is _sources.concat(common.PROGRAM_FILES)   # one str per program
+    d = passes.pass_defines("float", 8)
+    assert set(d) == {"T", "R", "DFT_F", "DFT_I"} and d["R"] == 8
+    assert all("\n" not in str(v) for v in d.values())       # one-line #define values
+    assert _cuda.filter_source() == _sources.read("rounding.cuh") + _sources.read("filters.cu")
+    assert _cuda.ola_source() == _sources.read("rounding.cuh") + _sources.read("ola.cu")
+
+
+def test_every_kernel_file_is_declared_package_data():
+    # a non-editable install ships only what pyproject declares (checked once with a wheel build):
+    # every file of burn_signal/kernels must match a package-data pattern
+    import fnmatch
+    import pathlib
+    import tomllib
+    root = pathlib.Path(__file__).resolve().parents[1] / "plugins" / "burn-signal"
+    if not (root / "pyproject.toml").exists():
+        pytest.skip("not a source checkout")
+    cfg = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["setuptools"]
+    patterns = cfg["package-data"]["burn_signal"]
+    files = sorted(p.relative_to(root / "burn_signal").as_posix() for p in (root / "burn_signal" / "kernels").iterdir())
+    assert files and all(any(fnmatch.fnmatch(f, pat) for pat in patterns) for f in files), (files, patterns)
+    assert "burn_signal._wgpu" in cfg["packages"]

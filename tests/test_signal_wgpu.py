@@ -100,14 +100,14 @@ def _ref(name, arr, **kw):
 def test_pass_plan_covers_every_length():
     # the Stockham passes multiply to n, each of at most 16 points; lengths with a prime factor
     # above 13 have no plan (they run Bluestein)
-    from burn_signal._wgpu import _PMAX, _radices
+    from burn_signal._wgpu.passes import PMAX, radices
     for n in list(range(2, 400)) + [1 << 19, 1 << 20, 3 << 18, 5 ** 6, 7 * 11 * 13 * 16]:
-        rad = _radices(n)
+        rad = radices(n)
         smooth = all(p <= 13 for p in _prime_factors(n))
         assert (rad is not None) == smooth, n
         if rad is not None:
-            assert int(np.prod(rad)) == n and all(r <= _PMAX for r in rad), (n, rad)
-    assert _radices(1 << 19) == [16, 16, 16, 16, 8]
+            assert int(np.prod(rad)) == n and all(r <= PMAX for r in rad), (n, rad)
+    assert radices(1 << 19) == [16, 16, 16, 16, 8]
 
 
 def _prime_factors(n):

@@ -16,8 +16,7 @@ from __future__ import annotations
 
 import builtins as _builtins
 
-__version__ = "0.1.0"
-
+from ._version import __version__  # noqa: F401
 from .errors import (BurnError, ShapeError, DTypeError, DeviceMismatch, BackendUnavailable,  # noqa: F401
                      PluginError, AutodiffError, OutOfMemory)
 from .dtypes import (DType, float16, bfloat16, float32, float64, int8, int32, int64, uint8,  # noqa: F401
@@ -37,8 +36,11 @@ from . import _methods  # noqa: F401  (binds Tensor methods and operators)
 from . import fusion, plugins, dispatch  # noqa: F401
 from .library import backend_extension  # noqa: F401
 from .hookspecs import hookimpl  # noqa: F401
-from . import nn, optim, data, train  # noqa: F401
-from .nn.functional import softmax, log_softmax  # noqa: F401
+from . import fused  # noqa: F401
+from .fused import softmax, log_softmax  # noqa: F401
+
+# Imported on first use (``burn.nn`` or ``import burn.nn``), so ``import burn`` stays quick.
+_ON_FIRST_USE = ("nn", "optim", "data", "train")
 
 bool_ = bool
 uint8 = uint8
@@ -98,6 +100,9 @@ def isdtype(dtype, kind) -> bool:
 
 
 def __getattr__(name):
+    if name in _ON_FIRST_USE:
+        import importlib     # deferred: see _ON_FIRST_USE; importing binds burn.<name>
+        return importlib.import_module(f"{__name__}.{name}")
     # burn.<namespace> (linalg, signal, fft, ...) comes from the plugin that registered it
     # with burn_register_namespaces; resolved once, later lookups are plain attribute reads
     if name == "testing":

@@ -1,11 +1,16 @@
 """Tensor methods and operators, bound to the functions of burn.ops.
 
 Kept apart from tensor.py so that the Tensor class stays small and every
-method is visibly the same function users can call as ``burn.<name>``.
+method is visibly the same function users can call as ``burn.<name>``; the
+methods built on ops or on the reverse pass (``to_device``, ``assign_``,
+``backward``) are defined here too, because :mod:`burn.tensor` sits below
+those layers.
 """
 from __future__ import annotations
 
-from .ops import elementwise as E, reduction as R, movement as M, linear as L
+from . import autodiff
+from .device import Device
+from .ops import creation as C, elementwise as E, reduction as R, movement as M, linear as L
 from .tensor import Tensor
 
 _UNARY = ["abs", "sign", "exp", "expm1", "log", "log1p", "log2", "log10", "sqrt", "rsqrt", "square",
@@ -18,7 +23,85 @@ _REDUCE = ["sum", "prod", "max", "min", "argmax", "argmin", "any", "all", "mean"
            "logsumexp", "cumsum", "cumprod", "count_nonzero"]
 
 
+def to_device(self, device):
+    """A copy of this tensor on ``device`` (autodiff flag taken from ``device``).
+
+    Example:
+        >>> import burn
+        >>> x = burn.ones((2,))
+        >>> assert x.to_device(burn.Device.flex().autodiff()).device.is_autodiff
+    """
+    device = Device(device) if not isinstance(device, Device) else device
+    if device == self.device:
+        return self
+    return C._transfer(self, device)
+
+
+def backward(self, grad=None, *, create_graph=False):
+    """Gradients of this (scalar) tensor w.r.t. every leaf that requires grad.
+
+    Args:
+        grad: the seed gradient; defaults to ones (required for non-scalars).
+        create_graph: record the backward pass too, so the gradients can be
+            differentiated again (second derivatives, gradient penalties).
+
+    Returns a :class:`burn.Gradients`; read it with ``leaf.grad(grads)``.
+
+    Example:
+        >>> import burn
+        >>> x = burn.tensor([3.0], device=burn.Device.flex().autodiff()).require_grad()
+        >>> grads = (x * x).sum().backward()
+        >>> assert x.grad(grads).tolist() == [6.0]
+        >>> dx = x.grad((x * x * x).sum().backward(create_graph=True))     # 3 x^2 = 27
+        >>> assert x.grad(dx.sum().backward()).tolist() == [18.0]          # 6 x
+    """
+    return autodiff.backward(self, grad, create_graph=create_graph)
+
+
+def assign_(self, value) -> "Tensor":
+    """Replace this tensor's value (same shape and dtype), e.g. in an optimizer.
+
+    Pending work that read the old value keeps seeing it: handles are
+    immutable, this only rebinds the tensor to a new one.
+
+    Args:
+        value: a tensor or Python scalar, broadcast and cast to this tensor's
+            shape and dtype.
+
+    Example:
+        >>> import burn
+        >>> x = burn.zeros((2,))
+        >>> y = x + 1                 # recorded before the update
+        >>> _ = x.assign_(5.0)
+        >>> assert x.tolist() == [5.0, 5.0] and y.tolist() == [1.0, 1.0]
+    """
+    h = self._h
+    if isinstance(value, Tensor):
+        vh = value._h
+        if vh.shape == h.shape and vh.dtype is h.dtype:     # an optimizer's update: nothing to convert
+            self._stamp()
+            self._h = vh
+            if not self._leaf:
+                self._grad = value._grad
+            return self
+    v = C.as_tensor_like(value, self)
+    if tuple(v.shape) != tuple(self.shape):
+        v = M.broadcast_to(v, self.shape)
+    if v.dtype is not self.dtype:
+        v = v.astype(self.dtype)
+    self._stamp()
+    self._h = v._h
+    if not self._leaf:
+        # an in-place op on a computed tensor (``y += b``) must keep the new
+        # value's gradient record; leaves (parameters) stay leaves
+        self._grad = v._grad
+    return self
+
+
 def _bind():
+    Tensor.to_device = Tensor.to = to_device
+    Tensor.backward = backward
+    Tensor.assign_ = assign_
     for n in _UNARY:
         setattr(Tensor, n, getattr(E, n))
     for n in _BINARY:

@@ -1,107 +1,22 @@
 """Reverse-mode autodiff, enabled per device (``device.autodiff()``).
 
 Tensors made on an autodiff device record, for each op whose inputs need a
-gradient, a :class:`GradNode` (the primitive, its inputs, attributes). The
+gradient, a :class:`GradNode` (the primitive, its inputs, attributes; see
+:mod:`burn.tape`, the layer below tensors that holds the grad mode). The
 backward rules live beside their ops (``burn.ops``); ``backward()`` is a
 topological sort and one reverse loop, run under ``no_grad`` so the
 gradient computation itself is recorded lazily and fused like any other work.
 """
 from __future__ import annotations
 
-import threading
-from contextlib import contextmanager
+from .errors import AutodiffError, describe
+from .ops import creation, elementwise
+from .tape import GradNode, _clock, enable_grad, is_grad_enabled, no_grad  # noqa: F401
+from .tensor import Tensor
 
-from .errors import AutodiffError
-
-__all__ = ["Gradients", "no_grad", "enable_grad", "is_grad_enabled", "GradNode", "backward", "grad"]
-
-_state = threading.local()
-
-# The in-place clock: ``Tensor.assign_`` (and so ``+=``, ``x[k] = v``, optimizer steps)
-# ticks it and stamps the tensor with the new time (``_mutated``); a GradNode remembers
-# the time it was recorded. An input stamped later than its node was changed after the
-# op saved it (PyTorch's version counter, one global int instead of one per tensor, so
-# recording an op costs one attribute store).
-_clock = [0]
 _new = object.__new__
 
-
-def is_grad_enabled() -> bool:
-    """False inside ``with burn.no_grad():``.
-
-    Use it in code that should skip work only needed for gradients.
-
-    Example:
-        >>> import burn
-        >>> with burn.no_grad():
-        ...     inside = burn.is_grad_enabled()
-        >>> assert burn.is_grad_enabled() and not inside
-    """
-    return getattr(_state, "enabled", True)
-
-
-@contextmanager
-def no_grad():
-    """Record no gradient history inside the block.
-
-    Example:
-        >>> import burn
-        >>> w = burn.ones((2,), device=burn.Device.flex().autodiff()).require_grad()
-        >>> with burn.no_grad():
-        ...     y = w * 2
-        >>> assert not y.requires_grad
-    """
-    prev = is_grad_enabled()
-    _state.enabled = False
-    try:
-        yield
-    finally:
-        _state.enabled = prev
-
-
-@contextmanager
-def enable_grad():
-    """Re-enable gradient recording inside a ``no_grad`` block.
-
-    Example:
-        >>> import burn
-        >>> w = burn.ones((2,), device=burn.Device.flex().autodiff()).require_grad()
-        >>> with burn.no_grad():
-        ...     with burn.enable_grad():
-        ...         y = w * 2
-        >>> assert y.requires_grad
-    """
-    prev = is_grad_enabled()
-    _state.enabled = True
-    try:
-        yield
-    finally:
-        _state.enabled = prev
-
-
-class GradNode:
-    """The backward record of one op application.
-
-    Core creates one per recorded op; a result tensor points at it. You only
-    meet it when debugging autodiff.
-
-    Example:
-        >>> import burn
-        >>> w = burn.ones((2,), device=burn.Device.flex().autodiff()).require_grad()
-        >>> node, _ = (w * 2)._grad
-        >>> assert node.prim.name == "mul" and node.inputs[0] is w
-    """
-
-    __slots__ = ("prim", "inputs", "attrs", "out_handles", "saved", "backward_fn", "time", "__weakref__")
-
-    def __init__(self, prim, inputs, attrs, out_handles, backward_fn):
-        self.prim = prim
-        self.inputs = inputs          # the forward input Tensors
-        self.attrs = attrs
-        self.out_handles = out_handles
-        self.saved = None
-        self.backward_fn = backward_fn
-        self.time = _clock[0]         # see _clock: inputs changed in place later are caught
+__all__ = ["Gradients", "no_grad", "enable_grad", "is_grad_enabled", "GradNode", "backward", "grad"]
 
 
 class BackwardContext:
@@ -119,7 +34,6 @@ class BackwardContext:
     @property
     def outputs(self):
         if self._outputs is None:
-            from .tensor import Tensor
             dev = self.inputs[0].device if self.inputs else None
             node = self._node
             outs = []
@@ -214,7 +128,6 @@ def _checked_rule(node, outs):
     value: the ops it recorded are scanned for the changed handles. Returns the rule's
     gradients and the inputs to route them to (a constant that has since become a
     computed tensor takes no gradient)."""
-    from .errors import describe
     t0 = node.time
     changed = [(i, t) for i, t in enumerate(node.inputs) if getattr(t, "_mutated", 0) > t0]
     if not changed:
@@ -297,7 +210,6 @@ def grad(output, inputs, grad_output=None, *, create_graph=False, allow_unused=F
         >>> (d2,) = grad(grad((x ** 3).sum(), x, create_graph=True).sum(), [x])     # d/dx 3x^2
         >>> assert d2.tolist() == [12.0]
     """
-    from .tensor import Tensor
     single = isinstance(inputs, Tensor)
     ins = [inputs] if single else list(inputs)
     for i, t in enumerate(ins):
@@ -323,7 +235,6 @@ def _backward(root, grad, create_graph, stop=None, capture=None):
     (``(GradNode, output index)`` pairs) are boundaries: their gradients are returned,
     not propagated further (partial derivatives w.r.t. intermediate tensors). Records in
     ``capture`` have their full gradient returned and still propagate."""
-    from .tensor import Tensor
     if not root.device.is_autodiff:
         raise AutodiffError(
             f"backward: tensor of shape {root.shape} lives on {root.device}, which has autodiff off; "
@@ -337,15 +248,13 @@ def _backward(root, grad, create_graph, stop=None, capture=None):
             raise AutodiffError(
                 f"backward: tensor of shape {root.shape} is not a scalar; pass the seed gradient "
                 f"explicitly (t.backward(grad)) or reduce it first (t.sum().backward())")
-        from .ops import creation, elementwise
         with no_grad():
             # a 0-d loss (the usual case) is seeded with the cached constant 1: no op recorded
             grad = (elementwise._scalar(1.0, root.dtype, root.device) if root.shape == ()
                     else creation.ones_like(root))
     else:
         if not isinstance(grad, Tensor):
-            from . import ops
-            grad = ops.creation.tensor(grad, device=root.device, dtype=root.dtype)
+            grad = creation.tensor(grad, device=root.device, dtype=root.dtype)
         if tuple(grad.shape) != tuple(root.shape):
             raise AutodiffError(f"backward: seed gradient has shape {grad.shape}, tensor has {root.shape}")
     grads = Gradients()
@@ -389,7 +298,6 @@ def _backward(root, grad, create_graph, stop=None, capture=None):
                 if all(o is None for o in outs):
                     continue
                 if any(o is None for o in outs):
-                    from .ops import creation
                     outs = [o if o is not None else creation.zeros(h.shape, dtype=h.dtype, device=node.inputs[0].device)
                             for o, h in zip(outs, node.out_handles)]
             if capture:

@@ -12,7 +12,7 @@ import threading
 
 import numpy as np
 
-from .dtypes import DType
+from .dtypes import DType, as_dtype
 
 __all__ = ["Backend", "current_device_index"]
 
@@ -178,7 +178,6 @@ class Backend:
             >>> be = burn.Device.flex().backend
             >>> assert be.native_meta(np.zeros((2, 3), np.int32)) == ((2, 3), burn.int32)
         """
-        from .dtypes import as_dtype
         return tuple(native.shape), as_dtype(native.dtype)
 
     def to_dlpack_source(self, native, index: int):

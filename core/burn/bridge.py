@@ -10,6 +10,7 @@ not materialise.
 from __future__ import annotations
 
 from weakref import ref as _weakref
+from .errors import BurnError
 
 __all__ = ["Handle", "Node", "record", "materialized"]
 
@@ -51,7 +52,6 @@ class Handle:
             self.graph.flush()
             node = self.node
             if node is not None:
-                from .errors import BurnError
                 raise BurnError(
                     f"the value of this tensor (op '{node.prim.name}', shape {self.shape}) was never computed: "
                     f"an op in the same pending graph failed: {node.error}") from node.error

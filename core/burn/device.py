@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import os
 
+from . import dispatch, plugins
 from .errors import BurnError, KNOWN_BACKEND_PACKAGES, backend_unavailable as unavailable  # noqa: F401
+from .graph import graph_for
 
 __all__ = ["Device"]
 
@@ -114,7 +116,6 @@ class Device:
         env = os.environ.get("BURN_DEVICE")
         if env:
             return Device(env)
-        from . import dispatch
         reg = dispatch.registry
         for kind in reg.accelerator_preference():
             if not reg.may_have_accelerator(kind):
@@ -148,7 +149,6 @@ class Device:
             >>> import burn
             >>> assert burn.Device.flex() in burn.Device.enumerate()
         """
-        from . import dispatch
         out = []
         for kind in dispatch.registry.backend_names():
             be = dispatch.registry.try_backend(kind)
@@ -194,7 +194,6 @@ class Device:
             >>> import burn
             >>> assert burn.Device.flex().backend.name == "flex"
         """
-        from . import dispatch
         return dispatch.registry.backend_for(self)
 
     def flush(self) -> None:
@@ -212,7 +211,6 @@ class Device:
             >>> dev.flush()                 # computed (flex runs synchronously)
             >>> assert y.tolist() == [3.0, 3.0]
         """
-        from .graph import graph_for
         graph_for(self).flush()
 
     def sync(self) -> None:
@@ -226,7 +224,6 @@ class Device:
             >>> burn.Device.flex().sync()
             >>> assert y.tolist() == [3.0, 3.0]
         """
-        from .graph import graph_for
         graph_for(self).flush()
         self.backend.sync(self.index)
 
@@ -243,7 +240,6 @@ class Device:
             >>> dev.seed(7); b = burn.rand((3,), device=dev).tolist()
             >>> assert a == b
         """
-        from .graph import graph_for
         graph_for(self).seed(int(seed))
 
     def memory_stats(self) -> dict:
@@ -255,7 +251,6 @@ class Device:
             >>> import burn
             >>> assert isinstance(burn.Device.flex().memory_stats(), dict)
         """
-        from .graph import graph_for
         graph_for(self).flush()
         return dict(self.backend.memory_stats(self.index))
 
@@ -271,8 +266,6 @@ class Device:
             >>> burn.Device.flex().memory_cleanup()
             >>> assert burn.ones((2,)).sum().item() == 2.0
         """
-        from .graph import graph_for
-        from . import plugins
         graph_for(self).flush()
         try:
             plugins.memory_cleanup(self)

@@ -165,6 +165,7 @@ class Registry:
     loader: Callable | None = None                     # discovery (burn.plugins.ensure_loaded), set by it
     why_missing: Callable | None = None                # kind -> why its plugin failed/is disabled, or None
     package_plugins: dict = field(default_factory=dict)  # top-level package -> its entry point's name
+    _listeners: list = field(default_factory=list)     # fn() called when kernels change (on_invalidate)
     _resolved: dict = field(default_factory=dict)      # (kind, index) -> Backend
 
     # -- registration ---------------------------------------------------------
@@ -253,14 +254,30 @@ class Registry:
         self._invalidate((op, backend))
 
     def _invalidate(self, key=None) -> None:
-        # cached plans and compiled groups hold kernel functions: a new winner
-        # (e.g. a plugin loaded after some work ran) must not be shadowed by them
+        # cached plans and compiled groups (burn.fusion, a layer above) hold kernel
+        # functions: a new winner (e.g. a plugin loaded after some work ran) must not
+        # be shadowed by them, so whoever caches kernels subscribes with on_invalidate
         if key is None:
             self._winner.clear()
         else:
             self._winner.pop(key, None)
-        from . import fusion
-        fusion.clear_plan_cache()
+        for fn in self._listeners:
+            fn()
+
+    def on_invalidate(self, fn: Callable[[], None]) -> Callable[[], None]:
+        """Have ``fn()`` called whenever kernels change (a registration, a plugin forgotten
+        or renamed): a layer that caches kernel functions drops its caches there.
+
+        Example:
+            >>> from burn.dispatch import Registry
+            >>> r, seen = Registry(), []
+            >>> _ = r.on_invalidate(lambda: seen.append("cleared"))
+            >>> r.register_kernel("doc::op", "flex", abs, plugin="a")
+            >>> assert seen == ["cleared"]
+        """
+        if fn not in self._listeners:
+            self._listeners.append(fn)
+        return fn
 
     def forget_plugin(self, name: str) -> None:
         """Remove every kernel, backend and op registered by plugin ``name``

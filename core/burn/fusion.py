@@ -19,6 +19,11 @@ are still held), so a repeated training step is planned once.
 ``burn.fusion.explain(*tensors)`` shows the groups the pending work of those
 tensors' devices would be planned into, and why each boundary was placed;
 ``BURN_FUSION_EXPLAIN=1`` prints every new plan.
+
+Layering: this module sits on the registry (:mod:`burn.dispatch`) and the
+primitives, below the lazy graph (:mod:`burn.graph`) that calls it. The
+registry tells it when kernels change (``registry.on_invalidate``); the
+graphs it explains are those of :data:`GRAPHS`, which ``burn.graph`` fills.
 """
 from __future__ import annotations
 
@@ -27,6 +32,8 @@ from dataclasses import dataclass, field
 from operator import itemgetter
 from math import copysign as _copysign
 
+from .dispatch import registry
+from .errors import BackendUnavailable, BurnError
 from .primitives import ELEMENTWISE, MATMUL, REDUCE
 
 __all__ = ["FusedGroup", "Plan", "explain", "Explanation", "plan_cache_info", "clear_plan_cache"]
@@ -35,6 +42,10 @@ _PLAN_CACHE: dict = {}
 _GROUP_CACHE: dict = {}
 _MAX_CACHED_PLANS = 4096
 _STATS = {"hits": 0, "misses": 0, "uncacheable": 0}
+
+# (kind, index) -> LazyGraph of that device: burn.graph.graph_for creates and keeps them
+# here, so explain() finds a device's pending work without importing the layer above
+GRAPHS: dict = {}
 
 
 @dataclass
@@ -171,7 +182,6 @@ def _structure_key(nodes):
 
 def stale_input(n):
     """The error for a node whose input was lost in a failed flush."""
-    from .errors import BurnError
     return BurnError(f"'{n.prim.name}' reads a value whose computation failed in an earlier flush "
                      f"(a kernel raised); recompute that input")
 
@@ -403,7 +413,6 @@ def _live_nodes(nodes, pos):
 
 
 def _build_plan(nodes, pos, backend):
-    from .dispatch import registry
     plan = Plan()
     slots = {}               # (node_pos, out_idx) or ("h", id) -> slot
     ext_order = []
@@ -471,7 +480,6 @@ def _build_plan(nodes, pos, backend):
             n = nodes[p]
             fn = registry.kernel(n.prim.name, backend.name)
             if fn is None:
-                from .errors import BackendUnavailable
                 raise BackendUnavailable(f"backend '{backend.name}' has no kernel for op '{n.prim.name}'")
             if getattr(n.prim, "is_extension", False):
                 fn = n.prim.adapt(fn)
@@ -531,7 +539,8 @@ def plan_cache_info() -> dict:
 def clear_plan_cache() -> None:
     """Forget cached plans and compiled groups.
 
-    The registry calls it when kernels change; call it to measure planning cost.
+    The registry calls it when kernels change (``registry.on_invalidate``); call it
+    to measure planning cost.
 
     Example:
         >>> import burn
@@ -574,7 +583,9 @@ class Explanation:
 
 
 def explain(*tensors, device=None) -> Explanation:
-    """Explain how the pending (not yet executed) work would be fused.
+    """Explain how the pending (not yet executed) work would be fused: that of the
+    devices of ``tensors`` and of ``device``; with neither, of every device with
+    pending work.
 
     Example:
         >>> import burn
@@ -583,17 +594,17 @@ def explain(*tensors, device=None) -> Explanation:
         >>> ex = burn.fusion.explain(y)
         >>> assert ex.groups[0][0] == "elementwise" and ex.groups[0][1][-3:] == ["mul", "add", "exp"]
     """
-    from .graph import graph_for
     graphs = []
     for t in tensors:
         g = t._h.graph
         if g not in graphs:
             graphs.append(g)
     if device is not None:
-        graphs.append(graph_for(device))
+        g = GRAPHS.get((device.kind, device.index))     # none yet: nothing pending there
+        if g is not None and g not in graphs:
+            graphs.append(g)
     if not tensors and device is None:
-        from .device import Device
-        graphs.append(graph_for(Device.default()))
+        graphs = list(GRAPHS.values())
     out = Explanation()
     texts = []
     for g in graphs:
@@ -608,3 +619,6 @@ def explain(*tensors, device=None) -> Explanation:
         texts.append(f"device {g.kind}:{g.index}, {len(nodes)} pending ops\n" + _format_groups(groups, nodes))
     out.text = "\n".join(texts)
     return out
+
+
+registry.on_invalidate(clear_plan_cache)

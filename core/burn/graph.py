@@ -11,7 +11,7 @@ import os
 import threading
 
 from .backend import running_on
-from .fusion import get_plan
+from .fusion import GRAPHS as _GRAPHS, get_plan
 
 __all__ = ["LazyGraph", "graph_for"]
 
@@ -76,9 +76,6 @@ class LazyGraph:
                 for n in nodes:
                     n.error = e
                 raise
-
-
-_GRAPHS: dict = {}
 
 
 def graph_for(device) -> LazyGraph:

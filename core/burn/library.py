@@ -13,13 +13,15 @@ neighbours (flex calls its kernel on chunks of the fused loop).
 """
 from __future__ import annotations
 
+import importlib
 from math import copysign as _copysign
 from typing import Callable
 
 from . import plugins as _plugins
 from .autodiff import _backward, enable_grad, is_grad_enabled
 from .dispatch import LazyKernel, registry
-from .errors import BurnError, ShapeError
+from .errors import BackendUnavailable, BurnError, ShapeError
+from .ops.elementwise import conj, real
 from .primitives import ELEMENTWISE, OPAQUE, TensorMeta
 from .tensor import Tensor, apply
 
@@ -320,7 +322,6 @@ class Extension:
                     continue
                 if o.dtype.is_complex:
                     # <o, g> = sum(Re(o conj(g))): its gradient for o is g in torch's complex convention
-                    from .ops.elementwise import conj, real
                     term = real(o * conj(g)).sum()
                 else:
                     term = (o * g).sum()
@@ -444,7 +445,6 @@ def kernels_only(name: str) -> Callable:
         ...     assert "doc::kernels_only has no kernel for backend 'flex'" in str(e)
     """
     def reference(x, *args, **kwargs):
-        from .errors import BackendUnavailable
         have = sorted(b for (op, b) in registry.kernels if op == name)
         raise BackendUnavailable(
             f"{name} has no kernel for backend '{x.device.kind}' and no reference definition in "
@@ -502,7 +502,6 @@ def register_kernel_modules(registry, namespace: str, modules: dict, *, ops=None
         >>> _ = register_kernel_modules(reg, "lazydoc", {"flex": "doc_kernels_flex"}, ops=["twice"])
         >>> assert reg.kernel("lazydoc::twice", "flex")(4) == 8
     """
-    import importlib
     served = []
     for backend, modname in modules.items():
         if backend not in registry.backends:

@@ -8,20 +8,22 @@ graph, and a GradNode when a gradient is needed.
 """
 from __future__ import annotations
 
+import sys
 from weakref import ref as _weakref
 
 import numpy as np
 
-from . import autodiff
+from . import tape
 from .bridge import Handle, Node, record
-from .errors import AutodiffError, DeviceMismatch, describe
+from .errors import AutodiffError, DeviceMismatch, DTypeError, ShapeError, describe
+from .graph import graph_for
 
 __all__ = ["Tensor", "apply"]
 
 _new = object.__new__
-_GradNode = autodiff.GradNode
-_ad_state = autodiff._state
-_clock = autodiff._clock        # a list: ticks in place, so this binding stays current
+_GradNode = tape.GradNode
+_ad_state = tape._state
+_clock = tape._clock        # a list: ticks in place, so this binding stays current
 
 
 def _check_devices(prim_name, tensors):
@@ -158,7 +160,6 @@ def apply(prim, tensors, attrs=None, metas=None):
 
 def apply_creation(prim, device, attrs):
     """Apply a primitive with no tensor inputs on ``device``."""
-    from .graph import graph_for
     m = prim.meta(**attrs)
     graph = graph_for(device)
     (h,) = record(graph, prim, [], attrs, (m,))
@@ -175,7 +176,7 @@ class Tensor:
         >>> assert y.tolist() == [6.0, 14.0] and y.shape == (2,)
     """
 
-    # ``_mutated`` is set only by in-place updates (read with a default; see autodiff._clock)
+    # ``_mutated`` is set only by in-place updates (read with a default; see tape._clock)
     __slots__ = ("_h", "device", "_grad", "_leaf", "_mutated", "__weakref__")
     __array_priority__ = 1000   # numpy defers to our reflected operators
 
@@ -263,7 +264,6 @@ class Tensor:
             >>> assert burn.tensor([1.0, 2.0]).sum().item() == 3.0
         """
         if self.size != 1:
-            from .errors import ShapeError
             raise ShapeError(f"item: tensor of shape {self.shape} has {self.size} elements, not 1")
         return self.numpy().reshape(()).item()
 
@@ -310,25 +310,8 @@ class Tensor:
         return h.graph.backend.to_dlpack_source(h.value(), h.graph.index).__dlpack_device__()
 
     def __array_namespace__(self, *, api_version=None):
-        import burn
-        return burn
-
-    def to_device(self, device):
-        """A copy of this tensor on ``device`` (autodiff flag taken from ``device``).
-
-        Example:
-            >>> import burn
-            >>> x = burn.ones((2,))
-            >>> assert x.to_device(burn.Device.flex().autodiff()).device.is_autodiff
-        """
-        from .device import Device
-        device = Device(device) if not isinstance(device, Device) else device
-        if device == self.device:
-            return self
-        from .ops.creation import _transfer
-        return _transfer(self, device)
-
-    to = to_device
+        # the namespace is the package this module belongs to: always imported before it
+        return sys.modules[__package__]
 
     # -- autodiff -----------------------------------------------------------------
     @property
@@ -371,7 +354,6 @@ class Tensor:
                 f"require_grad: tensor ({describe(self)}) is the result of op '{self._grad[0].prim.name}', "
                 f"not a leaf; call .detach().require_grad() to make a new leaf")
         if flag and not self.dtype.is_inexact:
-            from .errors import DTypeError
             raise DTypeError(f"require_grad: only floating or complex tensors have gradients, got {self.dtype}")
         self._leaf = bool(flag)
         return self
@@ -403,70 +385,9 @@ class Tensor:
         """
         return grads.get(self)
 
-    def backward(self, grad=None, *, create_graph=False):
-        """Gradients of this (scalar) tensor w.r.t. every leaf that requires grad.
-
-        Args:
-            grad: the seed gradient; defaults to ones (required for non-scalars).
-            create_graph: record the backward pass too, so the gradients can be
-                differentiated again (second derivatives, gradient penalties).
-
-        Returns a :class:`burn.Gradients`; read it with ``leaf.grad(grads)``.
-
-        Example:
-            >>> import burn
-            >>> x = burn.tensor([3.0], device=burn.Device.flex().autodiff()).require_grad()
-            >>> grads = (x * x).sum().backward()
-            >>> assert x.grad(grads).tolist() == [6.0]
-            >>> dx = x.grad((x * x * x).sum().backward(create_graph=True))     # 3 x^2 = 27
-            >>> assert x.grad(dx.sum().backward()).tolist() == [18.0]          # 6 x
-        """
-        return autodiff.backward(self, grad, create_graph=create_graph)
-
     # -- in-place style updates ---------------------------------------------------
     def _stamp(self):
-        # graphs that saved this tensor by reference see it changed (autodiff._clock)
-        clock = autodiff._clock
+        # graphs that saved this tensor by reference see it changed (tape._clock)
+        clock = _clock
         clock[0] += 1
         self._mutated = clock[0]
-
-    def assign_(self, value) -> "Tensor":
-        """Replace this tensor's value (same shape and dtype), e.g. in an optimizer.
-
-        Pending work that read the old value keeps seeing it: handles are
-        immutable, this only rebinds the tensor to a new one.
-
-        Args:
-            value: a tensor or Python scalar, broadcast and cast to this tensor's
-                shape and dtype.
-
-        Example:
-            >>> import burn
-            >>> x = burn.zeros((2,))
-            >>> y = x + 1                 # recorded before the update
-            >>> _ = x.assign_(5.0)
-            >>> assert x.tolist() == [5.0, 5.0] and y.tolist() == [1.0, 1.0]
-        """
-        h = self._h
-        if isinstance(value, Tensor):
-            vh = value._h
-            if vh.shape == h.shape and vh.dtype is h.dtype:     # an optimizer's update: nothing to convert
-                self._stamp()
-                self._h = vh
-                if not self._leaf:
-                    self._grad = value._grad
-                return self
-        from .ops.creation import as_tensor_like
-        v = as_tensor_like(value, self)
-        if tuple(v.shape) != tuple(self.shape):
-            from .ops.movement import broadcast_to
-            v = broadcast_to(v, self.shape)
-        if v.dtype is not self.dtype:
-            v = v.astype(self.dtype)
-        self._stamp()
-        self._h = v._h
-        if not self._leaf:
-            # an in-place op on a computed tensor (``y += b``) must keep the new
-            # value's gradient record; leaves (parameters) stay leaves
-            self._grad = v._grad
-        return self

@@ -10,6 +10,7 @@ address-space qualifiers. burn-wgpu renders with
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from ..errors import DTypeError
 
 __all__ = ["Dialect", "OPENCL", "CUDA", "DTYPE_INFO"]
 
@@ -56,7 +57,6 @@ class Dialect:
         try:
             return self.types[dtype]
         except KeyError:
-            from ..errors import DTypeError
             raise DTypeError(f"codegen ({self.name}): dtype {dtype} has no kernel type") from None
 
     def vtype(self, dtype: str) -> str:

@@ -18,6 +18,7 @@ import os
 
 import numpy as np
 
+from ..dispatch import registry
 from .elementwise import ELEMENTWISE_OPS, op_params, out_dtype
 
 LARGE = 1 << 16     # elements: fuse on the first call from this size on
@@ -255,7 +256,6 @@ class SegmentedGroup:
 
     def kernel(self, op):
         """The backend's registered kernel of ``op`` (extension kernels adapted)."""
-        from burn.dispatch import registry
         fn = registry.kernel(op, self.backend)
         prim = registry.ops.get(op)
         if getattr(prim, "is_extension", False):

@@ -9,6 +9,7 @@ import numpy as np
 
 from ..errors import BurnError
 from ..tensor import Tensor
+from ..ops.creation import _device, from_numpy
 
 __all__ = ["DataLoader", "default_collate"]
 
@@ -160,7 +161,6 @@ class DataLoader:
             yield batch, ((np.random.get_state(legacy=False), random.getstate()) if track else None)
 
     def _to_device(self, batches):
-        from ..ops.creation import _device, from_numpy
         device = _device(self.device)
 
         def convert(x):

@@ -85,6 +85,45 @@ class MultiHeadAttention(Module):
         # [N, S, E] -> [N, heads, S, head_dim]
         return M.permute_dims(M.reshape(t, (n, t.shape[1], self.num_heads, self.head_dim)), (0, 2, 1, 3))
 
+
+    def _torch_unpack(self, path, names, arrays) -> set:
+        """burn.nn.state.load_torch_state's hook: add ``q_proj.weight`` ... entries to ``arrays``
+        from torch's packed ``in_proj_weight`` / ``in_proj_bias`` (or the separate
+        ``q/k/v_proj_weight`` when kdim/vdim differ); returns the packed names it consumed.
+
+        Example:
+            >>> import burn, numpy as np
+            >>> mha = burn.nn.MultiHeadAttention(2, 1)
+            >>> arrays = {"in_proj_weight": np.arange(12.0).reshape(6, 2)}
+            >>> assert mha._torch_unpack("", {"q_proj.weight": "q_proj.weight"}, arrays) == {"in_proj_weight"}
+            >>> assert arrays["k_proj.weight"].tolist() == [[4.0, 5.0], [6.0, 7.0]]
+        """
+        used = set()
+        q_name = names.get(f"{path}.q_proj.weight" if path else "q_proj.weight")
+        if q_name is None:
+            return used
+        prefix = q_name[: -len("q_proj.weight")]          # torch's path of this module, with the dot
+        e = self.embed_dim
+        packed_w, packed_b = f"{prefix}in_proj_weight", f"{prefix}in_proj_bias"
+        if packed_w in arrays:
+            w = arrays[packed_w]
+            if w.shape[0] != 3 * e:
+                return used                               # reported as unexpected / missing below
+            for i, proj in enumerate("qkv"):
+                arrays[f"{prefix}{proj}_proj.weight"] = w[i * e:(i + 1) * e]
+            used.add(packed_w)
+        for proj in "qkv":                                # separate weights when kdim/vdim differ
+            sep = f"{prefix}{proj}_proj_weight"
+            if sep in arrays:
+                arrays[f"{prefix}{proj}_proj.weight"] = arrays[sep]
+                used.add(sep)
+        if packed_b in arrays and arrays[packed_b].shape == (3 * e,):
+            b = arrays[packed_b]
+            for i, proj in enumerate("qkv"):
+                arrays[f"{prefix}{proj}_proj.bias"] = b[i * e:(i + 1) * e]
+            used.add(packed_b)
+        return used
+
     def forward(self, query, key=None, value=None, *, key_padding_mask=None, attn_mask=None,
                 need_weights: bool = False, average_attn_weights: bool = True, is_causal: bool = False):
         """Attend from ``query`` to ``key``/``value`` (self-attention when they are omitted).

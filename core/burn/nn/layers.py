@@ -3,10 +3,13 @@ from __future__ import annotations
 
 import math
 
-from ..ops.creation import _device, zeros
+from ..ops.creation import _device, arange, randn, zeros
 from . import functional as F
 from . import init
 from .module import Module, Parameter
+from ..ops.elementwise import where
+from ..ops.movement import expand_dims, reshape
+from ..errors import describe, DTypeError
 
 __all__ = ["Linear", "ReLU", "GELU", "Sequential", "SiLU", "Identity", "Dropout", "Embedding"]
 
@@ -21,6 +24,8 @@ class Linear(Module):
         >>> lin = burn.nn.Linear(3, 2)
         >>> assert lin.weight.shape == (3, 2) and lin(burn.ones((5, 3))).shape == (5, 2)
     """
+
+    _torch_transposed = ("weight",)     # torch stores [out, in] (burn.nn.state.load_torch_state)
 
     def __init__(self, d_in: int, d_out: int, *, bias: bool = True, device=None, dtype=None):
         device = _device(device)
@@ -96,6 +101,8 @@ class Sequential(Module):
         >>> assert m(burn.ones((3, 4))).shape == (3, 2)
         >>> assert [n for n, _ in m.named_parameters()][0] == "layers.0.weight"
     """
+
+    _torch_flat = "layers"      # torch names the layers by index alone (burn.nn.state.torch_names)
 
     def __init__(self, *layers: Module):
         self.layers = list(layers)
@@ -204,7 +211,6 @@ class Embedding(Module):
 
     def __init__(self, num_embeddings: int, embedding_dim: int, *, padding_idx: int | None = None,
                  device=None, dtype=None):
-        from ..ops.creation import randn
         device = _device(device)
         if padding_idx is not None:
             if not -num_embeddings <= padding_idx < num_embeddings:
@@ -213,9 +219,6 @@ class Embedding(Module):
         self.num_embeddings, self.embedding_dim, self.padding_idx = num_embeddings, embedding_dim, padding_idx
         w = randn((num_embeddings, embedding_dim), device=device, dtype=dtype)
         if padding_idx is not None:
-            from ..ops.elementwise import where
-            from ..ops.creation import arange
-            from ..ops.movement import reshape
             rows = reshape(arange(num_embeddings, device=device), (-1, 1))
             w = where(rows == padding_idx, 0.0, w)
         self.weight = Parameter(w)
@@ -230,14 +233,11 @@ class Embedding(Module):
             >>> emb = burn.nn.Embedding(4, 2)
             >>> assert emb.forward(burn.tensor([3])).tolist() == [emb.weight[3].tolist()]
         """
-        from ..errors import DTypeError, describe
         if not indices.dtype.is_integer:
             raise DTypeError(f"{type(self).__name__}({self.extra_repr()}): indices must be integers, "
                              f"got {describe(indices)}; cast them with .astype(burn.int64)")
         y = F.embedding(indices, self.weight)
         if self.padding_idx is not None:
-            from ..ops.elementwise import where
-            from ..ops.movement import expand_dims
             # the padding row's lookups are cut from autodiff, as torch leaves that row's gradient zero
             y = where(expand_dims(indices == self.padding_idx, axis=-1), y.detach(), y)
         return y

@@ -44,7 +44,7 @@ from dataclasses import dataclass
 
 from .. import dtypes as dt
 from ..errors import BurnError
-from ..ops.creation import zeros
+from ..ops.creation import arange, randn, zeros
 from ..ops.linear import matmul
 from . import functional as F
 from . import init
@@ -52,6 +52,10 @@ from .conv_layers import Conv1d, Conv2d
 from .layers import Embedding, Linear
 from .module import Module, Parameter
 from .quant import NF4Tensor, nf4_matmul, quantize_nf4
+from ..autodiff import no_grad
+from .state import _read_arrays, load_metadata, save_state_dict
+from ..ops.elementwise import where
+from ..ops.movement import expand_dims
 
 __all__ = ["LoRALinear", "LoRAConv", "LoRAEmbedding", "NF4Linear",
            "apply_lora", "apply_qlora", "merge_lora", "lora_state_dict",
@@ -332,7 +336,6 @@ class LoRAEmbedding(_LoRALayer):
                             "is integer indices; use dropout=0.0")
         self._setup(base, rank, alpha, dropout)
         w = base.weight
-        from ..ops.creation import randn
         self.lora_A = Parameter(zeros((base.num_embeddings, rank), device=w.device, dtype=w.dtype))
         self.lora_B = Parameter(randn((rank, base.embedding_dim), device=w.device, dtype=w.dtype))
 
@@ -348,8 +351,6 @@ class LoRAEmbedding(_LoRALayer):
         return d if self.base.padding_idx is None else self._mask_rows(d)
 
     def _mask_rows(self, d):
-        from ..ops.creation import arange
-        from ..ops.elementwise import where
         rows = arange(d.shape[0], device=d.device).reshape((-1, 1))
         return where(rows == self.base.padding_idx, 0.0, d)
 
@@ -365,8 +366,6 @@ class LoRAEmbedding(_LoRALayer):
         y = self.base(indices)
         upd = matmul(F.embedding(indices, self.lora_A), self.lora_B) * self.scale
         if self.base.padding_idx is not None:
-            from ..ops.elementwise import where
-            from ..ops.movement import expand_dims
             upd = where(expand_dims(indices == self.base.padding_idx, -1), 0.0, upd)
         return y + upd
 
@@ -426,8 +425,8 @@ def _targets(model, targets):
     if targets is None:
         chosen = set(linear_weights.values())
     else:
-        from ..optim.param_group import ParamGroup
-        if not isinstance(targets, ParamGroup):
+        # a burn.optim.ParamGroup (optim builds on nn: recognised by its select method)
+        if not callable(getattr(targets, "select", None)):
             raise BurnError(f"apply_lora: targets must be a burn.optim.ParamGroup or None, "
                             f"got {type(targets).__name__}")
         selected = targets.select(model)
@@ -530,7 +529,6 @@ def merge_lora(model: Module):
         >>> m = burn.nn.merge_lora(m)
         >>> assert type(m.layers[0]) is burn.nn.Linear and abs(m(x).numpy() - y).max() < 1e-5
     """
-    from ..autodiff import no_grad
 
     def swap(path, m):
         if not isinstance(m, _LoRALayer):
@@ -585,7 +583,6 @@ def save_lora(model: Module, path, metadata: dict | None = None) -> None:
         >>> burn.nn.save_lora(m, p)
         >>> assert sorted(burn.nn.load_state_dict(p)) == ["layers.0.lora_A", "layers.0.lora_B"]
     """
-    from .state import save_state_dict
     state = lora_state_dict(model)
     if not state:
         raise BurnError("save_lora: the model has no LoRA adapters (apply_lora adds them)")
@@ -607,7 +604,6 @@ def load_lora(model: Module, path) -> Module:
         >>> b = burn.nn.load_lora(burn.nn.apply_lora(burn.nn.Sequential(burn.nn.Linear(3, 2)), rank=1), p)
         >>> assert (b.layers[0].lora_A.numpy() == a.layers[0].lora_A.numpy()).all()
     """
-    from .state import _read_arrays, load_metadata
     path_s = os.fspath(path)
     arrays, _ = _read_arrays(path_s)
     try:

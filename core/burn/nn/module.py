@@ -13,6 +13,9 @@ from collections.abc import Iterator
 from ..device import Device
 from ..errors import BurnError
 from ..tensor import Tensor
+from ..dtypes import as_dtype
+from ..ops.creation import tensor
+from .state import load_into, load_torch_state, save_state_dict
 
 __all__ = ["Module", "Parameter"]
 
@@ -280,8 +283,6 @@ class Module:
             >>> assert b.weight.tolist() == a.weight.tolist()
         """
         import numpy as np
-        from ..dtypes import as_dtype
-        from ..ops.creation import tensor
         own = self.state_dict()
         problems = []
         if strict:
@@ -322,7 +323,6 @@ class Module:
             >>> b = burn.nn.Linear(3, 2).load(p)
             >>> assert (a.bias.numpy() == b.bias.numpy()).all()
         """
-        from .state import save_state_dict
         save_state_dict(self.state_dict(), path, metadata)
 
     def load_state(self, path, *, strict: bool = True) -> "Module":
@@ -340,7 +340,6 @@ class Module:
             ... except burn.BurnError as e:
             ...     assert "shape of weight: file (3, 2), model (4, 2)" in str(e)
         """
-        from .state import load_into
         return load_into(self, path, strict=strict)
 
     def load_torch_state(self, path, *, strict: bool = True) -> "Module":
@@ -356,7 +355,6 @@ class Module:
             >>> burn.nn.save_state_dict({"weight": burn.ones((3, 2)), "bias": burn.zeros((3,))}, p)
             >>> assert burn.nn.Linear(2, 3).load_torch_state(p).weight.shape == (2, 3)
         """
-        from .state import load_torch_state
         return load_torch_state(self, path, strict=strict)
 
     @_instance_or_class
@@ -376,7 +374,6 @@ class Module:
             except TypeError as e:
                 raise BurnError(f"{self_or_cls.__name__}.load(path) on the class needs a constructor "
                                 f"without arguments ({e}); build the model, then call model.load(path)") from None
-        from .state import load_into
         return load_into(self_or_cls, path, strict=strict)
 
     def __repr__(self) -> str:

@@ -22,9 +22,9 @@ element (0.516 for 64/256) plus 4 bytes of offset per tensor.
 
 Quantizing runs once, on the host (numpy), when a model is converted.
 Dequantizing runs on the device inside two backend extensions,
-``burn::nf4_dequantize`` and ``burn::nf4_matmul`` (``x @ deq(W)``): their
-reference definitions are burn ops, so every backend runs them; flex
-registers native kernels (``burn_flex.quant``). Only ``x`` of
+``burn::nf4_dequantize`` and ``burn::nf4_matmul`` (``x @ deq(W)``, defined in
+:mod:`burn.fused.linear` and re-exported here): their reference definitions are
+burn ops, so every backend runs them; flex registers native kernels (``burn_flex.quant``). Only ``x`` of
 ``nf4_matmul`` is differentiable: the quantized weight is frozen.
 """
 from __future__ import annotations
@@ -34,31 +34,12 @@ import math
 import numpy as np
 
 from .. import dtypes as dt
-from ..errors import BurnError, DTypeError, ShapeError, describe
-from ..library import backend_extension
-from ..primitives import TensorMeta
+from ..errors import BurnError, DTypeError, describe
+from ..fused.linear import NF4_CODE, _MIDPOINTS, _check_block, _layout, nf4_dequantize, nf4_matmul  # noqa: F401
+from ..ops.creation import tensor
 from ..tensor import Tensor
 
 __all__ = ["NF4_CODE", "NF4Tensor", "quantize_nf4", "nf4_dequantize", "nf4_matmul", "nf4_nbytes"]
-
-# The 16 NF4 levels of QLoRA (Dettmers et al. 2023, appendix E) as bitsandbytes stores them:
-# quantiles of N(0, 1) normalized to [-1, 1], with an exact 0 and asymmetric halves
-# (8 positive levels, 7 negative).
-NF4_CODE = (
-    -1.0, -0.6961928009986877, -0.5250730514526367, -0.39491748809814453,
-    -0.28444138169288635, -0.18477343022823334, -0.09105003625154495, 0.0,
-    0.07958029955625534, 0.16093020141124725, 0.24611230194568634, 0.33791524171829224,
-    0.44070982933044434, 0.5626170039176941, 0.7229568362236023, 1.0,
-)
-
-_TABLE = np.asarray(NF4_CODE, dtype=np.float32)
-_MIDPOINTS = (_TABLE[1:] + _TABLE[:-1]) / 2
-
-
-def _layout(n: int, block_size: int, scale_block: int) -> tuple[int, int]:
-    """(number of blocks, number of scale groups) of an ``n``-element tensor."""
-    nb = -(-n // block_size)
-    return nb, -(-nb // scale_block)
 
 
 def nf4_nbytes(n: int, block_size: int = 64, scale_block: int = 256) -> int:
@@ -71,13 +52,6 @@ def nf4_nbytes(n: int, block_size: int = 64, scale_block: int = 256) -> int:
     """
     nb, ns = _layout(n, block_size, scale_block)
     return nb * block_size // 2 + nb + 4 * ns + 4
-
-
-def _check_block(block_size, scale_block):
-    if not isinstance(block_size, int) or block_size < 2 or block_size % 2:
-        raise BurnError(f"NF4: block_size must be an even int >= 2 (two codes per byte), got {block_size!r}")
-    if not isinstance(scale_block, int) or scale_block < 1:
-        raise BurnError(f"NF4: scale_block must be a positive int, got {scale_block!r}")
 
 
 def _quantize_host(w: np.ndarray, block_size: int, scale_block: int):
@@ -216,7 +190,6 @@ def quantize_nf4(w, *, block_size: int = 64, scale_block: int = 256) -> NF4Tenso
         >>> assert q.codes.dtype == burn.uint8 and q.codes.shape == (32,)
         >>> assert abs(q.dequantize()[1, 1].item() - 0.4407098) < 1e-6   # nearest NF4 level to 0.5
     """
-    from ..ops.creation import tensor
     _check_block(block_size, scale_block)
     if not isinstance(w, Tensor):
         w = tensor(w, dtype=dt.float32)
@@ -228,100 +201,3 @@ def quantize_nf4(w, *, block_size: int = 64, scale_block: int = 256) -> NF4Tenso
     arrays = _quantize_host(host, block_size, scale_block)
     return NF4Tensor(*(tensor(a, device=w.device) for a in arrays), shape=w.shape, block_size=block_size,
                      scale_block=scale_block)
-
-
-# -- extension ops ------------------------------------------------------------------------
-
-def _storage_meta(op, codes, scale_codes, steps, offset, shape, block_size, scale_block):
-    _check_block(block_size, scale_block)
-    if not (isinstance(shape, tuple) and all(isinstance(s, int) and s >= 0 for s in shape)):
-        raise ShapeError(f"{op}: shape must be a tuple of ints, got {shape!r}")
-    expect = [("codes", codes, dt.uint8), ("scale_codes", scale_codes, dt.int8),
-              ("steps", steps, dt.float32), ("offset", offset, dt.float32)]
-    bad = [f"{name}: {describe(t)} (needs {d.name})" for name, t, d in expect if t.dtype is not d]
-    if bad:
-        raise DTypeError(f"{op}: wrong storage dtypes: " + "; ".join(bad) + " (build them with quantize_nf4)")
-    nb, ns = _layout(math.prod(shape), block_size, scale_block)
-    want = {"codes": (nb * block_size // 2,), "scale_codes": (nb,), "steps": (ns,), "offset": (1,)}
-    got = {"codes": codes.shape, "scale_codes": scale_codes.shape, "steps": steps.shape, "offset": offset.shape}
-    bad = [f"{k} {tuple(got[k])} (expected {want[k]})" for k in want if tuple(got[k]) != want[k]]
-    if bad:
-        raise ShapeError(f"{op}: storage does not match shape={shape}, block_size={block_size}, "
-                         f"scale_block={scale_block}: " + "; ".join(bad))
-
-
-def _dequantize_ref(codes, scale_codes, steps, offset, shape, block_size, scale_block):
-    from ..ops import elementwise as E, movement as M
-    from ..ops.creation import arange, tensor
-    dev = codes.device
-    c = codes.astype(dt.int32)   # int32: what GPU backends index with natively
-    idx = M.reshape(M.stack([E.floor_divide(c, 16), E.remainder(c, 16)], axis=1), (-1,))
-    levels = M.take(tensor(_TABLE, device=dev), idx, axis=0)
-    nb = scale_codes.shape[0]
-    group = E.floor_divide(arange(nb, device=dev), scale_block)
-    absmax = scale_codes.astype(dt.float32) * M.take(steps, group, axis=0) + offset
-    w = M.reshape(levels, (nb, block_size)) * M.reshape(absmax, (nb, 1))
-    n = math.prod(shape)
-    return M.reshape(M.reshape(w, (-1,))[:n], shape)
-
-
-@backend_extension("burn::nf4_dequantize")
-def nf4_dequantize(codes, scale_codes, steps, offset, *, shape, block_size=64, scale_block=256):
-    """The float32 weight of NF4 storage (see :mod:`burn.nn.quant`); a backend extension.
-
-    Example:
-        >>> import burn
-        >>> from burn.nn.quant import quantize_nf4, nf4_dequantize
-        >>> q = quantize_nf4(burn.ones((4, 16)))
-        >>> assert nf4_dequantize(*q.tensors, **q.attrs).tolist() == [[1.0] * 16] * 4
-    """
-    return _dequantize_ref(codes, scale_codes, steps, offset, shape, block_size, scale_block)
-
-
-@nf4_dequantize.meta
-def _nf4_dequantize_meta(codes, scale_codes, steps, offset, *, shape, block_size=64, scale_block=256):
-    _storage_meta("burn::nf4_dequantize", codes, scale_codes, steps, offset, shape, block_size, scale_block)
-    return TensorMeta(shape, dt.float32)
-
-
-@backend_extension("burn::nf4_matmul")
-def nf4_matmul(x, codes, scale_codes, steps, offset, *, shape, block_size=64, scale_block=256):
-    """``x @ W`` with ``W`` [d_in, d_out] stored as NF4 (see :mod:`burn.nn.quant`).
-
-    A backend extension: flex unpacks, dequantizes and multiplies in one
-    kernel; elsewhere this reference definition runs. The gradient flows to
-    ``x`` only (``g @ W.T``): the weight is a frozen constant.
-
-    Example:
-        >>> import burn
-        >>> from burn.nn.quant import quantize_nf4, nf4_matmul
-        >>> q = quantize_nf4(burn.randn((16, 8)))
-        >>> x = burn.randn((3, 16))
-        >>> y = nf4_matmul(x, *q.tensors, **q.attrs)
-        >>> assert (y - x @ q.dequantize()).abs().max().item() < 1e-4
-    """
-    from ..ops.linear import matmul
-    w = _dequantize_ref(codes, scale_codes, steps, offset, shape, block_size, scale_block)
-    return matmul(x, w.astype(x.dtype))
-
-
-@nf4_matmul.meta
-def _nf4_matmul_meta(x, codes, scale_codes, steps, offset, *, shape, block_size=64, scale_block=256):
-    _storage_meta("burn::nf4_matmul", codes, scale_codes, steps, offset, shape, block_size, scale_block)
-    if len(shape) != 2:
-        raise ShapeError(f"burn::nf4_matmul: the weight must be 2-D [d_in, d_out], got shape={shape}")
-    if not x.dtype.is_floating:
-        raise DTypeError(f"burn::nf4_matmul: x must be floating, got {describe(x)}")
-    if x.ndim < 1 or x.shape[-1] != shape[0]:
-        raise ShapeError(f"burn::nf4_matmul: x {describe(x)} does not fit the weight [d_in={shape[0]}, "
-                         f"d_out={shape[1]}]: the last axis of x must be d_in")
-    return TensorMeta(tuple(x.shape[:-1]) + (shape[1],), x.dtype)
-
-
-@nf4_matmul.backward
-def _nf4_matmul_backward(ctx, grad):
-    from ..ops.linear import matmul
-    from ..ops.movement import matrix_transpose
-    x, codes, scale_codes, steps, offset = ctx.inputs
-    w = nf4_dequantize(codes, scale_codes, steps, offset, **ctx.kwargs)
-    return matmul(grad, matrix_transpose(w.astype(grad.dtype))), None, None, None, None

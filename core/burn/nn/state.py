@@ -28,9 +28,11 @@ import os
 
 import numpy as np
 
+from .._version import __version__
 from .. import dtypes as dt
 from ..errors import BurnError
 from ..tensor import Tensor
+from ..ops.creation import _device, _from_host
 
 __all__ = ["save_state_dict", "load_state_dict", "load_metadata", "load_into", "load_torch_state",
            "torch_names"]
@@ -107,7 +109,6 @@ def save_state_dict(state: dict, path, metadata: dict | None = None) -> None:
         if names[name] == "complex128":
             arr = arr.reshape(-1).view("<f8").reshape(arr.shape + (2,))
         arrays[name] = arr
-    from .. import __version__
     meta[_VERSION_KEY] = __version__
     # not sort_keys: the library lays tensors out by alignment, this keeps the caller's order
     meta[_DTYPES_KEY] = json.dumps(names)
@@ -279,7 +280,6 @@ def load_state_dict(path, device=None, *, mapping=None) -> dict[str, Tensor]:
         >>> s = burn.nn.load_state_dict(p, mapping="torch")
         >>> assert s["fc.weight"].shape == (2, 3) and s["fc.bias"].tolist() == [1.0, 1.0, 1.0]
     """
-    from ..ops.creation import _device, _from_host
     arrays, _ = _read_arrays(path)
     arrays = _apply_mapping(arrays, mapping)
     device = _device(device)
@@ -354,48 +354,25 @@ def torch_names(module) -> dict[str, str]:
         >>> m = burn.nn.Sequential(burn.nn.Linear(2, 3), burn.nn.ReLU(), burn.nn.Linear(3, 1))
         >>> assert burn.nn.state.torch_names(m)["layers.2.bias"] == "2.bias"
     """
-    from .layers import Sequential
     modules = dict(module.named_modules())
     out = {}
     for path in module.state_dict():
         parts = path.split(".")
-        keep = [p for i, p in enumerate(parts)
-                if not (p == "layers" and isinstance(modules.get(".".join(parts[:i])), Sequential))]
+        # a module with ``_torch_flat = "layers"`` (Sequential) has that segment dropped
+        keep = [p for i, p in enumerate(parts) if getattr(modules.get(".".join(parts[:i])), "_torch_flat", None) != p]
         out[path] = ".".join(keep)
     return out
 
 
-def _unpack_attention_projections(module, names, arrays) -> set:
-    """Add torch-named ``q_proj.weight`` ... entries to ``arrays`` from torch's packed
-    MultiheadAttention tensors; returns the packed names it consumed."""
-    from .attention import MultiHeadAttention
+def _unpack_packed(module, names, arrays) -> set:
+    """Add burn-named entries to ``arrays`` from torch tensors that pack several of burn's
+    (each layer that has some says so with a ``_torch_unpack`` method, e.g.
+    MultiHeadAttention); returns the packed names consumed."""
     used = set()
     for path, m in module.named_modules():
-        if not isinstance(m, MultiHeadAttention):
-            continue
-        q_name = names.get(f"{path}.q_proj.weight" if path else "q_proj.weight")
-        if q_name is None:
-            continue
-        prefix = q_name[: -len("q_proj.weight")]          # torch's path of this module, with the dot
-        e = m.embed_dim
-        packed_w, packed_b = f"{prefix}in_proj_weight", f"{prefix}in_proj_bias"
-        if packed_w in arrays:
-            w = arrays[packed_w]
-            if w.shape[0] != 3 * e:
-                continue                                  # reported as unexpected / missing below
-            for i, proj in enumerate("qkv"):
-                arrays[f"{prefix}{proj}_proj.weight"] = w[i * e:(i + 1) * e]
-            used.add(packed_w)
-        for proj in "qkv":                                # separate weights when kdim/vdim differ
-            sep = f"{prefix}{proj}_proj_weight"
-            if sep in arrays:
-                arrays[f"{prefix}{proj}_proj.weight"] = arrays[sep]
-                used.add(sep)
-        if packed_b in arrays and arrays[packed_b].shape == (3 * e,):
-            b = arrays[packed_b]
-            for i, proj in enumerate("qkv"):
-                arrays[f"{prefix}{proj}_proj.bias"] = b[i * e:(i + 1) * e]
-            used.add(packed_b)
+        unpack = getattr(m, "_torch_unpack", None)
+        if unpack is not None:
+            used |= unpack(path, names, arrays)
     return used
 
 
@@ -419,12 +396,13 @@ def load_torch_state(module, path, *, strict: bool = True):
         >>> m = burn.nn.Sequential(burn.nn.Linear(2, 3)).load_torch_state(p)
         >>> assert m.layers[0].weight.shape == (2, 3) and m.layers[0].weight.numpy().sum() == 6
     """
-    from .layers import Linear
     names = torch_names(module)
-    linear_weights = {f"{p}.weight" if p else "weight" for p, m in module.named_modules() if isinstance(m, Linear)}
+    # what torch stores transposed: the names a layer lists in ``_torch_transposed`` (Linear's weight)
+    linear_weights = {f"{p}.{n}" if p else n for p, m in module.named_modules()
+                      for n in getattr(m, "_torch_transposed", ())}
     arrays, _ = _read_arrays(path)
     arrays = dict(arrays)
-    used = _unpack_attention_projections(module, names, arrays)
+    used = _unpack_packed(module, names, arrays)
     state = {}
     for burn_name, torch_name in names.items():
         if torch_name in arrays:

@@ -16,6 +16,7 @@ from ..errors import DTypeError, ShapeError, describe
 from ..primitives import OPAQUE, TensorMeta, primitive
 from ..tensor import Tensor, apply
 from . import creation as C, movement as M
+from .reduction import argmax
 
 __all__ = ["conv1d", "conv2d", "max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d"]
 
@@ -247,7 +248,6 @@ def _bw_max_pool_grad(c, gg):
     # linear in g (x and out only choose the positions, a piecewise-constant choice): the
     # adjoint of "scatter g to each window's first maximum" gathers gg from those positions,
     # with windows unfolded by a constant index table (padding points at a -inf / 0 slot)
-    from .reduction import argmax
     x, out, _ = c.inputs
     n, ch, h, w = x.shape
     oh, ow = out.shape[2:]

@@ -9,8 +9,10 @@ from .. import dtypes as dt
 from ..bridge import Handle
 from ..device import Device
 from ..errors import BurnError, DTypeError, ShapeError
+from ..graph import graph_for
 from ..primitives import CREATION, ELEMENTWISE, TensorMeta, primitive
 from ..tensor import Tensor, apply_creation
+from ._util import scalar_dtype
 
 __all__ = ["tensor", "asarray", "from_numpy", "from_dlpack", "zeros", "ones", "full", "empty",
            "arange", "linspace", "eye", "rand", "randn", "randint", "zeros_like", "ones_like",
@@ -61,7 +63,6 @@ def _infer_dtype(arr: np.ndarray):
 
 
 def _from_host(arr: np.ndarray, dtype, device: Device) -> Tensor:
-    from ..graph import graph_for
     graph = graph_for(device)
     data = graph.backend.from_numpy(arr, dtype, device.index)
     return Tensor._wrap(Handle(tuple(arr.shape), dtype, graph, data), device)
@@ -132,7 +133,6 @@ def from_dlpack(obj, *, device=None) -> Tensor:
         >>> import burn, numpy as np
         >>> assert burn.from_dlpack(np.arange(3.0)).tolist() == [0.0, 1.0, 2.0]
     """
-    from ..graph import graph_for
     device = _device(device)
     graph = graph_for(device)
     native = graph.backend.from_dlpack(obj, device.index)
@@ -313,10 +313,10 @@ def linspace(start, stop, /, num, *, dtype=None, device=None, endpoint=True) -> 
         start, stop = complex(start), complex(stop)
         cd = dt.as_dtype(dtype) if dtype is not None else dt.complex_of(dt.default_float)
         rd = dt.real_of(cd)
-        from . import elementwise as E
         re_ = linspace(start.real, stop.real, num, dtype=rd, device=device, endpoint=endpoint)
         im = linspace(start.imag, stop.imag, num, dtype=rd, device=device, endpoint=endpoint)
-        return E.astype(re_, cd) + E.astype(im, cd) * 1j
+        # elementwise builds on this module: its cast, add and mul are reached as Tensor methods
+        return re_.astype(cd) + im.astype(cd) * 1j
     return apply_creation(linspace_p, _device(device),
                           {"start": float(start), "stop": float(stop), "num": int(num),
                            "endpoint": bool(endpoint), "dtype": dt.as_dtype(dtype or dt.default_float)})
@@ -379,7 +379,6 @@ def rand(shape, *, low=0.0, high=1.0, dtype=None, device=None) -> Tensor:
         >>> x = burn.rand((1000,))
         >>> assert 0.0 <= x.min().item() and x.max().item() < 1.0
     """
-    from ..graph import graph_for
     device = _device(device)
     key = graph_for(device).next_key()
     return apply_creation(rand_p, device, {"shape": _shape("rand", shape), "dtype": _float_dtype("rand", dtype),
@@ -394,7 +393,6 @@ def randn(shape, *, mean=0.0, std=1.0, dtype=None, device=None) -> Tensor:
         >>> x = burn.randn((10000,))
         >>> assert abs(x.mean().item()) < 0.05
     """
-    from ..graph import graph_for
     device = _device(device)
     key = graph_for(device).next_key()
     return apply_creation(randn_p, device, {"shape": _shape("randn", shape), "dtype": _float_dtype("randn", dtype),
@@ -409,7 +407,6 @@ def randint(low, high, shape, *, dtype=None, device=None) -> Tensor:
         >>> x = burn.randint(0, 3, (100,))
         >>> assert x.min().item() >= 0 and x.max().item() < 3
     """
-    from ..graph import graph_for
     device = _device(device)
     key = graph_for(device).next_key()
     return apply_creation(randint_p, device, {"shape": _shape("randint", shape),
@@ -458,7 +455,6 @@ def scalar(value, dtype, device) -> Tensor:
     except TypeError:
         h = None
     if h is None:
-        from ..graph import graph_for
         graph = graph_for(device)
         try:
             arr = np.asarray(value, dtype=np.float64 if dtype.is_floating and dtype.itemsize < 4 else None)
@@ -480,6 +476,5 @@ def as_tensor_like(value, like: Tensor) -> Tensor:
     if isinstance(value, Tensor):
         return value
     if isinstance(value, (bool, int, float, complex, np.generic)):
-        from ._util import scalar_dtype
         return scalar(value, scalar_dtype(value, like.dtype), like.device)
     return tensor(value, device=like.device)

@@ -11,7 +11,9 @@ import math
 import numpy as np
 
 from .. import dtypes as dt
+from ..bridge import Handle
 from ..errors import DTypeError, describe
+from ..graph import graph_for
 from ..primitives import ELEMENTWISE, TensorMeta, primitive
 from ..tensor import Tensor, apply
 from ._util import broadcast_shapes, scalar_dtype
@@ -30,23 +32,13 @@ __all__ = [
 ]
 
 
-def _reduction_sum():
-    # reduction imports this module: bind its sum on first use, not with an
-    # import statement per call (importlib bookkeeping costs ~1 us each time)
-    global _SUM
-    if _SUM is None:
-        from .reduction import sum as _SUM
-    return _SUM
-
-
-_SUM = None
-
-
 def _unbroadcast(g: Tensor, shape) -> Tensor:
     """Sum ``g`` down to ``shape`` (the adjoint of numpy broadcasting)."""
     if g.shape == tuple(shape):
         return g
-    _sum = _reduction_sum()
+    # ops.reduction builds on this module: its sum is reached as the Tensor method
+    # (bound by burn._methods), and its primitive as that function's ``prim``
+    _sum = Tensor.sum
     lead = g.ndim - len(shape)
     kept = tuple(i + lead for i, s in enumerate(shape) if s == 1 and g.shape[i + lead] != 1)
     if not kept:           # only leading axes go (a bias gradient): one sum, no reshape
@@ -134,8 +126,7 @@ def _unary(name, backward, *, rule=_same, floats=False, allow_bool=False, doc=""
             if same and h.dtype.kind in fast_kinds:    # a float in, the same float out: meta known
                 return apply(p, (x,), None, (_meta(TensorMeta, (h.shape, h.dtype, None)),))
         else:
-            from .creation import tensor
-            x = tensor(x)
+            x = _creation.tensor(x)
         if floats and not x.dtype.is_inexact:
             x = astype(x, dt.default_float)
         return apply(p, (x,))
@@ -317,8 +308,6 @@ def _scalar(value, dtype, device):
     if type(value) is float and (value != value or (value == 0 and math.copysign(1.0, value) < 0)):
         # NaN would never hit; -0.0 == 0.0 must not share an entry (creation.scalar's
         # cache would hand back +0.0 too, so build this one uncached)
-        from ..bridge import Handle
-        from ..graph import graph_for
         graph = graph_for(device)
         arr = np.asarray(value, dtype=np.float64 if dtype.is_floating and dtype.itemsize < 4 else None)
         h = Handle((), dtype, graph, graph.backend.from_numpy(arr, dtype, device.index))

@@ -7,6 +7,7 @@ from ..primitives import MATMUL, TensorMeta, primitive
 from ..tensor import Tensor, apply
 from . import elementwise as E
 from . import movement as M
+from .reduction import sum as _sum
 
 __all__ = ["matmul", "tensordot", "vecdot", "outer", "inner", "dot"]
 
@@ -118,7 +119,6 @@ def vecdot(x1, x2, /, *, axis=-1) -> Tensor:
         >>> import burn
         >>> assert burn.vecdot(burn.ones((2, 3)), burn.ones((3,))).tolist() == [3.0, 3.0]
     """
-    from .reduction import sum as _sum
     a = E.conj(x1) if x1.dtype.is_complex else x1
     return _sum(a * x2, axis=axis)
 

@@ -1,4 +1,8 @@
-"""Shape and movement ops: reshape, permute, broadcast, slicing, indexing, joins."""
+"""Shape and movement ops: reshape, permute, broadcast, slicing, indexing, joins.
+
+How an index key is parsed and planned lives in :mod:`burn.ops.index_keys`
+(``build_numpy_index`` and ``strided_index_plan`` are re-exported here for kernels).
+"""
 from __future__ import annotations
 
 import builtins
@@ -11,6 +15,9 @@ from ..primitives import MOVEMENT, OPAQUE, TensorMeta, primitive
 from ..tensor import Tensor, apply
 from ._util import broadcast_shapes, normalize_axes, normalize_axis
 from . import elementwise as E
+from .creation import arange, as_tensor_like, scalar, tensor, zeros
+from .index_keys import (_expand_ellipsis, _index_add_meta, _index_meta, _index_put_meta, _index_spec,  # noqa: F401
+                         _is_basic, build_numpy_index, strided_index_plan)
 
 __all__ = ["reshape", "permute_dims", "transpose", "matrix_transpose", "broadcast_to", "broadcast_arrays",
            "squeeze", "expand_dims", "flatten", "concat", "concatenate", "stack", "split", "flip", "pad",
@@ -279,29 +286,6 @@ def flip(x, /, *, axis=None) -> Tensor:
     return _slice(x, [slice(None, None, -1) if i in axes else slice(None) for i in range(x.ndim)])
 
 
-def _is_basic(k):
-    return k is None or k is Ellipsis or isinstance(k, (slice, int, np.integer)) and not isinstance(k, (bool, np.bool_))
-
-
-def _expand_ellipsis(op, key, ndim, x):
-    n_real = builtins.sum(1 for k in key if k is not None and k is not Ellipsis and not (
-        isinstance(k, (Tensor, np.ndarray)) and getattr(k, "dtype", None) in (dt.bool_, np.bool_) and False))
-    n_ell = builtins.sum(1 for k in key if k is Ellipsis)
-    if n_ell > 1:
-        raise ShapeError(f"{op}: an index can only have a single ellipsis")
-    if n_real > ndim:
-        raise ShapeError(f"{op}: too many indices ({n_real}) for {describe(x)}")
-    out = []
-    for k in key:
-        if k is Ellipsis:
-            out.extend([slice(None)] * (ndim - n_real))
-        else:
-            out.append(k)
-    if not n_ell:
-        out.extend([slice(None)] * (ndim - n_real))
-    return out
-
-
 def getitem(x, key) -> Tensor:
     """numpy indexing: ints, slices, None, Ellipsis, integer/bool arrays and tensors.
 
@@ -340,120 +324,6 @@ def getitem(x, key) -> Tensor:
 
 # -- advanced indexing ------------------------------------------------------------
 
-def _index_spec(x, key):
-    """Turn a key with arrays into (spec, tensor inputs); spec items are hashable."""
-    from .creation import tensor
-    spec, inputs = [], []
-    for k in key:
-        if isinstance(k, (list, np.ndarray)) or isinstance(k, Tensor):
-            t = k if isinstance(k, Tensor) else tensor(np.asarray(k), device=x.device)
-            if t.dtype.is_bool:
-                # data-dependent shape: read the mask now and index by its positions
-                idx = np.nonzero(t.numpy())
-                for a in idx:
-                    spec.append(("t", len(inputs)))
-                    inputs.append(tensor(a.astype(np.int64), device=x.device))
-                continue
-            if not t.dtype.is_integer:
-                raise DTypeError(f"getitem: index arrays must be integer or bool, got {describe(t)}")
-            if t.device != x.device:
-                t = t.to_device(x.device)
-            spec.append(("t", len(inputs)))
-            inputs.append(t)
-        elif k is None:
-            spec.append(("n",))
-        elif k is Ellipsis:
-            spec.append(("e",))
-        elif isinstance(k, slice):
-            spec.append(("s", k.start, k.stop, k.step))
-        elif isinstance(k, (int, np.integer)):
-            spec.append(("i", int(k)))
-        else:
-            raise BurnError(f"getitem: unsupported index {k!r} of type {type(k).__name__}")
-    return tuple(spec), inputs
-
-
-def build_numpy_index(spec, arrays):
-    """The numpy index for an index spec and its index arrays (used by kernels)."""
-    out = []
-    for s in spec:
-        tag = s[0]
-        if tag == "t":
-            out.append(arrays[s[1]])
-        elif tag == "n":
-            out.append(None)
-        elif tag == "e":
-            out.append(Ellipsis)
-        elif tag == "s":
-            out.append(slice(s[1], s[2], s[3]))
-        else:
-            out.append(s[1])
-    return tuple(out)
-
-
-def strided_index_plan(spec, shape, strides, base=0, op="index"):
-    """How ``x[key]`` reads an ``x`` of ``shape`` and element ``strides`` starting at ``base``,
-    for backends that index through strides: ``(base, basic, adv, where)``.
-
-    ``base`` is the offset with every int index and slice start applied; ``basic`` lists
-    ``(size, stride, position)`` per view dimension (slices, ``None``); ``adv`` lists
-    ``(index array number, axis, axis size, stride)`` per index tensor; ``where`` is the
-    position of the index arrays' broadcast dimensions in numpy's result (0 unless the
-    advanced indices, ints included, are adjacent).
-
-    Example:
-        >>> from burn.ops.movement import strided_index_plan
-        >>> spec = (("s", 1, None, None), ("t", 0))         # x[1:, idx] of a 3x4 array
-        >>> assert strided_index_plan(spec, (3, 4), (4, 1)) == (4, [(2, 4, 0)], [(0, 1, 4, 1)], 1)
-    """
-    n_consume = sum(1 for s in spec if s[0] in ("i", "s", "t"))
-    items = []
-    for s in spec:
-        if s[0] == "e":
-            items.extend([("s", None, None, None)] * (len(shape) - n_consume))
-        else:
-            items.append(s)
-    items.extend([("s", None, None, None)] * (len(shape) - sum(1 for s in items if s[0] in ("i", "s", "t"))))
-    has_adv = any(s[0] == "t" for s in items)
-    basic, adv, adv_pos = [], [], []
-    d = 0
-    for pos, s in enumerate(items):
-        tag = s[0]
-        if tag == "n":
-            basic.append((1, 0, pos))
-            continue
-        size, st = shape[d], strides[d]
-        if tag == "i":
-            k = s[1]
-            if not -size <= k < size:       # core's meta rule catches it first; kept for direct calls
-                raise ShapeError(f"{op}: index {k} is out of bounds for axis {d} with size {size}")
-            base += (k % size) * st
-            if has_adv:
-                adv_pos.append(pos)         # an int among index arrays is one of them for numpy
-        elif tag == "s":
-            a, b, c = slice(s[1], s[2], s[3]).indices(size)
-            n = len(range(a, b, c))
-            if n:
-                base += a * st
-            basic.append((n, st * c, pos))
-        else:
-            adv.append((s[1], d, size, st))
-            adv_pos.append(pos)
-        d += 1
-    adjacent = bool(adv_pos) and adv_pos == list(range(adv_pos[0], adv_pos[-1] + 1))
-    where = sum(1 for _, _, p in basic if p < adv_pos[0]) if adjacent else 0
-    return base, basic, adv, where
-
-
-def _index_meta(x, *idx, spec):
-    dummy = np.lib.stride_tricks.as_strided(np.zeros(1, np.int8), shape=x.shape, strides=(0,) * x.ndim)
-    arrays = [np.zeros(t.shape, dtype=np.intp) for t in idx]
-    try:
-        shape = dummy[build_numpy_index(spec, arrays)].shape
-    except IndexError as e:
-        raise ShapeError(f"getitem: {e} ({describe(x)})") from None
-    return TensorMeta(tuple(shape), x.dtype)
-
 
 def _bw_index(c, g):
     x, *idx = c.inputs
@@ -464,28 +334,13 @@ index_p = primitive("index", OPAQUE, _index_meta)
 index_p.backward = _bw_index
 
 
-def _index_add_meta(g, *idx, spec, shape):
-    return TensorMeta(shape, g.dtype)
-
-
 index_add_p = primitive("index_add", OPAQUE, _index_add_meta)
 index_add_p.backward = lambda c, g: (apply(index_p, (g, *c.inputs[1:]), {"spec": c.attrs["spec"]}),) + (None,) * (len(c.inputs) - 1)
-
-
-def _index_put_meta(x, v, *idx, spec):
-    target = _index_meta(x, *idx, spec=spec).shape
-    if v.dtype is not x.dtype:
-        raise DTypeError(f"setitem: value dtype {v.dtype} differs from the tensor's ({describe(x)})")
-    if v.ndim > len(target) or builtins.any(a != b and a != 1 for a, b in zip(reversed(v.shape), reversed(target))):
-        raise ShapeError(f"setitem: value of shape {v.shape} cannot be broadcast to the selection of "
-                         f"shape {target} ({describe(x)})")
-    return TensorMeta(x.shape, x.dtype)
 
 
 def _bw_index_put(c, g):
     x, v, *idx = c.inputs
     spec = c.attrs["spec"]
-    from .creation import scalar
     gx = apply(index_put_p, (g, scalar(0, g.dtype, g.device), *idx), {"spec": spec}) if x.requires_grad else None
     gv = E._unbroadcast(apply(index_p, (g, *idx), {"spec": spec}), v.shape) if v.requires_grad else None
     return (gx, gv) + (None,) * len(idx)
@@ -505,7 +360,6 @@ def index_put(x, key, value) -> Tensor:
         >>> y = burn.index_put(burn.zeros((4,)), burn.tensor([1, 3]), 7.0)
         >>> assert y.tolist() == [0.0, 7.0, 0.0, 7.0]
     """
-    from .creation import as_tensor_like
     v = as_tensor_like(value, x)
     if v.dtype is not x.dtype:
         v = E.astype(v, x.dtype)
@@ -550,7 +404,6 @@ def _gather_meta(x, idx, *, axis):
 
 def _bw_gather(c, g):
     x, idx = c.inputs
-    from .creation import zeros
     z = zeros(x.shape, dtype=g.dtype, device=g.device)
     ax = c.attrs["axis"]
     full_idx = broadcast_to(idx, g.shape)
@@ -570,7 +423,6 @@ def take_along_axis(x, indices, /, axis=-1) -> Tensor:
         >>> assert burn.take_along_axis(x, burn.tensor([[1], [0]]), axis=1).tolist() == [[20], [30]]
     """
     if not isinstance(indices, Tensor):
-        from .creation import tensor
         indices = tensor(indices, device=x.device)
     axis = normalize_axis("take_along_axis", axis, x.ndim)
     return apply(gather_p, (x, indices), {"axis": axis})
@@ -613,7 +465,6 @@ def scatter_add(x, indices, src, /, axis=-1) -> Tensor:
         >>> out = burn.scatter_add(burn.zeros((3,)), burn.tensor([0, 0, 2]), burn.ones((3,)), axis=0)
         >>> assert out.tolist() == [2.0, 0.0, 1.0]
     """
-    from .creation import tensor
     if not isinstance(indices, Tensor):
         indices = tensor(indices, device=x.device)
     if not isinstance(src, Tensor):
@@ -824,7 +675,6 @@ def repeat(x, repeats, /, *, axis=None) -> Tensor:
 
 
 def _tri(x, k, upper):
-    from .creation import arange
     n, m = x.shape[-2], x.shape[-1]
     rows = reshape(arange(n, device=x.device), (n, 1))
     cols = reshape(arange(m, device=x.device), (1, m))

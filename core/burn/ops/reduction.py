@@ -5,10 +5,12 @@ import builtins
 
 from .. import dtypes as dt
 from ..errors import DTypeError, ShapeError, describe
+from ..tape import no_grad
 from ..primitives import OPAQUE, REDUCE, TensorMeta, primitive
 from ..tensor import Tensor, apply
 from ._util import normalize_axes, normalize_axis, reduced_shape
 from . import elementwise as E
+from .movement import broadcast_to, flip
 
 __all__ = ["sum", "prod", "max", "min", "argmax", "argmin", "any", "all", "mean", "var", "std",
            "logsumexp", "cumsum", "cumprod", "count_nonzero"]
@@ -16,7 +18,6 @@ __all__ = ["sum", "prod", "max", "min", "argmax", "argmin", "any", "all", "mean"
 
 def _expand_back(g, x_shape, axes, keepdims):
     """Broadcast a reduced gradient back over the reduced axes."""
-    from .movement import broadcast_to
     if not keepdims:
         g = g.reshape(reduced_shape(x_shape, axes, True))
     return broadcast_to(g, x_shape)
@@ -226,7 +227,6 @@ def logsumexp(x, /, *, axis=None, keepdims=False) -> Tensor:
     if not x.dtype.is_inexact:
         x = E.astype(x, dt.default_float)
     axes = normalize_axes("logsumexp", axis, x.ndim)
-    from ..autodiff import no_grad
     with no_grad():
         m = max(x, axis=axes, keepdims=True).detach()
         m = E.where(E.isfinite(m), m, 0.0)
@@ -256,13 +256,11 @@ def _scan_meta(name):
 
 
 def _bw_cumsum(c, g):
-    from .movement import flip
     ax = c.attrs["axis"]
     return (flip(cumsum(flip(g, axis=ax), axis=ax), axis=ax),)
 
 
 def _bw_cumprod(c, g):
-    from .movement import flip
     x = c.inputs[0]
     ax = c.attrs["axis"]
     # d out_j / d x_i = out_j / x_i for j >= i where x_i != 0; the first zero gets

@@ -12,6 +12,8 @@ import math
 
 from ..autodiff import Gradients, no_grad
 from ..errors import BurnError
+from .param_group import named_params
+from .. import ops
 
 __all__ = ["clip_grad_norm", "clip_grad_value", "GradClip"]
 
@@ -23,7 +25,6 @@ def _check(fn, grads):
 
 def _present(grads, params):
     """(param, grad) for each parameter of ``params`` (Module or iterable) that has a gradient."""
-    from .param_group import named_params
     if params is None:
         return grads.items()
     out, seen = [], set()
@@ -36,7 +37,6 @@ def _present(grads, params):
 
 
 def _vector_norm(x, p):
-    from .. import ops
     a = ops.elementwise.abs(x)
     if p == math.inf:
         return ops.reduction.max(a)
@@ -75,7 +75,6 @@ def clip_grad_norm(grads, params, max_norm, norm_type=2.0, error_if_nonfinite=Fa
     norm_type = float(norm_type)
     max_norm = float(max_norm)
     pairs = _present(grads, params)
-    from .. import ops
     with no_grad():
         if not pairs:
             return ops.creation.tensor(0.0)
@@ -110,7 +109,6 @@ def clip_grad_value(grads, params, clip_value):
     clip_value = float(clip_value)
     if clip_value < 0:
         raise BurnError(f"clip_grad_value: clip_value must be >= 0, got {clip_value}")
-    from .. import ops
     with no_grad():
         for p, g in _present(grads, params):
             grads._set(p, ops.elementwise.clip(g, -clip_value, clip_value))

@@ -24,16 +24,16 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
+
 from ..autodiff import Gradients, no_grad
-from ..errors import BurnError, DTypeError, ShapeError, describe
-from ..dispatch import registry as _registry
-from ..library import _TENSOR, backend_extension
-from ..tensor import apply as _apply
+from ..errors import BurnError
+from ..fused import adam_update, sgd_update  # noqa: F401  (re-exported: the per-parameter steps)
 from ..ops.creation import tensor as _tensor, zeros_like
-from ..ops.elementwise import sqrt
-from ..primitives import TensorMeta
 from .clip import GradClip
 from .param_group import ParamGroup, named_params
+from ..nn.state import _read_arrays, save_state_dict
+from ..tensor import Tensor
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "save", "load"]
 
@@ -242,7 +242,6 @@ class Optimizer:
             >>> assert sorted(tensors) == ["bias.m", "bias.v", "weight.m", "weight.v"]
             >>> assert config["state"]["weight"] == {"t": 1} and config["groups"][0]["lr"] == 0.1
         """
-        from ..tensor import Tensor
         tensors, scalars = {}, {}
         for path, st in self.state.items():
             for key, v in st.items():
@@ -281,8 +280,6 @@ class Optimizer:
             >>> assert ob.lr == 0.1 and ob.state["bias"]["momentum"].tolist() == [1.0]
         """
         import numpy as np
-        from ..ops.creation import tensor as make_tensor
-        from ..tensor import Tensor
         name = type(self).__name__
         if not isinstance(config, dict) or config.get("format") != _FORMAT:
             raise BurnError(f"{name}.load_state_dict: config is not an optimizer state (format "
@@ -316,7 +313,7 @@ class Optimizer:
                 t = v.detach() if v.device == p.device else v.detach().to_device(p.device)
             else:
                 v = np.asarray(v)
-                t = make_tensor(v, device=p.device, dtype=v.dtype)
+                t = _tensor(v, device=p.device, dtype=v.dtype)
             if key in self.param_shaped_state and tuple(t.shape) != tuple(p.shape):
                 raise BurnError(f"{name}.load_state_dict: state {full!r} has shape {tuple(t.shape)}, its "
                                 f"parameter has {tuple(p.shape)}")
@@ -396,7 +393,7 @@ class SGD(Optimizer):
             buf = state.get("momentum")
             h = _hyper(self._hyper_cache, p, (group["lr"], group["weight_decay"], mom, 1 - group["dampening"]))
             mode = ("first" if buf is None else "next", bool(group["weight_decay"]), bool(group["nesterov"]))
-            p_new, state["momentum"] = _call_update(sgd_update, (p, g, g if buf is None else buf, h), mode)
+            p_new, state["momentum"] = sgd_update(p, g, g if buf is None else buf, h, mode)
             return p_new
         if group["weight_decay"]:
             g = g + p * group["weight_decay"]
@@ -455,7 +452,7 @@ class Adam(Optimizer):
         h = _hyper(self._hyper_cache, p, (lr, b1, 1 - b1, b2, 1 - b2, 1.0 / (1 - b1 ** t), 1.0 / (1 - b2 ** t),
                                           group["eps"], wd, 1 - lr * wd))
         mode = ("decoupled" if self.decoupled else "l2") if wd else "none"
-        p_new, state["m"], state["v"] = _call_update(adam_update, (p, g, state["m"], state["v"], h), mode)
+        p_new, state["m"], state["v"] = adam_update(p, g, state["m"], state["v"], h, mode)
         return p_new
 
 
@@ -479,130 +476,16 @@ class AdamW(Adam):
 
 
 # -- fused per-parameter updates ----------------------------------------------------------
-# Each update is one backend extension: flex runs it as one kernel (a few numpy passes
-# with reused buffers) where op-by-op recording cost ~14 ops per parameter and step. The
-# reference definitions below are the op-by-op math, op for op, so a backend without a
-# kernel computes the same values (and flex's kernel matches them bit for bit).
+# Each step is one call of a backend extension of burn.fused (burn::adam_update,
+# burn::sgd_update), through the extension's ordinary call path.
 
 def _hyper(cache, p, values):
     """The float64 tensor of an update's scalars on ``p``'s device (one per distinct tuple and step)."""
     key = (id(p.device), values)
     h = cache.get(key)
     if h is None:
-        import numpy as np
         h = cache[key] = _tensor(np.asarray(values, dtype=np.float64), device=p.device)
     return h
-
-
-def _call_update(ext, tensors, mode):
-    """``ext(*tensors, mode)`` for a parameter update, recorded without the general
-    extension call's per-call work (argument templates, meta rule): the optimizer
-    passes gradients and state shaped and typed like the parameter, checked here
-    cheaply. Records exactly what ``ext(*tensors, mode)`` records."""
-    p = tensors[0]
-    ph = p._h
-    for t in tensors[1:-1]:
-        h = t._h
-        if h.shape != ph.shape or h.dtype is not ph.dtype:
-            return ext(*tensors, mode)        # the meta rule names the mismatch
-    if _registry.kernel(ext.name, p.device.backend.name) is None:
-        return ext.reference(*tensors, mode)
-    m = TensorMeta(ph.shape, ph.dtype)
-    attrs = {"template": (_TENSOR,) * len(tensors) + (mode,), "kwargs": ()}
-    return _apply(ext, tensors, attrs, (m,) * ext.n_out)
-
-
-def _scalars(h, p, n):
-    # each scalar rounded to the parameter's dtype, as a Python float operand of ``p`` would be
-    hc = h if h.dtype is p.dtype else h.astype(p.dtype)
-    return [hc[i] for i in range(n)]
-
-
-def _check_update(op, p, others, h, n_hyper):
-    for x in others:
-        if tuple(x.shape) != tuple(p.shape) or x.dtype is not p.dtype:
-            raise ShapeError(f"{op}: gradient and state must match the parameter {describe(p)}, got {describe(x)}")
-    if not p.dtype.is_floating:
-        raise DTypeError(f"{op}: parameters must be floating, got {describe(p)}")
-    if tuple(h.shape) != (n_hyper,) or not h.dtype.is_floating:
-        raise ShapeError(f"{op}: hyperparameters must be a floating [{n_hyper}] tensor, got {describe(h)}")
-    return TensorMeta(tuple(p.shape), p.dtype)
-
-
-@backend_extension("burn::adam_update")
-def adam_update(p, g, m, v, h, mode="none"):
-    """One Adam/AdamW step of parameter ``p``: returns ``(new_p, new_m, new_v)``.
-
-    ``h`` holds ``[lr, b1, 1-b1, b2, 1-b2, 1/(1-b1^t), 1/(1-b2^t), eps, wd, 1-lr*wd]``
-    (float64; each is rounded to ``p``'s dtype); ``mode`` is ``"none"``, ``"l2"``
-    (Adam: ``g + wd * p``) or ``"decoupled"`` (AdamW: ``p * (1 - lr * wd)``).
-    A backend extension: flex runs one kernel; elsewhere these burn ops run.
-
-    Example:
-        >>> import burn
-        >>> from burn.optim.optimizer import adam_update
-        >>> p, g, z = burn.tensor([1.0]), burn.tensor([0.5]), burn.zeros((1,))
-        >>> h = burn.tensor([0.1, 0.9, 0.1, 0.999, 0.001, 10.0, 1000.0, 1e-8, 0.0, 1.0], dtype=burn.float64)
-        >>> p2, m, v = adam_update(p, g, z, z, h)
-        >>> assert abs(p2.item() - 0.9) < 1e-6 and abs(m.item() - 0.05) < 1e-8
-    """
-    lr, b1, omb1, b2, omb2, c1, c2, eps, wd, decay = _scalars(h, p, 10)
-    if mode == "l2":
-        g = g + p * wd
-    m = m * b1 + g * omb1
-    v = v * b2 + g * g * omb2
-    step = (m * c1) / (sqrt(v * c2) + eps)
-    if mode == "decoupled":
-        p = p * decay
-    return p - step * lr, m, v
-
-
-adam_update.n_out = 3      # known before the first call (_call_update skips the meta rule)
-
-
-@adam_update.meta
-def _adam_update_meta(p, g, m, v, h, mode="none"):
-    if mode not in ("none", "l2", "decoupled"):
-        raise ValueError(f"adam_update: mode must be 'none', 'l2' or 'decoupled', got {mode!r}")
-    out = _check_update("adam_update", p, (g, m, v), h, 10)
-    return out, out, out
-
-
-@backend_extension("burn::sgd_update")
-def sgd_update(p, g, buf, h, mode=("next", False, False)):
-    """One SGD-with-momentum step of parameter ``p``: returns ``(new_p, new_buf)``.
-
-    ``h`` holds ``[lr, weight_decay, momentum, 1 - dampening]``; ``mode`` is
-    ``(first, weight_decay, nesterov)`` with ``first`` ``"first"`` (the buffer
-    starts as the gradient; pass the gradient as ``buf``) or ``"next"``.
-    PyTorch's SGD semantics. A backend extension like :func:`adam_update`.
-
-    Example:
-        >>> import burn
-        >>> from burn.optim.optimizer import sgd_update
-        >>> p, g = burn.tensor([1.0]), burn.tensor([2.0])
-        >>> h = burn.tensor([0.1, 0.0, 0.9, 1.0], dtype=burn.float64)
-        >>> p2, buf = sgd_update(p, g, g, h, ("first", False, False))
-        >>> assert abs(p2.item() - 0.8) < 1e-6 and buf.item() == 2.0
-    """
-    first, decay, nesterov = mode
-    lr, wd, mom, omd = _scalars(h, p, 4)
-    if decay:
-        g = g + p * wd
-    buf = g if first == "first" else buf * mom + g * omd
-    d = g + buf * mom if nesterov else buf
-    return p - d * lr, buf
-
-
-sgd_update.n_out = 2
-
-
-@sgd_update.meta
-def _sgd_update_meta(p, g, buf, h, mode=("next", False, False)):
-    if not (isinstance(mode, tuple) and len(mode) == 3 and mode[0] in ("first", "next")):
-        raise ValueError(f"sgd_update: mode must be ('first' or 'next', weight_decay, nesterov), got {mode!r}")
-    out = _check_update("sgd_update", p, (g, buf), h, 4)
-    return out, out
 
 
 # -- files ----------------------------------------------------------------------------------
@@ -629,7 +512,6 @@ def save(opt: Optimizer, path, *, model=None, scheduler=None, metadata: dict | N
         >>> assert burn.optim.load(opt2, p, model=m2)["epoch"] == "1"
         >>> assert (m2.weight.numpy() == m.weight.numpy()).all() and opt2.state["weight"]["t"] == 1
     """
-    from ..nn.state import save_state_dict
     tensors, config = opt.state_dict()
     state = {}
     if model is not None:
@@ -666,7 +548,6 @@ def load(opt: Optimizer, path, *, model=None, scheduler=None, strict: bool = Tru
         >>> assert opt.lr == 0.3
     """
     import os
-    from ..nn.state import _read_arrays
     arrays, meta = _read_arrays(path)
     where = os.fspath(path)
     if _META_KEY not in meta:

@@ -30,6 +30,8 @@ import fnmatch
 import re
 
 from ..errors import BurnError
+from ..nn.module import Module
+from ..tensor import Tensor
 
 __all__ = ["ParamGroup", "named_params"]
 
@@ -56,8 +58,6 @@ def named_params(source) -> list[tuple[str, object]]:
         >>> assert [n for n, _ in named_params(burn.nn.Linear(2, 3))] == ["weight", "bias"]
         >>> assert [n for n, _ in named_params([burn.zeros((2,)), burn.ones((1,))])] == ["0", "1"]
     """
-    from ..nn.module import Module
-    from ..tensor import Tensor
     if isinstance(source, Module):
         return list(source.named_parameters())
     if isinstance(source, dict):

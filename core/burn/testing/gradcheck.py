@@ -3,12 +3,16 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..autodiff import no_grad
+from ..device import Device
+from ..dtypes import float64
 from ..errors import AutodiffError
+from ..ops.creation import tensor
+from ..tensor import Tensor
 
 
 def _as_f64_leaf(x, device):
-    import burn
-    return burn.tensor(np.asarray(x, dtype=np.float64), dtype=burn.float64, device=device)
+    return tensor(np.asarray(x, dtype=np.float64), dtype=float64, device=device)
 
 
 def numerical_grad(f, arrays, eps=1e-6):
@@ -53,14 +57,13 @@ def gradcheck(fn, *inputs, device=None, eps=1e-6, atol=1e-5, rtol=1e-4, seed=0, 
         >>> import burn
         >>> assert burn.testing.gradcheck(lambda x: (x * x).exp(), [[0.1, -0.2]])
     """
-    import burn
-    dev = (device or burn.Device.flex()).autodiff()
-    arrays = [np.array(x.numpy() if isinstance(x, burn.Tensor) else x, dtype=np.float64) for x in inputs]
+    dev = (device or Device.flex()).autodiff()
+    arrays = [np.array(x.numpy() if isinstance(x, Tensor) else x, dtype=np.float64) for x in inputs]
     rng = np.random.default_rng(seed)
     leaves = [_as_f64_leaf(a, dev).require_grad() for a in arrays]
     out = fn(*leaves)
     cot = rng.standard_normal(out.shape)
-    cot_t = burn.tensor(cot, dtype=burn.float64, device=dev)
+    cot_t = tensor(cot, dtype=float64, device=dev)
     loss = (out * cot_t).sum()
     if not loss.requires_grad:
         raise AutodiffError("gradcheck: the function's output does not depend on any input")
@@ -69,8 +72,8 @@ def gradcheck(fn, *inputs, device=None, eps=1e-6, atol=1e-5, rtol=1e-4, seed=0, 
                 for t, a in zip(leaves, arrays)]
 
     def scalar_f(arrs):
-        with burn.no_grad():
-            ts = [burn.tensor(a, dtype=burn.float64, device=dev.inner()) for a in arrs]
+        with no_grad():
+            ts = [tensor(a, dtype=float64, device=dev.inner()) for a in arrs]
             o = fn(*ts)
             return float((o.numpy().astype(np.float64) * cot).sum())
 

@@ -22,6 +22,8 @@ import os
 
 import pytest
 
+import burn
+
 __all__ = ["make_conformance_tests", "burn_conformance_device", "selected_cases"]
 
 
@@ -41,7 +43,7 @@ def selected_cases(select=None, exclude=(), skip_dtypes=()):
         >>> cs = selected_cases(select={"matmul"}, skip_dtypes={"float64"})
         >>> assert cs and all(c.op == "matmul" and "float64" not in c.dtypes for c in cs)
     """
-    from .conformance import cases
+    from .conformance import cases   # deferred: pytest loads this plugin in every session; the table needs burn.nn
     keep = None if select is None else set(select)
     drop, no = set(exclude), set(skip_dtypes)
     return [c for c in cases() if (keep is None or c.op in keep) and c.op not in drop and c.name not in drop
@@ -63,7 +65,7 @@ def make_conformance_tests(device_factory, *, select=None, exclude=(), skip_dtyp
         >>> marks = test_conformance.pytestmark
         >>> assert marks[0].name == "parametrize" and len(marks[0].args[1]) > 10
     """
-    from .conformance import run_case
+    from .conformance import run_case   # deferred, as in selected_cases
     cs = selected_cases(select, exclude, skip_dtypes)
 
     @pytest.mark.parametrize("case", cs, ids=[c.name for c in cs])
@@ -78,7 +80,6 @@ def burn_conformance_device(request):
     """The device the conformance suite runs on: ``--burn-device``, else
     ``BURN_DEVICE``, else ``burn.Device.default()``. Override it in a
     conftest.py (a fixture of the same name) to pin a backend's device."""
-    import burn
     spec = request.config.getoption("--burn-device", default=None) or os.environ.get("BURN_DEVICE")
     return burn.Device(spec) if spec else burn.Device.default()
 

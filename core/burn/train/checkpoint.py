@@ -31,6 +31,7 @@ import numpy as np
 
 from ..errors import BurnError
 from ..nn.state import fsync_dir
+from ..graph import graph_for
 
 __all__ = ["list_checkpoints", "latest_checkpoint", "write_checkpoint_dir", "read_checkpoint_meta",
            "capture_rng", "restore_rng"]
@@ -217,7 +218,6 @@ def capture_rng(devices, loaders: dict, generators: dict) -> dict:
         >>> burn.train.restore_rng(state, [dev], {}, {})
         >>> assert burn.rand((2,), device=dev).tolist() == a
     """
-    from ..graph import graph_for
     devs = {}
     for d in devices:
         g = graph_for(d)
@@ -257,7 +257,6 @@ def restore_rng(state: dict, devices, loaders: dict, generators: dict) -> None:
         >>> burn.train.restore_rng(state, [], {}, {"gen": gen})
         >>> assert gen.random() == a
     """
-    from ..graph import graph_for
     for d in devices:
         s = state["devices"].get(f"{d.kind}:{d.index}")
         if s is not None:

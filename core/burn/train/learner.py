@@ -13,6 +13,8 @@ from .early_stopping import EarlyStopping
 from .history import History
 from .metrics import Loss, get_metric
 from .progress import ProgressDisplay
+from ..graph import graph_for
+from .. import optim
 
 __all__ = ["Learner"]
 
@@ -326,7 +328,6 @@ class Learner:
         return {m.name: float(m.compute()) for m in [loss_m] + self.metrics}
 
     def _flush(self) -> None:
-        from ..graph import graph_for
         graph_for(self.device).flush()
 
     def _higher_is_better(self, key: str):
@@ -364,11 +365,10 @@ class Learner:
         """
         if self.checkpoint_dir is None:
             raise BurnError("Learner.save_checkpoint: the Learner has no checkpoint_dir")
-        from ..optim import save as save_optim
 
         def write(tmp):
             self.model.save(os.path.join(tmp, ckpt.MODEL), metadata={"epoch": str(self.epoch)})
-            save_optim(self.optimizer, os.path.join(tmp, ckpt.OPTIM), scheduler=self.scheduler)
+            optim.save(self.optimizer, os.path.join(tmp, ckpt.OPTIM), scheduler=self.scheduler)
 
         rng = ckpt.capture_rng(self._devices(), self._loaders, self.rngs)
         if host_rng is not None:
@@ -405,7 +405,6 @@ class Learner:
             ... except burn.BurnError as e:
             ...     assert "no checkpoint" in str(e)
         """
-        from ..optim import load as load_optim
         where = checkpoint if checkpoint is not None else self.checkpoint_dir
         if where is None:
             raise BurnError("Learner.resume: give a checkpoint directory (the Learner has no checkpoint_dir)")
@@ -426,7 +425,7 @@ class Learner:
                             f"this Learner is {'with' if self.early_stopping is not None else 'without'} it")
         try:
             self.model.load_state(os.path.join(path, ckpt.MODEL))
-            load_optim(self.optimizer, os.path.join(path, ckpt.OPTIM), scheduler=self.scheduler)
+            optim.load(self.optimizer, os.path.join(path, ckpt.OPTIM), scheduler=self.scheduler)
             if self.early_stopping is not None:
                 self.early_stopping.load_state_dict(meta["early_stopping"])
             self.epoch = int(meta["epoch"])

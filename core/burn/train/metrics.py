@@ -17,6 +17,10 @@ import re
 
 from ..errors import BurnError
 from ..tensor import Tensor
+from ..ops.reduction import argmax
+from .. import dtypes
+from ..ops.creation import arange, tensor
+from ..ops.elementwise import where
 
 __all__ = ["Metric", "Loss", "Accuracy", "TopKAccuracy", "MeanMetric", "get_metric"]
 
@@ -135,8 +139,6 @@ class _Sum:
         return {"total": self.total.numpy().tolist(), "dtype": self.total.dtype.name, "count": self.count}
 
     def restore(self, state: dict, device) -> None:
-        from .. import dtypes
-        from ..ops.creation import tensor
         self.count = int(state["count"])
         total = state["total"]
         self.total = None if total is None else tensor(total, dtype=dtypes.as_dtype(state["dtype"]), device=device)
@@ -287,7 +289,6 @@ def _batch_size(outputs, targets) -> int:
 
 def _class_targets(name, outputs: Tensor, targets: Tensor) -> Tensor:
     """Integer class targets: as given, or the argmax of one-hot / probability targets."""
-    from ..ops.reduction import argmax
     if not isinstance(outputs, Tensor) or not isinstance(targets, Tensor):
         raise BurnError(f"{name}: outputs and targets must be burn tensors, got {type(outputs).__name__} and "
                         f"{type(targets).__name__}")
@@ -347,7 +348,6 @@ class Accuracy(Metric):
             >>> acc.update(burn.tensor([[0.2, 0.8], [0.6, 0.4]]), burn.tensor([[0.0, 1.0], [0.0, 1.0]]))
             >>> assert acc.compute() == 0.5
         """
-        from ..ops.reduction import argmax
         t = _class_targets("Accuracy", outputs, targets)
         if t.device != outputs.device:
             t = t.to_device(outputs.device)
@@ -410,8 +410,6 @@ class TopKAccuracy(Metric):
             >>> top2.update(burn.tensor([[0.1, 0.5, 0.4]]), burn.tensor([2]))
             >>> assert top2.compute() == 1.0
         """
-        from ..ops.creation import arange
-        from ..ops.elementwise import where
         t = _class_targets("TopKAccuracy", outputs, targets)
         if t.device != outputs.device:
             t = t.to_device(outputs.device)

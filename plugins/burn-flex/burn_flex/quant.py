@@ -16,7 +16,7 @@ _PAIRS = None
 def _pairs():
     global _PAIRS
     if _PAIRS is None:
-        from burn.nn.quant import NF4_CODE
+        from burn.fused import NF4_CODE   # the level table of burn::nf4_* (burn.fused.linear)
         table = np.asarray(NF4_CODE, np.float32)
         b = np.arange(256)
         # the first element of a pair sits in the high nibble

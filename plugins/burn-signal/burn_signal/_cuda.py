@@ -36,22 +36,25 @@ kernel runs, the results are uploaded, counted in the device's ``stats()``
 (``host_transfers``, ``host_transfer_bytes``) as burn-wgpu counts its own.
 :data:`RUNTIME_HOST_FALLBACK` says when.
 
-This module is imported only when the cuda backend is registered, which
-burn-cuda does even without CuPy: CuPy is imported inside the kernels.
+Everything of burn-cuda goes through its public kernel API, :mod:`burn_cuda.api`
+(imported as ``cuda``). This module is imported only when the cuda backend is
+registered, which burn-cuda does even without CuPy: CuPy is imported inside the
+kernels (:func:`burn_cuda.api.cupy`).
 """
 from __future__ import annotations
 
 import functools
 
 import numpy as np
+from burn_cuda import api as cuda
 
-from . import _flex
+from . import _flex, _sources
 from ._errors import SignalError
+from ._ops import istft_length, stft_plan
 
 
 def _cp():
-    import cupy
-    return cupy
+    return cuda.cupy()
 
 
 def _complex(x):
@@ -71,12 +74,13 @@ def _kernel(name):
     """Run in burn-cuda's scope (device, stream, pool) of the arrays; ValueErrors become SignalError
     naming the op."""
     def deco(fn):
+        on_device = cuda.on_device(fn)
+
         @functools.wraps(fn)
         def run(*arrays, **kw):
-            from burn_cuda.kernels import on_device
             try:
                 # burn-cuda's scope: the arrays' device, burn's stream and memory pool
-                return on_device(fn)(*arrays, **kw)
+                return on_device(*arrays, **kw)
             except SignalError:
                 raise
             except ValueError as e:
@@ -140,23 +144,10 @@ def fftconvolve(a, b, *, mode="full", axes=None):
 
 _SUFFIX = {"float32": "f32", "float64": "f64"}
 
-# IEEE-rounded arithmetic for the generated kernels: nvcc may not contract these into FMAs, so a
-# kernel rounds every product and sum as numpy/scipy do (and as g++ -ffp-contract=off does)
-_RN = r"""
-__device__ __forceinline__ float mul_(float a, float b) { return __fmul_rn(a, b); }
-__device__ __forceinline__ float add_(float a, float b) { return __fadd_rn(a, b); }
-__device__ __forceinline__ float sub_(float a, float b) { return __fsub_rn(a, b); }
-__device__ __forceinline__ float div_(float a, float b) { return __fdiv_rn(a, b); }
-__device__ __forceinline__ double mul_(double a, double b) { return __dmul_rn(a, b); }
-__device__ __forceinline__ double add_(double a, double b) { return __dadd_rn(a, b); }
-__device__ __forceinline__ double sub_(double a, double b) { return __dsub_rn(a, b); }
-__device__ __forceinline__ double div_(double a, double b) { return __ddiv_rn(a, b); }
-"""
 
-
-@functools.lru_cache(maxsize=None)
 def filter_source() -> str:
-    """The CUDA C of ``lfilter`` and ``sosfilt``: ``burn_signal_{lfilter,sosfilt}_{f32,f64}``.
+    """The CUDA C of ``lfilter`` and ``sosfilt`` (``kernels/rounding.cuh`` + ``kernels/filters.cu``):
+    ``burn_signal_{lfilter,sosfilt}_{f32,f64}``.
 
     One thread per signal row ``r`` of ``nb = outer * inner`` rows of a C-contiguous
     ``(outer, n, inner)`` layout (the filter axis in the middle: neighbouring threads read
@@ -169,93 +160,24 @@ def filter_source() -> str:
     >>> assert 'extern "C" __global__ void burn_signal_lfilter_f64(' in src
     >>> assert 'extern "C" __global__ void burn_signal_sosfilt_f32(' in src
     """
-    body = _RN + r"""
-// scipy.signal.lfilter's y (direct form II transposed, scipy's _linear_filter): co holds b / a[0]
-// then a / a[0], K + 1 each (zero-padded); zi (outer, K, inner) when has_zi
-template <typename T>
-__device__ void lfilter_rows(long long nb, long long n, long long inner, int K, const T* co,
-                             const T* x, const T* zi, int has_zi, T* y, T* zs) {
-  long long r = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-  if (r >= nb) return;
-  long long o = r / inner, i = r - o * inner;
-  const T* xr = x + o * n * inner + i;
-  T* yr = y + o * n * inner + i;
-  T* z = zs + r;
-  const T* ca = co + K + 1;
-  for (int j = 0; j < K; ++j) z[j * nb] = has_zi ? zi[(o * K + j) * inner + i] : (T)0;
-  const T b0 = co[0];
-  for (long long t = 0; t < n; ++t) {
-    const T xv = xr[t * inner];
-    const T yv = K > 0 ? add_(z[0], mul_(b0, xv)) : mul_(xv, b0);
-    for (int j = 0; j + 1 < K; ++j)
-      z[j * nb] = sub_(add_(z[(j + 1) * nb], mul_(xv, co[j + 1])), mul_(yv, ca[j + 1]));
-    if (K > 0) z[(K - 1) * nb] = sub_(mul_(xv, co[K]), mul_(yv, ca[K]));
-    yr[t * inner] = yv;
-  }
-}
-
-// scipy.signal.sosfilt (scipy's _sosfilt): so (ns, 6) rows already divided by their a0;
-// zi and zf (ns, outer, 2, inner); the state zs[(2 s + j) * nb + r]
-template <typename T>
-__device__ void sosfilt_rows(long long nb, long long n, long long inner, int ns, const T* so,
-                             const T* x, const T* zi, int has_zi, T* y, T* zs, T* zf) {
-  long long r = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-  if (r >= nb) return;
-  long long o = r / inner, i = r - o * inner;
-  const T* xr = x + o * n * inner + i;
-  T* yr = y + o * n * inner + i;
-  T* z = zs + r;
-  for (int s = 0; s < ns; ++s)
-    for (int j = 0; j < 2; ++j)
-      z[(2 * s + j) * nb] = has_zi ? zi[((long long)s * nb * 2) + (o * 2 + j) * inner + i] : (T)0;
-  for (long long t = 0; t < n; ++t) {
-    T v = xr[t * inner];
-    for (int s = 0; s < ns; ++s) {
-      const T* c = so + 6 * s;
-      const T yv = add_(mul_(c[0], v), z[2 * s * nb]);
-      z[2 * s * nb] = add_(sub_(mul_(c[1], v), mul_(c[4], yv)), z[(2 * s + 1) * nb]);
-      z[(2 * s + 1) * nb] = sub_(mul_(c[2], v), mul_(c[5], yv));
-      v = yv;
-    }
-    yr[t * inner] = v;
-  }
-  if (has_zi)
-    for (int s = 0; s < ns; ++s)
-      for (int j = 0; j < 2; ++j)
-        zf[((long long)s * nb * 2) + (o * 2 + j) * inner + i] = z[(2 * s + j) * nb];
-}
-"""
-    wrappers = []
-    for suffix, t in (("f32", "float"), ("f64", "double")):
-        wrappers.append(
-            f'extern "C" __global__ void burn_signal_lfilter_{suffix}(const long long nb, const long long n, '
-            f"const long long inner, const int K, const {t}* co, const {t}* x, const {t}* zi, const int has_zi, "
-            f"{t}* y, {t}* zs) {{\n  lfilter_rows<{t}>(nb, n, inner, K, co, x, zi, has_zi, y, zs);\n}}\n")
-        wrappers.append(
-            f'extern "C" __global__ void burn_signal_sosfilt_{suffix}(const long long nb, const long long n, '
-            f"const long long inner, const int ns, const {t}* so, const {t}* x, const {t}* zi, "
-            f"const int has_zi, {t}* y, {t}* zs, {t}* zf) {{\n"
-            f"  sosfilt_rows<{t}>(nb, n, inner, ns, so, x, zi, has_zi, y, zs, zf);\n}}\n")
-    return body + "\n" + "\n".join(wrappers)
+    return _sources.concat(("rounding.cuh", "filters.cu"))
 
 
-def _dc(x):
-    from burn_cuda.runtime import context
-    return context(x.device.id)
+@functools.lru_cache(maxsize=None)
+def _host_kernel(name):
+    return cuda.host_fallback(_flex.KERNELS[name], f"signal_{name}")
 
 
 def _host(name, *xs, **kw):
     """flex's scipy kernel on downloaded arrays, the results uploaded; counted in ``stats()``."""
-    cp = _cp()
-    dc = _dc(next(x for x in xs if isinstance(x, cp.ndarray)))
-    st = dc.stats
-    moved = sum(int(x.nbytes) for x in xs if isinstance(x, cp.ndarray))
-    r = _flex.KERNELS[name](*[cp.asnumpy(x) if isinstance(x, cp.ndarray) else x for x in xs], **kw)
-    out = tuple(cp.asarray(v) for v in r) if isinstance(r, tuple) else cp.asarray(r)
-    moved += sum(int(v.nbytes) for v in (out if isinstance(out, tuple) else (out,)))
-    st["host_transfers"] = st.get("host_transfers", 0) + 1
-    st["host_transfer_bytes"] = st.get("host_transfer_bytes", 0) + moved
-    return out
+    return _host_kernel(name)(*xs, **kw)
+
+
+def _launch(source, name, n, args):
+    """Kernel ``name`` of ``source`` (compiled once per device) over ``n`` threads on burn's stream
+    of the device of the arrays in ``args`` (the first one's)."""
+    dc = cuda.device_of(*args)
+    cuda.launch(cuda.program(source, device=dc).kernel(name), n, args, device=dc)
 
 
 def _native_real(*xs):
@@ -290,10 +212,8 @@ def lfilter(b, a, x, zi=None, *, axis):
         return y
     zs = cp.empty((max(K, 1) * nb,), dtype=x.dtype)
     zc = cp.ascontiguousarray(zi) if zi is not None else xc
-    dc = _dc(x)
-    dc.launch(dc.function(filter_source(), f"burn_signal_lfilter_{_SUFFIX[str(x.dtype)]}"), nb,
-              [np.int64(nb), np.int64(n), np.int64(inner), np.int32(K), co, xc, zc, np.int32(zi is not None),
-               y, zs])
+    _launch(filter_source(), f"burn_signal_lfilter_{_SUFFIX[str(x.dtype)]}", nb,
+            [np.int64(nb), np.int64(n), np.int64(inner), np.int32(K), co, xc, zc, np.int32(zi is not None), y, zs])
     return y
 
 
@@ -319,10 +239,9 @@ def sosfilt(sos, x, zi=None, *, axis):
         return y if zi is None else (y, zf)
     zs = cp.empty((2 * ns * nb,), dtype=x.dtype)
     zc = cp.ascontiguousarray(zi) if zi is not None else xc
-    dc = _dc(x)
-    dc.launch(dc.function(filter_source(), f"burn_signal_sosfilt_{_SUFFIX[str(x.dtype)]}"), nb,
-              [np.int64(nb), np.int64(n), np.int64(inner), np.int32(ns), so, xc, zc, np.int32(zi is not None),
-               y, zs, zf if zf is not None else zs])
+    _launch(filter_source(), f"burn_signal_sosfilt_{_SUFFIX[str(x.dtype)]}", nb,
+            [np.int64(nb), np.int64(n), np.int64(inner), np.int32(ns), so, xc, zc, np.int32(zi is not None),
+             y, zs, zf if zf is not None else zs])
     return y if zi is None else (y, zf)
 
 
@@ -339,7 +258,6 @@ def _stft_scale(win, scaling, fs):
 @_kernel("stft")
 def stft(x, win, *, fs, noverlap, nfft, boundary, padded, onesided, scaling):
     """scipy.signal.stft's ``Zxx`` (..., freq, segment) for the last axis of ``x``."""
-    from ._ops import stft_plan
     cp = _cp()
     n, nper = x.shape[-1], win.shape[0]
     step, total, nseg = stft_plan("stft", n, nper, noverlap, nfft, boundary, padded)
@@ -357,9 +275,9 @@ def stft(x, win, *, fs, noverlap, nfft, boundary, padded, onesided, scaling):
     return cp.ascontiguousarray(cp.swapaxes(z, -1, -2)).astype(_complex(x), copy=False)
 
 
-@functools.lru_cache(maxsize=None)
 def ola_source() -> str:
-    """The CUDA C of ``istft``'s overlap-add: ``burn_signal_ola_{f32,f64}``, gather form.
+    """The CUDA C of ``istft``'s overlap-add (``kernels/rounding.cuh`` + ``kernels/ola.cu``):
+    ``burn_signal_ola_{f32,f64}``, gather form.
 
     One thread per output sample ``g < nb * m`` (signal ``b = g / m``, sample ``p = g % m + p0``;
     ``p0`` skips the boundary padding): it sums, over the segments ``s`` that cover ``p`` in
@@ -373,59 +291,13 @@ def ola_source() -> str:
     >>> assert 'extern "C" __global__ void burn_signal_ola_f32(' in src
     >>> assert 'extern "C" __global__ void burn_signal_ola_f64(' in src
     """
-    body = _RN + r"""
-template <typename T>
-__device__ void ola_rows(long long total, long long m, int nper, int step, int nseg, int nfft, int p0,
-                         int cplx, const T* xs, const T* w, const T* sc, T* y) {
-  long long g = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-  if (g >= total) return;
-  long long b = g / m;
-  long long p = g - b * m + p0;
-  // segment s covers p when s step <= p < s step + nper
-  long long s_lo = p >= nper ? (p - nper) / step + 1 : 0;
-  long long s_hi = p / step;
-  if (s_hi > nseg - 1) s_hi = nseg - 1;
-  const T scl = sc[0];
-  T re = 0, im = 0, nrm = 0;
-  for (long long s = s_lo; s <= s_hi; ++s) {
-    const long long t = p - s * step;
-    const T wt = w[t];
-    const long long e = (b * nfft + t) * nseg + s;
-    // (x * scale) * w, as the segments are scaled then windowed
-    if (cplx) {
-      re = add_(re, mul_(mul_(xs[2 * e], scl), wt));
-      im = add_(im, mul_(mul_(xs[2 * e + 1], scl), wt));
-    } else {
-      re = add_(re, mul_(mul_(xs[e], scl), wt));
-    }
-    nrm = add_(nrm, mul_(wt, wt));
-  }
-  if (nrm > (T)1e-10) {
-    re = div_(re, nrm);
-    im = div_(im, nrm);
-  }
-  if (cplx) {
-    y[2 * g] = re;
-    y[2 * g + 1] = im;
-  } else {
-    y[g] = re;
-  }
-}
-"""
-    wrappers = [
-        f'extern "C" __global__ void burn_signal_ola_{suffix}(const long long total, const long long m, '
-        f"const int nper, const int step, const int nseg, const int nfft, const int p0, const int cplx, "
-        f"const {t}* xs, const {t}* w, const {t}* sc, {t}* y) {{\n"
-        f"  ola_rows<{t}>(total, m, nper, step, nseg, nfft, p0, cplx, xs, w, sc, y);\n}}\n"
-        for suffix, t in (("f32", "float"), ("f64", "double"))]
-    return body + "\n" + "\n".join(wrappers)
+    return _sources.concat(("rounding.cuh", "ola.cu"))
 
 
 @_kernel("istft")
 def istft(z, win, *, fs, noverlap, nfft, onesided, boundary, scaling):
     """scipy.signal.istft's ``x`` from ``z`` (..., freq, segment): the inverse FFT of every segment,
     then one overlap-add kernel (:func:`ola_source`) that scales, windows, sums and normalizes."""
-    from ._ops import istft_length
     cp = _cp()
     nper, nseg = win.shape[0], z.shape[-1]
     step = nper - noverlap
@@ -444,10 +316,9 @@ def istft(z, win, *, fs, noverlap, nfft, onesided, boundary, scaling):
     total = nb * m
     if total == 0:
         return y
-    dc = _dc(z)
-    dc.launch(dc.function(ola_source(), f"burn_signal_ola_{_SUFFIX[np.dtype(real).name]}"), total,
-              [np.int64(total), np.int64(m), np.int32(nper), np.int32(step), np.int32(nseg), np.int32(nfft),
-               np.int32(nper // 2 if boundary else 0), np.int32(not onesided), xs, w, sc, y])
+    _launch(ola_source(), f"burn_signal_ola_{_SUFFIX[np.dtype(real).name]}", total,
+            [np.int64(total), np.int64(m), np.int32(nper), np.int32(step), np.int32(nseg), np.int32(nfft),
+             np.int32(nper // 2 if boundary else 0), np.int32(not onesided), xs, w, sc, y])
     return y
 
 
@@ -504,10 +375,8 @@ def release_caches(index: int) -> None:
         dev.memory_cleanup()
         assert cupy.fft.config.get_plan_cache().get_curr_size() == 0
     """
-    from burn_cuda.runtime import context
-    dc = context(index)
-    with dc.device:
-        dc.cp.fft.config.get_plan_cache().clear()
+    with cuda.scope(index):
+        _cp().fft.config.get_plan_cache().clear()
 
 
 

@@ -6,17 +6,27 @@ dtypes the ops' ``.meta`` rules declare (scipy keeps float32/complex64 in
 single precision; the casts below are no-ops then). SciPy's ValueErrors for
 value-dependent problems (``a[0] == 0``) become :class:`SignalError` naming
 the op. This module is imported only from the ``burn_register_kernels``
-hook, when burn-flex is installed.
+hook, when burn-flex is installed; scipy.fft and scipy.signal are imported by
+the first kernel that runs (registering the kernels does not pay for them).
 """
 from __future__ import annotations
 
 import functools
+import warnings
 
 import numpy as np
-import scipy.fft as sfft
-import scipy.signal as ss
 
 from ._errors import SignalError
+
+
+def _sfft():
+    import scipy.fft      # deferred to the first kernel run: registration must not import scipy
+    return scipy.fft
+
+
+def _ss():
+    import scipy.signal   # deferred as scipy.fft (it costs more)
+    return scipy.signal
 
 
 def _complex(x):
@@ -42,20 +52,16 @@ def _scipy(name):
 
 def _fft1(name, out):
     """scipy.fft's 1-D transform ``name``, its result in ``out(x)`` (the input's precision)."""
-    fn = getattr(sfft, name)
-
     def k(x, *, n, axis, norm):
-        return fn(x, n=n, axis=axis, norm=norm).astype(out(x), copy=False)
+        return getattr(_sfft(), name)(x, n=n, axis=axis, norm=norm).astype(out(x), copy=False)
     k.__name__ = name
     return k
 
 
 def _fftn(name, out):
     """scipy.fft's n-D transform ``name``, its result in ``out(x)``."""
-    fn = getattr(sfft, name)
-
     def k(x, *, s, axes, norm):
-        return fn(x, s=s, axes=axes, norm=norm).astype(out(x), copy=False)
+        return getattr(_sfft(), name)(x, s=s, axes=axes, norm=norm).astype(out(x), copy=False)
     k.__name__ = name
     return k
 
@@ -68,12 +74,12 @@ fftn, ifftn, rfftn, irfftn = (_fftn("fftn", _complex), _fftn("ifftn", _complex),
 
 @_scipy("convolve")
 def convolve(a, b, *, mode="full"):
-    return np.asarray(ss.convolve(a, b, mode=mode)).astype(a.dtype, copy=False)
+    return np.asarray(_ss().convolve(a, b, mode=mode)).astype(a.dtype, copy=False)
 
 
 @_scipy("correlate")
 def correlate(a, b, *, mode="full"):
-    return np.asarray(ss.correlate(a, b, mode=mode)).astype(a.dtype, copy=False)
+    return np.asarray(_ss().correlate(a, b, mode=mode)).astype(a.dtype, copy=False)
 
 
 @_scipy("fftconvolve")
@@ -84,7 +90,7 @@ def fftconvolve(a, b, *, mode="full", axes=None):
         conv = {ax % a.ndim for ax in np.atleast_1d(axes)}
         shape = [s if i in conv else max(s, t) for i, (s, t) in enumerate(zip(a.shape, b.shape))]
         a = np.broadcast_to(a, shape)
-    return np.asarray(ss.fftconvolve(a, b, mode=mode, axes=axes)).astype(a.dtype, copy=False)
+    return np.asarray(_ss().fftconvolve(a, b, mode=mode, axes=axes)).astype(a.dtype, copy=False)
 
 
 def _a0(a):
@@ -96,8 +102,8 @@ def _a0(a):
 def lfilter(b, a, x, zi=None, *, axis):
     _a0(a)
     if zi is None:
-        return ss.lfilter(b, a, x, axis=axis).astype(x.dtype, copy=False)
-    return ss.lfilter(b, a, x, axis=axis, zi=zi)[0].astype(x.dtype, copy=False)
+        return _ss().lfilter(b, a, x, axis=axis).astype(x.dtype, copy=False)
+    return _ss().lfilter(b, a, x, axis=axis, zi=zi)[0].astype(x.dtype, copy=False)
 
 
 @_scipy("sosfilt")
@@ -114,14 +120,14 @@ def sosfilt(sos, x, zi=None, *, axis):
         # scipy wants a0 == 1; each section is normalized by its a0 as lfilter does (the reference's semantics)
         sos = sos / sos[:, 3:4]
     if zi is None:
-        return ss.sosfilt(sos, x, axis=axis).astype(x.dtype, copy=False)
-    y, zf = ss.sosfilt(sos, x, axis=axis, zi=zi)
+        return _ss().sosfilt(sos, x, axis=axis).astype(x.dtype, copy=False)
+    y, zf = _ss().sosfilt(sos, x, axis=axis, zi=zi)
     return y.astype(x.dtype, copy=False), zf.astype(x.dtype, copy=False)
 
 
 @_scipy("stft")
 def stft(x, win, *, fs, noverlap, nfft, boundary, padded, onesided, scaling):
-    _, _, z = ss.stft(x, fs=fs, window=win, nperseg=win.shape[0], noverlap=noverlap, nfft=nfft,
+    _, _, z = _ss().stft(x, fs=fs, window=win, nperseg=win.shape[0], noverlap=noverlap, nfft=nfft,
                       detrend=False, return_onesided=onesided, boundary=boundary, padded=padded, axis=-1,
                       scaling=scaling)
     return z.astype(_complex(x), copy=False)
@@ -129,21 +135,20 @@ def stft(x, win, *, fs, noverlap, nfft, boundary, padded, onesided, scaling):
 
 @_scipy("istft")
 def istft(z, win, *, fs, noverlap, nfft, onesided, boundary, scaling):
-    import warnings
     with warnings.catch_warnings():
         # NOLA: scipy warns and divides where the window overlap is non-zero; so does the reference
         warnings.simplefilter("ignore", UserWarning)
         # scipy crops nperseg // 2 samples at each end with x[..., k:-k]: for k = 0 that slice is
         # empty, not the whole signal, so a one-sample window is cropped by not asking for it
         crop = boundary and win.shape[0] // 2 > 0
-        _, x = ss.istft(z, fs=fs, window=win, nperseg=win.shape[0], noverlap=noverlap, nfft=nfft,
+        _, x = _ss().istft(z, fs=fs, window=win, nperseg=win.shape[0], noverlap=noverlap, nfft=nfft,
                         input_onesided=onesided, boundary=crop, time_axis=-1, freq_axis=-2, scaling=scaling)
     return x.astype(_real(z) if onesided else _complex(z), copy=False)
 
 
 @_scipy("resample")
 def resample(x, *, num, axis):
-    return ss.resample(x, num, axis=axis).astype(x.dtype, copy=False)
+    return _ss().resample(x, num, axis=axis).astype(x.dtype, copy=False)
 
 
 KERNELS = {

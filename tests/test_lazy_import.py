@@ -1,0 +1,45 @@
+"""``import burn`` leaves burn.nn, burn.optim, burn.train and burn.data for their first use
+(issue 19: ``import burn`` within 100 ms of ``import numpy``), in fresh processes."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+LATER = ["burn.nn", "burn.optim", "burn.train", "burn.data"]
+
+
+def _loaded_after(code: str) -> list[str]:
+    probe = f"import sys, json\n{code}\nprint(json.dumps(sorted(m for m in sys.modules if m.startswith('burn'))))"
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=True)
+    return json.loads(out.stdout.splitlines()[-1])
+
+
+def test_import_burn_loads_no_nn_optim_train_data():
+    loaded = _loaded_after("import burn; burn.softmax(burn.ones((2,))).numpy()")
+    assert not [m for m in loaded if m.split(".")[:2] in [x.split(".") for x in LATER]], loaded
+    assert "burn.fused" in loaded          # burn.softmax is the fused op, without burn.nn
+
+
+@pytest.mark.parametrize("use, loads", [
+    ("burn.nn.Linear", "burn.nn"),
+    ("burn.optim.Adam", "burn.optim"),
+    ("burn.train.Learner", "burn.train"),
+    ("burn.data.DataLoader", "burn.data"),
+])
+def test_first_attribute_use_imports_the_subpackage(use, loads):
+    loaded = _loaded_after(f"import burn; {use}")
+    assert loads in loaded
+
+
+def test_import_statement_of_a_subpackage_binds_it():
+    loaded = _loaded_after("import burn.optim, burn; assert burn.optim.SGD")
+    assert "burn.optim" in loaded and "burn.train" not in loaded
+
+
+def test_unknown_attribute_is_still_an_attribute_error():
+    import burn
+    with pytest.raises(AttributeError, match="no attribute 'nonesuch'"):
+        burn.nonesuch
