@@ -374,11 +374,12 @@ def run_suite(suite: Path, max_examples: int, device: str, pytest_args=(), timeo
                # the omit list takes several values: an option must follow it, not a positional
                "--json-report-omit", "log", "streams", "keywords", "warnings", "traceback",
                "--json-report", f"--json-report-file={report_path}", *pytest_args]
-        proc = subprocess.run(cmd, cwd=work, env=env, capture_output=True, text=True, timeout=timeout)
+        proc = subprocess.run(cmd, cwd=work, env=env, capture_output=True, text=True,
+                              encoding="utf-8", errors="replace", timeout=timeout)
         if not report_path.exists():
             raise RuntimeError(f"the suite did not run (exit {proc.returncode}):\n{proc.stdout[-4000:]}"
                                f"\n{proc.stderr[-4000:]}")
-        return json.loads(report_path.read_text())
+        return json.loads(report_path.read_text(encoding="utf-8"))
 
 
 def _print_ids(title: str, ids, outcomes: dict) -> None:
@@ -415,12 +416,12 @@ def main(argv=None) -> int:
     ap.add_argument("pytest_args", nargs="*", help="after --: options passed to pytest (e.g. -- -k sort); "
                                                   "then listed tests that did not run are not checked")
     args = ap.parse_args(argv)
-    expected = parse_expected(args.expected.read_text()) if args.expected.exists() else Expected()
+    expected = parse_expected(args.expected.read_text(encoding="utf-8")) if args.expected.exists() else Expected()
     t0 = time.monotonic()
     report = run_suite(args.suite, args.max_examples, args.device, args.pytest_args, args.timeout, args.module)
     seconds = time.monotonic() - t0
     if args.report:
-        args.report.write_text(json.dumps(report))
+        args.report.write_text(json.dumps(report), encoding="utf-8")
     outcomes = outcomes_from_report(report)
     print(summary(outcomes, seconds, args.module))
     if not outcomes:
@@ -431,7 +432,7 @@ def main(argv=None) -> int:
     if args.update:
         if args.pytest_args:
             ap.error("--update needs a full run (no pytest arguments)")
-        args.expected.write_text(render_expected(outcomes, expected))
+        args.expected.write_text(render_expected(outcomes, expected), encoding="utf-8")
         print(f"wrote {args.expected}")
         return 0
     c = compare(outcomes, expected, full_run=not args.pytest_args)
@@ -447,4 +448,6 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
+    # test ids hold non-ASCII text (π, ±): print them whatever the locale says
+    sys.stdout.reconfigure(encoding="utf-8", errors="backslashreplace")
     sys.exit(main())
