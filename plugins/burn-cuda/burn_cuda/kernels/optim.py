@@ -21,9 +21,9 @@ Other dtypes (complex) run the same ops with CuPy's ufuncs.
 from __future__ import annotations
 
 from functools import lru_cache
-from importlib import resources
 
 import numpy as np
+from burn.codegen.sources import load_source
 
 from ..native import dtype_name
 from .elementwise import _dc_of
@@ -60,8 +60,8 @@ def _helpers(dtype: str) -> str:
 
 @lru_cache(maxsize=None)
 def _cu(name: str) -> str:
-    # CUDA C shipped as package data (cu/*.cu); after the api merge: burn.codegen.sources.load_source
-    return resources.files(__package__).joinpath("cu", name).read_text()
+    # CUDA C shipped as package data (cu/*.cu)
+    return load_source(__package__, f"cu/{name}")
 
 
 def _update_source(kind: str, dtype: str) -> tuple:

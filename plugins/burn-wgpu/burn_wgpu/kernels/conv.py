@@ -13,18 +13,19 @@ from functools import lru_cache
 import numpy as np
 
 from burn.codegen import OPENCL
+from burn.codegen.sources import with_defines
 from burn.ops.conv import conv_out_hw
 
 from ..native import empty
 from .linear import matmul
 from .movement import _slice_view, contiguous, copy_into, permute, reshape
-from .source import cl_source, defines
+from .source import cl_source
 
 
 @lru_cache(maxsize=None)
 def _source(dtype: str, fp64: bool) -> str:
     pre = "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n" if fp64 else ""
-    return pre + defines(T=OPENCL.ctype(dtype)) + "\n" + cl_source("im2col.cl")
+    return pre + with_defines(cl_source("im2col.cl"), dict(T=OPENCL.ctype(dtype)))
 
 
 def _geo(C, H, W, KH, KW, OH, OW, stride, padding, dilation):
@@ -139,8 +140,8 @@ def _pool_source(dtype: str, fp64: bool) -> str:
     pre = "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n" if fp64 else ""
     if dtype == "float16":
         pre += "#pragma OPENCL EXTENSION cl_khr_fp16 : enable\n"
-    return pre + defines(T=OPENCL.ctype(dtype), A="double" if dtype == "float64" else "float", LOW=low,
-                         IS_FLOAT=isf) + "\n" + cl_source("pool.cl")
+    return pre + with_defines(cl_source("pool.cl"), dict(
+        T=OPENCL.ctype(dtype), A="double" if dtype == "float64" else "float", LOW=low, IS_FLOAT=isf))
 
 
 def _pool_geo(H, W, kernel, out_hw, stride, padding, dilation):

@@ -6,12 +6,13 @@ from __future__ import annotations
 import numpy as np
 
 from burn.codegen import OPENCL
+from burn.codegen.sources import with_defines
 
 from ..native import NP as _NP
 from ..native import empty, is_complex
 from .elementwise import _default_dc, _name, elementwise
 from .movement import upload
-from .source import cl_source, defines, register
+from .source import cl_source, register
 from .source import library_kernel as _lib
 
 
@@ -85,7 +86,7 @@ def _host_random(name):
 
 
 def _creation_part(dtype, fp64):
-    return defines(T=OPENCL.ctype(dtype), F="double" if fp64 else "float") + "\n" + cl_source("creation.cl")
+    return with_defines(cl_source("creation.cl"), dict(T=OPENCL.ctype(dtype), F="double" if fp64 else "float"))
 
 
 register("create", ("arange_", "linspace", "eye"), _creation_part)

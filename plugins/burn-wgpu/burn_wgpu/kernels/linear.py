@@ -9,6 +9,7 @@ from functools import lru_cache
 import numpy as np
 
 from burn.codegen import OPENCL
+from burn.codegen.sources import with_defines
 from burn.codegen.complex import PART, helper_source
 from burn.errors import BurnError
 
@@ -16,7 +17,7 @@ from ..native import broadcast_strides as _broadcast_strides
 from ..native import WTensor, empty, is_complex, numel
 from .elementwise import _bshape
 from .movement import _filled, broadcast_to, contiguous
-from .source import cl_source, defines, register
+from .source import cl_source, register
 from .source import library_kernel as _lib
 
 
@@ -128,7 +129,7 @@ WPT = 4            # matmul: each work-item computes WPT x WPT values of C
 
 
 def _matmul_src(T):
-    return defines(T=T, TILE=TILE, TK=TK, WPT=WPT) + "\n" + cl_source("matmul_tiled.cl")
+    return with_defines(cl_source("matmul_tiled.cl"), dict(T=T, TILE=TILE, TK=TK, WPT=WPT))
 
 VW = 16           # matmul_rows: columns of C per work-item (one vector)
 

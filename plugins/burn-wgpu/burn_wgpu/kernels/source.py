@@ -10,9 +10,9 @@ plain C live in ``cl/*.cl`` package data (:func:`cl_source`), parameterised by `
 from __future__ import annotations
 
 from functools import lru_cache
-from importlib import resources
 
 from burn.codegen import param_words
+from burn.codegen.sources import load_source
 
 # part -> (kernel-name prefixes or names, render(dtype, fp64) -> C source); see register()
 _PARTS: dict = {}
@@ -58,15 +58,7 @@ def cl_source(name: str) -> str:
 
     >>> assert "reduce_sum" in cl_source("reduce.cl")
     """
-    return resources.files(__package__).joinpath("cl", name).read_text()
-
-
-def defines(**values) -> str:
-    r"""``#define`` lines for ``values`` (booleans become 0 / 1).
-
-    >>> assert defines(T="float", IS_FLOAT=True) == "#define T float\n#define IS_FLOAT 1"
-    """
-    return "\n".join(f"#define {k} {int(v) if isinstance(v, bool) else v}" for k, v in values.items())
+    return load_source(__package__, f"cl/{name}")
 
 
 @lru_cache(maxsize=None)

@@ -18,11 +18,12 @@ import os
 import numpy as np
 
 from burn.codegen import OPENCL
+from burn.codegen.sources import with_defines
 from burn.codegen.reduce import reduce_axes
 
 from ...native import empty, is_complex, numel
 from ..movement import contiguous, permute, reshape
-from ..source import cl_source, defines, register
+from ..source import cl_source, register
 from ..source import library_kernel as _lib
 from . import complex as _complex
 from .generated import FusedMultiReduce, FusedReduce, is_multi_reduce, one_launch_group
@@ -124,7 +125,7 @@ def _library(dtype, fp64):
     # float16 reductions run the generated kernels (burn_wgpu.kernels.reduce.generated)
     if dtype == "float16":
         return ""
-    return defines(T=OPENCL.ctype(dtype), IS_FLOAT=dtype.startswith("float")) + "\n" + cl_source("reduce.cl")
+    return with_defines(cl_source("reduce.cl"), dict(T=OPENCL.ctype(dtype), IS_FLOAT=dtype.startswith("float")))
 
 
 register("reduce", ("reduce_", "scan_"), _library)
