@@ -208,7 +208,14 @@ def _bind():
         self.assign_(M.index_put(self, key, value))
     Tensor.__setitem__ = setitem
 
-    # operators (the functions themselves where the operand order matches: no extra frame)
+    def __iter__(self):
+        for i in range(len(self)):
+            yield self[i]
+    Tensor.__iter__ = __iter__
+
+
+def _bind_operators():
+    # the functions themselves where the operand order matches: no extra frame
     Tensor.__add__ = E.add
     Tensor.__radd__ = lambda a, b: E.add(b, a)
     Tensor.__sub__ = E.subtract
@@ -263,13 +270,9 @@ def _bind():
     Tensor.__ior__ = lambda a, b: a.assign_(Tensor.__or__(a, b))
     Tensor.__ixor__ = lambda a, b: a.assign_(Tensor.__xor__(a, b))
 
-    def __iter__(self):
-        for i in range(len(self)):
-            yield self[i]
-    Tensor.__iter__ = __iter__
-
 
 _bind()
+_bind_operators()
 
 # doctest does not look inside _bind(); name the methods defined there so their examples run
 __test__ = {n: getattr(Tensor, n) for n in ("astype", "reshape", "permute", "transpose", "expand")}
