@@ -213,6 +213,10 @@ def result_type(*arrays_and_dtypes) -> DType:
         >>> assert burn.result_type(burn.ones(2, dtype=burn.int8), burn.int32) is burn.int32
         >>> assert burn.result_type(burn.float16, 1.5, 2) is burn.float16
     """
+    if len(arrays_and_dtypes) == 2:        # the binary ops' call: two dtypes, no scalars
+        a, b = arrays_and_dtypes
+        if type(a) is DType and type(b) is DType:
+            return _promote2(a, b)
     out = None
     scalars = []
     for a in arrays_and_dtypes:
