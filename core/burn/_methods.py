@@ -8,7 +8,7 @@ those layers.
 """
 from __future__ import annotations
 
-from . import autodiff
+from . import autodiff, views
 from .device import Device
 from .ops import creation as C, elementwise as E, reduction as R, movement as M, linear as L
 from .tensor import Tensor
@@ -62,7 +62,9 @@ def assign_(self, value) -> "Tensor":
     """Replace this tensor's value (same shape and dtype), e.g. in an optimizer.
 
     Pending work that read the old value keeps seeing it: handles are
-    immutable, this only rebinds the tensor to a new one.
+    immutable, this only rebinds the tensor to a new one. On a view (a slice,
+    reshape or transpose of another tensor) the new value is written into
+    its base, and every view of the base sees it (numpy's meaning).
 
     Args:
         value: a tensor or Python scalar, broadcast and cast to this tensor's
@@ -79,6 +81,9 @@ def assign_(self, value) -> "Tensor":
     if isinstance(value, Tensor):
         vh = value._h
         if vh.shape == h.shape and vh.dtype is h.dtype:     # an optimizer's update: nothing to convert
+            if getattr(self, "_views", None) or getattr(self, "_vbase", None):
+                views.rebind(self, value)
+                return self
             self._stamp()
             self._h = vh
             if not self._leaf:
@@ -89,12 +94,9 @@ def assign_(self, value) -> "Tensor":
         v = M.broadcast_to(v, self.shape)
     if v.dtype is not self.dtype:
         v = v.astype(self.dtype)
-    self._stamp()
-    self._h = v._h
-    if not self._leaf:
-        # an in-place op on a computed tensor (``y += b``) must keep the new
-        # value's gradient record; leaves (parameters) stay leaves
-        self._grad = v._grad
+    # an in-place op on a computed tensor (``y += b``) keeps the new value's gradient
+    # record; leaves (parameters) stay leaves; views write through to their base
+    views.rebind(self, v)
     return self
 
 

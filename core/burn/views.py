@@ -1,0 +1,155 @@
+"""Views: numpy's sharing semantics on an immutable lazy graph (PyTorch's functionalization).
+
+Basic indexing (slices, ints, ``...``, ``None``) and ``reshape`` / ``permute_dims`` (with
+everything built on them: ``squeeze``, ``expand_dims``, ``.T``, ``.mT``, ``swapaxes``,
+``moveaxis``) return a *view*: a tensor that remembers its base (the tensor that is not a
+view itself) and the chain of view steps from the base to it. Handles stay immutable; what
+views change is what an in-place update (``assign_``, ``+=``, ``t[k] = v``) means:
+
+- on a view, the new value is written into the region of the base it covers (a slice
+  becomes an ``index_put`` into its input, a reshape or permutation is undone), the base
+  is rebound to the result, and every other live view of the base is derived again;
+- on a base, every live view of it is derived again from the new value.
+
+A view derived again is stamped like any in-place update (``Tensor._stamp``), so a
+backward rule that needs its old value raises (PyTorch's version-counter rule), and the
+ops that recorded its old handle keep their old value (laziness never changes meaning).
+Everything stays lazy: writing and deriving again only record ops.
+"""
+from __future__ import annotations
+
+from weakref import ref as _ref
+
+from .dispatch import registry
+from .tensor import apply
+
+__all__ = ["mark", "rebind", "base_of"]
+
+_PRUNE_AT = 32      # a base's list of weak references is pruned when it doubles past this
+
+
+def mark(out, x, prim, attrs):
+    """Record that ``out``, just made from ``x`` by view primitive ``prim``, is a view of
+    ``x``'s base (views of views share the base; their chains compose). Returns ``out``.
+
+    Example:
+        >>> import burn
+        >>> from burn.views import base_of
+        >>> a = burn.zeros((4,))
+        >>> assert base_of(a[1:3].reshape((2, 1))) is a and base_of(a) is None
+    """
+    if out is x:
+        return out
+    info = getattr(x, "_vbase", None)
+    if info is None:
+        base, chain = x, ()
+    else:
+        base, chain = info
+    out._vbase = (base, chain + ((prim, attrs, x.shape),))
+    lst = getattr(base, "_views", None)
+    if lst is None:
+        base._views = [_ref(out)]
+    else:
+        lst.append(_ref(out))
+        n = len(lst)
+        if n >= _PRUNE_AT and n & (n - 1) == 0:       # amortised: dead views (temporaries) leave
+            lst[:] = [r for r in lst if r() is not None]
+    return out
+
+
+def base_of(t):
+    """The tensor ``t`` is a view of, or None when it is not a view.
+
+    Example:
+        >>> import burn
+        >>> from burn.views import base_of
+        >>> x = burn.arange(6)
+        >>> assert base_of(x.reshape((2, 3)).T) is x and base_of(x[burn.tensor([0, 1])]) is None
+    """
+    info = getattr(t, "_vbase", None)
+    return None if info is None else info[0]
+
+
+def _derive(base, chain):
+    t = base
+    for prim, attrs, _ in chain:
+        t = apply(prim, (t,), attrs)
+    return t
+
+
+def _undo(prim, attrs, shape, x, inner):
+    """``x`` with the result of view step (``prim``, ``attrs``) replaced by ``inner``."""
+    name = prim.name
+    if name == "slice":
+        # a normalised negative-step stop of -1 means "through index 0", which a slice spells None
+        spec = tuple(("s", a, b if b >= 0 else None, c)
+                     for a, b, c in zip(attrs["starts"], attrs["stops"], attrs["steps"]))
+        return apply(registry.ops["index_put"], (x, inner), {"spec": spec})
+    if name == "reshape":
+        return apply(prim, (inner,), {"shape": shape})
+    if name == "permute":
+        axes = attrs["axes"]
+        inv = [0] * len(axes)
+        for i, a in enumerate(axes):
+            inv[a] = i
+        return apply(prim, (inner,), {"axes": tuple(inv)})
+    raise AssertionError(f"views: '{name}' is not a view primitive")
+
+
+def _write(base, chain, value):
+    """The base's new value when the view at ``chain`` takes ``value``."""
+    if len(chain) == 1:
+        prim, attrs, shape = chain[0]
+        return _undo(prim, attrs, shape, base, value)
+    inputs = [base]         # the value each step reads, derived from the base's current value
+    for prim, attrs, _ in chain[:-1]:
+        inputs.append(apply(prim, (inputs[-1],), attrs))
+    for (prim, attrs, shape), x in zip(reversed(chain), reversed(inputs)):
+        value = _undo(prim, attrs, shape, x, value)
+    return value
+
+
+def _set(t, v):
+    t._stamp()
+    t._h = v._h
+    if not t._leaf:
+        t._grad = v._grad
+
+
+def _refresh(base, skip):
+    lst = getattr(base, "_views", None)
+    if not lst:
+        return
+    live = []
+    for r in lst:
+        w = r()
+        if w is None:
+            continue
+        live.append(r)
+        if w is not skip:
+            _set(w, _derive(base, w._vbase[1]))
+    lst[:] = live
+
+
+def rebind(t, v):
+    """Give tensor ``t`` the value of tensor ``v`` (same shape and dtype) in place, as
+    ``assign_`` does: through its base when ``t`` is a view, and into every live view of
+    the base.
+
+    Example:
+        >>> import burn
+        >>> from burn.views import rebind
+        >>> a = burn.zeros((4,))
+        >>> v = a[1:3]
+        >>> rebind(v, burn.ones((2,)))
+        >>> assert a.tolist() == [0.0, 1.0, 1.0, 0.0]
+    """
+    info = getattr(t, "_vbase", None)
+    if info is None:
+        _set(t, v)
+        _refresh(t, None)
+        return
+    base, chain = info
+    _set(base, _write(base, chain, v))
+    _set(t, v)
+    _refresh(base, t)
