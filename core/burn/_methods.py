@@ -124,7 +124,7 @@ def _bind():
     Tensor.imag = property(E.imag)
     Tensor.angle = E.angle
 
-    def reshape(self, *shape):
+    def reshape(self, *shape, copy=None):
         """The same values in a new shape, given as ints or one tuple (one entry may be -1).
 
         Example:
@@ -134,7 +134,7 @@ def _bind():
         """
         if len(shape) == 1 and not isinstance(shape[0], int):
             shape = shape[0]
-        return M.reshape(self, shape)
+        return M.reshape(self, shape, copy=copy)
     Tensor.reshape = reshape
     Tensor.view = reshape
 

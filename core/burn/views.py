@@ -23,7 +23,7 @@ from weakref import ref as _ref
 from .dispatch import registry
 from .tensor import apply
 
-__all__ = ["mark", "rebind", "base_of"]
+__all__ = ["mark", "rebind", "base_of", "reshape_shares"]
 
 _PRUNE_AT = 32      # a base's list of weak references is pruned when it doubles past this
 
@@ -68,6 +68,72 @@ def base_of(t):
     """
     info = getattr(t, "_vbase", None)
     return None if info is None else info[0]
+
+
+def _nocopy_strides(shape, strides, new_shape):
+    """The strides of ``new_shape`` over the elements of a (``shape``, ``strides``) layout,
+    or None when they do not exist (numpy's ``_attempt_nocopy_reshape``, C order)."""
+    old = [(d, st) for d, st in zip(shape, strides) if d != 1]
+    if 0 in shape:
+        return [0] * len(new_shape)
+    new = [d for d in new_shape if d != 1]
+    out = [0] * len(new)
+    oi = ni = 0
+    while ni < len(new) and oi < len(old):
+        nj, oj = ni + 1, oi + 1
+        np_, op = new[ni], old[oi][0]
+        while np_ != op:
+            if np_ < op:
+                np_ *= new[nj]
+                nj += 1
+            else:
+                op *= old[oj][0]
+                oj += 1
+        for k in range(oi, oj - 1):         # the merged old axes must be contiguous
+            if old[k][1] != old[k + 1][0] * old[k + 1][1]:
+                return None
+        out[nj - 1] = old[oj - 1][1]
+        for k in range(nj - 1, ni, -1):
+            out[k - 1] = out[k] * new[k]
+        ni, oi = nj, oj
+    it = iter(out)
+    return [1 if d == 1 else next(it) for d in new_shape]   # a size-1 axis' stride never matters
+
+
+def reshape_shares(x, shape) -> bool:
+    """Whether ``reshape(x, shape)`` is a view, by numpy's rule: it is unless ``x`` is a
+    view whose elements cannot be laid out in ``shape`` by strides alone (then numpy,
+    and burn, copy). A base is contiguous, so reshaping it is always a view.
+
+    Example:
+        >>> import burn
+        >>> from burn.views import reshape_shares
+        >>> x = burn.zeros((3, 4))
+        >>> assert reshape_shares(x.T, (4, 1, 3)) and not reshape_shares(x.T, (12,))
+        >>> assert reshape_shares(x[:, 1:3].reshape((3, 1, 2)), (3, 2))
+    """
+    info = getattr(x, "_vbase", None)
+    if info is None or [s for s in shape if s != 1] == [s for s in x.shape if s != 1]:
+        return True
+    base, chain = info
+    n, strides = 1, []
+    for s in reversed(base.shape):
+        strides.append(n)
+        n *= s
+    strides.reverse()
+    cur = base.shape
+    for prim, attrs, _ in chain:        # replay the chain on the layout alone
+        name = prim.name
+        if name == "slice":
+            strides = [st * c for st, c in zip(strides, attrs["steps"])]
+            cur = tuple(len(range(a, b, c)) for a, b, c in zip(attrs["starts"], attrs["stops"], attrs["steps"]))
+        elif name == "permute":
+            strides = [strides[a] for a in attrs["axes"]]
+            cur = tuple(cur[a] for a in attrs["axes"])
+        else:
+            strides = _nocopy_strides(cur, strides, attrs["shape"])
+            cur = attrs["shape"]
+    return _nocopy_strides(cur, strides, shape) is not None
 
 
 def _derive(base, chain):

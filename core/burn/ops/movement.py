@@ -63,6 +63,10 @@ def _resolve_shape(x, shape):
 def reshape(x, /, shape, *, copy=None) -> Tensor:
     """``x`` with a new shape of the same size (one dimension may be -1).
 
+    As in numpy, the result is a view of ``x`` (an in-place update of either is seen
+    by the other) unless ``x`` is itself a view that strides cannot reshape, e.g. a
+    transpose flattened; ``copy=True`` always copies.
+
     Example:
         >>> import burn
         >>> assert burn.reshape(burn.arange(6), (2, -1)).shape == (2, 3)
@@ -74,7 +78,9 @@ def reshape(x, /, shape, *, copy=None) -> Tensor:
     if shape == x.shape:
         return x
     attrs = {"shape": shape}
-    return views.mark(apply(reshape_p, (x,), attrs), x, reshape_p, attrs)
+    out = apply(reshape_p, (x,), attrs)
+    # a view, unless x is a view that strides cannot reshape (then a copy, as in numpy)
+    return views.mark(out, x, reshape_p, attrs) if views.reshape_shares(x, shape) else out
 
 
 # -- permute ---------------------------------------------------------------------
