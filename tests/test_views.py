@@ -127,6 +127,32 @@ def _advanced_indexing_copies(xp, a):
     return a, t, m
 
 
+def _every_inplace_operator(xp, a):
+    v = a[1:]
+    v += 1
+    v -= 0.5
+    v *= 4
+    v /= 2
+    v //= 3
+    v %= 5
+    v **= 2
+    sq = a[:, :3]
+    sq @= xp.ones_like(sq) + sq.T
+    return a, v, sq
+
+
+def _bitwise_inplace_operators(xp, a):
+    b = a.astype(xp.int64)
+    v = b[::2]
+    v &= 6
+    v |= 1
+    v ^= 3
+    m = b > 4
+    w = m[1:]
+    w &= b[1:] < 9
+    return b, v, m, w
+
+
 def _flatten_copies(xp, a):
     f = a.flatten()
     f += 1
@@ -135,7 +161,8 @@ def _flatten_copies(xp, a):
 
 CASES = [_slice_iadd, _int_index_setitem, _ellipsis_newaxis, _negative_steps, _reshape, _transposes,
          _expand_squeeze_swap, _views_of_views, _base_write_seen_by_earlier_views, _sibling_views,
-         _iterate_rows, _setitem_through_slice_key, _advanced_indexing_copies, _flatten_copies]
+         _iterate_rows, _setitem_through_slice_key, _advanced_indexing_copies, _every_inplace_operator,
+         _bitwise_inplace_operators, _flatten_copies]
 
 
 @pytest.mark.parametrize("dev", DEVS, ids=IDS)

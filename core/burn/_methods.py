@@ -244,6 +244,11 @@ def _bind():
     Tensor.__isub__ = lambda a, b: a.assign_(E.subtract(a, b))
     Tensor.__imul__ = lambda a, b: a.assign_(E.multiply(a, b))
     Tensor.__itruediv__ = lambda a, b: a.assign_(E.divide(a, b))
+    # every in-place operator writes in place: without one Python would rebind the
+    # name to a new tensor, and a view's base would silently keep its old value
+    for name in ("floordiv", "mod", "pow", "matmul", "and", "or", "xor"):
+        binary = getattr(Tensor, f"__{name}__")
+        setattr(Tensor, f"__i{name}__", lambda a, b, op=binary: a.assign_(op(a, b)))
 
     def __iter__(self):
         for i in range(len(self)):
