@@ -9,11 +9,12 @@ views change is what an in-place update (``assign_``, ``+=``, ``t[k] = v``) mean
 - on a view, the new value is written into the region of the base it covers (a slice
   becomes an ``index_put`` into its input, a reshape or permutation is undone), the base
   is rebound to the result, and every other live view of the base is derived again;
-- on a base, every live view of it is derived again from the new value.
+- on a base, every live view of it is marked stale: its next read derives it again from
+  the base's value (so a write costs no ops per view, and a view never read again none).
 
-A view derived again is stamped like any in-place update (``Tensor._stamp``), so a
-backward rule that needs its old value raises (PyTorch's version-counter rule), and the
-ops that recorded its old handle keep their old value (laziness never changes meaning).
+A stale view is stamped like any in-place update (``Tensor._stamp``), so a backward
+rule that needs its old value raises (PyTorch's version-counter rule), and the ops that
+recorded its old handle keep their old value (laziness never changes meaning).
 Everything stays lazy: writing and deriving again only record ops.
 """
 from __future__ import annotations
@@ -21,7 +22,8 @@ from __future__ import annotations
 from weakref import ref as _ref
 
 from .dispatch import registry
-from .tensor import apply
+from .tape import _state as _ad_state
+from .tensor import Tensor, apply
 
 __all__ = ["mark", "rebind", "base_of", "reshape_shares"]
 
@@ -182,6 +184,52 @@ def _set(t, v):
         t._grad = v._grad
 
 
+_H, _GRAD = Tensor._h, Tensor._grad        # the slots themselves, under _Stale's properties
+
+
+def _fresh(t):
+    """Derive stale view ``t`` again from its base, and make it a plain Tensor."""
+    base, chain = t._vbase
+    prev = _ad_state.__dict__.get("enabled", True)
+    _ad_state.enabled = True    # a view follows its base's gradient, whatever the mode at read time
+    try:
+        v = _derive(base, chain)
+    finally:
+        _ad_state.enabled = prev
+    t.__class__ = Tensor
+    _H.__set__(t, v._h)
+    if not t._leaf:
+        _GRAD.__set__(t, v._grad)
+
+
+def _get_h(t):
+    _fresh(t)
+    return _H.__get__(t)
+
+
+def _get_grad(t):
+    _fresh(t)
+    return _GRAD.__get__(t)
+
+
+def _set_slot(slot):
+    def setter(t, value):
+        slot.__set__(t, value)
+        if slot is _H:          # given a value of its own: no longer stale
+            t.__class__ = Tensor
+    return setter
+
+
+class _Stale(Tensor):
+    """A view whose base changed in place since it was last derived: the first read of
+    its value or gradient record derives it again (then it is a plain Tensor again).
+    Plain tensors never pay for this: only the class of a stale view has the properties."""
+
+    __slots__ = ()
+    _h = property(_get_h, _set_slot(_H))
+    _grad = property(_get_grad, _set_slot(_GRAD))
+
+
 def _refresh(base, skip):
     lst = getattr(base, "_views", None)
     if not lst:
@@ -193,7 +241,8 @@ def _refresh(base, skip):
             continue
         live.append(r)
         if w is not skip:
-            _set(w, _derive(base, w._vbase[1]))
+            w._stamp()
+            w.__class__ = _Stale        # derived again when next read, not once per write
     lst[:] = live
 
 
