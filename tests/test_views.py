@@ -4,6 +4,10 @@ through views and in-place writes matches torch, and host arrays are read-only.
 
 Each semantic case is one function of the array namespace ``xp`` (numpy or burn) run on
 both, and compared (flex and wgpu)."""
+import os
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -153,6 +157,14 @@ def _bitwise_inplace_operators(xp, a):
     return b, v, m, w
 
 
+def _diagonal_add_like_sklearn(xp, a):
+    """scikit-learn's ``_fill_or_add_to_diagonal`` (GaussianMixture's ``reg_covar``)."""
+    cov = xp.reshape(a[:, :3], (3, 3))
+    flat = xp.reshape(cov, (-1,))               # a view in numpy too: cov is contiguous
+    flat[::4] += 0.5
+    return a, cov, flat
+
+
 def _flatten_copies(xp, a):
     f = a.flatten()
     f += 1
@@ -162,7 +174,7 @@ def _flatten_copies(xp, a):
 CASES = [_slice_iadd, _int_index_setitem, _ellipsis_newaxis, _negative_steps, _reshape, _transposes,
          _expand_squeeze_swap, _views_of_views, _base_write_seen_by_earlier_views, _sibling_views,
          _iterate_rows, _setitem_through_slice_key, _advanced_indexing_copies, _every_inplace_operator,
-         _bitwise_inplace_operators, _flatten_copies]
+         _bitwise_inplace_operators, _diagonal_add_like_sklearn, _flatten_copies]
 
 
 @pytest.mark.parametrize("dev", DEVS, ids=IDS)
@@ -364,3 +376,22 @@ def test_reshape_is_a_view_exactly_when_numpy_s_is(rng):
                 a, t = a2, t2
                 checked += 1
     assert checked > 100
+
+
+_OACONVOLVE = """
+import numpy as np, burn, scipy.signal as ss
+rng = np.random.default_rng(0)
+a, b = rng.standard_normal(4000), rng.standard_normal(64)
+got = ss.oaconvolve(burn.tensor(a, dtype=burn.float64), burn.tensor(b, dtype=burn.float64))
+assert isinstance(got, burn.Tensor)
+np.testing.assert_allclose(got.numpy(), ss.oaconvolve(a, b), rtol=1e-10, atol=1e-10)
+"""
+
+
+def test_scipy_oaconvolve_writes_its_overlap_adds_into_slices():
+    """SciPy's overlap-add writes into slices of its output (off by 24.9 when slices copied)."""
+    pytest.importorskip("scipy")
+    # SCIPY_ARRAY_API is read when scipy is imported: a fresh interpreter
+    r = subprocess.run([sys.executable, "-c", _OACONVOLVE], env={**os.environ, "SCIPY_ARRAY_API": "1"},
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-3000:]
