@@ -241,17 +241,20 @@ def test_dead_views_are_dropped(dev):
 torch = pytest.importorskip("torch")
 
 
-def _grads(fn, *arrays):
-    """(value, grads) of ``fn`` under burn (float64, flex autodiff) and torch."""
-    ad = burn.Device.flex().autodiff()
-    bs = [burn.tensor(a, dtype=burn.float64, device=ad).require_grad() for a in arrays]
-    ts = [torch.tensor(a, dtype=torch.float64, requires_grad=True) for a in arrays]
+def _grads(fn, *arrays, dev=None):
+    """Compare the value and gradients of ``fn`` under burn (float64 on flex autodiff, or
+    float32 on ``dev``'s autodiff twin) and torch."""
+    ad = (dev or burn.Device.flex()).autodiff()
+    f64 = dev is None or dev.kind == "flex"
+    bdt, tdt, rtol = (burn.float64, torch.float64, 1e-12) if f64 else (burn.float32, torch.float32, 2e-5)
+    bs = [burn.tensor(a, dtype=bdt, device=ad).require_grad() for a in arrays]
+    ts = [torch.tensor(a, dtype=tdt, requires_grad=True) for a in arrays]
     lb, lt = fn(burn, bs), fn(torch, ts)
     gb = lb.backward()
     lt.backward()
-    np.testing.assert_allclose(lb.numpy(), lt.detach().numpy(), rtol=1e-12)
+    np.testing.assert_allclose(lb.numpy(), lt.detach().numpy(), rtol=rtol)
     for b, t in zip(bs, ts):
-        np.testing.assert_allclose(b.grad(gb).numpy(), t.grad.numpy(), rtol=1e-12)
+        np.testing.assert_allclose(b.grad(gb).numpy(), t.grad.numpy(), rtol=rtol, atol=rtol)
 
 
 def test_grad_through_inplace_write_on_view(rng):
@@ -264,7 +267,8 @@ def test_grad_through_inplace_write_on_view(rng):
     _grads(f, rng.standard_normal(5))
 
 
-def test_grad_through_views_of_views_and_setitem(rng):
+@pytest.mark.parametrize("dev", DEVS, ids=IDS)
+def test_grad_through_views_of_views_and_setitem(rng, dev):
     def f(xp, ws):
         w, u = ws
         w2 = w * 1                              # (3, 4)
@@ -273,7 +277,7 @@ def test_grad_through_views_of_views_and_setitem(rng):
         r = w2.reshape(12)
         r[::5] += u.sum()
         return (w2 * w2).sum() + (t.exp() * 0.1).sum()
-    _grads(f, rng.standard_normal((3, 4)), rng.standard_normal(2))
+    _grads(f, rng.standard_normal((3, 4)), rng.standard_normal(2), dev=dev)
 
 
 def test_grad_base_write_seen_by_view(rng):

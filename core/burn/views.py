@@ -8,7 +8,7 @@ views change is what an in-place update (``assign_``, ``+=``, ``t[k] = v``) mean
 
 - on a view, the new value is written into the region of the base it covers (a slice
   becomes an ``index_put`` into its input, a reshape or permutation is undone), the base
-  is rebound to the result, and every other live view of the base is derived again;
+  is rebound to the result, and every other live view of the base is marked stale;
 - on a base, every live view of it is marked stale: its next read derives it again from
   the base's value (so a write costs no ops per view, and a view never read again none).
 
@@ -230,7 +230,7 @@ class _Stale(Tensor):
     _grad = property(_get_grad, _set_slot(_GRAD))
 
 
-def _refresh(base, skip):
+def _mark_stale(base, skip):
     lst = getattr(base, "_views", None)
     if not lst:
         return
@@ -262,9 +262,9 @@ def rebind(t, v):
     info = getattr(t, "_vbase", None)
     if info is None:
         _set(t, v)
-        _refresh(t, None)
+        _mark_stale(t, None)
         return
     base, chain = info
     _set(base, _write(base, chain, v))
     _set(t, v)
-    _refresh(base, t)
+    _mark_stale(base, t)
