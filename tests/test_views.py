@@ -399,3 +399,82 @@ def test_scipy_oaconvolve_writes_its_overlap_adds_into_slices():
     r = subprocess.run([sys.executable, "-c", _OACONVOLVE], env={**os.environ, "SCIPY_ARRAY_API": "1"},
                        capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr[-3000:]
+
+
+def _random_view(rng, a, t, steps=(1, 2, -1)):
+    """One random view step applied to array ``a`` (numpy or torch: no negative ``steps``)
+    and tensor ``t`` alike."""
+    k = int(rng.integers(4))
+    if k == 0 and a.ndim:
+        key = tuple(slice(int(rng.integers(0, 2)), None, int(rng.choice(steps))) for _ in a.shape)
+        return a[key], t[key]
+    if k == 1 and a.ndim:
+        i = int(rng.integers(a.shape[0])) if a.shape[0] else None
+        if i is not None:
+            return a[i, None], t[i, None]
+    if k == 2:
+        axes = tuple(int(v) for v in rng.permutation(a.ndim))
+        return (a.transpose(axes) if isinstance(a, np.ndarray) else a.permute(axes)), t.permute(axes)
+    n = int(np.prod(a.shape))
+    if n:
+        d = int(rng.choice([d for d in range(1, n + 1) if n % d == 0]))
+        return a.reshape((d, -1)), t.reshape((d, -1))
+    return a, t
+
+
+@pytest.mark.parametrize("dev", DEVS, ids=IDS)
+def test_random_views_and_writes_match_numpy(dev, rng):
+    """Random chains of views held at once, random in-place writes through any of them
+    or the base: every array agrees with numpy after each write."""
+    for _ in range(40):
+        shape = tuple(int(v) for v in rng.integers(1, 5, size=rng.integers(1, 4)))
+        base = rng.standard_normal(shape).astype(np.float32)
+        pairs = [(base.copy(), None)]
+        pairs[0] = (pairs[0][0], burn.tensor(pairs[0][0], device=dev))
+        for _ in range(4):
+            a, t = pairs[int(rng.integers(len(pairs)))]
+            pairs.append(_random_view(rng, a, t))
+        for _ in range(3):
+            a, t = pairs[int(rng.integers(len(pairs)))]
+            if rng.integers(2):
+                a += 1.5
+                t += 1.5
+            elif a.size:
+                a[...] = a * 0.5 - 1
+                t[...] = t * 0.5 - 1
+            for i, (a2, t2) in enumerate(pairs):
+                np.testing.assert_allclose(t2.numpy(), a2, rtol=1e-6, atol=1e-6, err_msg=f"array {i}")
+
+
+def test_random_views_and_writes_differentiate_as_torch(rng):
+    """Random views of a computed tensor, written in place with values that need grad:
+    the loss over every view and the base has torch's gradients."""
+    ad = burn.Device.flex().autodiff()
+    for _ in range(25):
+        shape = tuple(int(v) for v in rng.integers(1, 5, size=rng.integers(1, 4)))
+        w0, u0 = rng.standard_normal(shape), rng.standard_normal(())
+        wb = burn.tensor(w0, dtype=burn.float64, device=ad).require_grad()
+        ub = burn.tensor(u0, dtype=burn.float64, device=ad).require_grad()
+        wt = torch.tensor(w0, requires_grad=True)
+        ut = torch.tensor(u0, requires_grad=True)
+        pairs = [(wt * 1, wb * 1)]
+        for _ in range(3):
+            a, t = pairs[int(rng.integers(len(pairs)))]
+            pairs.append(_random_view(rng, a, t, steps=(1, 2)))
+        for _ in range(3):
+            i = int(rng.integers(len(pairs)))
+            a, t = pairs[i]
+            if rng.integers(2):
+                a += ut
+                t += ub
+            else:
+                a[...] = a + ut * 2
+                t[...] = t + ub * 2
+        coef = [float(c) for c in rng.standard_normal(len(pairs))]
+        lt = sum(c * a.sum() for c, (a, _) in zip(coef, pairs))
+        lb = sum(c * t.sum() for c, (_, t) in zip(coef, pairs))
+        lt.backward()
+        g = lb.backward()
+        np.testing.assert_allclose(lb.item(), lt.item(), rtol=1e-10)
+        np.testing.assert_allclose(wb.grad(g).numpy(), wt.grad.numpy(), rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(ub.grad(g).numpy(), ut.grad.numpy(), rtol=1e-10, atol=1e-12)
