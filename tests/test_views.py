@@ -201,6 +201,13 @@ def test_reshape_copy_true_copies(dev):
     assert a.tolist() == [[0.0, 0.0], [0.0, 0.0]]
 
 
+def test_reshape_copy_false_refuses_to_copy(dev):
+    x = burn.zeros((3, 4), device=dev)
+    assert burn.views.base_of(burn.reshape(x.T, (4, 1, 3), copy=False)) is x
+    with pytest.raises(ValueError, match="copy=False"):
+        burn.reshape(x.T, (12,), copy=False)
+
+
 def test_laziness_keeps_recorded_values(dev):
     """A value recorded before an in-place write keeps its old value, and nothing runs."""
     a = burn.tensor([1.0, 2.0, 3.0, 4.0], device=dev)

@@ -65,7 +65,8 @@ def reshape(x, /, shape, *, copy=None) -> Tensor:
 
     As in numpy, the result is a view of ``x`` (an in-place update of either is seen
     by the other) unless ``x`` is itself a view that strides cannot reshape, e.g. a
-    transpose flattened; ``copy=True`` always copies.
+    transpose flattened; ``copy=True`` always copies, ``copy=False`` raises
+    ValueError where a copy would be needed (the Array API's rule).
 
     Example:
         >>> import burn
@@ -78,9 +79,13 @@ def reshape(x, /, shape, *, copy=None) -> Tensor:
     if shape == x.shape:
         return x
     attrs = {"shape": shape}
+    shares = views.reshape_shares(x, shape)
+    if copy is False and not shares:
+        raise ValueError(f"reshape: {describe(x)} is a view that cannot take shape {shape} without "
+                         f"a copy, and copy=False was given")
     out = apply(reshape_p, (x,), attrs)
     # a view, unless x is a view that strides cannot reshape (then a copy, as in numpy)
-    return views.mark(out, x, reshape_p, attrs) if views.reshape_shares(x, shape) else out
+    return views.mark(out, x, reshape_p, attrs) if shares else out
 
 
 # -- permute ---------------------------------------------------------------------
