@@ -200,7 +200,8 @@ def _bind():
     Tensor.__getitem__ = M.getitem
 
     def setitem(self, key, value):
-        """Functional update: the tensor is rebound, pending readers keep the old value."""
+        """Functional update: the tensor is rebound (through its base when it is a view),
+        pending readers keep the old value."""
         self.assign_(M.index_put(self, key, value))
     Tensor.__setitem__ = setitem
 
