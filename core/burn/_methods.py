@@ -239,6 +239,13 @@ def _bind():
     Tensor.__ge__ = E.greater_equal
     Tensor.__hash__ = object.__hash__
 
+    def __iter__(self):
+        for i in range(len(self)):
+            yield self[i]
+    Tensor.__iter__ = __iter__
+
+
+def _bind_inplace():
     def _iadd(a, b):
         return a.assign_(E.add(a, b))
     Tensor.__iadd__ = _iadd
@@ -251,13 +258,9 @@ def _bind():
         binary = getattr(Tensor, f"__{name}__")
         setattr(Tensor, f"__i{name}__", lambda a, b, op=binary: a.assign_(op(a, b)))
 
-    def __iter__(self):
-        for i in range(len(self)):
-            yield self[i]
-    Tensor.__iter__ = __iter__
-
 
 _bind()
+_bind_inplace()
 
 # doctest does not look inside _bind(); name the methods defined there so their examples run
 __test__ = {n: getattr(Tensor, n) for n in ("astype", "reshape", "permute", "transpose", "expand")}
