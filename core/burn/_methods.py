@@ -8,7 +8,7 @@ those layers.
 """
 from __future__ import annotations
 
-from . import autodiff
+from . import autodiff, views
 from .device import Device
 from .ops import creation as C, elementwise as E, reduction as R, movement as M, linear as L
 from .tensor import Tensor
@@ -62,7 +62,9 @@ def assign_(self, value) -> "Tensor":
     """Replace this tensor's value (same shape and dtype), e.g. in an optimizer.
 
     Pending work that read the old value keeps seeing it: handles are
-    immutable, this only rebinds the tensor to a new one.
+    immutable, this only rebinds the tensor to a new one. On a view (a slice,
+    reshape or transpose of another tensor) the new value is written into
+    its base, and every view of the base sees it (numpy's meaning).
 
     Args:
         value: a tensor or Python scalar, broadcast and cast to this tensor's
@@ -79,6 +81,9 @@ def assign_(self, value) -> "Tensor":
     if isinstance(value, Tensor):
         vh = value._h
         if vh.shape == h.shape and vh.dtype is h.dtype:     # an optimizer's update: nothing to convert
+            if getattr(self, "_views", None) or getattr(self, "_vbase", None):
+                views.rebind(self, value)
+                return self
             self._stamp()
             self._h = vh
             if not self._leaf:
@@ -89,12 +94,9 @@ def assign_(self, value) -> "Tensor":
         v = M.broadcast_to(v, self.shape)
     if v.dtype is not self.dtype:
         v = v.astype(self.dtype)
-    self._stamp()
-    self._h = v._h
-    if not self._leaf:
-        # an in-place op on a computed tensor (``y += b``) must keep the new
-        # value's gradient record; leaves (parameters) stay leaves
-        self._grad = v._grad
+    # an in-place op on a computed tensor (``y += b``) keeps the new value's gradient
+    # record; leaves (parameters) stay leaves; views write through to their base
+    views.rebind(self, v)
     return self
 
 
@@ -122,7 +124,7 @@ def _bind():
     Tensor.imag = property(E.imag)
     Tensor.angle = E.angle
 
-    def reshape(self, *shape):
+    def reshape(self, *shape, copy=None):
         """The same values in a new shape, given as ints or one tuple (one entry may be -1).
 
         Example:
@@ -132,7 +134,7 @@ def _bind():
         """
         if len(shape) == 1 and not isinstance(shape[0], int):
             shape = shape[0]
-        return M.reshape(self, shape)
+        return M.reshape(self, shape, copy=copy)
     Tensor.reshape = reshape
     Tensor.view = reshape
 
@@ -198,7 +200,8 @@ def _bind():
     Tensor.__getitem__ = M.getitem
 
     def setitem(self, key, value):
-        """Functional update: the tensor is rebound, pending readers keep the old value."""
+        """Functional update: the tensor is rebound (through its base when it is a view),
+        pending readers keep the old value."""
         self.assign_(M.index_put(self, key, value))
     Tensor.__setitem__ = setitem
 
@@ -236,20 +239,28 @@ def _bind():
     Tensor.__ge__ = E.greater_equal
     Tensor.__hash__ = object.__hash__
 
-    def _iadd(a, b):
-        return a.assign_(E.add(a, b))
-    Tensor.__iadd__ = _iadd
-    Tensor.__isub__ = lambda a, b: a.assign_(E.subtract(a, b))
-    Tensor.__imul__ = lambda a, b: a.assign_(E.multiply(a, b))
-    Tensor.__itruediv__ = lambda a, b: a.assign_(E.divide(a, b))
-
     def __iter__(self):
         for i in range(len(self)):
             yield self[i]
     Tensor.__iter__ = __iter__
 
 
+def _bind_inplace():
+    def _iadd(a, b):
+        return a.assign_(E.add(a, b))
+    Tensor.__iadd__ = _iadd
+    Tensor.__isub__ = lambda a, b: a.assign_(E.subtract(a, b))
+    Tensor.__imul__ = lambda a, b: a.assign_(E.multiply(a, b))
+    Tensor.__itruediv__ = lambda a, b: a.assign_(E.divide(a, b))
+    # every in-place operator writes in place: without one Python would rebind the
+    # name to a new tensor, and a view's base would silently keep its old value
+    for name in ("floordiv", "mod", "pow", "matmul", "and", "or", "xor"):
+        binary = getattr(Tensor, f"__{name}__")
+        setattr(Tensor, f"__i{name}__", lambda a, b, op=binary: a.assign_(op(a, b)))
+
+
 _bind()
+_bind_inplace()
 
 # doctest does not look inside _bind(); name the methods defined there so their examples run
 __test__ = {n: getattr(Tensor, n) for n in ("astype", "reshape", "permute", "transpose", "expand")}
