@@ -388,6 +388,22 @@ def test_zero_dim_bool_mask_setitem(device):
     same(t, np.array([[1, 2, 3], [1, 2, 3]], dtype=np.float32))
 
 
+def test_zero_dim_false_mask_setitem_takes_an_empty_value(device):
+    # x[False] selects a length-0 axis: numpy accepts a value of that (empty) shape and writes
+    # nothing; scipy.stats.pearsonr does ``out[cond] = f(x[cond])`` on 0-d arrays this way
+    a = np.array(2.0)
+    t = burn.tensor(a, device=device)
+    f = burn.tensor(False, device=device)
+    a[np.False_] = a[np.False_] + 5
+    t[f] = t[f] + 5.0
+    same(t, a)
+    t2 = burn.tensor(np.zeros((2, 3), dtype=np.float32), device=device)
+    t2[f] = burn.ones((0, 2, 3), device=device)
+    same(t2, np.zeros((2, 3), dtype=np.float32))
+    with pytest.raises(burn.ShapeError, match=r"broadcast_to.*\(0, 2, 3\)"):
+        t2[f] = burn.ones((4,), device=device)
+
+
 def test_tuple_axes(device):
     a = np.arange(24.0, dtype=np.float32).reshape(2, 1, 3, 1, 4)
     t = burn.tensor(a, device=device)

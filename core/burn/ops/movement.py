@@ -401,12 +401,16 @@ def index_put(x, key, value) -> Tensor:
     key = key if isinstance(key, tuple) else (key,)
     bool_key = scalar_bool_key("index_put", key, x.ndim)
     if bool_key is not None:
-        # x[..., True, ...] = v writes v through the new length-1 axis; a False mask writes nothing
+        # x[..., True, ...] = v writes v through the new length-1 axis; a False mask selects a
+        # length-0 axis (as x[False] does), so v must broadcast to that and nothing is written
         new, axis, keep = bool_key
         rest = tuple(o for k, o in zip(new, key) if not (k is None and o is not None)) or (Ellipsis,)
         target = getitem(x, new).shape
+        if not keep:
+            broadcast_to(v, target[:axis] + (0,) + target[axis + 1:])
+            return x
         v = reshape(broadcast_to(v, target), target[:axis] + target[axis + 1:])
-        return index_put(x, rest, v) if keep else x
+        return index_put(x, rest, v)
     spec, inputs = _index_spec(x, key)
     return apply(index_put_p, (x, v, *inputs), {"spec": spec})
 
