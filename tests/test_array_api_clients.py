@@ -150,6 +150,39 @@ CALLS = {
     "scipy.special.log_softmax": lambda d: _obj("scipy.special.log_softmax")(d["X"], axis=0),
     "scipy.special.xlogy": lambda d: _obj("scipy.special.xlogy")(d["X"], d["P"]),
     "scipy.special.entr": lambda d: _obj("scipy.special.entr")(d["P"]),
+    "sklearn.MaxAbsScaler": lambda d: _obj("sklearn.preprocessing.MaxAbsScaler")().fit_transform(d["X"]),
+    "sklearn.metrics.d2_tweedie_score": lambda d: _obj("sklearn.metrics.d2_tweedie_score")(
+        d["P"][:, 0], d["P"][:, 1], power=1.0),
+    "sklearn.metrics.f1_score": _metric("f1_score", "y", _positive),
+    # (not roc_auc_score: sklearn 1.9's roc_curve calls numpy-only forms, xp.where(cond) with one
+    # argument and xp.diff(x, 2) with a positional n, so it is not array-API code yet)
+    "sklearn.metrics.pairwise.polynomial_kernel": lambda d: _obj("sklearn.metrics.pairwise.polynomial_kernel")(
+        d["X"], d["P"][:5]),
+    "sklearn.metrics.pairwise.manhattan_distances": lambda d: _obj(
+        "sklearn.metrics.pairwise.manhattan_distances")(d["X"], d["P"][:5]),
+    "sklearn.metrics.pairwise.chi2_kernel": lambda d: _obj("sklearn.metrics.pairwise.chi2_kernel")(d["P"], d["P"][:5]),
+    "scipy.stats.rankdata": _st("rankdata", "s"),
+    "scipy.stats.mode": lambda d: tuple(_obj("scipy.stats.mode")(d["y"])),
+    "scipy.stats.iqr": _st("iqr", "X", axis=0),
+    "scipy.stats.quantile": _st("quantile", "X", 0.3, axis=0),
+    "scipy.stats.trim_mean": _st("trim_mean", "X", 0.1, axis=0),
+    "scipy.stats.tvar": _st("tvar", "s", (-1.0, 1.0)),
+    "scipy.stats.kstat": _st("kstat", "s", 2),
+    "scipy.stats.circmean": _st("circmean", "X", axis=0),
+    "scipy.stats.skewtest": lambda d: tuple(_obj("scipy.stats.skewtest")(d["X"], axis=0)),
+    "scipy.stats.ttest_ind": lambda d: tuple(_obj("scipy.stats.ttest_ind")(d["X"][:, 0], d["X"][:, 1])),
+    "scipy.signal.convolve": _sg("convolve"),
+    "scipy.signal.correlate": _sg("correlate"),
+    "scipy.special.expit": lambda d: _obj("scipy.special.expit")(d["X"]),
+    "scipy.special.logit": lambda d: _obj("scipy.special.logit")(d["P"] / 10),
+    "scipy.special.gammaln": lambda d: _obj("scipy.special.gammaln")(d["P"]),
+    "scipy.special.erf": lambda d: _obj("scipy.special.erf")(d["X"]),
+    "scipy.special.ndtr": lambda d: _obj("scipy.special.ndtr")(d["X"]),
+    "scipy.fft.rfft": lambda d: _obj("scipy.fft.rfft")(d["s"]),
+    "scipy.fft.dct": lambda d: _obj("scipy.fft.dct")(d["s"]),
+    "scipy.fft.fftshift": lambda d: _obj("scipy.fft.fftshift")(d["X"]),
+    "scipy.integrate.trapezoid": lambda d: _obj("scipy.integrate.trapezoid")(d["X"], axis=0),
+    "scipy.cluster.vq.whiten": lambda d: _obj("scipy.cluster.vq.whiten")(d["X"]),
     "scipy.stats.describe": _st("describe", "X", axis=0),
     "scipy.stats.moment": _st("moment", "X", 3, axis=0),
     "scipy.stats.skew": _st("skew", "X", axis=0),
@@ -195,6 +228,11 @@ MISSING = {
     "sklearn.GaussianNB": (("unique_values", "searchsorted"), f"burn.unique_values, searchsorted missing ({_SORTING})"),
     "sklearn.metrics.log_loss": (("unique_values", "sort"), f"burn.unique_values, sort missing ({_SORTING})"),
     "sklearn.LabelEncoder": (("unique_inverse",), f"burn.unique_inverse missing ({_SORTING})"),
+    "sklearn.metrics.f1_score": _UNIQUE,
+    "scipy.stats.rankdata": (("argsort",), f"burn.argsort missing ({_SORTING})"),
+    "scipy.stats.mode": (("unique_counts",), f"burn.unique_counts missing ({_SORTING})"),
+    **{f"scipy.stats.{name}": (("sort",), f"burn.sort missing ({_SORTING})")
+       for name in ("iqr", "quantile", "trim_mean")},
 }
 
 
