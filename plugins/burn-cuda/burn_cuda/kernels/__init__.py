@@ -46,7 +46,7 @@ def all_kernels() -> dict:
               "rand_int": creation._random("integers")})
     c, r, m = creation, reduce, movement
     for fn in (c.arange, c.linspace, c.eye, r.sum_, r.prod, r.max_, r.min_, r.any_, r.all_, r.argmax, r.argmin,
-               r.cumsum, r.cumprod, m.reshape, m.permute, m.broadcast_to, m.slice_, m.slice_grad, m.pad, m.concat,
+               r.cumsum, r.cumprod, r.argsort, r.searchsorted, m.reshape, m.permute, m.broadcast_to, m.slice_, m.slice_grad, m.pad, m.concat,
                indexing.take_along_axis, linear.matmul):
         k[fn.__name__.rstrip("_") if fn is not m.slice_ else "slice"] = on_device(fn)
     k.update({op: on_device(fn) for op, fn in indexing.index_kernels().items()})
