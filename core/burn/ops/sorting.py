@@ -14,6 +14,8 @@ before returning (everything else here stays lazy).
 """
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from .. import dtypes as dt
 from ..errors import AutodiffError, DTypeError, ShapeError, describe
 from ..primitives import OPAQUE, TensorMeta, primitive
@@ -26,6 +28,27 @@ from .reduction import count_nonzero, cumsum
 
 __all__ = ["sort", "argsort", "searchsorted", "nonzero", "unique_values", "unique_counts",
            "unique_inverse", "unique_all"]
+
+
+# the Array API's result tuples: fields by the standard's names, and they unpack as tuples
+class UniqueAllResult(NamedTuple):
+    """``unique_all``'s result: ``values``, ``indices``, ``inverse_indices``, ``counts``."""
+    values: Tensor
+    indices: Tensor
+    inverse_indices: Tensor
+    counts: Tensor
+
+
+class UniqueCountsResult(NamedTuple):
+    """``unique_counts``'s result: ``values``, ``counts``."""
+    values: Tensor
+    counts: Tensor
+
+
+class UniqueInverseResult(NamedTuple):
+    """``unique_inverse``'s result: ``values``, ``inverse_indices``."""
+    values: Tensor
+    inverse_indices: Tensor
 
 
 def _real(op, x):
@@ -205,7 +228,7 @@ def unique_values(x, /) -> Tensor:
 
 
 def unique_counts(x, /) -> tuple:
-    """``(values, counts)``: the distinct values of ``x`` (sorted) and how often each occurs.
+    """``(values, counts)`` (a named tuple): the distinct values of ``x`` (sorted) and how often each occurs.
 
     Data-dependent shape: flushes and reads one count back (see :func:`unique_values`).
     Not differentiable: raises AutodiffError if ``x`` requires a gradient.
@@ -214,13 +237,14 @@ def unique_counts(x, /) -> tuple:
         >>> import burn
         >>> v, c = burn.unique_counts(burn.tensor([2, 1, 2]))
         >>> assert v.tolist() == [1, 2] and c.tolist() == [1, 2]
+        >>> assert burn.unique_counts(burn.tensor([7, 7])).counts.tolist() == [2]
     """
     u = _unique("unique_counts", x)
-    return u["values"], u["counts"]
+    return UniqueCountsResult(u["values"], u["counts"])
 
 
 def unique_inverse(x, /) -> tuple:
-    """``(values, inverse_indices)``: the distinct values and, with ``x``'s shape, the position
+    """``(values, inverse_indices)`` (a named tuple): the distinct values and, with ``x``'s shape, the position
     of each element of ``x`` among them (``values[inverse_indices] == x``).
 
     Data-dependent shape: flushes and reads one count back (see :func:`unique_values`).
@@ -232,11 +256,11 @@ def unique_inverse(x, /) -> tuple:
         >>> assert v.tolist() == [3, 5, 7] and inv.tolist() == [[1, 0], [1, 2]]
     """
     u = _unique("unique_inverse", x, inverse=True)
-    return u["values"], u["inverse"]
+    return UniqueInverseResult(u["values"], u["inverse"])
 
 
 def unique_all(x, /) -> tuple:
-    """``(values, indices, inverse_indices, counts)``: the distinct values, the flat index of
+    """``(values, indices, inverse_indices, counts)`` (a named tuple): the distinct values, the flat index of
     each one's first occurrence in ``x``, the inverse indices (``x``'s shape) and the counts.
 
     Data-dependent shape: flushes and reads one count back (see :func:`unique_values`).
@@ -248,5 +272,5 @@ def unique_all(x, /) -> tuple:
         >>> assert (v.tolist(), i.tolist(), inv.tolist(), c.tolist()) == ([2, 4], [1, 0], [1, 0, 1, 1], [1, 3])
     """
     u = _unique("unique_all", x, inverse=True)
-    return u["values"], u["indices"], u["inverse"], u["counts"]
+    return UniqueAllResult(u["values"], u["indices"], u["inverse"], u["counts"])
 
