@@ -37,6 +37,10 @@ def _sorting():
             fn = getattr(F, name)
             _add(f"{name}[{'' if k is None else f'out{k},'}{d}]", name, "forward", (lambda x, f=fn, k=k: f(x) if k is None else f(x)[k]),
                  (Arg((4, 5), d, -2, 2),), _np_unique(name, k), out=None if name == "unique_values" else "int64")
+    for d in ("float16", "bfloat16"):
+        _add(f"argsort[desc,{d}]", "argsort", "forward", lambda x: F.argsort(x, descending=True),
+             (Arg((3, 9), d, kind="special"),), lambda x: _np_argsort(x, -1, True), out="int64")
+        _add(f"sort[{d}]", "sort", "forward", F.sort, (Arg((3, 9), d, kind="special"),), np.sort)
     _add("argsort[empty axis]", "argsort", "forward", lambda x: F.argsort(x, axis=1),
          (Arg((3, 0)),), lambda x: np.argsort(x, axis=1), out="int64")
     _add("sort[0-d]", "sort", "forward", F.sort, (Arg(()),), lambda x: x)

@@ -206,16 +206,3 @@ def cumsum(x, *, axis):
 def cumprod(x, *, axis):
     return _back(_cp().cumprod(_wide(x), axis=axis, dtype=_acc(x)), x)
 
-
-def _orderable(x):
-    # CuPy's thrust sort takes numeric types; bool orders as uint8 and bfloat16 as float32 (both exact)
-    return x.view(np.uint8) if x.dtype == np.bool_ else _wide(x)
-
-
-def argsort(x, *, axis):
-    # CuPy's argsort is always stable (thrust's stable sort), NaNs last as numpy's
-    return _cp().argsort(_orderable(x), axis=axis).astype(np.int64, copy=False)
-
-
-def searchsorted(a, v, *, side):
-    return _cp().searchsorted(_orderable(a), _orderable(v), side=side).astype(np.int64, copy=False)
