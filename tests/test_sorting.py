@@ -168,3 +168,9 @@ def test_unique_refuses_a_gradient_path():
         fn(x.detach())
     # nonzero and searchsorted return integers: nothing to refuse
     assert burn.nonzero(x)[0].tolist() == [0, 1, 2]
+
+
+def test_zero_d_sort_is_a_new_tensor_and_scalars_search_in_their_own_dtype():
+    s = burn.tensor(1.5)
+    assert burn.sort(s) is not s and burn.sort(s).shape == () and burn.argsort(s).dtype == burn.int64
+    assert burn.searchsorted(burn.tensor([1, 2, 3]), 2.5).item() == 2

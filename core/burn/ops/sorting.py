@@ -77,11 +77,9 @@ searchsorted_p = primitive("searchsorted", OPAQUE, _searchsorted_meta, different
 
 
 def _axis(op, x, axis):
-    if x.ndim == 0:
-        if axis not in (0, -1):
-            raise ShapeError(f"{op}: axis {axis} is out of range for a 0-d tensor {describe(x)}")
-        return None
-    return normalize_axis(op, int(axis), x.ndim)
+    if x.ndim == 0 and axis not in (0, -1):
+        raise ShapeError(f"{op}: axis {axis} is out of range for a 0-d tensor {describe(x)}")
+    return normalize_axis(op, int(axis), x.ndim) if x.ndim else 0
 
 
 def argsort(x, /, *, axis=-1, descending=False, stable=True) -> Tensor:
@@ -97,8 +95,8 @@ def argsort(x, /, *, axis=-1, descending=False, stable=True) -> Tensor:
         >>> assert burn.argsort(burn.tensor([1, 2, 1]), descending=True).tolist() == [1, 0, 2]
     """
     ax = _axis("argsort", x, axis)
-    if ax is None:
-        return zeros((), dtype=dt.int64, device=x.device)
+    if x.ndim == 0:      # one element: sorted as a 1-element row
+        return reshape(argsort(reshape(x, (1,))), ())
     if not descending:
         return apply(argsort_p, (x,), {"axis": ax})
     r = apply(argsort_p, (flip(x, axis=ax),), {"axis": ax})
@@ -116,9 +114,8 @@ def sort(x, /, *, axis=-1, descending=False, stable=True) -> Tensor:
         >>> assert burn.sort(burn.tensor([1.0, 3.0, 2.0]), descending=True).tolist() == [3.0, 2.0, 1.0]
     """
     ax = _axis("sort", x, axis)
-    if ax is None:
-        _real("sort", x)
-        return x
+    if x.ndim == 0:      # a new tensor (gathered), never ``x`` itself
+        return reshape(sort(reshape(x, (1,))), ())
     return take_along_axis(x, argsort(x, axis=ax, descending=descending), axis=ax)
 
 
@@ -138,7 +135,8 @@ def searchsorted(x1, x2, /, *, side="left", sorter=None) -> Tensor:
     if side not in ("left", "right"):
         raise ValueError(f"searchsorted: side must be 'left' or 'right', got {side!r}")
     if not isinstance(x2, Tensor):
-        x2 = tensor(x2, dtype=x1.dtype, device=x1.device)
+        # its own dtype, then promoted: 2.5 into an int x1 must not become 2
+        x2 = tensor(x2, device=x1.device)
     if x1.ndim != 1:
         raise ShapeError(f"searchsorted: x1 must be one-dimensional, got {describe(x1)}")
     if sorter is not None:
