@@ -39,7 +39,8 @@ def test_argsort_and_sort_match_numpy_with_ties_and_nans(dev, dtype, rng):
         dtype_vals = lambda s: rng.integers(0, 4, size=s).astype("uint8")   # noqa: E731
     else:
         dtype_vals = lambda s: _values(rng, s, dtype)                       # noqa: E731
-    for shape in [(1,), (2,), (3,), (17,), (64,), (1000,), (4, 33), (3, 5, 7)]:
+    # lengths around the merge sort's local-memory block (256) and its cut-over (above 64)
+    for shape in [(1,), (2,), (3,), (17,), (64,), (65,), (256,), (257,), (1000,), (4, 33), (3, 300), (3, 5, 7)]:
         a = dtype_vals(shape)
         x = burn.tensor(a, device=dev)
         for axis in range(-len(shape), len(shape)):

@@ -1,6 +1,6 @@
-"""Sorting on wgpu: ``argsort`` (a stable bottom-up merge sort of contiguous rows, one launch
-per doubling of the run width, each element placing itself by a binary search in its
-partner run) and ``searchsorted`` (one binary search per value); OpenCL C in ``cl/sorting.cl``.
+"""Sorting on wgpu: ``argsort`` (a stable bottom-up merge sort of contiguous rows: blocks of
+:data:`SORT_BLOCK` keys sorted in local memory by one launch, then one launch per doubling of
+the run width; each element places itself by a binary search in its partner run) and ``searchsorted`` (one binary search per value); OpenCL C in ``cl/sorting.cl``.
 """
 from __future__ import annotations
 
@@ -19,6 +19,9 @@ def _library(dtype, fp64):
 
 
 register("sorting", ("sort_",), _library)
+
+#: the keys one work-group sorts in local memory (``SORT_BLOCK`` in cl/sorting.cl)
+SORT_BLOCK = 256
 
 
 def argsort(x, *, axis):
@@ -39,14 +42,18 @@ def argsort(x, *, axis):
     keys = [empty(dc, src.shape, x.dtype) for _ in range(2)]
     idx = [empty(dc, src.shape, "int64") for _ in range(2)]
     if M:
-        k = _lib(dc, x.dtype, "sort_merge")
         kin, koff, w, p = src.buf, src.offset, 1, 0
-        while True:
+        if L > SORT_BLOCK // 4:
+            # runs of SORT_BLOCK sorted in local memory by one launch (shorter rows would leave
+            # most of each work-group idle: they take the global passes from width 1)
+            dc.launch(_lib(dc, x.dtype, "sort_block"), M * -(-L // SORT_BLOCK) * SORT_BLOCK,
+                      [np.int32(M), np.int32(L), keys[0].buf, idx[0].buf, kin, np.int32(koff)], local=SORT_BLOCK)
+            kin, koff, w, p = keys[0].buf, 0, SORT_BLOCK, 1
+        k = _lib(dc, x.dtype, "sort_merge")
+        while w < L or (w == 1 and p == 0):      # a row of one element still gets its position 0
             dc.launch(k, M * L, [np.int32(M), np.int32(L), np.int32(w), np.int32(w == 1), keys[p].buf, idx[p].buf,
                                  kin, np.int32(koff), idx[1 - p].buf])
             kin, koff, w, p = keys[p].buf, 0, w * 2, 1 - p
-            if w >= L:
-                break
         out = idx[1 - p]
     else:
         out = idx[0]
