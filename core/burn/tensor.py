@@ -176,8 +176,9 @@ class Tensor:
         >>> assert y.tolist() == [6.0, 14.0] and y.shape == (2,)
     """
 
-    # ``_mutated`` is set only by in-place updates (read with a default; see tape._clock)
-    __slots__ = ("_h", "device", "_grad", "_leaf", "_mutated", "__weakref__")
+    # ``_mutated`` is set only by in-place updates (read with a default; see tape._clock);
+    # ``_vbase`` only on views and ``_views`` only on bases that have them (burn.views)
+    __slots__ = ("_h", "device", "_grad", "_leaf", "_mutated", "_vbase", "_views", "__weakref__")
     __array_priority__ = 1000   # numpy defers to our reflected operators
 
     @classmethod
@@ -240,18 +241,44 @@ class Tensor:
 
     # -- values -------------------------------------------------------------------
     def numpy(self) -> np.ndarray:
-        """The values as a numpy array (runs pending work).
+        """The values as a read-only numpy array (runs pending work).
+
+        On every backend the array's ``writeable`` flag is off: on flex it shares the
+        tensor's storage, elsewhere it is a downloaded copy, and in neither case can a
+        write reach burn (values recorded earlier keep their meaning). For an array
+        of your own use ``np.array(t)`` or ``t.numpy().copy()``.
 
         Example:
-            >>> import burn
-            >>> assert burn.arange(3).numpy().tolist() == [0, 1, 2]
+            >>> import burn, numpy as np
+            >>> a = burn.arange(3).numpy()
+            >>> assert a.tolist() == [0, 1, 2] and not a.flags.writeable
+            >>> b = np.array(burn.arange(3))     # a writable copy
+            >>> b[0] = 7
         """
         h = self._h
-        return h.graph.backend.to_numpy(h.value(), h.graph.index)
+        a = h.graph.backend.to_numpy(h.value(), h.graph.index).view()
+        a.flags.writeable = False
+        return a
 
     def __array__(self, dtype=None, copy=None):
+        """numpy's conversion protocol: ``np.asarray(t)`` is read-only (as ``numpy()``),
+        ``np.array(t)`` / ``copy=True`` a writable copy; ``copy=False`` with a ``dtype``
+        that needs a conversion raises ValueError, as numpy does.
+
+        Example:
+            >>> import burn, numpy as np
+            >>> t = burn.tensor([1.0, 2.0])
+            >>> assert not np.asarray(t).flags.writeable and np.array(t).flags.writeable
+        """
         a = self.numpy()
-        return a if dtype is None else a.astype(dtype, copy=False)
+        if copy:
+            return np.array(a, dtype=dtype, copy=True)
+        if dtype is None or a.dtype == np.dtype(dtype):
+            return a
+        if copy is False:
+            raise ValueError(f"__array__: converting {describe(self)} to {np.dtype(dtype)} needs a copy, "
+                             f"but copy=False was given")
+        return a.astype(dtype)
 
     def item(self):
         """The single value of a one-element tensor as a Python scalar.
@@ -276,22 +303,40 @@ class Tensor:
         """
         return self.numpy().tolist()
 
+    def _scalar_value(self, op):
+        """The value of a 0-d tensor, for the Python conversions (the standard allows them
+        on 0-d arrays only: ``float(x)`` of a shape-(1,) tensor is an error, not a guess)."""
+        if self.ndim != 0:
+            raise TypeError(f"{op}: only a 0-d tensor converts to a Python scalar, this one has shape "
+                            f"{self.shape}; use x.item() or index it first")
+        return self.numpy().item()
+
     def __float__(self):
-        return float(self.item())
+        if self.dtype.is_complex:
+            raise TypeError(f"float: cannot convert a {self.dtype} tensor to float; use complex(x) or x.real")
+        return float(self._scalar_value("float"))
+
+    def __complex__(self):
+        return complex(self._scalar_value("complex"))
 
     def __int__(self):
-        return int(self.item())
+        if self.dtype.is_complex:
+            raise TypeError(f"int: cannot convert a {self.dtype} tensor to int")
+        return int(self._scalar_value("int"))
 
     def __index__(self):
         if not self.dtype.is_integer:
             raise TypeError(f"only integer tensors can be used as an index, not {self.dtype}")
-        return int(self.item())
+        return int(self._scalar_value("index"))
 
     def __bool__(self):
-        if self.size != 1:
-            raise ValueError(f"the truth value of a tensor of shape {self.shape} is ambiguous; "
-                             f"use .any() or .all()")
-        return bool(self.item())
+        if self.ndim != 0:
+            if self.size != 1:
+                raise ValueError(f"the truth value of a tensor of shape {self.shape} is ambiguous; "
+                                 f"use .any() or .all()")
+            raise TypeError(f"bool: only a 0-d tensor has a truth value, this one has shape {self.shape}; "
+                            f"use x.item() or index it first")
+        return bool(self.numpy().item())
 
     def __repr__(self):
         try:
@@ -301,9 +346,13 @@ class Tensor:
         grad = ", requires_grad" if self.requires_grad else ""
         return f"tensor({body}, dtype={self.dtype}, device={self.device}{grad})"
 
-    def __dlpack__(self, *args, **kwargs):
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        # the Array API's keywords, passed on only when given: older producers
+        # (CuPy < 13) take fewer of them
         h = self._h
-        return h.graph.backend.to_dlpack_source(h.value(), h.graph.index).__dlpack__(*args, **kwargs)
+        kw = {k: v for k, v in (("stream", stream), ("max_version", max_version), ("dl_device", dl_device),
+                                ("copy", copy)) if v is not None}
+        return h.graph.backend.to_dlpack_source(h.value(), h.graph.index).__dlpack__(**kw)
 
     def __dlpack_device__(self):
         h = self._h
