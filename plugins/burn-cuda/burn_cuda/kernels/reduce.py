@@ -205,4 +205,3 @@ def cumsum(x, *, axis):
 
 def cumprod(x, *, axis):
     return _back(_cp().cumprod(_wide(x), axis=axis, dtype=_acc(x)), x)
-

@@ -48,4 +48,3 @@ def cumsum(x, *, axis):
 
 def cumprod(x, *, axis):
     return np.cumprod(x, axis=axis, dtype=_acc_dtype(x))
-
