@@ -7,9 +7,11 @@ refuses to start without it; another test in the same pytest process may already
 SciPy without it, so every call runs in one child process (this file run as a script), started
 once per session by the ``results`` fixture, which prints one JSON record per call.
 
-A call that needs a piece burn does not have yet is marked ``xfail(strict=True)`` with that piece
-named: it must fail *because of that piece* (another error fails the test), and once the piece
-lands the test passes, strict xfail turns that into a failure, and the mark must go.
+Every call matches: the calls that waited for ``sort``, ``argsort``, ``searchsorted`` and
+``unique_*`` (LinearDiscriminantAnalysis, LogisticRegression, GaussianNB, LabelEncoder, the
+classification metrics, rankdata, mode, iqr, quantile, trim_mean) were strict xfails until
+those landed. A call that needs a piece burn lacks goes in with ``xfail(strict=True,
+reason=<the piece>)``, so that it fails loudly once the piece lands.
 """
 from __future__ import annotations
 
@@ -154,8 +156,15 @@ CALLS = {
     "sklearn.metrics.d2_tweedie_score": lambda d: _obj("sklearn.metrics.d2_tweedie_score")(
         d["P"][:, 0], d["P"][:, 1], power=1.0),
     "sklearn.metrics.f1_score": _metric("f1_score", "y", _positive),
+    "sklearn.metrics.precision_score": _metric("precision_score", "y", _positive),
+    "sklearn.metrics.balanced_accuracy_score": _metric("balanced_accuracy_score", "y", _positive),
+    "sklearn.metrics.jaccard_score": _metric("jaccard_score", "y", _positive),
+    "sklearn.metrics.hamming_loss": _metric("hamming_loss", "y", _positive),
+    "sklearn.metrics.brier_score_loss": _metric("brier_score_loss", "y", lambda d: d["P"][:, 0] / (d["P"][:, 0] + 1.0)),
     # (not roc_auc_score: sklearn 1.9's roc_curve calls numpy-only forms, xp.where(cond) with one
-    # argument and xp.diff(x, 2) with a positional n, so it is not array-API code yet)
+    # argument and xp.diff(x, 2) with a positional n, so it is not array-API code yet; nor
+    # matthews_corrcoef: it fits a LabelEncoder on numpy labels, then passes their numpy dtype to
+    # xp.isdtype)
     "sklearn.metrics.pairwise.polynomial_kernel": lambda d: _obj("sklearn.metrics.pairwise.polynomial_kernel")(
         d["X"], d["P"][:5]),
     "sklearn.metrics.pairwise.manhattan_distances": lambda d: _obj(
@@ -211,29 +220,12 @@ CALLS = {
 # burn Tensors, proof that the client dispatched to burn's namespace.
 NUMPY_RESULT = {"scipy.signal.welch"}   # SciPy 1.17's spectral functions
 
-# The calls that compute in the namespace's default float dtype because their inputs hold no
-# float (sklearn's _average of a bool array takes ``xp.asarray(0.0).dtype``): numpy's is float64,
-# burn's is float32 (as PyTorch's), so these match to float32 precision, not float64.
-DEFAULT_FLOAT_RESULT = {"sklearn.metrics.accuracy_score", "sklearn.metrics.zero_one_loss"}
-
-
-# what each xfail waits for: the missing namespace functions (the client's error must name one of
-# them; a probe with numpy stand-ins for them showed the call then matches numpy), and the reason
-_SORTING = "helper 'sorting' adds them"
-_UNIQUE = (("unique_values",), f"burn.unique_values missing (sklearn's label handling; {_SORTING})")
-MISSING = {
-    **{name: _UNIQUE for name in (
-        "sklearn.LinearDiscriminantAnalysis.transform", "sklearn.LinearDiscriminantAnalysis.predict_proba",
-        "sklearn.LogisticRegression", "sklearn.metrics.accuracy_score", "sklearn.metrics.zero_one_loss")},
-    "sklearn.GaussianNB": (("unique_values", "searchsorted"), f"burn.unique_values, searchsorted missing ({_SORTING})"),
-    "sklearn.metrics.log_loss": (("unique_values", "sort"), f"burn.unique_values, sort missing ({_SORTING})"),
-    "sklearn.LabelEncoder": (("unique_inverse",), f"burn.unique_inverse missing ({_SORTING})"),
-    "sklearn.metrics.f1_score": _UNIQUE,
-    "scipy.stats.rankdata": (("argsort",), f"burn.argsort missing ({_SORTING})"),
-    "scipy.stats.mode": (("unique_counts",), f"burn.unique_counts missing ({_SORTING})"),
-    **{f"scipy.stats.{name}": (("sort",), f"burn.sort missing ({_SORTING})")
-       for name in ("iqr", "quantile", "trim_mean")},
-}
+# The calls that compute in the namespace's default float dtype because the arrays they divide
+# hold no float (integer counts, a bool array: sklearn's _average and _prf_divide take
+# ``xp.asarray(0.0).dtype`` then): numpy's is float64, burn's is float32 (as PyTorch's), so
+# these match to float32 precision, not float64.
+DEFAULT_FLOAT_RESULT = {f"sklearn.metrics.{name}" for name in (
+    "accuracy_score", "zero_one_loss", "precision_score", "balanced_accuracy_score", "jaccard_score", "hamming_loss")}
 
 
 # -- the child process ---------------------------------------------------------------------------
@@ -296,29 +288,15 @@ def results():
     return {r["name"]: r for r in recs}
 
 
-class MissingPiece(Exception):
-    """The call failed on the piece its xfail names (and on nothing else)."""
-
-
-def _param(name):
-    if name in MISSING:
-        return pytest.param(name, marks=pytest.mark.xfail(strict=True, raises=MissingPiece,
-                                                          reason=MISSING[name][1]))
-    return name
-
-
-@pytest.mark.parametrize("name", [_param(n) for n in CALLS])
+@pytest.mark.parametrize("name", list(CALLS))
 def test_client_call_matches_numpy(results, name):
     assert name in results, f"{name}: the client process printed no record for it"
     rec = results[name]
-    if name in MISSING and rec["status"] == "error" and any(
-            f"has no attribute '{piece}'" in rec["detail"] for piece in MISSING[name][0]):
-        raise MissingPiece(rec["detail"])
     assert rec["status"] == "match", f"{name}: {rec['status']}: {rec['detail']}"
 
 
-def test_the_marks_name_calls_that_exist():
-    assert set(MISSING) <= set(CALLS) and NUMPY_RESULT <= set(CALLS) and DEFAULT_FLOAT_RESULT <= set(CALLS)
+def test_the_sets_name_calls_that_exist():
+    assert NUMPY_RESULT <= set(CALLS) and DEFAULT_FLOAT_RESULT <= set(CALLS)
 
 
 if __name__ == "__main__":
