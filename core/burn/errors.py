@@ -7,6 +7,9 @@ the fix.
 """
 from __future__ import annotations
 
+import os
+import sys
+
 __all__ = [
     "BurnError", "ShapeError", "DTypeError", "DeviceMismatch",
     "BackendUnavailable", "PluginError", "AutodiffError",
@@ -159,3 +162,39 @@ def backend_unavailable(kind: str, reason: str | None = None) -> BackendUnavaila
     return BackendUnavailable(
         f"no installed plugin provides a backend named '{kind}'; install the package that "
         f"provides it (its entry point must be in group 'burn.plugins'); `burn info` lists what is installed")
+
+
+# files under this directory are burn's own; the first frame outside it is the user's line
+_BURN_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+def user_frame(depth: int = 1):
+    """The innermost caller frame outside the burn package (the user's line), or None.
+
+    Costs one frame walk; used only where an error or warning must name the user's line.
+
+    Example:
+        >>> from burn.errors import user_frame
+        >>> f = user_frame()
+        >>> assert f is not None and "burn" not in f.f_code.co_filename.split("/")[-2:-1]
+    """
+    f = sys._getframe(depth)
+    while f is not None and f.f_code.co_filename.startswith(_BURN_DIR):
+        f = f.f_back
+    return f
+
+
+def user_stacklevel() -> int:
+    """The ``stacklevel`` that makes ``warnings.warn``, called from burn code, point at the user's line.
+
+    Example:
+        >>> import warnings
+        >>> from burn.errors import user_stacklevel
+        >>> assert user_stacklevel() >= 1
+    """
+    f = sys._getframe(1)
+    level = 1
+    while f is not None and f.f_code.co_filename.startswith(_BURN_DIR):
+        f = f.f_back
+        level += 1
+    return level

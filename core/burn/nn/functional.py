@@ -168,13 +168,27 @@ def _cross_entropy_classes(logits, target, reduction, label_smoothing, weight=No
     return _reduce_weighted(loss_t, w, reduction, "cross_entropy", shape if shape is not None else target.shape)
 
 
+def _warn_if_broadcast(op, input, target):
+    """PyTorch's warning for an element-wise loss whose target broadcasts against its input:
+    (4, 1) against (4,) gives a (4, 4) loss, almost always a bug."""
+    ts, xs = tuple(getattr(target, "shape", ())), tuple(getattr(input, "shape", ()))
+    if ts != xs:
+        import warnings
+        from ..errors import user_stacklevel
+        warnings.warn(f"{op}: using a target shape {ts} that is different to the input shape {xs}; this will "
+                      f"likely lead to incorrect results due to broadcasting. Please ensure they have the same shape.",
+                      UserWarning, stacklevel=user_stacklevel())
+
+
 def mse_loss(input, target, /, *, reduction="mean") -> Tensor:
-    """Mean squared error.
+    """Mean squared error. As PyTorch's, a target whose shape differs from the input's is
+    broadcast with a ``UserWarning`` naming both shapes.
 
     Example:
         >>> import burn
         >>> assert burn.nn.functional.mse_loss(burn.ones((3,)), burn.zeros((3,))).item() == 1.0
     """
+    _warn_if_broadcast("mse_loss", input, target)
     d = input - target
     return _reduce(d * d, reduction, "mse_loss")
 
