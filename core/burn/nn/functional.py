@@ -5,7 +5,7 @@ extension ops of :mod:`burn.fused` (re-exported here), with kernels from the bac
 from __future__ import annotations
 
 from .. import dtypes as dt
-from ..errors import DTypeError, ShapeError, describe
+from ..errors import DTypeError, ShapeError, describe, record_site
 from ..fused import (layer_norm, layer_norm_fused, layer_norm_grad, linear_relu, log_softmax,  # noqa: F401
                      log_softmax_fused, log_softmax_grad, softmax, softmax_cross_entropy,
                      softmax_cross_entropy_grad, softmax_fused, softmax_grad)
@@ -134,7 +134,7 @@ def cross_entropy(logits, target, /, *, weight=None, ignore_index=None, reductio
                              f"{describe(logits)}, {describe(target)}")
         if plain and logits.dtype.is_floating:
             # one node forward and one backward (softmax - one-hot) instead of ~30 recorded ops
-            return softmax_cross_entropy(logits, target, reduction, float(label_smoothing))
+            return record_site(softmax_cross_entropy(logits, target, reduction, float(label_smoothing)))
         rows, t, shape = _classes_last(logits, target, "cross_entropy")
         w = _class_weights(weight, rows.shape[1], "cross_entropy")
         return _cross_entropy_classes(rows, t, reduction, label_smoothing, w, ignore_index, shape)

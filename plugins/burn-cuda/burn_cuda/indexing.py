@@ -14,7 +14,7 @@ target and then gathers or scatters through them:
   as ``[B..., basic...]``, is ``off[b] + boff[i]`` and is permuted (a view) into
   numpy's order: B where the advanced indices stand if they are adjacent, else first.
 - out-of-range indices are checked on the device, one flag read back per op (a wild
-  index must never write astray), and raised as :class:`burn.ShapeError` with numpy's
+  index must never write astray), and raised as :class:`burn.IndexOutOfRange` (a ShapeError) with numpy's
   message: ``index: index 6 is out of bounds for axis 0 with size 6``.
 - gathers are ``cupy.take`` on the flat array; ``index_put`` keeps, for each target,
   only the write with the largest position in B (one sort of ``off``) and then assigns
@@ -37,7 +37,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from burn.errors import ShapeError
+from burn.errors import IndexOutOfRange, ShapeError
 from burn.ops.movement import strided_index_plan
 
 from .tensor import dtype_name, numel
@@ -125,7 +125,7 @@ def _check(op, checks):
         h = t.get().reshape(-1)
         bad = h[(h < -size) | (h >= size)]
         if bad.size:
-            raise ShapeError(f"{op}: index {int(bad[0])} is out of bounds for axis {axis} with size {size}")
+            raise IndexOutOfRange(f"{op}: index {int(bad[0])} is out of bounds for axis {axis} with size {size}")
 
 
 def _wrap(t, size):

@@ -359,11 +359,11 @@ def concat(*xs, axis):
 
 
 def _bounds_checked(fn):
-    """numpy's IndexError for an out-of-range index array becomes the ShapeError (a
+    """numpy's IndexError for an out-of-range index array becomes the IndexOutOfRange (a
     BurnError naming the op) that the wgpu and cuda kernels raise, with numpy's message."""
     import functools
 
-    from burn.errors import ShapeError
+    from burn.errors import IndexOutOfRange
     op = fn.__name__.rstrip("_")
 
     @functools.wraps(fn)
@@ -371,7 +371,7 @@ def _bounds_checked(fn):
         try:
             return fn(*args, **kw)
         except IndexError as e:
-            raise ShapeError(f"{op}: {e}") from e
+            raise IndexOutOfRange(f"{op}: {e}") from e
     return run
 
 

@@ -673,6 +673,8 @@ def take_along_axis(x, idx, *, axis):
     axis = axis % x.ndim
     shape = tuple(b if d == axis else max(a, b) for d, (a, b) in enumerate(zip(x.shape, idx.shape)))
     idx = _as_int64(idx)
+    from .indexing import check_index_range     # indexing builds on this module
+    check_index_range("take_along_axis", idx, x.shape[axis], axis)
     # x read with its axis stride zeroed (the kernel adds index * stride), broadcast elsewhere
     st = list(_broadcast_strides(x.view(tuple(1 if d == axis else s for d, s in enumerate(x.shape)),
                                         x.strides, x.offset), shape))
@@ -692,6 +694,8 @@ def scatter_add(x, idx, src, *, axis):
     axis = axis % x.ndim
     out = elementwise("positive")(x)         # a fresh contiguous copy to add into
     idx = _as_int64(idx)
+    from .indexing import check_index_range
+    check_index_range("scatter_add", idx, x.shape[axis], axis)
     lines = tuple(1 if d == axis else s for d, s in enumerate(idx.shape))
     n = numel(lines)
     L = idx.shape[axis]
