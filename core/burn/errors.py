@@ -3,7 +3,9 @@
 Every error a user can trigger is a :class:`BurnError`, raised at the call
 that caused it (never at a later flush of the lazy graph), and its message
 names the op, the operands (shape, dtype, device) and, where there is one,
-the fix.
+the fix. The exception is an error that depends on values (an index out of
+range, :class:`IndexOutOfRange`): it is found when the graph runs and raised
+at the read of a tensor that depends on it, naming the user's line.
 """
 from __future__ import annotations
 
