@@ -120,7 +120,31 @@ class _IndexedContainer(Module):
         return "" if self._n else "len=0"
 
 
-class ModuleList(_IndexedContainer):
+class _HoldsModules:
+    """Item check and forward of ModuleList/ModuleDict (which name their parameter twin)."""
+
+    _twin = _how = ""
+
+    def _check(self, value):
+        if not isinstance(value, Module):
+            raise TypeError(f"{type(self).__name__} holds modules, got {type(value).__name__} "
+                            f"(use {self._twin} for parameters)")
+        return value
+
+    def forward(self, *args, **kwargs):
+        """A module container is not callable: use its items in the parent's forward.
+
+        Example:
+            >>> import burn
+            >>> try:
+            ...     burn.nn.ModuleList()(1)
+            ... except NotImplementedError as e:
+            ...     assert "iterate" in str(e)
+        """
+        raise NotImplementedError(f"{type(self).__name__} has no forward(): {self._how}")
+
+
+class ModuleList(_HoldsModules, _IndexedContainer):
     """A list of modules that the parent module sees (paths ``"name.0..."``).
 
     Indexing (int and slice), ``len``, iteration, ``append``/``extend``/``insert``
@@ -140,23 +164,7 @@ class ModuleList(_IndexedContainer):
         >>> assert len(m.layers) == 2 and m(burn.ones((3, 2))).shape == (3, 1)
     """
 
-    def _check(self, value):
-        if not isinstance(value, Module):
-            raise TypeError(f"ModuleList holds modules, got {type(value).__name__} "
-                            f"(use ParameterList for parameters)")
-        return value
-
-    def forward(self, *args, **kwargs):
-        """A ModuleList is not callable: iterate over it in the parent's forward.
-
-        Example:
-            >>> import burn
-            >>> try:
-            ...     burn.nn.ModuleList()(1)
-            ... except NotImplementedError as e:
-            ...     assert "iterate" in str(e)
-        """
-        raise NotImplementedError("ModuleList has no forward(): iterate over it in the parent module's forward")
+    _twin, _how = "ParameterList", "iterate over it in the parent module's forward"
 
 
 def _as_parameter(value, kind: str) -> Parameter:
@@ -299,7 +307,7 @@ class _KeyedContainer(Module):
         return "" if self._keys else "len=0"
 
 
-class ModuleDict(_KeyedContainer):
+class ModuleDict(_HoldsModules, _KeyedContainer):
     """A dict of modules that the parent module sees (paths ``"name.key..."``), in insertion order.
 
     Example:
@@ -311,23 +319,7 @@ class ModuleDict(_KeyedContainer):
         >>> assert "heads.reg.bias" in m.state_dict() and m.heads["cls"].d_out == 3
     """
 
-    def _check(self, value):
-        if not isinstance(value, Module):
-            raise TypeError(f"ModuleDict holds modules, got {type(value).__name__} "
-                            f"(use ParameterDict for parameters)")
-        return value
-
-    def forward(self, *args, **kwargs):
-        """A ModuleDict is not callable: pick a module by key in the parent's forward.
-
-        Example:
-            >>> import burn
-            >>> try:
-            ...     burn.nn.ModuleDict()(1)
-            ... except NotImplementedError as e:
-            ...     assert "key" in str(e)
-        """
-        raise NotImplementedError("ModuleDict has no forward(): pick a module by key in the parent's forward")
+    _twin, _how = "ParameterDict", "pick a module by key in the parent module's forward"
 
 
 class ParameterDict(_KeyedContainer):
