@@ -130,3 +130,17 @@ def test_training_step_with_bad_labels_raises_at_backward_and_keeps_the_model():
     loss = F.cross_entropy(model(x), burn.tensor([0, 1, 2, 2, 0], device=ad))
     opt.step(loss.backward())
     assert not np.array_equal(model[0].weight.numpy(), before)
+
+
+@pytest.mark.parametrize("case", ["nll_loss", "weighted", "per_pixel"])
+def test_negative_class_targets_are_out_of_range_not_wrapped(case):
+    # a gather wraps -1 to the last class: a silent wrong loss before
+    x = burn.zeros((3, 4))
+    t = burn.tensor([0, -1, 2])
+    calls = {"nll_loss": lambda: F.nll_loss(F.log_softmax(x, axis=1), t),
+             "weighted": lambda: F.cross_entropy(x, t, weight=burn.ones((4,))),
+             "per_pixel": lambda: F.cross_entropy(burn.zeros((3, 4, 2)), burn.tensor([[0, 1], [2, -1], [0, 0]]))}
+    loss = calls[case]()
+    with pytest.raises(burn.IndexOutOfRange, match="out of bounds"):
+        loss.item()
+    assert F.cross_entropy(x, t, ignore_index=-1).item() == pytest.approx(np.log(4))   # -1 ignored on request

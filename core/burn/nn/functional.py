@@ -51,6 +51,9 @@ def _weighted_nll(lp, target, weight, ignore_index):
     if ignore_index is not None:
         keep = E.ne(target, ignore_index)
         target = E.where(keep, target, 0)     # any valid class: its loss is masked
+    # a negative class is out of range (PyTorch rejects it), but a gather would wrap it to a
+    # class from the end: shift it below -C, so the gather raises IndexOutOfRange for it
+    target = E.where(target < 0, target - lp.shape[1], target)
     idx = M.reshape(target, (-1, 1))
     picked = -M.reshape(M.take_along_axis(lp, idx, axis=1), (-1,))
     w = None if weight is None else M.take(weight, target, axis=0)
