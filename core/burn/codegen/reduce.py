@@ -340,69 +340,85 @@ def render_reduce(ops, outputs, sp, dtypes, d: Dialect, L: int = 256, blocked: b
     >>> out = render_reduce([("argmax", {}, [("in", 0)])], [0], sp, ["int32"], OPENCL, L=16)
     >>> assert out[-1] and "ti0[lid + w]" in out[0]
     """
-    if L & (L - 1):
-        raise ValueError(f"reduce kernels: work-group size {L} is not a power of two")
-    P = _PAR[d.name]
-    n_in = sp.n_in
-    c = d.ctype          # storage types (pointers)
-    V = d.vtype          # register types: CUDA holds float16/bfloat16 values in float
-    I64 = c("int64")
-    red_index = {j: r for r, j in enumerate(sp.reds)}
-    chain, ci = [], {}
-    for j, (op, attrs, args) in enumerate(ops):
-        if op in REDUCTIONS:
-            continue
-        new = []
-        for s, k in args:
-            if s == "in":
-                new.append(("in", k))
-            elif k in red_index:
-                new.append(("in", n_in + red_index[k]))
-            else:
-                new.append(("op", ci[k]))
-        ci[j] = len(chain)
-        chain.append((op, attrs, new))
-    chain_in = list(dtypes) + [sp.types[j] for j in sp.reds]
-    lines, params = {}, ()
-    if chain:
-        rk = render_group("fmred_chain", chain, chain_in, list(range(len(chain))), d)
-        for ln in rk.source.splitlines():
-            m = _LINE.match(ln)
-            if m:
-                lines[int(m[1])] = ln.strip()
-        if len(lines) != len(chain):
-            raise KeyError("fused reduce: an op did not render as one line")
-        params = rk.param_dtypes
-        head = program_source([rk], d, extra="").replace(rk.source, "")
-    else:
-        head = d.preamble
-    scal = [k for k in range(n_in) if k not in sp.use]
-    views = [k for k in range(n_in) if sp.use.get(k) == "loop"]
-    rviews = [k for k in range(n_in) if k in sp.use and sp.use[k] != "loop"]
-    pouts = [j for j in outputs if sp.level[j] == "loop"]
-    routs = [j for j in outputs if sp.level[j] == "row"]
-    n_v = len(views) + len(pouts) + len(rviews)
-    W = index_words(n_v)
-    base = 2 + 2 * MAX_DIMS
-    passes = len(sp.reds) + (1 if any(sp.level[j] == "loop" for j in range(sp.reds[-1] + 1, len(ops))) else 0)
-    # split kernels: every pass has a reduction (no loop-level pass after the last one)
-    split = passes == len(sp.reds)
-    any_idx = any(_has_index(ops[r][0]) for r in sp.reds)
+    return _ReduceRenderer(ops, outputs, sp, dtypes, d, L, blocked).render()
 
-    def vt_of(red):
+
+class _ReduceRenderer:
+    """What :func:`render_reduce` derives from a group once (its element-wise chain rendered as
+    lines, the input and output slots, the passes), and a method per piece of kernel source:
+    each variant's kernel, the split variant's combine kernels, and the parts they share."""
+
+    def __init__(self, ops, outputs, sp, dtypes, d, L, blocked):
+        if L & (L - 1):
+            raise ValueError(f"reduce kernels: work-group size {L} is not a power of two")
+        P = _PAR[d.name]
+        n_in = sp.n_in
+        c = d.ctype          # storage types (pointers)
+        V = d.vtype          # register types: CUDA holds float16/bfloat16 values in float
+        I64 = c("int64")
+        red_index = {j: r for r, j in enumerate(sp.reds)}
+        chain, ci = [], {}
+        for j, (op, attrs, args) in enumerate(ops):
+            if op in REDUCTIONS:
+                continue
+            new = []
+            for s, k in args:
+                if s == "in":
+                    new.append(("in", k))
+                elif k in red_index:
+                    new.append(("in", n_in + red_index[k]))
+                else:
+                    new.append(("op", ci[k]))
+            ci[j] = len(chain)
+            chain.append((op, attrs, new))
+        chain_in = list(dtypes) + [sp.types[j] for j in sp.reds]
+        lines, params = {}, ()
+        if chain:
+            rk = render_group("fmred_chain", chain, chain_in, list(range(len(chain))), d)
+            for ln in rk.source.splitlines():
+                m = _LINE.match(ln)
+                if m:
+                    lines[int(m[1])] = ln.strip()
+            if len(lines) != len(chain):
+                raise KeyError("fused reduce: an op did not render as one line")
+            params = rk.param_dtypes
+            head = program_source([rk], d, extra="").replace(rk.source, "")
+        else:
+            head = d.preamble
+        scal = [k for k in range(n_in) if k not in sp.use]
+        views = [k for k in range(n_in) if sp.use.get(k) == "loop"]
+        rviews = [k for k in range(n_in) if k in sp.use and sp.use[k] != "loop"]
+        pouts = [j for j in outputs if sp.level[j] == "loop"]
+        routs = [j for j in outputs if sp.level[j] == "row"]
+        n_v = len(views) + len(pouts) + len(rviews)
+        W = index_words(n_v)
+        base = 2 + 2 * MAX_DIMS
+        passes = len(sp.reds) + (1 if any(sp.level[j] == "loop" for j in range(sp.reds[-1] + 1, len(ops))) else 0)
+        # split kernels: every pass has a reduction (no loop-level pass after the last one)
+        split = passes == len(sp.reds)
+        any_idx = any(_has_index(ops[r][0]) for r in sp.reds)
+
+
+        vslot = {k: q for q, k in enumerate(views)}
+        vslot.update({("p", j): len(views) + q for q, j in enumerate(pouts)})
+        vslot.update({k: len(views) + len(pouts) + q for q, k in enumerate(rviews)})
+        self._state = (P, n_in, c, V, I64, chain, ci, lines, params, head, scal, views, rviews, pouts, routs, n_v, W,
+                           base, passes, split, any_idx, vslot, ops, outputs, sp, dtypes, d, L, blocked)
+
+    def vt_of(self, red):
+        (P, n_in, c, V, I64, chain, ci, lines, params, head, scal, views, rviews, pouts, routs, n_v, W,
+             base, passes, split, any_idx, vslot, ops, outputs, sp, dtypes, d, L, blocked) = self._state
         a = ops[red][2][0]
         return dtypes[a[1]] if a[0] == "in" else sp.types[a[1]]
 
-    vslot = {k: q for q, k in enumerate(views)}
-    vslot.update({("p", j): len(views) + q for q, j in enumerate(pouts)})
-    vslot.update({k: len(views) + len(pouts) + q for q, k in enumerate(rviews)})
-
-    def signature(name, pp=None):
+    def signature(self, name, pp=None):
+        (P, n_in, c, V, I64, chain, ci, lines, params, head, scal, views, rviews, pouts, routs, n_v, W,
+             base, passes, split, any_idx, vslot, ops, outputs, sp, dtypes, d, L, blocked) = self._state
         G = d.global_ptr
         A = [f"burn_mred{W} p", "const int M", "const int R", "const int S"]
         if pp is not None:      # split kernels of pass pp: its partials, every pass's row results
             red = sp.reds[pp]
-            A.append(f"{G}{_acc_type(ops[red][0], vt_of(red), d)}* pacc")
+            A.append(f"{G}{_acc_type(ops[red][0], self.vt_of(red), d)}* pacc")
             if any_idx:
                 A.append(f"{G}{I64}* pidx")
             A += [f"{G}{c(sp.types[r])}* red{k}" for k, r in enumerate(sp.reds)]
@@ -413,16 +429,20 @@ def render_reduce(ops, outputs, sp, dtypes, d: Dialect, L: int = 256, blocked: b
         A += [f"const {d.vtype(t)} p{i}" for i, t in enumerate(params)]
         return d.kernel_decl(name, A) + " {"
 
-    def shared(red_list):
+    def shared(self, red_list):
+        (P, n_in, c, V, I64, chain, ci, lines, params, head, scal, views, rviews, pouts, routs, n_v, W,
+             base, passes, split, any_idx, vslot, ops, outputs, sp, dtypes, d, L, blocked) = self._state
         out = []
         for r, red in red_list:
             op = ops[red][0]
-            out.append(f"  {P['shared']} {_acc_type(op, vt_of(red), d)} ta{r}[{L}];")
+            out.append(f"  {P['shared']} {_acc_type(op, self.vt_of(red), d)} ta{r}[{L}];")
             if _has_index(op):
                 out.append(f"  {P['shared']} {I64} ti{r}[{L}];")
         return out
 
-    def row_base():
+    def row_base(self):
+        (P, n_in, c, V, I64, chain, ci, lines, params, head, scal, views, rviews, pouts, routs, n_v, W,
+             base, passes, split, any_idx, vslot, ops, outputs, sp, dtypes, d, L, blocked) = self._state
         out = [f"  int b{q} = p.v[{base + q * (1 + 2 * MAX_DIMS)}];" for q in range(n_v)]
         out += ["  { int r = m;", f"  for (int dd = {MAX_DIMS - 1}; dd >= 0; --dd) if (dd < nk) {{",
                 "    int s = p.v[2 + dd]; int cc = r % s; r /= s;"]
@@ -432,7 +452,9 @@ def render_reduce(ops, outputs, sp, dtypes, d: Dialect, L: int = 256, blocked: b
         out += [f"  {V(dtypes[k])} x{k} = in{k}[b{vslot[k]}];" for k in rviews]
         return out
 
-    def row_ops(lo, hi, guard):
+    def row_ops(self, lo, hi, guard):
+        (P, n_in, c, V, I64, chain, ci, lines, params, head, scal, views, rviews, pouts, routs, n_v, W,
+             base, passes, split, any_idx, vslot, ops, outputs, sp, dtypes, d, L, blocked) = self._state
         # guard None: evaluate only (a split kernel that is not the row's last writes nothing)
         out = []
         for j in range(lo, hi):
@@ -442,18 +464,22 @@ def render_reduce(ops, outputs, sp, dtypes, d: Dialect, L: int = 256, blocked: b
                     out.append(f"  {guard}rout{routs.index(j)}[m] = v{ci[j]};")
         return out
 
-    def replay(pp, guard):
+    def replay(self, pp, guard):
         """The row-level values before pass ``pp``'s reduction, from the earlier passes' results."""
-        out = row_ops(0, sp.reds[0], guard)
+        (P, n_in, c, V, I64, chain, ci, lines, params, head, scal, views, rviews, pouts, routs, n_v, W,
+             base, passes, split, any_idx, vslot, ops, outputs, sp, dtypes, d, L, blocked) = self._state
+        out = self.row_ops(0, sp.reds[0], guard)
         for r in range(pp):
             red = sp.reds[r]
             out.append(f"  {V(sp.types[red])} x{n_in + r} = red{r}[m];")
             if red in routs and guard is not None:
                 out.append(f"  {guard}rout{routs.index(red)}[m] = x{n_in + r};")
-            out += row_ops(red + 1, sp.reds[r + 1] if r + 1 < len(sp.reds) else len(ops), guard)
+            out += self.row_ops(red + 1, sp.reds[r + 1] if r + 1 < len(sp.reds) else len(ops), guard)
         return out
 
-    def deps(j, acc):
+    def deps(self, j, acc):
+        (P, n_in, c, V, I64, chain, ci, lines, params, head, scal, views, rviews, pouts, routs, n_v, W,
+             base, passes, split, any_idx, vslot, ops, outputs, sp, dtypes, d, L, blocked) = self._state
         # loop-level ops (and view inputs) that op j's value needs, in op order
         for s, k in ops[j][2]:
             if s == "in":
@@ -461,10 +487,12 @@ def render_reduce(ops, outputs, sp, dtypes, d: Dialect, L: int = 256, blocked: b
                     acc.add(("in", k))
             elif sp.level[k] == "loop" and k not in acc:
                 acc.add(k)
-                deps(k, acc)
+                self.deps(k, acc)
         return acc
 
-    def loop_head(variant):
+    def loop_head(self, variant):
+        (P, n_in, c, V, I64, chain, ci, lines, params, head, scal, views, rviews, pouts, routs, n_v, W,
+             base, passes, split, any_idx, vslot, ops, outputs, sp, dtypes, d, L, blocked) = self._state
         if variant == "row":
             return ["  for (int q = 0; q < R; ++q) {"]
         lo, hi = ("0", "R") if variant == "grp" else ("lo_", "hi_")
@@ -474,25 +502,27 @@ def render_reduce(ops, outputs, sp, dtypes, d: Dialect, L: int = 256, blocked: b
                     "  for (int q = qa_; q < qb_; ++q) {"]
         return [f"  {{ for (int q = {lo} + lid; q < {hi}; q += {L}) {{"]
 
-    def kernel(variant, pp=0):
+    def kernel(self, variant, pp=0):
         """variant: "row", "grp" (one group per row, all passes) or "part" (split: pass pp's partials)."""
+        (P, n_in, c, V, I64, chain, ci, lines, params, head, scal, views, rviews, pouts, routs, n_v, W,
+             base, passes, split, any_idx, vslot, ops, outputs, sp, dtypes, d, L, blocked) = self._state
         guard = "" if variant == "row" else "if (lid == 0) "
         if variant == "part":
-            L_ = [signature(f"fmred_part{pp}", pp)]
+            L_ = [self.signature(f"fmred_part{pp}", pp)]
         else:
-            L_ = [signature("fmred" if variant == "row" else "fmred_grp")]
+            L_ = [self.signature("fmred" if variant == "row" else "fmred_grp")]
         if variant == "row":
             L_ += [f"  int m = {P['gid']}; if (m >= M) return;"]
         else:
-            L_ += shared([(r, red) for r, red in enumerate(sp.reds)] if variant == "grp" else [(pp, sp.reds[pp])])
+            L_ += self.shared([(r, red) for r, red in enumerate(sp.reds)] if variant == "grp" else [(pp, sp.reds[pp])])
             L_ += [f"  int g_ = {P['grp']}; int m = g_ / S; int lid = {P['lid']};"]
             if variant == "part":
                 L_ += ["  int ck_ = (R + S - 1) / S; int lo_ = (g_ % S) * ck_; "
                        f"int hi_ = {P['min']}(R, lo_ + ck_); if (lo_ > R) lo_ = R;"]
         L_ += ["  int nk = p.v[0], na = p.v[1];"]
-        L_ += row_base()
+        L_ += self.row_base()
         bounds = [-1] + sp.reds + [len(ops)]
-        L_ += replay(pp, None) if variant == "part" else row_ops(0, sp.reds[0], guard)
+        L_ += self.replay(pp, None) if variant == "part" else self.row_ops(0, sp.reds[0], guard)
         for p_ in range(pp, pp + 1) if variant == "part" else range(passes):
             lo, hi = bounds[p_] + 1, bounds[p_ + 1]
             red = sp.reds[p_] if p_ < len(sp.reds) else None
@@ -500,9 +530,9 @@ def render_reduce(ops, outputs, sp, dtypes, d: Dialect, L: int = 256, blocked: b
             need = set()
             for j in here:
                 need.add(j)
-                deps(j, need)
+                self.deps(j, need)
             if red is not None:
-                deps(red, need)
+                self.deps(red, need)
             vins = sorted(k for s_, k in (n for n in need if isinstance(n, tuple)))
             loop_ops = sorted(n for n in need if not isinstance(n, tuple))
             used = [vslot[k] for k in vins] + [vslot[("p", j)] for j in here]
@@ -524,7 +554,7 @@ def render_reduce(ops, outputs, sp, dtypes, d: Dialect, L: int = 256, blocked: b
                 if red is not None:
                     a = ops[red][2][0]
                     val = f"x{a[1]}" if a[0] == "in" else f"v{ci[a[1]]}"
-                    out += _acc_step(ops[red][0], f"{p_}{sfx}", val, vt_of(red), d)
+                    out += _acc_step(ops[red][0], f"{p_}{sfx}", val, self.vt_of(red), d)
                 return out
 
             # a CPU work-item walks its block with UNROLL independent accumulators: one Kahan
@@ -533,22 +563,22 @@ def render_reduce(ops, outputs, sp, dtypes, d: Dialect, L: int = 256, blocked: b
             sfx = [""] + [f"_{u}" for u in range(1, U)]
             if red is not None:
                 for u in range(U):
-                    L_ += _acc_init(ops[red][0], f"{p_}{sfx[u]}", vt_of(red), d)
+                    L_ += _acc_init(ops[red][0], f"{p_}{sfx[u]}", self.vt_of(red), d)
             if U == 1:
-                L_ += loop_head(variant) + body("") + ["  }" if variant == "row" else "  } }"]
+                L_ += self.loop_head(variant) + body("") + ["  }" if variant == "row" else "  } }"]
             else:
-                L_ += loop_head(variant)[:1] + ["  int q_ = qa_;", f"  for (; q_ + {U} <= qb_; q_ += {U}) {{"]
+                L_ += self.loop_head(variant)[:1] + ["  int q_ = qa_;", f"  for (; q_ + {U} <= qb_; q_ += {U}) {{"]
                 for u in range(U):
                     L_ += [f"   {{ int q = q_ + {u};"] + body(sfx[u]) + ["   }"]
                 L_ += ["  }", "  for (int q = q_; q < qb_; ++q) {"] + body("") + ["  }"]
                 if red is not None:
-                    L_ += _merge_chains(ops[red][0], p_, vt_of(red), sfx[1:])
+                    L_ += _merge_chains(ops[red][0], p_, self.vt_of(red), sfx[1:])
                 L_ += ["  }"]
             if red is None:
                 continue
             op = ops[red][0]
             if variant != "row":
-                L_ += _tree(op, p_, vt_of(red), d, L)
+                L_ += _tree(op, p_, self.vt_of(red), d, L)
             if variant == "part":
                 idx = f" pidx[g_] = ti{p_}[0];" if _has_index(op) else ""
                 L_ += [f"  if (lid == 0) {{ pacc[g_] = ta{p_}[0];{idx} }}"]
@@ -556,23 +586,25 @@ def render_reduce(ops, outputs, sp, dtypes, d: Dialect, L: int = 256, blocked: b
             L_ += _final(op, p_, sp.types[red], n_in + p_, d, "acc" if variant == "row" else "tree")
             if red in routs:
                 L_.append(f"  {guard}rout{routs.index(red)}[m] = x{n_in + p_};")
-            L_ += row_ops(red + 1, bounds[p_ + 2] if p_ + 2 < len(bounds) else len(ops), guard)
+            L_ += self.row_ops(red + 1, bounds[p_ + 2] if p_ + 2 < len(bounds) else len(ops), guard)
         L_.append("}")
         return L_
 
-    def combine(pp):
+    def combine(self, pp):
         """Pass pp's partials of row m combined; the last pass's combine writes the row's outputs,
         the others its reduced value for the next passes."""
+        (P, n_in, c, V, I64, chain, ci, lines, params, head, scal, views, rviews, pouts, routs, n_v, W,
+             base, passes, split, any_idx, vslot, ops, outputs, sp, dtypes, d, L, blocked) = self._state
         red = sp.reds[pp]
-        op, vt = ops[red][0], vt_of(red)
+        op, vt = ops[red][0], self.vt_of(red)
         A = _acc_type(op, vt, d)
         last = pp == len(sp.reds) - 1
         guard = "if (lid == 0) " if last else None
-        L_ = [signature(f"fmred_comb{pp}", pp)]
-        L_ += shared([(pp, red)])
+        L_ = [self.signature(f"fmred_comb{pp}", pp)]
+        L_ += self.shared([(pp, red)])
         L_ += [f"  int m = {P['grp']}; int lid = {P['lid']};", "  int nk = p.v[0];"]
-        L_ += row_base()
-        L_ += replay(pp, guard)
+        L_ += self.row_base()
+        L_ += self.replay(pp, guard)
         if _has_index(op):
             L_ += [f"  {A} best{pp} = 0; {I64} bi{pp} = -1;",
                    f"  for (int t = lid; t < S; t += {L}) {{ {A} bv = pacc[m * S + t]; {I64} bj = pidx[m * S + t];",
@@ -590,19 +622,23 @@ def render_reduce(ops, outputs, sp, dtypes, d: Dialect, L: int = 256, blocked: b
             return L_
         if red in routs:
             L_.append(f"  if (lid == 0) rout{routs.index(red)}[m] = x{n_in + pp};")
-        L_ += row_ops(red + 1, len(ops), guard)
+        L_ += self.row_ops(red + 1, len(ops), guard)
         L_.append("}")
         return L_
 
-    body = [f"typedef struct {{ int v[{W}]; }} burn_mred{W};"]
-    body += kernel("row") + kernel("grp")
-    if split:
-        for pp in range(len(sp.reds)):
-            body += kernel("part", pp) + combine(pp)
-    text = "\n".join(body)
-    # headers of storage types only the reduce kernels name (a plain float16 sum has no chain)
-    head += "".join("\n" + line for marker, line in d.headers if marker in text and line not in head)
-    src = head + "\n" + text
-    if d.name == "opencl" and "double" in src and "cl_khr_fp64" not in src:
-        src = "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n" + src
-    return src, params, scal, views, rviews, pouts, routs, split
+
+    def render(self):
+        (P, n_in, c, V, I64, chain, ci, lines, params, head, scal, views, rviews, pouts, routs, n_v, W,
+             base, passes, split, any_idx, vslot, ops, outputs, sp, dtypes, d, L, blocked) = self._state
+        body = [f"typedef struct {{ int v[{W}]; }} burn_mred{W};"]
+        body += self.kernel("row") + self.kernel("grp")
+        if split:
+            for pp in range(len(sp.reds)):
+                body += self.kernel("part", pp) + self.combine(pp)
+        text = "\n".join(body)
+        # headers of storage types only the reduce kernels name (a plain float16 sum has no chain)
+        head += "".join("\n" + line for marker, line in d.headers if marker in text and line not in head)
+        src = head + "\n" + text
+        if d.name == "opencl" and "double" in src and "cl_khr_fp64" not in src:
+            src = "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n" + src
+        return src, params, scal, views, rviews, pouts, routs, split
