@@ -111,19 +111,20 @@ class _IndexedContainer(Module):
         self._reset(items)
 
     def extra_repr(self) -> str:
-        """The length, when the container is empty (items print as children).
+        """The length, unless the items are modules (which print as children).
 
         Example:
             >>> import burn
             >>> assert repr(burn.nn.ModuleList()) == "ModuleList(len=0)"
         """
-        return "" if self._n else "len=0"
+        return "" if self._n and self._item_kind == "module" else f"len={self._n}"   # modules print as children
 
 
 class _HoldsModules:
     """Item check and forward of ModuleList/ModuleDict (which name their parameter twin)."""
 
     _twin = _how = ""
+    _flat_repr = True       # a parent prints the items as "(name.0): ...", see Module._repr_children
 
     def _check(self, value):
         if not isinstance(value, Module):
@@ -298,13 +299,13 @@ class _KeyedContainer(Module):
             self[k] = v
 
     def extra_repr(self) -> str:
-        """``len=0`` when empty (items print as children).
+        """The length, unless the items are modules (which print as children).
 
         Example:
             >>> import burn
             >>> assert repr(burn.nn.ParameterDict()) == "ParameterDict(len=0)"
         """
-        return "" if self._keys else "len=0"
+        return "" if self._keys and self._item_kind == "module" else f"len={len(self._keys)}"
 
 
 class ModuleDict(_HoldsModules, _KeyedContainer):

@@ -127,11 +127,6 @@ class Sequential(Module):
             return Sequential(*self.layers[i])
         return self.layers[i]
 
-    def _repr_children(self):
-        # the layers print flat, as "(layers.0): Linear(...)", not under a ModuleList
-        for i, layer in enumerate(self.layers):
-            yield f"layers.{i}", layer
-
     def append(self, layer: Module) -> "Sequential":
         """Add ``layer`` at the end; returns the Sequential.
 

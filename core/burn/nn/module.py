@@ -427,9 +427,15 @@ class Module:
         return "\n".join(lines + [")"])
 
     def _repr_children(self):
-        """``(path, child)`` pairs that ``repr`` prints, one level down."""
+        """``(path, child)`` pairs that ``repr`` prints, one level down; the items of a
+        ModuleList/ModuleDict print flat, as ``(layers.0): Linear(...)``."""
         for name, value in vars(self).items():
-            yield from _children(self, name, value, name)
+            for path, child in _children(self, name, value, name):
+                if getattr(child, "_flat_repr", False):
+                    for sub, item in child._repr_children():
+                        yield f"{path}.{sub}", item
+                else:
+                    yield path, child
 
     def extra_repr(self) -> str:
         """The settings shown inside ``repr(module)``; override it in a layer.
