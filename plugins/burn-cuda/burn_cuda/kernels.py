@@ -39,7 +39,7 @@ from burn.codegen.family import family_kernels as _family_kernels
 from burn.errors import BurnError
 
 from . import gemm, runtime
-from .indexing import index_kernels
+from .indexing import _check as _check_indices, index_kernels
 from .tensor import dtype_name, elem_strides, numel, numpy_dtype
 
 INT32_MAX = (1 << 31) - 1
@@ -532,6 +532,8 @@ def concat(*xs, axis):
 
 def take_along_axis(x, idx, *, axis):
     cp = _cp()
+    # cupy wraps an out-of-range index silently: check on the device (one flag read), as index does
+    _check_indices("take_along_axis", [(idx, axis, x.shape[axis])])
     shape = tuple(b if i == axis else max(a, b) for i, (a, b) in enumerate(zip(x.shape, idx.shape)))
     xs = tuple(shape[i] if i != axis else x.shape[i] for i in range(x.ndim))
     return cp.take_along_axis(cp.broadcast_to(x, xs), cp.broadcast_to(idx, shape), axis=axis)
