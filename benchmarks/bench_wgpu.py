@@ -204,7 +204,7 @@ def bench_coldwarm(args, out):
 
 def bench_matmul(args, out):
     import burn
-    from burn_wgpu import kernels
+    from burn_wgpu.kernels import linear as kernels
     dev = burn.Device.wgpu()
     rng = np.random.default_rng(0)
     rows = []
@@ -307,7 +307,7 @@ def bench_train(args, out):
 def bench_complex(args, out):
     import burn
     import torch
-    from burn_wgpu import reduce_complex
+    from burn_wgpu.kernels import linear as complex_linear
     dev = burn.Device.wgpu()
     rng = np.random.default_rng(0)
     n = 512
@@ -325,7 +325,7 @@ def bench_complex(args, out):
 
     def wgpu(variant, x=ta, y=tb):
         def f():
-            reduce_complex.MATMUL = variant
+            complex_linear.COMPLEX_MATMUL = variant
             c = x @ y
             dev.sync()
             return c
@@ -343,7 +343,7 @@ def bench_complex(args, out):
     fns = [wgpu(v) for v in variants] + [lambda: a @ b, lambda: xa @ xb]
     torch.set_num_threads(1)
     t = _interleaved(fns, args.reps)
-    reduce_complex.MATMUL = "auto"
+    complex_linear.COMPLEX_MATMUL = "auto"
     gf = [8 * n ** 3 / x / 1e9 for x in t]
     names = ("wgpu before: tiled complex kernel (local memory)", "wgpu gauss: 3 real library matmuls",
              "wgpu after: one real library matmul (4-mult)", "numpy", "torch")
@@ -406,7 +406,7 @@ def bench_moments(args, out):
     dev.sync()
     t = _interleaved(fns, args.reps)
     names = [f"wgpu before: the var group segmented ({launches[0]} launches)",
-             f"wgpu after: burn_wgpu.reduce_fused ({launches[1]} launch, two passes inside)",
+             f"wgpu after: burn_wgpu.kernels.reduce.generated ({launches[1]} launch, two passes inside)",
              f"burn.var end to end on wgpu (core's planner: {groups} group(s); incl. download)", "numpy", "torch"]
     out.append(("moments", f"var(x, axis=1, correction=1) of [64, 65536] float32, x = 1e4 + N(0, 1), on wgpu "
                            "(PoCL) against numpy and torch on one thread\n\n"
@@ -459,8 +459,8 @@ def bench_rows(args, out):
 def bench_reduce(args, out):
     import burn
     import torch
-    import burn_wgpu.kernels as wk
-    from burn_wgpu import reduce_fused as rf
+    import burn_wgpu.kernels.reduce as wk
+    from burn_wgpu.kernels.reduce import generated as rf
     dev = burn.Device.wgpu()
     rng = np.random.default_rng(0)
     flat = rng.standard_normal(16 << 20, dtype=F32)
@@ -513,7 +513,7 @@ def bench_reduce(args, out):
 def bench_longrows(args, out):
     import burn
     import torch
-    from burn_wgpu import library as wl
+    from burn_wgpu.kernels import nn as wl
     F = burn.nn.functional
     dev = burn.Device.wgpu()
     rng = np.random.default_rng(0)
@@ -572,8 +572,8 @@ def bench_longrows(args, out):
 
 def bench_creduce(args, out):
     import burn
-    from burn_wgpu import reduce_complex as rc
-    from burn_wgpu import reduce_fused as rf
+    from burn_wgpu.kernels.reduce import complex as rc
+    from burn_wgpu.kernels.reduce import generated as rf
     dev = burn.Device.wgpu()
     rng = np.random.default_rng(0)
     C64 = np.complex64
@@ -609,7 +609,7 @@ def bench_creduce(args, out):
     body = "\n".join(f"| {nm} | {v} | {t[0] * 1e3:.1f} | {t[1] * 1e3:.1f} | {t[0] / t[1]:.1f}x | {t[2] * 1e3:.1f} | "
                      f"{t[1] / t[2]:.2f}x |" for nm, v, t in res)
     out.append(("creduce", "complex max / argmax / any / all on wgpu (PoCL) before (one work-item per row) and "
-                           "after (work-group / split variants chosen by shape, burn_wgpu.reduce_complex), against "
+                           "after (work-group / split variants chosen by shape, burn_wgpu.kernels.reduce.complex), against "
                            "numpy on one thread; result download included\n\n"
                            "| reduction | variant after | before ms | after ms | speed-up | numpy ms | after / numpy |\n"
                            "|---|---|---|---|---|---|---|\n" + body))

@@ -22,12 +22,12 @@ subclass with ``.device`` and ``.get()``), ``cupy.linalg``/``cupy.fft`` and
   sample) runs scipy's scatter-form overlap-add in numpy after checking the launch;
 - ``cupy.fft.config.get_plan_cache()`` counts a plan per distinct ``cupy.fft`` call layout
   (``get_curr_size``, ``clear``), as CuPy's per-device cuFFT plan cache holds them;
-- ``cupy.cuda.cublas.gemmEx`` / ``gemmStridedBatchedEx`` (burn_cuda.gemm's half-precision
+- ``cupy.cuda.cublas.gemmEx`` / ``gemmStridedBatchedEx`` (burn_cuda.kernels.linear's half-precision
   matmul) compute in numpy float32 on the memory their raw pointers address (found among the
   arrays whose ``.data.ptr`` was taken), after checking every argument as cuBLAS would; each
   call is recorded in ``cupy.cuda.cublas.CALLS``.
 
-- burn_cuda.conv's ``burn_conv_{maxpool,maxpool_grad,col2im}_<dtype>`` run the CuPy-form
+- burn_cuda.kernels.conv's ``burn_conv_{maxpool,maxpool_grad,col2im}_<dtype>`` run the CuPy-form
   window algorithms in numpy (padded grid, a strided slice per window offset).
 
 Other kernels (a fused multi-op group) raise "fake cupy runs family kernels only". The
@@ -229,7 +229,7 @@ def _flex_kernels():
         pkg = types.ModuleType("_fakecupy_flex")
         pkg.__path__ = [d]
         sys.modules["_fakecupy_flex"] = pkg
-        _FK.append(importlib.import_module("_fakecupy_flex.kernels"))
+        _FK.append(importlib.import_module("_fakecupy_flex.kernels.elementwise"))
     return _FK[0]
 
 
@@ -290,7 +290,7 @@ class _Kernel:
             assert grid[0] == -(-int(st["v"][0][0]) // per), (grid, block, int(st["v"][0][0]))
             (UNROLLED if variant == "_u" else VECTORED).append((op, int(st["v"][0][0]), grid[0], block[0]))
         if variant == "_v":           # a vector load of a misaligned array would fault on a GPU
-            from burn_cuda.tensor import dtype_name
+            from burn_cuda.native import dtype_name
             for a in args:
                 if isinstance(a, ndarray) and a.size > 1:
                     addr = a.__array_interface__["data"][0]
@@ -329,7 +329,7 @@ class _Kernel:
 
 
     def _window(self, grid, block, args):
-        """burn_cuda.conv's burn_conv_{maxpool,maxpool_grad,col2im}_<dtype> (NCHW, C-contiguous,
+        """burn_cuda.kernels.conv's burn_conv_{maxpool,maxpool_grad,col2im}_<dtype> (NCHW, C-contiguous,
         dims H W OH OW KH KW SH SW PT PL DH DW as int32 last): the pools by flex's numpy pooling,
         col2im on a padded grid with one strided slice per window offset in row-major order."""
         kind, dt = self.name[len("burn_conv_"):].rsplit("_", 1)
@@ -348,7 +348,7 @@ class _Kernel:
             # flex's pooling (the fake GPU's ALU), with the bottom/right padding that gives OH x OW
             import importlib
             _flex_kernels()
-            fc = importlib.import_module("_fakecupy_flex.conv")
+            fc = importlib.import_module("_fakecupy_flex.kernels.conv")
             geo = dict(kernel=(KH, KW), stride=(SH, SW), dilation=(DH, DW),
                        padding=(PT, max(0, Hp - H - PT), PL, max(0, Wp - W - PL)))
             if kind == "maxpool":
@@ -525,7 +525,7 @@ class cuda:
         return _cl.nullcontext()
 
 
-# cuBLAS for burn_cuda.gemm (cupy.cuda.cublas, cupy.cuda.device.get_cublas_handle): GemmEx and
+# cuBLAS for burn_cuda.kernels.linear (cupy.cuda.cublas, cupy.cuda.device.get_cublas_handle): GemmEx and
 # GemmStridedBatchedEx read and write the memory their raw pointers address, found among the
 # arrays whose ``.data.ptr`` was taken, and compute in numpy float32; every argument is checked
 # as cuBLAS would (int types, leading dims, strides, data/compute types, the handle's stream

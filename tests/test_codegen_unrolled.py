@@ -130,7 +130,7 @@ def _nvcc(path):
 @needs_nvcc
 def test_unrolled_cuda_variants_compile_for_real_chains_and_families(tmp_path):
     from burn_cuda.fused import segment_source, segments
-    from burn_cuda.kernels import family_source, signatures
+    from burn_cuda.kernels.elementwise import family_source, signatures
     from test_cuda_nvcc import _recorded_groups, compile_batched
     srcs = {}
     for ops, dts, outs, pats in _cuda_chains():
@@ -360,7 +360,7 @@ class _RecordingDC:
 def test_cuda_run_elementwise_picks_the_unrolled_variant_for_large_contiguous_launches(n):
     pytest.importorskip("burn_cuda")
     from burn_cuda.fused import render_cached
-    from burn_cuda.kernels import UNROLL_MIN, run_elementwise, use_unrolled
+    from burn_cuda.kernels.elementwise import UNROLL_MIN, run_elementwise, use_unrolled
     ops, dts, outs = chain8_group()
     dc = _RecordingDC()
     kernel_for, rk = render_cached(dc, ops, dts, outs)
@@ -418,7 +418,7 @@ print(json.dumps(res))
 def test_cuda_lone_ops_launch_unrolled_family_kernels_on_the_stand_in(tmp_path):
     pytest.importorskip("burn_cuda")
     from fakecupy import run_probe
-    from burn_cuda.kernels import UNROLL_MIN
+    from burn_cuda.kernels.elementwise import UNROLL_MIN
     res = run_probe(tmp_path, LONE_OPS, without_flex=True)
     for n in (1000, (1 << 16) + 5, 1_000_003):
         r = res[str(n)]

@@ -5,7 +5,7 @@ non-scalar input (float4/int4 for 4-byte types, 8 bytes as uint2 for float16/bfl
 double2/longlong2 for 8-byte types, uchar4/char4 for 1-byte types), every load before any
 computation and every computation before the vector stores; the thread t == n / 4 computes
 the n % 4 last elements with scalar code. burn-cuda launches them under ``BURN_CUDA_EW=vector``
-(``burn_cuda.kernels.EW_FORM``) where every array is aligned. This file checks:
+(``burn_cuda.kernels.elementwise.EW_FORM``) where every array is aligned. This file checks:
 
 * (a) they compile with ``nvcc --ptx -arch=sm_90`` for the chains and dtypes of
   tests/test_codegen_unrolled.py, every recorded fused segment of the conformance suite and
@@ -45,7 +45,7 @@ SIZES = (1, 3, 4, 5, 1023, 1024, 1025, 4099)
 @needs_nvcc
 def test_vector_cuda_variants_compile_for_real_chains_segments_and_families(tmp_path):
     from burn_cuda.fused import segment_source, segments
-    from burn_cuda.kernels import family_source, signatures
+    from burn_cuda.kernels.elementwise import family_source, signatures
     from test_cuda_nvcc import _recorded_groups, compile_batched
     srcs = {}
     for ops, dts, outs, pats in _cuda_chains():
@@ -239,7 +239,7 @@ def _inputs(rng, dts, n, pat, kind):
 
 
 def _launch(lib, name, per, n, xs, out_dtypes, params):
-    from burn_cuda.kernels import index_words
+    from burn_cuda.kernels.elementwise import index_words
     outs = [_aligned(n + 64, d, fill=7) for d in out_dtypes]
     w = np.ascontiguousarray(index_words((n,), xs), np.int32)
     threads = -(-(-(-n // per)) // 256) * 256       # whole blocks, as a GPU launches them
@@ -321,7 +321,7 @@ class _RecordingDC:
 
 @pytest.fixture
 def ew_form():
-    from burn_cuda import kernels
+    from burn_cuda.kernels import elementwise as kernels
     old = kernels.EW_FORM
     yield kernels
     kernels.EW_FORM = old
@@ -330,7 +330,7 @@ def ew_form():
 @pytest.mark.parametrize("n", [5, 1000, 1 << 16, 3_000_001])
 def test_fused_launch_takes_the_form_burn_cuda_ew_names(ew_form, n):
     from burn_cuda.fused import render_cached
-    from burn_cuda.kernels import UNROLL, UNROLL_MIN
+    from burn_cuda.kernels.elementwise import UNROLL, UNROLL_MIN
     ops, dts, outs = chain8_group()
     dc = _RecordingDC()
     kernel_for, rk = render_cached(dc, ops, dts, outs)
@@ -344,7 +344,7 @@ def test_fused_launch_takes_the_form_burn_cuda_ew_names(ew_form, n):
         for label, ins in (("aligned", [x, s, s, s]), ("shifted", [shifted, s, s, s]),
                            ("strided", [strided, s, s, s]), ("all", [x, x, x, x])):
             dc.launches.clear()
-            from burn_cuda.kernels import LAST_FORM, run_elementwise
+            from burn_cuda.kernels.elementwise import LAST_FORM, run_elementwise
             run_elementwise(dc, kernel_for, (n,), ins, list(rk.out_dtypes), [])
             (k, threads, block), = dc.launches
             seen[form, label] = (k, threads, LAST_FORM[0])
@@ -363,7 +363,7 @@ def test_fused_launch_takes_the_form_burn_cuda_ew_names(ew_form, n):
     for form in ("auto", "plain", "unrolled", "vector"):
         assert seen[form, "strided"] == ("fused", n, "general")
     # an output that is not aligned (a caller's buffer) falls back as well
-    from burn_cuda.kernels import elementwise_form, vector_aligned
+    from burn_cuda.kernels.elementwise import elementwise_form, vector_aligned
     ew_form.EW_FORM = "vector"
     assert elementwise_form(n, 14, [x, s], [shifted]) == ("unrolled" if auto_u else "plain")
     assert vector_aligned([x, s, x[:0]]) and (n < 2 or not vector_aligned([shifted]))
@@ -376,7 +376,7 @@ def test_fused_launch_takes_the_form_burn_cuda_ew_names(ew_form, n):
 
 
 def test_family_kernel_for_gives_each_form(ew_form):
-    from burn_cuda.kernels import UNROLL, family_kernel_for
+    from burn_cuda.kernels.elementwise import UNROLL, family_kernel_for
     dc = _RecordingDC()
     kf = family_kernel_for(dc, "add", ("float16", "float16"), "float16")
     assert kf(1, "vector") == ("k_add_v1", VECTOR) and kf(1, "unrolled") == ("k_add_u1", UNROLL)
@@ -387,7 +387,8 @@ def test_family_kernel_for_gives_each_form(ew_form):
 
 LONE_OPS = r'''
 import json, os, numpy as np, burn, cupy
-from burn_cuda import runtime, kernels
+from burn_cuda import runtime
+from burn_cuda.kernels import elementwise as kernels
 dev = burn.Device.cuda(0)
 seen = []
 orig = runtime.DeviceContext.launch
@@ -429,7 +430,7 @@ print(json.dumps(res))
 def test_lone_ops_launch_vector_family_kernels_on_the_stand_in(tmp_path, monkeypatch, form):
     pytest.importorskip("burn_cuda")
     from fakecupy import run_probe
-    from burn_cuda.kernels import UNROLL_MIN
+    from burn_cuda.kernels.elementwise import UNROLL_MIN
     monkeypatch.setenv("BURN_CUDA_EW", form)
     res = run_probe(tmp_path, LONE_OPS, without_flex=True)
     assert res["env"] == form

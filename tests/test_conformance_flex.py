@@ -48,7 +48,8 @@ def mutant_registry():
     """A third-party style backend: flex's kernels under a new name, one op replaced at a time."""
     from burn.dispatch import registry
     from burn_flex.backend import FlexBackend
-    from burn_flex.kernels import all_kernels, linear_relu
+    from burn_flex.kernels import all_kernels
+    from burn_flex.kernels.linear import linear_relu
     registered = []
 
     def make(op):

@@ -8,7 +8,7 @@ import torch
 import torch.nn.functional as TF
 
 import burn
-import burn_flex.conv as flex_conv
+import burn_flex.kernels.conv as flex_conv
 from burn.nn import functional as F
 from devices import flex_and_wgpu  # noqa: E402  (tests/ is on sys.path under pytest)
 

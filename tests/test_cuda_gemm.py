@@ -1,4 +1,4 @@
-"""float16 / bfloat16 matmul on cuda through cuBLAS GemmEx (burn_cuda.gemm), against torch.
+"""float16 / bfloat16 matmul on cuda through cuBLAS GemmEx (burn_cuda.kernels.linear), against torch.
 
 Without a GPU the matmuls run on the numpy stand-in for CuPy (tests/fakecupy.py), whose
 ``cupy.cuda.cublas.gemmEx`` / ``gemmStridedBatchedEx`` compute in float32 from the memory
@@ -22,7 +22,7 @@ torch = pytest.importorskip("torch")
 from fakecupy import real_gpu as _real_gpu  # noqa: E402  (tests/ is on sys.path under pytest)
 from fakecupy import run_probe  # noqa: E402
 
-from burn_cuda import gemm  # noqa: E402  (imports no CuPy)
+from burn_cuda.kernels import linear as gemm  # noqa: E402  (imports no CuPy)
 
 # (name, a shape, b shape, a view, b view, expected cuBLAS calls (fn, transa, transb, batchCount))
 # A view: None; "mT": the matrix transpose of a contiguous tensor of the transposed shape;

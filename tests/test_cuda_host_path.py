@@ -1,4 +1,4 @@
-"""burn-cuda's host path: the optimizer-update kernels (burn_cuda/optim.py), the re-entrant
+"""burn-cuda's host path: the optimizer-update kernels (burn_cuda/kernels/optim.py), the re-entrant
 device scope (burn_cuda/runtime.py) and the null-GPU harness (benchmarks/cuda_host_overhead.py).
 
 Without a GPU: the CUDA C of the update kernels is compile-checked with nvcc; their wiring
@@ -26,7 +26,7 @@ NVCC = shutil.which("nvcc") or ("/usr/local/bin/nvcc" if os.path.exists("/usr/lo
 
 @pytest.mark.skipif(NVCC is None, reason="nvcc (CUDA toolkit) is not installed here")
 def test_optimizer_update_kernels_compile_with_nvcc(tmp_path):
-    from burn_cuda.optim import KERNEL_DTYPES, adam_source, sgd_source
+    from burn_cuda.kernels.optim import KERNEL_DTYPES, adam_source, sgd_source
     for dt in KERNEL_DTYPES:
         for make in (adam_source, sgd_source):
             src, name = make(dt)
@@ -39,7 +39,7 @@ def test_optimizer_update_kernels_compile_with_nvcc(tmp_path):
 
 
 def test_float_kernels_never_contract_into_fma_and_half_rounds_every_op():
-    from burn_cuda.optim import adam_source, sgd_source
+    from burn_cuda.kernels.optim import adam_source, sgd_source
     f32, _ = adam_source("float32")
     body = f32.split("if (i >= n) return;", 1)[1]         # the arithmetic: no bare operator to contract
     assert "__fmul_rn" in f32 and "__fadd_rn" in f32 and "__fsqrt_rn" in f32
@@ -218,7 +218,7 @@ def test_null_gpu_harness_runs_the_cnn_step_with_one_update_launch_per_parameter
 
 
 # -- the window kernels' CUDA C, run on the CPU ----------------------------------------------------
-# burn_cuda.conv's generated kernels are plain C++ apart from CUDA's spellings: with a shim for
+# burn_cuda.kernels.conv's generated kernels are plain C++ apart from CUDA's spellings: with a shim for
 # those (thread indices, __global__, the _rn intrinsics as IEEE operations) g++ builds them into
 # a library whose drivers run every thread in turn. This checks their index arithmetic and window
 # logic (float32/float64) against PyTorch and numpy without a GPU; nvcc checks they compile for one.
@@ -230,7 +230,7 @@ DIM_NAMES = "H, W, OH, OW, KH, KW, SH, SW, PT, PL, DH, DW"
 
 
 def _host_library(tmp_path, dt):
-    from burn_cuda.conv import window_source
+    from burn_cuda.kernels.conv import window_source
     T = {"float32": "float", "float64": "double"}[dt]
     arrays = {"maxpool": ["x", "out"], "maxpool_grad": ["x", "out", "g", "gx"], "col2im": ["cols", "gx"]}
     drivers = []
@@ -271,7 +271,7 @@ def _np_windows(shape, kernel, stride, padding, dilation):
 @pytest.mark.parametrize("dt", ["float32", "float64"])
 def test_window_kernels_cuda_c_on_the_cpu_match_torch_and_numpy(tmp_path, dt):
     import torch
-    from burn_cuda.conv import _dims
+    from burn_cuda.kernels.conv import _dims
     lib = _host_library(tmp_path, dt)
     rng = np.random.default_rng(0)
     for shape, kernel, stride, padding, dilation in WINDOWS:
@@ -313,7 +313,7 @@ def test_window_kernels_cuda_c_on_the_cpu_match_torch_and_numpy(tmp_path, dt):
 
 @pytest.mark.skipif(GXX is None, reason="g++ is not installed here")
 def test_window_kernels_propagate_nan_like_the_cupy_form(tmp_path):
-    from burn_cuda.conv import _dims
+    from burn_cuda.kernels.conv import _dims
     lib = _host_library(tmp_path, "float64")
     shape, kernel, stride, padding, dilation = (1, 1, 4, 4), (2, 2), (2, 2), (0, 0, 0, 0), (1, 1)
     out_hw, _ = _np_windows(shape, kernel, stride, padding, dilation)

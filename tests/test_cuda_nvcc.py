@@ -3,7 +3,7 @@
 The sources come from the backend's own rendering functions, the ones it
 hands to ``cupy.RawModule`` on a GPU:
 
-* ``burn_cuda.kernels.family_source`` for every element-wise dtype signature
+* ``burn_cuda.kernels.elementwise.family_source`` for every element-wise dtype signature
   (one module per signature with a kernel per op: every op the generator
   renders, in every dtype, with its contiguous/broadcast-scalar variants);
 * ``burn_cuda.fused.segment_source`` for the fused groups of real burn programs:
@@ -13,7 +13,7 @@ hands to ``cupy.RawModule`` on a GPU:
   its element-wise segments are rendered the way burn_cuda.fused does (the
   general kernel and the all-contiguous variant).
 
-* ``burn_cuda.indexing.scatter_source``: the atomicAdd scatter kernels of
+* ``burn_cuda.kernels.indexing.scatter_source``: the atomicAdd scatter kernels of
   index_add/scatter_add (float, double, int, long long through unsigned long long).
 
 bfloat16 (``__nv_bfloat16``) is among the family signatures. Matmul, reductions,
@@ -108,8 +108,8 @@ def _reduce_module(g):
 
 def _all_modules():
     from burn_cuda.fused import segment_source, segments
-    from burn_cuda.indexing import scatter_source
-    from burn_cuda.kernels import family_source, signatures
+    from burn_cuda.kernels.indexing import scatter_source
+    from burn_cuda.kernels.elementwise import family_source, signatures
     mods = {scatter_source(): "scatter_add"}
     for ins, out in signatures():
         src = family_source(ins, out)

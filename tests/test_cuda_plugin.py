@@ -203,7 +203,7 @@ def test_pool_under_pressure_returns_empty_pages_and_retries_then_raises_a_burn_
 
 def test_index_words_modes_and_merged_strides():
     from burn.codegen import MAX_DIMS
-    from burn_cuda.kernels import index_words, layout_pattern
+    from burn_cuda.kernels.elementwise import index_words, layout_pattern
     a = np.zeros((4, 6), np.float32)
     t = np.zeros((6, 4), np.float32).T            # transposed view: strided
     s = np.zeros((1,), np.float32)
@@ -222,7 +222,7 @@ def test_index_words_modes_and_merged_strides():
 
 def test_family_sources_cover_every_renderable_op_and_dtype():
     from burn.codegen import ELEMENTWISE_OPS
-    from burn_cuda.kernels import family_source, signatures
+    from burn_cuda.kernels.elementwise import family_source, signatures
     rendered = set()
     for ins, out in signatures():
         src = family_source(ins, out) or ""
@@ -281,7 +281,7 @@ def test_a_real_group_with_a_complex_step_inside_is_not_fused():
 
 
 def test_reduce_groups_run_the_reduce_kernels_and_epilogue_groups_fall_back_op_by_op_on_cuda():
-    # burn_cuda.reduce_fused runs both; what its kernels decline runs segmented (prologue kernel
+    # burn_cuda.kernels.reduce runs both; what its kernels decline runs segmented (prologue kernel
     # + CuPy's reduction) only when the reduction is the last op, else op by op (the segmented
     # run of epilogues is unconfirmed on a GPU for cuda)
     from burn.fusion import FusedGroup
@@ -300,7 +300,7 @@ def test_reduce_groups_run_the_reduce_kernels_and_epilogue_groups_fall_back_op_b
 _DEVICE_PROBE = r'''
 import json, numpy as np, cupy
 from burn_cuda import runtime
-from burn_cuda.indexing import scatter_source
+from burn_cuda.kernels.indexing import scatter_source
 res = {}
 dc = runtime.context(1)                        # cuda:1 while device 0 is current
 fn = dc.function(scatter_source(), "burn_scatter_add_f32")

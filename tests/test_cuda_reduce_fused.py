@@ -1,4 +1,4 @@
-"""burn-cuda's reduce groups on the generated reduce kernels (burn_cuda.reduce_fused).
+"""burn-cuda's reduce groups on the generated reduce kernels (burn_cuda.kernels.reduce).
 
 Without a GPU three things are checked, each able to fail on its own:
 
@@ -119,11 +119,11 @@ def _grid_groups():
 
 
 def _sources():
-    """``{source: [what it was built for]}`` of every program burn_cuda.reduce_fused builds for the
+    """``{source: [what it was built for]}`` of every program burn_cuda.kernels.reduce builds for the
     conformance suite's reduce groups (recorded dtypes, then float32 ones in every float
     dtype), burn's reductions in every float dtype, and the grid."""
     from test_cuda_nvcc import _recorded_groups
-    from burn_cuda.reduce_fused import source
+    from burn_cuda.kernels.reduce import source
     todo = []
     for g in _recorded_groups():
         if g.kind != "reduce":
@@ -256,7 +256,7 @@ def _check_launch(name, src, grid, block, args, inputs, results, M, R, S):
 
 @pytest.mark.parametrize("force", [None, "row", "group", "split"])
 def test_cuda_launches_match_the_kernel_signatures(force, monkeypatch):
-    from burn_cuda import reduce_fused as rf
+    from burn_cuda.kernels import reduce as rf
     from burn_cuda.fused import compile_group
     dc = _RecordingDC()
     monkeypatch.setattr(rf, "_dc_of", lambda xs: dc)
@@ -306,7 +306,7 @@ def test_cuda_launches_match_the_kernel_signatures(force, monkeypatch):
 def test_groups_the_kernels_decline_keep_their_previous_path(monkeypatch):
     """A complex value keeps the group op by op (None); a shape beyond the kernels (more than
     MAX_DIMS kept dims) runs the fallback the group was compiled with."""
-    from burn_cuda import reduce_fused as rf
+    from burn_cuda.kernels import reduce as rf
     from burn_cuda.fused import compile_group
     g = _group([("mul", {}, [("in", 0), ("in", 0)]), ("sum", {"axis": None}, [("op", 0)])], [(4,)],
                ["complex64"], [1])
@@ -333,8 +333,8 @@ class _Twin:
     def cls():
         from burn.codegen import OPENCL
         from burn.codegen.reduce_run import ReduceRunner
-        from burn_cuda.reduce_fused import FusedReduce
-        from burn_wgpu.reduce_fused import FusedMultiReduce as W
+        from burn_cuda.kernels.reduce import FusedReduce
+        from burn_wgpu.kernels.reduce.generated import FusedMultiReduce as W
 
         class Twin(FusedReduce):
             dialect = OPENCL
@@ -368,7 +368,7 @@ TWIN = [
 @pytest.mark.parametrize("case,shape,axis,variant", TWIN)
 def test_the_cuda_plan_runs_the_kernels_right_in_their_opencl_twin(case, shape, axis, variant, monkeypatch):
     dev, be = _wgpu()
-    from burn_cuda import reduce_fused as rf
+    from burn_cuda.kernels import reduce as rf
     monkeypatch.setenv("BURN_CUDA_FUSE_AFTER", "0")
     fn, ref = CASES[case]
     rng = np.random.default_rng(4)
@@ -398,7 +398,7 @@ def test_the_cuda_plan_runs_the_kernels_right_in_their_opencl_twin(case, shape, 
 def test_the_cuda_plan_in_every_variant_for_other_dtypes_in_the_opencl_twin(dtype, op, monkeypatch):
     """Strided (transposed) and broadcast inputs, a written prologue value, odd sizes."""
     dev, be = _wgpu()
-    from burn_cuda import reduce_fused as rf
+    from burn_cuda.kernels import reduce as rf
     monkeypatch.setenv("BURN_CUDA_FUSE_AFTER", "0")
     rng = np.random.default_rng(5)
     base = rng.standard_normal((1031, 7))
@@ -414,7 +414,7 @@ def test_the_cuda_plan_in_every_variant_for_other_dtypes_in_the_opencl_twin(dtyp
         monkeypatch.setattr(rf, "FORCE", force)
         twin = Twin(g, lambda *xs: pytest.fail("the twin fell back"))
         xt = be.from_numpy(np.ascontiguousarray(a.T), None, dev.index)
-        from burn_wgpu.tensor import WTensor
+        from burn_wgpu.native import WTensor
         xv = WTensor(xt.dc, xt.block, (1031, 7), xt.dtype, (1, 1031), 0)     # a transposed view
         written, red = twin(xv, be.from_numpy(b, None, dev.index))
         assert twin.last_variant[0] == force
@@ -436,12 +436,12 @@ def test_reduce_groups_on_a_real_gpu_match_numpy(monkeypatch):
     why = _real_gpu()
     if why != "ok":
         pytest.skip(why or "no CUDA GPU / CuPy not installed: the nvcc, launch and OpenCL-twin tests ran instead")
-    from burn_cuda import reduce_fused as rf
+    from burn_cuda.kernels import reduce as rf
     monkeypatch.setenv("BURN_CUDA_FUSE_AFTER", "0")
     dev = burn.Device.cuda(0)
     dtypes = ["float32", "float64", "float16"]
-    try:        # bfloat16 needs CuPy >= 14 with ml_dtypes (burn_cuda.tensor.bfloat16_dtype says so)
-        from burn_cuda.tensor import bfloat16_dtype
+    try:        # bfloat16 needs CuPy >= 14 with ml_dtypes (burn_cuda.native.bfloat16_dtype says so)
+        from burn_cuda.native import bfloat16_dtype
         bf16 = bfloat16_dtype()
         dtypes.append("bfloat16")
     except burn.BurnError as e:
@@ -468,7 +468,7 @@ def test_reduce_groups_on_a_real_gpu_match_numpy(monkeypatch):
                     want = ref(ref_in, axis)
                     seen.add(rf.LAST_VARIANT[0] and rf.LAST_VARIANT[0][0])
                     if rf.LAST_VARIANT[0] is None:
-                        bad.append(f"{name} {shape} {axis} {dt}: not run by burn_cuda.reduce_fused")
+                        bad.append(f"{name} {shape} {axis} {dt}: not run by burn_cuda.kernels.reduce")
                     tol = {"float32": 2e-5, "float64": 1e-10, "float16": 2e-3, "bfloat16": 1.6e-2}[dt]
                     try:
                         if name == "argmax":

@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 import burn
-from burn_flex import fused, kernels
+from burn_flex import fused
+from burn_flex.kernels import elementwise as kernels
 
 SMALL = 1000                                   # below the blocking threshold: whole-array path
 LARGE = fused.MIN_FUSED_SIZE + 12_345          # blocked path, with a partial last block

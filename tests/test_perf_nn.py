@@ -281,13 +281,13 @@ def test_conv_weight_grad_reuses_columns_correctly():
                          [x, w1, w2], g)
     for a, b in zip(gb, gt):
         np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-4)
-    from burn_flex import conv as C
+    from burn_flex.kernels import conv as C
     assert len(C._COLS_CACHE) <= C._COLS_CACHE_MAX_ENTRIES
 
 
 def test_tune_malloc_is_applied_on_glibc():
     import sys
-    from burn_flex.kernels import tune_malloc
+    from burn_flex.memory import tune_malloc
     assert tune_malloc() is (sys.platform.startswith("linux") and _glibc())
 
 
@@ -300,7 +300,7 @@ def _glibc():
 def test_where_with_zero_is_bit_exact(dtype):
     """flex's ``where(c, a, +0.0)`` shortcut (a relu gradient) against np.where, bit for bit,
     including -0.0 (which must take the general path) and shapes where b adds dimensions."""
-    from burn_flex.kernels import where
+    from burn_flex.kernels.elementwise import where
     r = _rng(13)
     a = (r.standard_normal((40, 30)) * 5).astype(dtype)
     c = r.random((40, 30)) > 0.5

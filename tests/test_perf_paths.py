@@ -10,7 +10,8 @@ import pytest
 
 import burn
 import burn.nn.functional as F
-from burn_flex import kernels as K
+from burn_flex.kernels import elementwise as E
+from burn_flex.kernels import nn as K
 
 torch = pytest.importorskip("torch")
 TF = torch.nn.functional
@@ -121,7 +122,7 @@ def test_where_kernel_is_bit_exact_against_numpy(rng, dtype):
              (c[:50], a.reshape(60, 50), b.reshape(60, 50)),           # broadcast the condition
              (c.reshape(60, 50)[:, :1], a.reshape(60, 50), b.reshape(60, 50).T.copy().T)]   # strided b
     for cc, aa, bb in cases:
-        got, ref = K.where(cc, aa, bb), np.where(cc, aa, bb)
+        got, ref = E.where(cc, aa, bb), np.where(cc, aa, bb)
         assert got.dtype == ref.dtype and got.shape == ref.shape
         assert got.tobytes() == ref.tobytes()
 

@@ -30,7 +30,7 @@ def test_sum_and_mean_with_infinities_match_numpy(dev, dtype, variant, monkeypat
     if variant is not None:
         if dev.kind != "wgpu":
             pytest.skip("variants are wgpu's")
-        from burn_wgpu import reduce_fused as rf
+        from burn_wgpu.kernels.reduce import generated as rf
         monkeypatch.setattr(rf, "FORCE", variant)
     for name, row in ROWS.items():
         # long rows (the parallel variants' territory) with the special values spread out
@@ -63,8 +63,8 @@ def test_complex_sums_with_infinities_match_numpy_per_part(dtype, variant, monke
     from devices import wgpu_or_skip
     dev = wgpu_or_skip()
     if variant is not None:
-        from burn_wgpu import reduce_complex as rc
-        from burn_wgpu import reduce_fused as rf
+        from burn_wgpu.kernels.reduce import complex as rc
+        from burn_wgpu.kernels.reduce import generated as rf
         monkeypatch.setattr(rf, "FORCE", variant)
         assert hasattr(rc, "LAST_VARIANT")
     a = np.ones((3, 5000), dtype) * (1 + 2j)

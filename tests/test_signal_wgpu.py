@@ -669,7 +669,7 @@ def test_memory_cleanup_drops_the_fft_caches_and_returns_their_pages(wg, rng):
     # the pages holding nothing but cache blocks are what the pool can give back once the caches go
     cached, freeable = _cache_bytes(dc.index)
     assert cached >= 4 << 20, cached
-    dc.finish()
+    dc.synchronize()
     dev.backend.memory_cleanup(dev.index)      # the pool alone (no callbacks): the caches stay
     before = dev.memory_stats()
     assert _cache_tensors(dc.index)

@@ -4,7 +4,7 @@ Every element-wise op the generator renders for complex64 / complex128 runs on
 Device.wgpu() and is compared with numpy (random values, broadcasting, strided
 views, and the special values numpy's algorithms treat specially); fused
 complex chains are one launch; reductions, scans and matmul of complex tensors
-(burn_wgpu.reduce_complex) and the movement ops on complex storage match
+(burn_wgpu.kernels.reduce.complex) and the movement ops on complex storage match
 numpy; FFT gradients through wgpu match finite differences; the CUDA dialect's
 complex kernels compile with ``nvcc --ptx``. complex128 cases need the device's
 fp64 and are skipped without it.

@@ -1,5 +1,5 @@
 """Complex matmul on wgpu: complex64 by default as ONE real matmul of the library
-(burn_wgpu.reduce_complex ``_matmul_real``: A read as real [M, 2K], B expanded to the real
+(burn_wgpu.kernels.linear ``_matmul_real``: A read as real [M, 2K], B expanded to the real
 [2K, 2N] matrix of blocks [[br, bi], [-bi, br]], the real [M, 2N] result read as C), the
 4-multiplication products of numpy / BLAS; complex128 by default with the tiled kernel. Every method ("real", "gauss" = 3 real products, "tiled", "simple") matches numpy
 on shapes that are not multiples of any tile, K = 1, empty shapes, batched and broadcast
@@ -31,8 +31,8 @@ def _part_errs(got, want):
 
 @pytest.fixture(params=["real", "gauss", "tiled", "simple"])
 def variant(request, monkeypatch):
-    from burn_wgpu import reduce_complex
-    monkeypatch.setattr(reduce_complex, "MATMUL", request.param)
+    from burn_wgpu.kernels import linear as wlinear
+    monkeypatch.setattr(wlinear, "COMPLEX_MATMUL", request.param)
     return request.param
 
 
@@ -122,8 +122,8 @@ def test_complex_matmul_keeps_the_smaller_part_accurate(monkeypatch, dtype, scal
     as (Ar + Ai)(Br + Bi) - ArBr - AiBi, a difference of large values (measured ~7e-3 off in
     complex64): the part-wise tolerance below catches it."""
     dev = _wgpu_or_skip()
-    from burn_wgpu import reduce_complex
-    monkeypatch.setattr(reduce_complex, "MATMUL", "real")     # complex64's default, also for complex128
+    from burn_wgpu.kernels import linear as wlinear
+    monkeypatch.setattr(wlinear, "COMPLEX_MATMUL", "real")     # complex64's default, also for complex128
     rng = np.random.default_rng(16)
     a, b = _c(rng, (96, 128), dtype, *scales), _c(rng, (128, 80), dtype, *scales)
     want = a.astype(np.complex128) @ b.astype(np.complex128)
@@ -131,7 +131,7 @@ def test_complex_matmul_keeps_the_smaller_part_accurate(monkeypatch, dtype, scal
     got = (ta @ tb).numpy()
     tol = 5 * TOL[dtype]
     assert max(_part_errs(got, want)) < tol
-    monkeypatch.setattr(reduce_complex, "MATMUL", "gauss")
+    monkeypatch.setattr(wlinear, "COMPLEX_MATMUL", "gauss")
     gauss = (ta @ tb).numpy()
     assert _rel_err(gauss, want) < TOL[dtype]               # fine measured on the whole of C ...
     assert max(_part_errs(gauss, want)) > 10 * tol          # ... not part by part
@@ -149,10 +149,10 @@ def test_complex_matmul_is_one_real_matmul():
     [M, 2K] @ [2K, 2N] (+1 for the copy of an A that is transposed); complex128's default:
     one tiled launch."""
     dev = _wgpu_or_skip()
-    from burn_wgpu import reduce_complex
-    assert reduce_complex.MATMUL == "auto"
-    assert reduce_complex.matmul_method("complex64") == "real"
-    assert reduce_complex.matmul_method("complex128") == "tiled"
+    from burn_wgpu.kernels import linear as wlinear
+    assert wlinear.COMPLEX_MATMUL == "auto"
+    assert wlinear.matmul_method("complex64") == "real"
+    assert wlinear.matmul_method("complex128") == "tiled"
     rng = np.random.default_rng(12)
     for M, K, N in ((40, 24, 36), (9, 300, 600)):      # row-major B read in place / packed
         a, b = _c(rng, (2, M, K), np.complex64), _c(rng, (2, K, N), np.complex64)
@@ -170,7 +170,7 @@ def test_complex_matmul_is_one_real_matmul():
             got = (at @ tb).numpy()
         assert _launches(dev, run) == real + 2
         assert _rel_err(got, a.astype(np.complex128) @ b) < 2e-6
-    assert "matmul_expand_b" in reduce_complex.complex_source("complex64")
+    assert "matmul_expand_b" in wlinear.complex_matmul_source("complex64")
     a, b = _c(rng, (2, 40, 24), np.complex128), _c(rng, (2, 24, 36), np.complex128)
     ta, tb = burn.tensor(a, device=dev), burn.tensor(b, device=dev)
     (ta @ tb).numpy()
@@ -179,8 +179,8 @@ def test_complex_matmul_is_one_real_matmul():
 
 def test_complex_matmul_unknown_method_names_the_choices(monkeypatch):
     dev = _wgpu_or_skip()
-    from burn_wgpu import reduce_complex
-    monkeypatch.setattr(reduce_complex, "MATMUL", "fast")
+    from burn_wgpu.kernels import linear as wlinear
+    monkeypatch.setattr(wlinear, "COMPLEX_MATMUL", "fast")
     x = burn.tensor(np.ones((2, 2), np.complex64), device=dev)
     with pytest.raises(burn.BurnError, match="auto, real, gauss, tiled or simple"):
         (x @ x).numpy()
@@ -207,12 +207,12 @@ def test_complex_matmul_refuses_an_a_the_real_kernel_cannot_index():
     """A read as reals spans twice its complex extent: past 2**31 reals, 32-bit offsets of the
     real kernel would wrap; a clear error instead (a view with a huge row stride, never read)."""
     dev = _wgpu_or_skip()
-    from burn_wgpu import reduce_complex
+    from burn_wgpu.kernels import linear as wlinear
     from burn_wgpu.runtime import context
-    from burn_wgpu.tensor import WTensor, empty
+    from burn_wgpu.native import WTensor, empty
     dc = context(dev.index)
     small = empty(dc, (2, 2), "complex64")
     a = WTensor(dc, small.block, (2, 2), "complex64", (2 ** 30, 1), 0)
     with pytest.raises(burn.BurnError, match="2\\*\\*30 or more complex elements"):
-        reduce_complex.matmul(a, small, (), 0, 0)
-    assert reduce_complex.matmul(small.view((2, 2), (1, 2), 0), small, (), 0, 0).shape == (2, 2)
+        wlinear.complex_matmul(a, small, (), 0, 0)
+    assert wlinear.complex_matmul(small.view((2, 2), (1, 2), 0), small, (), 0, 0).shape == (2, 2)

@@ -1,6 +1,6 @@
 """Complex max / min / argmax / argmin / any / all on wgpu in every reduction variant (one
 work-item per row, a work-group per row, a row split over work-groups then a combine launch;
-burn_wgpu.reduce_complex), pinned through ``burn_wgpu.reduce_fused.FORCE`` and checked
+burn_wgpu.kernels.reduce.complex), pinned through ``burn_wgpu.kernels.reduce.generated.FORCE`` and checked
 against numpy: its lexicographic (real, imag) order, the first index on ties, the first NaN
 (in either part) winning wherever it sits, -0.0 equal to 0.0. Ties and NaNs are planted in
 different items' shares and different split chunks, where a tree or a combine that preferred
@@ -11,8 +11,8 @@ import pytest
 import burn
 from devices import wgpu_or_skip as _wgpu_or_skip  # noqa: E402  (tests/ is on sys.path)
 
-rf = pytest.importorskip("burn_wgpu.reduce_fused")
-rc = pytest.importorskip("burn_wgpu.reduce_complex")
+rf = pytest.importorskip("burn_wgpu.kernels.reduce.generated")
+rc = pytest.importorskip("burn_wgpu.kernels.reduce.complex")
 
 VARIANTS = ["row", "group", "split"]
 OPS = ["max", "min", "argmax", "argmin", "any", "all"]

@@ -195,7 +195,7 @@ def test_reduce_group_propagates_nan_like_numpy():
 @pytest.mark.parametrize("mode", ["packed", "rows", "tiled"])
 def test_matmul_epilogue_with_bias_residual_and_batches_is_one_matmul(mode, monkeypatch):
     dev = _wgpu_or_skip()
-    import burn_wgpu.kernels as wk
+    import burn_wgpu.kernels.linear as wk
     monkeypatch.setattr(wk, "MATMUL_CPU", mode)
     rng = np.random.default_rng(14)
     a = rng.standard_normal((3, 70, 40)).astype(np.float32)
@@ -310,7 +310,7 @@ def test_segmented_run_of_multi_pass_reduce_groups_matches_numpy(axis, keepdims,
     # analysis declines: a run of element-wise ops writes one shape, so the ops on the reduced
     # shape and the next pass over the full one are separate runs
     import scipy.special as sp
-    import burn_wgpu.reduce_fused as rf
+    import burn_wgpu.kernels.reduce.generated as rf
     dev = _wgpu_or_skip()
     monkeypatch.setattr(rf, "_analyze", lambda *a, **k: None)
     monkeypatch.setenv("BURN_WGPU_FUSE_AFTER", "0")

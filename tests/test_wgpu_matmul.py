@@ -1,6 +1,6 @@
 """wgpu matmul kernels against numpy: the packed CPU kernel (B packed into panels: wide
 row-major B, transposed B, broadcast batches, ragged edges), the row kernel (narrow B) and
-the tiled local-memory kernel real GPUs run, selected through ``kernels.MATMUL_CPU``."""
+the tiled local-memory kernel real GPUs run, selected through ``burn_wgpu.kernels.linear.MATMUL_CPU``."""
 import numpy as np
 import pytest
 
@@ -23,8 +23,8 @@ CASES = [  # batch of a, batch of b, M, K, N, B transposed
 @pytest.mark.parametrize("dtype", ["float32", "int32"])
 def test_matmul_matches_numpy(variant, dtype, monkeypatch):
     dev = _wgpu_or_skip()
-    from burn_wgpu import kernels
-    monkeypatch.setattr(kernels, "MATMUL_CPU", variant)
+    from burn_wgpu.kernels import linear
+    monkeypatch.setattr(linear, "MATMUL_CPU", variant)
     rng = np.random.default_rng(0)
     for ba, bb, M, K, N, bt in CASES:
         if dtype == "float32":

@@ -1,12 +1,12 @@
 """mean / var / std on wgpu: a reduce group that goes on after its reduction (an epilogue,
-a second pass over the same input) runs as ONE kernel (burn_wgpu.reduce_fused), var with
+a second pass over the same input) runs as ONE kernel (burn_wgpu.kernels.reduce.generated), var with
 the two-pass algorithm inside the kernel, matching numpy at float32 tolerance on inputs
 with a large mean, over any axes, keepdims, strided inputs.
 
 The groups below are the ones core's compositions record (``mean = sum(x) * (1/n)``,
 ``var = sum((x - mean(x, keepdims))²) * (1/(n - correction))``), handed to the backend's
 ``compile_group`` as a planner that lets a reduction keep its epilogue and next pass
-would (see burn_wgpu.reduce_fused); the end-to-end tests check burn.mean / burn.var /
+would (see burn_wgpu.kernels.reduce.generated); the end-to-end tests check burn.mean / burn.var /
 burn.std through whatever plan the core planner makes."""
 import numpy as np
 import pytest
@@ -116,7 +116,7 @@ def test_var_is_one_two_pass_launch_and_sound_with_a_large_mean(dev, shape, axis
 
 @pytest.mark.parametrize("dtype,rtol", [("float32", 2e-4), ("float64", 1e-10)])
 def test_std_and_var_of_strided_views(dev, dtype, rtol):
-    from burn_wgpu.kernels import permute, slice_
+    from burn_wgpu.kernels.movement import permute, slice_
     a = (1e4 + np.random.default_rng(3).standard_normal((300, 40))).astype(dtype)
     # a transposed view of a column slice: strides (1, 40), offset 5
     view = lambda x: permute(slice_(x, starts=[0, 5], stops=[300, 37], steps=[1, 1]), axes=(1, 0))  # noqa: E731

@@ -14,7 +14,7 @@ OPS = ["sum", "prod", "max", "min", "argmax", "argmin", "any", "all"]
 
 @pytest.fixture
 def force(monkeypatch):
-    from burn_wgpu import reduce_fused as rf
+    from burn_wgpu.kernels.reduce import generated as rf
 
     def set_(v):
         monkeypatch.setattr(rf, "FORCE", v)
@@ -58,14 +58,14 @@ def _data(rng, shape, dtype, op):
 # -- selection -------------------------------------------------------------------------------
 
 def test_choose_keeps_one_item_per_row_for_many_or_short_rows():
-    from burn_wgpu.reduce_fused import choose
+    from burn_wgpu.kernels.reduce.generated import choose
     assert choose(16384, 512, 2, True, force=None) == ("row", 1)      # [32, 512, 512] over the last axis
     assert choose(4, 10, 2, True, force=None) == ("row", 1)           # rows too short for a tree
     assert choose(100_000, 4096, 132, False, force=None) == ("row", 1)
 
 
 def test_choose_gives_few_long_rows_a_work_group_and_splits_very_long_ones():
-    from burn_wgpu.reduce_fused import choose
+    from burn_wgpu.kernels.reduce.generated import choose
     assert choose(8, 1 << 20, 2, True, force=None) == ("group", 1)
     assert choose(64, 4096, 132, False, force=None) == ("group", 1)
     v, s = choose(1, 1 << 24, 2, True, force=None)
@@ -79,8 +79,8 @@ def test_choose_gives_few_long_rows_a_work_group_and_splits_very_long_ones():
 
 def test_automatic_choice_runs_split_for_a_full_sum_and_group_for_few_rows():
     dev = _wgpu_or_skip()
-    from burn_wgpu import reduce_fused as rf
-    from burn_wgpu.kernels import _PLAIN
+    from burn_wgpu.kernels.reduce import generated as rf
+    from burn_wgpu.kernels.reduce import _PLAIN
     rng = np.random.default_rng(0)
     a = rng.standard_normal(1 << 19).astype(np.float32)
     x = burn.tensor(a, device=dev)
@@ -263,8 +263,8 @@ def test_mean_and_var_groups_match_numpy(variant, force):
 def test_variants_run_the_same_semantics_as_the_library_kernels(monkeypatch):
     """The library's one-work-item kernels (the previous path) and the generated variants agree."""
     dev = _wgpu_or_skip()
-    import burn_wgpu.kernels as wk
-    from burn_wgpu import reduce_fused as rf
+    import burn_wgpu.kernels.reduce as wk
+    from burn_wgpu.kernels.reduce import generated as rf
     a = np.random.default_rng(8).standard_normal((5, 3001)).astype(np.float32)
     a[2, 100] = np.nan
     x = burn.tensor(a, device=dev)
@@ -314,7 +314,7 @@ def test_complex_sums_and_products_in_every_variant(variant, force):
 
 def test_complex_sum_of_few_long_rows_leaves_the_one_item_kernel(monkeypatch):
     dev = _wgpu_or_skip()
-    from burn_wgpu import reduce_complex
+    from burn_wgpu.kernels.reduce import complex as reduce_complex
     calls = []
     orig = reduce_complex._parallel
     monkeypatch.setattr(reduce_complex, "_parallel", lambda *a: calls.append(a[0]) or orig(*a))

@@ -8,7 +8,7 @@ the softmax of the rest. The +inf must poison the row wherever it sits: a one-it
 shifted a +inf max by 0 summed exp(+inf) into its Kahan chain and got NaN, or not, depending on
 whether the +inf came last (log_softmax([1, 2, inf]) was [-inf, -inf, nan]). Checked on flex,
 on wgpu's one-work-item-per-row and work-group-per-row kernels (pinned through
-``burn_wgpu.library.ROWS_FORCE``), along the last axis and along axis 0 (strided rows), and on
+``burn_wgpu.kernels.nn.ROWS_FORCE``), along the last axis and along axis 0 (strided rows), and on
 cuda through the numpy stand-in for CuPy (:mod:`fakecupy`), or on a real GPU when there is one.
 
 Accuracy: the one-item kernels sum a row in one serial float32 chain; with a compensated
@@ -73,7 +73,7 @@ def _assert_like_torch(y, ty, what):
 
 @pytest.fixture
 def rows_force(monkeypatch):
-    lib = pytest.importorskip("burn_wgpu.library")
+    lib = pytest.importorskip("burn_wgpu.kernels.nn")
 
     def pin(variant):
         monkeypatch.setattr(lib, "ROWS_FORCE", variant)

@@ -1,6 +1,6 @@
 """Row kernels of burn-wgpu (softmax, log_softmax, layer_norm and their gradients) in both
 variants: one work-item per row and one work-group per row (a local-memory tree of the row's
-max / sums). Each variant is pinned through ``burn_wgpu.library.ROWS_FORCE`` and checked
+max / sums). Each variant is pinned through ``burn_wgpu.kernels.nn.ROWS_FORCE`` and checked
 against torch: few long rows and many short ones, lengths that are not multiples of the
 work-group size (1, primes), every axis, -inf and NaN rows, float32 and float64, gradients."""
 import numpy as np
@@ -11,7 +11,7 @@ import burn.nn.functional as F
 from devices import wgpu_or_skip as _wgpu_or_skip  # noqa: E402  (tests/ is on sys.path)
 
 torch = pytest.importorskip("torch")
-lib = pytest.importorskip("burn_wgpu.library")
+lib = pytest.importorskip("burn_wgpu.kernels.nn")
 
 VARIANTS = ["row", "group"]
 TOL = {np.float32: 2e-5, np.float64: 1e-11}

@@ -14,7 +14,7 @@ import numpy as np
 
 from .dtypes import DType, as_dtype
 
-__all__ = ["Backend", "current_device_index"]
+__all__ = ["Backend", "ContextBackend", "current_device_index"]
 
 _RUNNING = threading.local()
 
@@ -236,3 +236,43 @@ class Backend:
             >>> import burn
             >>> assert burn.Device.flex().backend.memory_cleanup(0) is None
         """
+
+
+class ContextBackend(Backend):
+    """A :class:`Backend` whose devices are runtime contexts owning a queue and a memory pool
+    (burn-wgpu, burn-cuda): syncing, statistics and memory calls go to :meth:`context`.
+
+    A context has ``synchronize()`` (wait for its queue), ``stats`` (a dict of counters) and
+    ``pool`` (a :class:`burn.pagepool.PagePool` or one with its ``stats()`` / ``cleanup()``).
+
+    Example:
+        >>> import burn
+        >>> class Ctx:
+        ...     stats, waits = {"launches": 3}, []
+        ...     def synchronize(self): self.waits.append(1)
+        >>> from burn.backend import ContextBackend
+        >>> class Mine(ContextBackend):
+        ...     name = "mine"
+        ...     def context(self, index): return Ctx()
+        >>> b = Mine()
+        >>> assert b.stats(0) == {"launches": 3} and b.sync(0) is None and Ctx.waits == [1]
+    """
+
+    def context(self, index: int):
+        """The runtime context of device ``index``."""
+        raise NotImplementedError(f"{type(self).__name__}.context")
+
+    def sync(self, index: int) -> None:
+        self.context(index).synchronize()
+
+    def stats(self, index: int = 0) -> dict:
+        """Counters of device ``index`` (kernel launches, programs compiled, ...)."""
+        return dict(self.context(index).stats)
+
+    def memory_stats(self, index: int) -> dict:
+        return self.context(index).pool.stats()
+
+    def memory_cleanup(self, index: int) -> None:
+        dc = self.context(index)
+        dc.synchronize()        # blocks the queue still uses must come back to the pool first
+        dc.pool.cleanup()

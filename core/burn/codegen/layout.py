@@ -66,3 +66,63 @@ def index_words(backend, shape, n, modes, strides, offsets=None) -> np.ndarray:
         if st is not None:
             v[b + 2:b + 2 + len(st)] = st
     return v
+
+
+def broadcast_strides(xshape, xstrides, shape) -> list:
+    """The element strides of a view (``xshape``, ``xstrides``) read as if broadcast to
+    ``shape``: 0 for the leading dims it lacks and where it has size 1 and ``shape`` does not.
+
+    >>> assert broadcast_strides((3, 1), (1, 1), (2, 3, 4)) == [0, 1, 0]
+    """
+    lead = len(shape) - len(xshape)
+    st = [0] * lead
+    for s, xs, o in zip(xshape, xstrides, shape[lead:]):
+        st.append(0 if (s == 1 and o != 1) else xs)
+    return st
+
+
+def view_modes(shape, views, strided=()):
+    """``(modes, strides)`` for :func:`index_words`: how a generated kernel reads each view.
+
+    ``views`` holds one ``(shape, strides, contiguous)`` per input (element strides); a view
+    of one element is a broadcast scalar (mode 1), one of ``shape`` in C order is contiguous
+    (mode 0), any other reads through its broadcast strides (mode 2), as do those at the
+    positions in ``strided`` (kernels relying on zero strides).
+
+    >>> m, s = view_modes((2, 3), [((2, 3), (3, 1), True), ((1,), (1,), True), ((3,), (1,), True)])
+    >>> assert m == [0, 1, 2] and s == [None, None, [0, 1]]
+    """
+    shape = tuple(shape)
+    modes, strides = [], []
+    for q, (vshape, vstrides, contiguous) in enumerate(views):
+        if q not in strided:
+            if all(d == 1 for d in vshape):
+                modes.append(1)
+                strides.append(None)
+                continue
+            if tuple(vshape) == shape and contiguous:
+                modes.append(0)
+                strides.append(None)
+                continue
+        modes.append(2)
+        strides.append(broadcast_strides(vshape, vstrides, shape))
+    return modes, strides
+
+
+def layout_pattern(shape, views):
+    """None if some view needs index arithmetic, else the bit pattern of broadcast scalars
+    (the ``_c<pattern>`` kernel variants of :func:`burn.codegen.render_group`).
+
+    ``views`` holds one ``(shape, contiguous)`` per input.
+
+    >>> assert layout_pattern((2, 3), [((2, 3), True), ((), True)]) == 2
+    >>> assert layout_pattern((2, 3), [((3,), True)]) is None
+    """
+    shape = tuple(shape)
+    pat = 0
+    for k, (vshape, contiguous) in enumerate(views):
+        if all(d == 1 for d in vshape):
+            pat |= 1 << k
+        elif tuple(vshape) != shape or not contiguous:
+            return None
+    return pat

@@ -325,7 +325,7 @@ def _final(op, r, t, x, d: Dialect, src):
 def render_reduce(ops, outputs, sp, dtypes, d: Dialect, L: int = 256, blocked: bool = False):
     """Source of every variant of a reduce group (see the module doc), and its layout.
 
-    ``sp`` describes the group (``burn_wgpu.reduce_fused.Spec``: ``reds``, per op ``level``
+    ``sp`` describes the group (``burn_wgpu.kernels.reduce.generated.Spec``: ``reds``, per op ``level``
     "loop"/"row" and dtype ``types``, input ``use``, ``n_in``); ``L`` is the work-group size
     of the parallel variants (a power of two) and ``blocked`` gives each work-item a contiguous
     block of the row (CPU devices) instead of a strided share (GPUs). Returns

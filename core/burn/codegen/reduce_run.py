@@ -303,7 +303,7 @@ class ReduceRunner:
     ``fuse_after_var`` calls (compiling costs more than a run), go to ``fallback``.
 
     Example (the two backends' runners):
-        >>> from burn_cuda.reduce_fused import FusedReduce          # doctest: +SKIP
+        >>> from burn_cuda.kernels.reduce import FusedReduce          # doctest: +SKIP
         >>> assert issubclass(FusedReduce, ReduceRunner)             # doctest: +SKIP
     """
 

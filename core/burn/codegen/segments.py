@@ -207,6 +207,7 @@ class SegmentedGroup:
         self.in_dtypes = in_dtypes
         self.calls = 0
         self.plan = None
+        self._shapes: dict = {}     # (step, input shapes) -> the launch's broadcast shape
         self.__name__ = f"{self.backend}_fused"
 
     # -- the backend's part -----------------------------------------------------------------
@@ -230,9 +231,11 @@ class SegmentedGroup:
         g = self.group
         self.calls += 1
         size = numel(g.output_metas[0].shape) if g.output_metas else 0
-        if self.calls <= fuse_after(self.fuse_after_var) and size < LARGE:
-            return self.op_by_op(inputs)
         if self.plan is None:
+            # the first calls of a small group run op by op (compiling costs more than they do);
+            # once it has run fused it stays fused, so later calls skip reading the environment
+            if size < LARGE and self.calls <= fuse_after(self.fuse_after_var):
+                return self.op_by_op(inputs)
             self.plan = [None] * len(self.segs)
         env = list(inputs) + [None] * len(g.ops)
         n_in = self.n_in
@@ -242,7 +245,11 @@ class SegmentedGroup:
             if step[0] == "ew":
                 _, kern, rk, in_slots, out_slots, param_ops, fulls = step
                 xs = [env[s] for s in in_slots]
-                shape = broadcast_shape([x.shape for x in xs] + [tuple(g.ops[j][1]["shape"]) for j in fulls])
+                key = (i, tuple(tuple(x.shape) for x in xs))
+                shape = self._shapes.get(key)
+                if shape is None:      # the plan fixes the shapes: computed once per step
+                    shape = self._shapes[key] = broadcast_shape([x.shape for x in xs] +
+                                                                [tuple(g.ops[j][1]["shape"]) for j in fulls])
                 params = []
                 for j, out in param_ops:
                     params += op_params(g.ops[j][0], g.ops[j][1], out)
@@ -271,6 +278,8 @@ class SegmentedGroup:
             op, attrs, args = g.ops[j]
             return ("op", self.kernel(op), j, [k if src == "in" else n_in + k for src, k in args])
         sub_ops, in_slots, in_dtypes, param_ops = localize(g.ops, js, n_in, lambda s: self.dtype_of(env[s]))
+        # only full and clip pass run-time scalars: the others need no op_params call per run
+        param_ops = [(j, o) for j, o in param_ops if op_params(g.ops[j][0], g.ops[j][1], o)]
         fulls = [j for j in js if g.ops[j][0] == "full"]
         outs = [js.index(j) for j in js if j in self.needed]
         xs = [env[s] for s in in_slots]

@@ -24,7 +24,7 @@ Quantizing runs once, on the host (numpy), when a model is converted.
 Dequantizing runs on the device inside two backend extensions,
 ``burn::nf4_dequantize`` and ``burn::nf4_matmul`` (``x @ deq(W)``, defined in
 :mod:`burn.fused.linear` and re-exported here): their reference definitions are
-burn ops, so every backend runs them; flex registers native kernels (``burn_flex.quant``). Only ``x`` of
+burn ops, so every backend runs them; flex registers native kernels (``burn_flex.kernels.quant``). Only ``x`` of
 ``nf4_matmul`` is differentiable: the quantized weight is frozen.
 """
 from __future__ import annotations

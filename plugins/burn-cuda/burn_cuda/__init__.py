@@ -81,6 +81,6 @@ def burn_plugin_info():
     info["cupy"] = ", ".join(found) if found else f"not installed ({INSTALL_HINT})"
     from .kernels import HOST_FALLBACK_OPS
     info["host fallbacks"] = ", ".join(HOST_FALLBACK_OPS) or "none"
-    from .tensor import BF16_MIN_CUPY
+    from .native import BF16_MIN_CUPY
     info["bfloat16"] = f"with CuPy >= {BF16_MIN_CUPY} and ml_dtypes"
     return info

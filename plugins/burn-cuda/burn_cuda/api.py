@@ -43,8 +43,8 @@ from burn.native import (check_broadcast, check_concat, check_matmul, check_perm
 # the internals this module wraps (kept here, in one place, so they are easy to repoint)
 from . import kernels as _kernels
 from . import runtime as _runtime
-from .tensor import dtype_name
-from .tensor import numpy_dtype as _numpy_dtype
+from .native import dtype_name
+from .native import numpy_dtype as _numpy_dtype
 
 __all__ = ["native", "from_native", "device_of", "empty", "zeros", "copy", "contiguous", "reshape",
            "permute", "broadcast_to", "slice", "concat", "matmul", "to_host", "to_device", "host_fallback",

@@ -4,13 +4,14 @@ from __future__ import annotations
 import numpy as np
 
 import burn
+from burn.backend import ContextBackend
 from burn.errors import BackendUnavailable, DTypeError
 
 from . import runtime
-from .tensor import numpy_dtype
+from .native import numpy_dtype
 
 
-class CudaBackend(burn.Backend):
+class CudaBackend(ContextBackend):
     """Serves ``burn.Device.cuda(i)``: CUDA device i. Native arrays are ``cupy.ndarray``.
 
     Building it imports CuPy; without CuPy, or with CuPy but no usable GPU, it
@@ -98,22 +99,10 @@ class CudaBackend(burn.Backend):
         return native
 
     # -- execution --------------------------------------------------------------
+    def context(self, index):
+        """The runtime context of device ``index`` (queue, pool, counters)."""
+        return runtime.context(index)
+
     def compile_group(self, group):
         from .fused import compile_group
         return compile_group(group)
-
-    def sync(self, index):
-        runtime.context(index).synchronize()
-
-    def stats(self, index=0) -> dict:
-        """Counters of device ``index``: kernel launches, modules compiled."""
-        return dict(runtime.context(index).stats)
-
-    # -- memory -----------------------------------------------------------------
-    def memory_stats(self, index):
-        return runtime.context(index).pool.stats()
-
-    def memory_cleanup(self, index):
-        dc = runtime.context(index)
-        dc.synchronize()
-        dc.pool.cleanup()

@@ -5,7 +5,7 @@ runs of element-wise ops the code generator can render (one kernel launch
 each) and the other ops (a matmul, a reduction), which run their ordinary
 kernels. An element-wise group is one segment: one launch. A matmul group is
 the matmul kernel plus one epilogue kernel; a reduction group runs as the generated
-reduce kernels of :mod:`burn_cuda.reduce_fused` (one launch, prologue and
+reduce kernels of :mod:`burn_cuda.kernels.reduce` (one launch, prologue and
 epilogues inside), else one prologue kernel plus the reduction.
 
 The segmentation and the segment-by-segment run are shared with burn-wgpu
@@ -24,8 +24,8 @@ from burn.codegen.segments import SegmentedGroup, localize, plan_group
 from burn.codegen.segments import struct_key as _struct_key
 from burn.errors import DTypeError
 
-from .kernels import RENDERABLE, _dc_of, _name, kernel_form, run_elementwise
-from .tensor import dtype_name
+from .kernels.elementwise import RENDERABLE, _dc_of, _name, kernel_form, run_elementwise
+from .native import dtype_name
 
 
 _RENDERED: dict = {}
@@ -144,12 +144,12 @@ def compile_group(group):
         return None
     fg = _FusedGroup(group, *plan)
     if group.kind == "reduce":
-        # the generated reduce kernels (burn_cuda.reduce_fused: one launch for prologue, passes
+        # the generated reduce kernels (burn_cuda.kernels.reduce: one launch for prologue, passes
         # and epilogue). What they decline runs as before: a prologue kernel and CuPy's reduction
         # when the reduction is the last op, else op by op, because the segmented run of
         # epilogues and further passes gave wrong shapes on an H200 (fixed in
         # burn.codegen.segments and tested on wgpu; unconfirmed on a GPU for cuda)
-        from .reduce_fused import FusedReduce
+        from .kernels.reduce import FusedReduce
         red = [i for i, (op, _, _) in enumerate(group.ops) if op not in ELEMENTWISE_OPS]
         if len(red) == 1 and red[0] == len(group.ops) - 1:
             return FusedReduce(group, fg)

@@ -116,7 +116,7 @@ def matmul():
             want = (a_t @ b_t).float().cpu().numpy().astype(np.float64)
             err = float(np.abs(got - want).max() / max(np.abs(want).max(), 1e-30))
             ratio = tt / bt
-            # float16 and bfloat16: cuBLAS GemmEx on tensor cores, float32 accumulation (burn_cuda.gemm)
+            # float16 and bfloat16: cuBLAS GemmEx on tensor cores, float32 accumulation (burn_cuda.kernels.linear)
             good = ratio >= 0.9 and err < (1e-5 if tname == "float32" else 2e-2)
             ok &= good
             rows.append((name, f"{flop / bt / 1e12:.1f} TFLOP/s", f"{flop / tt / 1e12:.1f} TFLOP/s",
@@ -179,14 +179,14 @@ def _time_stream(fn, sync, reps, warmup=2, submit=None):
 def elementwise():
     """The 8-op chain (64M float32: one fused kernel) timed sustained in each kernel form
     burn-cuda has (``BURN_CUDA_EW``: plain ``_c``, unrolled ``_u``, aligned-vector ``_v``; set
-    in-process through ``burn_cuda.kernels.EW_FORM``), one row per form, against torch; the
+    in-process through ``burn_cuda.kernels.elementwise.EW_FORM``), one row per form, against torch; the
     80%-of-peak target is judged on the best form, which the last row names: the data that
     picks ``auto``'s form. A lone relu per form too (informational). One form's failure is
     reported in its row."""
     import burn
     import cupy
     import torch
-    from burn_cuda import kernels as bk
+    from burn_cuda.kernels import elementwise as bk
     dev = _dev()
     n = 64 * 2 ** 20
     x_t = torch.randn(n, device="cuda")
@@ -265,7 +265,7 @@ def reductions():
     to tune ``burn.codegen.reduce_run.CUDA_TUNING`` with (informational rows, no target)."""
     import burn
     import torch
-    from burn_cuda import reduce_fused as rf
+    from burn_cuda.kernels import reduce as rf
     dev = _dev()
     rows = []
     cases = [("sum [64M] (full)", (64 << 20,), None), ("sum over rows [8, 8M]", (8, 8 << 20), 1),

@@ -14,16 +14,17 @@ def burn_register_backends(registry):
 
 
 def burn_register_kernels(registry):
-    from .kernels import all_kernels, extension_kernels, tune_malloc
+    from .kernels import all_kernels, extension_kernels
+    from .memory import tune_malloc
     tune_malloc()
     for op, fn in all_kernels().items():
         registry.register_kernel(op, "flex", fn)
     for op, fn in extension_kernels().items():
         registry.register_kernel(op, "flex", fn)
-    from .conv import conv_kernels
+    from .kernels.conv import conv_kernels
     for op, fn in conv_kernels().items():
         registry.register_kernel(op, "flex", fn)
-    from .quant import quant_kernels
+    from .kernels.quant import quant_kernels
     for op, fn in quant_kernels().items():
         registry.register_kernel(op, "flex", fn)
 

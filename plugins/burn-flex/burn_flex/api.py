@@ -29,7 +29,7 @@ from burn.native import (check_broadcast, check_concat, check_matmul, check_perm
                          device_index, native_of, wrap_native)
 
 # the internals this module wraps (kept here, in one place, so they are easy to repoint)
-from .dtypes import native as _native_dtype
+from .native import native as _native_dtype
 
 __all__ = ["native", "from_native", "device_of", "empty", "zeros", "copy", "contiguous", "reshape",
            "permute", "broadcast_to", "slice", "concat", "matmul", "to_host", "to_device", "host_fallback",

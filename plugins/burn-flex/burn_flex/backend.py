@@ -6,7 +6,7 @@ import numpy as np
 import burn
 from burn.primitives import ELEMENTWISE, MATMUL, REDUCE
 
-from .dtypes import native
+from .native import native
 from .fused import compile_elementwise
 
 

@@ -42,8 +42,8 @@ from burn.native import (check_broadcast, check_concat, check_matmul, check_perm
 # the internals this module wraps (kept here, in one place, so they are easy to repoint)
 from . import interop as _interop
 from . import kernels as _kernels
-from .tensor import NUMPY, WTensor, reshape_view
-from .tensor import empty as _empty
+from .native import NUMPY, WTensor, reshape_view
+from .native import empty as _empty
 
 __all__ = ["native", "from_native", "device_of", "empty", "zeros", "copy", "contiguous", "reshape",
            "permute", "broadcast_to", "slice", "concat", "matmul", "to_host", "to_device", "host_fallback",

@@ -4,16 +4,17 @@ from __future__ import annotations
 import numpy as np
 
 import burn
+from burn.backend import ContextBackend
 from burn.errors import BackendUnavailable, DTypeError
 
 from . import runtime
-from .tensor import NUMPY, WTensor
+from .native import NUMPY, WTensor
 
 
-class WgpuBackend(burn.Backend):
+class WgpuBackend(ContextBackend):
     """Serves ``burn.Device.wgpu(i)``: the i-th OpenCL device, GPUs first.
 
-    Native arrays are :class:`burn_wgpu.tensor.WTensor` views of pooled buffers.
+    Native arrays are :class:`burn_wgpu.native.WTensor` views of pooled buffers.
     """
 
     name = "wgpu"
@@ -82,22 +83,10 @@ class WgpuBackend(burn.Backend):
         return self.to_numpy(native, index)
 
     # -- execution --------------------------------------------------------------
+    def context(self, index):
+        """The runtime context of device ``index`` (queue, pool, counters)."""
+        return runtime.context(index)
+
     def compile_group(self, group):
         from .fused import compile_group
         return compile_group(group)
-
-    def sync(self, index):
-        runtime.context(index).finish()
-
-    def stats(self, index=0) -> dict:
-        """Counters of device ``index``: kernel launches, programs compiled from source, loaded from disk."""
-        return dict(runtime.context(index).stats)
-
-    # -- memory -----------------------------------------------------------------
-    def memory_stats(self, index):
-        return runtime.context(index).pool.stats()
-
-    def memory_cleanup(self, index):
-        dc = runtime.context(index)
-        dc.finish()
-        dc.pool.cleanup()

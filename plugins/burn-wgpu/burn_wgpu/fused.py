@@ -4,10 +4,9 @@
 runs of element-wise ops the code generator can render (one kernel launch
 each) and the other ops (a matmul, a reduction), which run their ordinary
 kernels. An element-wise group is one segment: one launch. A reduction or
-matmul group is one kernel too: a reduction group's prologue is evaluated in the reduction
-kernel's load (:mod:`burn_wgpu.reduce_fused`, else :class:`_FusedReduce`), a matmul group's epilogue at the
-matmul kernel's store (:class:`_FusedMatmul`); a reduce group that goes on after its
-reduction (mean's scale, var's second pass) is one kernel of :mod:`burn_wgpu.reduce_fused`;
+matmul group is one kernel too: a reduce group (prologue, reduction, epilogue, second
+passes such as var's) goes to the reduction path, :func:`burn_wgpu.kernels.reduce.fused_reduction`;
+a matmul group's epilogue is evaluated at the matmul kernel's store (:class:`_FusedMatmul`);
 groups these cannot take (a
 float16 chain, batch dims that do not collapse, ...) keep the segmented path
 (prologue kernel + reduction, matmul + epilogue kernel).
@@ -25,15 +24,19 @@ import re
 import numpy as np
 
 from burn.codegen.dialect import DTYPE_INFO
-from burn.codegen import (ELEMENTWISE_OPS, MAX_DIMS, OPENCL, op_params, out_dtype, program_source, render_group,
+from burn.codegen import (ELEMENTWISE_OPS, OPENCL, op_params, out_dtype, program_source, render_group,
                           supports)
-from burn.codegen.reduce import kahan_step, reduce_axes
 from burn.codegen.segments import LARGE, SegmentedGroup, plan_group
 from burn.codegen.segments import fuse_after as _shared_fuse_after
 from burn.codegen.segments import struct_key as _struct_key
 
-from .kernels import _bshape, _broadcast_strides, _name, _scalar_args, run_elementwise
-from .tensor import empty, numel
+from .kernels.elementwise import _bshape, _name
+from .kernels.linear import _linear_relu_2, matmul
+from .kernels.reduce import fused_reduction
+from .kernels.source import library_source, part_of
+from .native import broadcast_strides as _broadcast_strides
+from .native import scalar_args as _scalar_args
+from .native import empty, numel
 
 
 def _fuse_after() -> int:
@@ -115,7 +118,7 @@ __kernel void {name.replace("fused_c", "fused_v")}({params}) {{
 
 def render_cached(dc, ops, in_dtypes, outputs):
     """``(kernel_for, RenderedKernel)`` of an element-wise chain: ``kernel_for(pattern)``
-    is the chain's kernel for a layout pattern (``burn_wgpu.kernels.layout_pattern``),
+    is the chain's kernel for a layout pattern (``burn_wgpu.native.layout_pattern``),
     each variant its own small program compiled on first use. Attribute values are
     run-time arguments, so the key is the chain's structure and dtypes only."""
     key = (dc.index, _struct_key(ops, in_dtypes, outputs))
@@ -153,18 +156,14 @@ def compile_group(group):
     if not _complex_renderable(group, plan[3]):
         return None     # e.g. floor of a complex value: op by op, where its kernel raises a DTypeError
     fg = _FusedGroup(group, *plan)
-    from .reduce_fused import is_multi_reduce, FusedMultiReduce
-    if _reduce_group(group) is not None:
-        # the generated reduce kernels (row / work-group / split variants by shape); groups
-        # their analysis declines keep the one-work-item-per-row kernel below
-        return FusedMultiReduce(group, _FusedReduce(group, fg))
-    if is_multi_reduce(group):      # epilogues, second passes (mean, var, std): burn_wgpu.reduce_fused
-        return FusedMultiReduce(group, fg)
+    if group.kind == "reduce":
+        return fused_reduction(group, fg) or fg
     if _matmul_group(group):
         return _FusedMatmul(group, fg)
     return fg
 
 
+_BODY = re.compile(r"^  \S+ v\d+ = .*;$")
 _RED_DTYPE = {"argmax": "int64", "argmin": "int64", "any": "bool", "all": "bool"}
 
 
@@ -198,219 +197,13 @@ class _FusedGroup(SegmentedGroup):
         return render_cached(dc, ops, in_dtypes, outputs)
 
     def launch(self, dc, kern, shape, xs, out_dtypes, params):
-        return run_elementwise(dc, kern, shape, xs, out_dtypes, params)
+        return dc.run_generated(kern, shape, xs, out_dtypes, params)
 
 
 def _default_dc():
     from burn.backend import current_device_index
     from . import runtime
     return runtime.context(current_device_index())
-
-
-# -- reduction with its element-wise prologue: ONE kernel -------------------------------------
-# compile_group hands these groups to burn_wgpu.reduce_fused first (row / work-group / split
-# variants); this one-work-item-per-row kernel runs the groups its analysis declines.
-# Each work-item owns one output element: it walks the reduced coordinates, reads every
-# prologue input through its own strides (broadcast = stride 0, transposed views as they are),
-# evaluates the chain in registers and folds the value into the accumulator. The prologue's
-# values are never written to memory (one launch instead of prologue kernel + reduction).
-
-FUSED_REDUCTIONS = ("sum", "prod", "max", "min", "argmax", "argmin", "any", "all")
-_BODY = re.compile(r"^  \S+ v\d+ = .*;$")
-
-
-def _red_words(n_in):
-    # [nk, na, kshape[MAX_DIMS], ashape[MAX_DIMS], per input (off, kstrides[MAX_DIMS], astrides[MAX_DIMS])]
-    return 2 + 2 * MAX_DIMS + n_in * (1 + 2 * MAX_DIMS)
-
-
-def _reduce_source(op, sub_ops, in_dtypes, red_arg, vt, od, pouts=(), pout_dtypes=()):
-    """OpenCL C of kernel ``fred`` reducing op ``red_arg`` of the chain ``sub_ops`` with ``op``;
-    the values of ops ``pouts`` (prologue results used elsewhere) are written out too."""
-    rk = render_group("fred_chain", sub_ops, list(in_dtypes), [red_arg], OPENCL)
-    body = [ln for ln in rk.source.splitlines() if _BODY.match(ln)]
-    n_in = len(in_dtypes)
-    n_v = n_in + len(pouts)          # views: the inputs, then the written prologue values
-    W = _red_words(n_v)
-    c = OPENCL.ctype
-    V, O = c(vt), c(od)
-    isf = vt.startswith("float")
-    nan = (lambda v: f"isnan({v})") if isf else (lambda v: "0")
-    base = 2 + 2 * MAX_DIMS
-    params = [f"burn_red{W} p", "const int M", "const int R", f"__global {O}* out"]
-    params += [f"__global {c(t)}* pout{q}" for q, t in enumerate(pout_dtypes)]
-    params += [f"__global const {c(t)}* in{k}" for k, t in enumerate(in_dtypes)]
-    params += [f"const {c(d)} p{i}" for i, d in enumerate(rk.param_dtypes)]
-    L = [f"typedef struct {{ int v[{W}]; }} burn_red{W};",
-         f"__kernel void fred({', '.join(params)}) {{",
-         "  int m = get_global_id(0); if (m >= M) return;",
-         "  int nk = p.v[0], na = p.v[1];"]
-    for k in range(n_v):
-        L.append(f"  int b{k} = p.v[{base + k * (1 + 2 * MAX_DIMS)}];")
-    L += ["  int r = m;", f"  for (int d = {MAX_DIMS - 1}; d >= 0; --d) if (d < nk) {{",
-          "    int s = p.v[2 + d]; int cc = r % s; r /= s;"]
-    for k in range(n_v):
-        L.append(f"    b{k} += cc * p.v[{base + k * (1 + 2 * MAX_DIMS) + 1} + d];")
-    L.append("  }")
-    if op in ("sum", "prod"):
-        A = V if isf else "long"
-        L.append(f"  {A} acc = {'0' if op == 'sum' else '1'}, comp = 0;")
-    elif op in ("any", "all"):
-        L.append(f"  uchar acc = {'0' if op == 'any' else '1'};")
-    else:
-        L.append(f"  {V} best = 0; long bi = 0;")
-    L += ["  for (int q = 0; q < R; ++q) {"]
-    L += [f"    int j{k} = b{k};" for k in range(n_v)]
-    L += ["    if (na == 1) {"]
-    L += [f"      j{k} += q * p.v[{base + k * (1 + 2 * MAX_DIMS) + 1 + MAX_DIMS}];" for k in range(n_v)]
-    L += ["    } else {", "      int r2 = q;",
-          f"      for (int d = {MAX_DIMS - 1}; d >= 0; --d) if (d < na) {{",
-          f"        int s = p.v[{2 + MAX_DIMS} + d]; int cc = r2 % s; r2 /= s;"]
-    L += [f"        j{k} += cc * p.v[{base + k * (1 + 2 * MAX_DIMS) + 1 + MAX_DIMS} + d];" for k in range(n_v)]
-    L += ["      }", "    }"]
-    L += [f"    {c(t)} x{k} = in{k}[j{k}];" for k, t in enumerate(in_dtypes)]
-    L += ["  " + ln for ln in body]
-    L += [f"    pout{q}[j{n_in + q}] = v{j};" for q, j in enumerate(pouts)]
-    v = f"v{red_arg}"
-    if op == "sum" and isf:      # Kahan, as the plain reduction: long rows stay within tolerance
-        L.append("    " + kahan_step(V, "acc", "comp", v))
-    elif op == "sum":
-        L.append(f"    acc += {v};")
-    elif op == "prod":
-        L.append(f"    acc *= {v};")
-    elif op == "any":
-        L.append(f"    if ({v} != 0) acc = 1;")
-    elif op == "all":
-        L.append(f"    if ({v} == 0) acc = 0;")
-    else:
-        cmp = ">" if op.endswith("max") else "<"
-        L.append(f"    if (q == 0 || (!({nan('best')}) && ({nan(v)} || {v} {cmp} best))) {{ best = {v}; bi = q; }}")
-    L.append("  }")
-    if op in ("sum", "prod", "any", "all"):
-        L.append(f"  out[m] = ({O})acc;")
-    elif op.startswith("arg"):
-        L.append("  out[m] = bi;")
-    else:
-        L.append("  out[m] = best;")
-    L.append("}")
-    return program_source([rk], OPENCL, extra="").replace(rk.source, "") + "\n" + "\n".join(L)
-
-
-_RED_SRC: dict = {}
-
-
-class _FusedReduce:
-    """A reduce group (element-wise prologue, then one reduction) as one kernel."""
-
-    def __init__(self, group, fallback):
-        self.group = group
-        self.fallback = fallback
-        self.calls = 0
-        self.built = None
-        self.__name__ = "wgpu_fused_reduce"
-
-    def __call__(self, *inputs):
-        g = self.group
-        self.calls += 1
-        op, attrs, args = g.ops[-1]
-        pro = g.ops[:-1]
-        shape = _bshape([x.shape for x in inputs] + [tuple(a["shape"]) for o, a, _ in pro if o == "full"])
-        if self.calls <= _fuse_after() and numel(shape) < LARGE:
-            return self.fallback(*inputs)
-        if self.built is None:
-            self.built = self._build(inputs)
-        if self.built is False:
-            return self.fallback(*inputs)
-        src, od, param_ops, pouts, pdts = self.built
-        xs = list(inputs)
-        dc = xs[0].dc
-        nd = len(shape)
-        axes = reduce_axes(attrs.get("axis"), nd)
-        keep = [d for d in range(nd) if d not in axes]
-        kshape = [shape[d] for d in keep if shape[d] != 1]
-        ashape = [shape[d] for d in axes if shape[d] != 1]
-        if len(kshape) > MAX_DIMS or len(ashape) > MAX_DIMS:
-            return self.fallback(*inputs)
-        M, R = numel([shape[d] for d in keep]), numel([shape[d] for d in axes])
-        if attrs.get("keepdims"):
-            oshape = tuple(1 if d in axes else s for d, s in enumerate(shape))
-        else:
-            oshape = tuple(shape[d] for d in keep)
-        out = empty(dc, oshape, od)
-        pvals = [empty(dc, shape, t) for t in pdts]
-        res = {len(g.ops) - 1: out}
-        res.update(zip(pouts, pvals))
-        result = tuple(res[j] for j in g.outputs)
-        if M == 0 or R == 0:
-            return self.fallback(*inputs) if not numel(oshape) == 0 else result
-        v = np.zeros(_red_words(len(xs) + len(pvals)), np.int32)
-        v[0], v[1] = len(kshape), len(ashape)
-        v[2:2 + len(kshape)] = kshape
-        v[2 + MAX_DIMS:2 + MAX_DIMS + len(ashape)] = ashape
-        base = 2 + 2 * MAX_DIMS
-        for k, x in enumerate(xs + pvals):
-            st = _broadcast_strides(x, shape)
-            b = base + k * (1 + 2 * MAX_DIMS)
-            v[b] = x.offset
-            ks = [st[d] for d in keep if shape[d] != 1]
-            as_ = [st[d] for d in axes if shape[d] != 1]
-            v[b + 1:b + 1 + len(ks)] = ks
-            v[b + 1 + MAX_DIMS:b + 1 + MAX_DIMS + len(as_)] = as_
-        params = []
-        for j, o in param_ops:
-            params += op_params(g.ops[j][0], g.ops[j][1], o)
-        dc.launch(dc.kernel(src, "fred"), M, [v.view(np.dtype((np.void, v.nbytes)))[0], np.int32(M), np.int32(R),
-                                              out.buf] + [o.buf for o in pvals] + [x.buf for x in xs]
-                  + _scalar_args(params))
-        return result
-
-    def _build(self, inputs):
-        g = self.group
-        op, attrs, args = g.ops[-1]
-        types, param_ops = [x.dtype for x in inputs], []
-        for j, (o, a, ar) in enumerate(g.ops[:-1]):
-            ins = [types[k if s == "in" else len(inputs) + k] for s, k in ar]
-            out = _name(out_dtype(o, ins, a))
-            types.append(out)
-            param_ops.append((j, out))
-        src_kind, red_arg = args[0]
-        vt = types[red_arg if src_kind == "in" else len(inputs) + red_arg]
-        if src_kind != "op" or vt in ("float16", "complex64", "complex128") or any(t == "float16" for t in types):
-            return False        # a complex sum: prologue kernel + burn_wgpu.reduce_complex (two launches)
-        if op in ("sum", "prod"):
-            od = vt if vt.startswith("float") else "int64"
-        elif op in ("any", "all"):
-            od = "bool"
-        elif op.startswith("arg"):
-            od = "int64"
-        else:
-            od = vt
-        dc = inputs[0].dc
-        n = len(g.ops) - 1
-        pouts = [j for j in g.outputs if j != n]
-        pdts = [types[len(inputs) + j] for j in pouts]
-        key = (dc.index, op, _struct_key(g.ops[:-1], types[:len(inputs)], [red_arg] + pouts))
-        src = _RED_SRC.get(key)
-        if src is None:
-            try:
-                src = _RED_SRC[key] = _reduce_source(op, g.ops[:-1], types[:len(inputs)], red_arg, vt, od,
-                                                     pouts, pdts)
-            except KeyError:
-                return False
-        return src, od, param_ops, pouts, pdts
-
-
-def _reduce_group(group):
-    """A one-launch runner of a reduce group, or None (its fallback keeps two launches)."""
-    if group.kind != "reduce" or len(group.ops) < 2:
-        return None
-    op, attrs, args = group.ops[-1]
-    n = len(group.ops) - 1
-    if op not in FUSED_REDUCTIONS or n not in group.outputs or len(args) != 1 or args[0][0] != "op":
-        return None
-    if not group.input_metas or any(o not in ELEMENTWISE_OPS for o, _, _ in group.ops[:-1]):
-        return None
-    return group
 
 
 # -- matmul with its element-wise epilogue: ONE kernel ----------------------------------------
@@ -447,7 +240,10 @@ def _epilogue_source(lib_src, T, sub_ops, in_dtypes, outputs, keep_c):
     extra += [f"const {c(d)} p{i}" for i, d in enumerate(rk.param_dtypes)]
     head = program_source([rk], OPENCL).replace(rk.source, "")
     head = "\n".join(ln for ln in head.splitlines() if not ln.startswith(("#pragma", "typedef struct")))
-    src = lib_src.replace(f"__global {T}* C) {{", f"__global {T}* C, {', '.join(extra)}) {{")
+    # the library's kernels spell C's type out, or as the macro T of their .cl source
+    src = lib_src
+    for t in (T, "T"):
+        src = src.replace(f"__global {t}* C) {{", f"__global {t}* C, {', '.join(extra)}) {{")
     src = _VSTORE.sub(lambda m: f"{{ {T} et_[{m[1]}]; vstore{m[1]}(acc{m[2]}, 0, et_); for (int ej_ = 0; ej_ < "
                                 f"{m[1]}; ++ej_) EPI(b, m0 + {m[3]}, n0 + ej_, et_[ej_]); }}", src)
     src = _PSTORE.sub(lambda m: f"EPI(b, m0 + {m[1]}, n0 + j, t[j])", src)
@@ -462,7 +258,7 @@ def _epilogue_source(lib_src, T, sub_ops, in_dtypes, outputs, keep_c):
 
 
 class _Epilogue:
-    """One launch's epilogue for ``burn_wgpu.kernels.matmul``: kernels, outputs, arguments."""
+    """One launch's epilogue for ``burn_wgpu.kernels.linear.matmul``: kernels, outputs, arguments."""
 
     def __init__(self, fm, ext):
         self.fm = fm
@@ -470,7 +266,6 @@ class _Epilogue:
         self.outs = None
 
     def kernel(self, dc, dtype, name):
-        from .library import library_source, part_of
         fm = self.fm
         part = part_of(name)
         key = (dc.index, part, fm.key)
@@ -549,14 +344,13 @@ class _FusedMatmul:
         self.in_dtypes = [a.dtype] + [inputs[k].dtype for k in ext_slots]
         self.epi_outputs = [j - 1 for j in g.outputs if j > 0]
         if not self.epi_outputs or any(t in ("float16", "complex64", "complex128") for t in self.in_dtypes):
-            return False        # complex: burn_wgpu.reduce_complex's matmul + an epilogue kernel
+            return False        # complex: burn_wgpu.kernels.linear's complex matmul + an epilogue kernel
         try:
             rk = render_group("epi_chain", sub_ops, list(self.in_dtypes), self.epi_outputs, OPENCL)
         except KeyError:
             return False
         self.out_dtypes = rk.out_dtypes
         self.key = (_struct_key(sub_ops, self.in_dtypes, self.epi_outputs), 0 in g.outputs)
-        from .library import library_source
         for part in ("matmul", "matmul_cpu"):       # string work only: nothing compiles here
             try:
                 _epilogue_source(library_source(a.dtype, a.dc.fp64, part), OPENCL.ctype(a.dtype), sub_ops,
@@ -566,7 +360,6 @@ class _FusedMatmul:
         return True
 
     def __call__(self, *inputs):
-        from .kernels import matmul
         g = self.group
         self.calls += 1
         if self.calls <= _fuse_after() and numel(g.output_metas[0].shape) < LARGE:
@@ -613,7 +406,6 @@ _LINEAR_RELU: list = []
 
 def linear_relu_fused(x, w, b):
     """burn::linear_relu as one matmul launch (bias + relu at the store)."""
-    from .kernels import _linear_relu_2
     if not _LINEAR_RELU:
         fm = _FusedMatmul(_LinearReluGroup(), _linear_relu_2)
         fm.calls = 1 << 30          # no op-by-op warm-up: the program is shared by every shape

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .tensor import WTensor
+from .kernels.movement import download, upload
+from .native import WTensor
 
 __all__ = ["to_host", "to_device", "device_of", "host_fallback"]
 
@@ -30,7 +31,6 @@ def to_host(x: WTensor) -> np.ndarray:
         >>> x = interop.to_device(dc, np.arange(3.0, dtype=np.float32))
         >>> assert np.array_equal(interop.to_host(x), [0.0, 1.0, 2.0])
     """
-    from .kernels import download
     out = download(x)
     _count(x.dc, out.nbytes)
     return out
@@ -47,7 +47,6 @@ def to_device(dc, array, dtype: str | None = None) -> WTensor:
         >>> x = interop.to_device(dc, np.ones((2, 2), np.float32))
         >>> assert x.shape == (2, 2) and dc.stats["host_transfers"] == before + 1
     """
-    from .kernels import upload
     arr = np.asarray(array)
     out = upload(dc, arr, dtype or arr.dtype.name)
     _count(dc, arr.nbytes)

@@ -40,7 +40,8 @@ import numpy as np
 from burn.errors import IndexOutOfRange, ShapeError
 from burn.ops.movement import strided_index_plan
 
-from .tensor import dtype_name, numel
+from ..native import dtype_name, numel
+from .elementwise import _cp, _dc_of
 
 # target dtype -> (accumulation dtype, kernel suffix); complex adds as its real type
 _ACC = {"float32": ("float32", "f32"), "float64": ("float64", "f64"), "int32": ("int32", "i32"),
@@ -74,13 +75,7 @@ def scatter_source() -> str:
     return "\n".join(kernels)
 
 
-def _cp():
-    from .runtime import load_cupy
-    return load_cupy()
-
-
 def _dc(x):
-    from .kernels import _dc_of
     return _dc_of([x])
 
 
@@ -263,3 +258,12 @@ def scatter_add(x, idx, src, *, axis):
 def index_kernels() -> dict:
     """op name -> kernel for the indexing primitives (wrapped by ``on_device`` at registration)."""
     return {"index": index, "index_add": index_add, "index_put": index_put, "scatter_add": scatter_add}
+
+
+def take_along_axis(x, idx, *, axis):
+    cp = _cp()
+    # cupy wraps an out-of-range index silently: check on the device (one flag read), as index does
+    _check("take_along_axis", [(idx, axis, x.shape[axis])])
+    shape = tuple(b if i == axis else max(a, b) for i, (a, b) in enumerate(zip(x.shape, idx.shape)))
+    xs = tuple(shape[i] if i != axis else x.shape[i] for i in range(x.ndim))
+    return cp.take_along_axis(cp.broadcast_to(x, xs), cp.broadcast_to(idx, shape), axis=axis)

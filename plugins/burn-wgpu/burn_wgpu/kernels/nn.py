@@ -1,280 +1,129 @@
-"""OpenCL C of the kernels that are not element-wise, one program per dtype.
-
-Each dtype's program holds its reductions, scans, matmul, creation kernels
-and the strided write used by slicing gradients, padding and concatenation;
-sizes, strides and offsets are run-time arguments, so a program is compiled
-once per dtype and device (then loaded from the disk cache).
-"""
+"""Row kernels of the ``burn::`` fused nn ops on wgpu: softmax, log_softmax, layer_norm and
+their gradients, one work-item per row or one work-group per row (:func:`rows_variant`)."""
 from __future__ import annotations
 
 import os
-from functools import lru_cache
 
-from burn.codegen import MAX_DIMS, OPENCL, param_words
-from burn.codegen.reduce import kahan_step
+import numpy as np
 
-TILE = 64          # matmul tile (rows and columns of C per work-group)
-TK = 16            # matmul depth per tile
-WPT = 4            # matmul: each work-item computes WPT x WPT values of C
+from burn.codegen import OPENCL
+from burn.errors import BurnError
 
-
-def _k(dtype):
-    return "f" if dtype.startswith("float") else "b" if dtype == "bool" else "u" if dtype == "uint8" else "i"
-
-
-def _reduce_src(T, t, fp64):
-    k = _k(t)
-    acc_int = "long"
-    out = []
-    # sum / prod: integers and bool accumulate in int64 (numpy's rule); floats in their own
-    # type with Kahan compensation, so long rows stay within float32 tolerance
-    if k == "f":
-        out.append(f"""
-__kernel void reduce_sum(int M, int R, __global {T}* out, __global const {T}* in, int off) {{
-  int m = get_global_id(0); if (m >= M) return;
-  __global const {T}* p = in + off + (long)m * R;
-  {T} s = 0, c = 0;
-  for (int r = 0; r < R; ++r) {kahan_step(T, "s", "c", "p[r]")}
-  out[m] = s;
-}}
-__kernel void reduce_prod(int M, int R, __global {T}* out, __global const {T}* in, int off) {{
-  int m = get_global_id(0); if (m >= M) return;
-  __global const {T}* p = in + off + (long)m * R;
-  {T} s = 1; for (int r = 0; r < R; ++r) s *= p[r]; out[m] = s;
-}}""")
-    else:
-        out.append(f"""
-__kernel void reduce_sum(int M, int R, __global long* out, __global const {T}* in, int off) {{
-  int m = get_global_id(0); if (m >= M) return;
-  __global const {T}* p = in + off + (long)m * R;
-  {acc_int} s = 0; for (int r = 0; r < R; ++r) s += p[r]; out[m] = s;
-}}
-__kernel void reduce_prod(int M, int R, __global long* out, __global const {T}* in, int off) {{
-  int m = get_global_id(0); if (m >= M) return;
-  __global const {T}* p = in + off + (long)m * R;
-  {acc_int} s = 1; for (int r = 0; r < R; ++r) s *= p[r]; out[m] = s;
-}}""")
-    nan = (lambda v: f"isnan({v})") if k == "f" else (lambda v: "0")
-    for name, cmp in (("max", ">"), ("min", "<")):
-        out.append(f"""
-__kernel void reduce_{name}(int M, int R, __global {T}* out, __global const {T}* in, int off) {{
-  int m = get_global_id(0); if (m >= M) return;
-  __global const {T}* p = in + off + (long)m * R;
-  {T} b = p[0];
-  for (int r = 1; r < R; ++r) {{ {T} v = p[r]; if (!({nan('b')}) && ({nan('v')} || v {cmp} b)) b = v; }}
-  out[m] = b;
-}}
-__kernel void reduce_arg{name}(int M, int R, __global long* out, __global const {T}* in, int off) {{
-  int m = get_global_id(0); if (m >= M) return;
-  __global const {T}* p = in + off + (long)m * R;
-  {T} b = p[0]; long bi = 0;
-  for (int r = 1; r < R; ++r) {{ {T} v = p[r]; if (!({nan('b')}) && ({nan('v')} || v {cmp} b)) {{ b = v; bi = r; }} }}
-  out[m] = bi;
-}}""")
-    out.append(f"""
-__kernel void reduce_any(int M, int R, __global uchar* out, __global const {T}* in, int off) {{
-  int m = get_global_id(0); if (m >= M) return;
-  __global const {T}* p = in + off + (long)m * R;
-  uchar s = 0; for (int r = 0; r < R; ++r) if (p[r] != 0) {{ s = 1; break; }} out[m] = s;
-}}
-__kernel void reduce_all(int M, int R, __global uchar* out, __global const {T}* in, int off) {{
-  int m = get_global_id(0); if (m >= M) return;
-  __global const {T}* p = in + off + (long)m * R;
-  uchar s = 1; for (int r = 0; r < R; ++r) if (p[r] == 0) {{ s = 0; break; }} out[m] = s;
-}}""")
-    A = T if k == "f" else "long"
-    for name, init, opx in (("cumsum", "0", "s += p[r]"), ("cumprod", "1", "s *= p[r]")):
-        out.append(f"""
-__kernel void scan_{name}(int M, int L, __global {A}* out, __global const {T}* in, int off) {{
-  int m = get_global_id(0); if (m >= M) return;
-  __global const {T}* p = in + off + (long)m * L;
-  __global {A}* q = out + (long)m * L;
-  {A} s = {init}; for (int r = 0; r < L; ++r) {{ {opx}; q[r] = s; }}
-}}""")
-    return "\n".join(out)
+from ..native import NP as _NP
+from ..native import empty, numel
+from .movement import _filled, broadcast_to, contiguous
+from .source import library_kernel as _lib
+from .source import library_source, part_of, register
 
 
-def _matmul_src(T):
-    return f"""
-__kernel __attribute__((reqd_work_group_size({TILE // WPT}, {TILE // WPT}, 1)))
-void matmul(const int M, const int N, const int K,
-            __global const {T}* A, const int offA, const int sam, const int sak, const int sab,
-            __global const {T}* B, const int offB, const int sbk, const int sbn, const int sbb,
-            __global {T}* C) {{
-  const int L = {TILE // WPT};
-  int tx = get_local_id(0), ty = get_local_id(1);
-  int bn = get_group_id(0) * {TILE}, bm = get_group_id(1) * {TILE};
-  int b = get_global_id(2);
-  __local {T} As[{TK}][{TILE}];
-  __local {T} Bs[{TK}][{TILE}];
-  {T} acc[{WPT}][{WPT}];
-  for (int i = 0; i < {WPT}; ++i) for (int j = 0; j < {WPT}; ++j) acc[i][j] = 0;
-  A += offA + (long)b * sab;
-  B += offB + (long)b * sbb;
-  int t = ty * L + tx;
-  for (int k0 = 0; k0 < K; k0 += {TK}) {{
-    for (int l = 0; l < {TILE * TK} / (L * L); ++l) {{
-      int e = t + l * L * L;
-      int mm = e / {TK}, kk = e % {TK};
-      int gm = bm + mm, gk = k0 + kk;
-      As[kk][mm] = (gm < M && gk < K) ? A[(long)gm * sam + (long)gk * sak] : ({T})0;
-      int kb = e / {TILE}, nn = e % {TILE};
-      int gn = bn + nn, gkb = k0 + kb;
-      Bs[kb][nn] = (gn < N && gkb < K) ? B[(long)gkb * sbk + (long)gn * sbn] : ({T})0;
-    }}
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (int kk = 0; kk < {TK}; ++kk) {{
-      {T} a[{WPT}], c[{WPT}];
-      for (int i = 0; i < {WPT}; ++i) a[i] = As[kk][ty + L * i];
-      for (int j = 0; j < {WPT}; ++j) c[j] = Bs[kk][tx + L * j];
-      for (int i = 0; i < {WPT}; ++i) for (int j = 0; j < {WPT}; ++j) acc[i][j] += a[i] * c[j];
-    }}
-    barrier(CLK_LOCAL_MEM_FENCE);
-  }}
-  for (int i = 0; i < {WPT}; ++i) for (int j = 0; j < {WPT}; ++j) {{
-    int gm = bm + ty + L * i, gn = bn + tx + L * j;
-    if (gm < M && gn < N) C[((long)b * M + gm) * N + gn] = acc[i][j];
-  }}
-}}"""
+def _float_rows(op, *xs):
+    for x in xs:
+        if x.dtype not in ("float32", "float64"):
+            raise BurnError(f"wgpu: {op} needs float32 or float64 inputs, got {x.dtype}; cast first "
+                            f"(x.to(burn.float32))")
 
 
-VW = 16           # matmul_rows: columns of C per work-item (one vector)
-RM = 4            # matmul_rows: rows of C per work-item
+def softmax(x, axis):
+    """burn::softmax: one launch, a work-item or a work-group per row along ``axis`` (any axis, no
+    transpose; :func:`launch_rows` picks)."""
+    _float_rows("burn::softmax", x)
+    x = contiguous(x)
+    out = empty(x.dc, x.shape, x.dtype)
+    if x.size:
+        L = x.shape[axis]
+        I = numel(x.shape[axis + 1:])
+        O = numel(x.shape[:axis])
+        i32 = np.int32
+        launch_rows(x.dc, x.dtype, "row_softmax", O * I, L, [i32(O), i32(L), i32(I), out.buf, x.buf,
+                                                             i32(x.offset)], inner=I)
+    return out
 
 
-def vector_width(t: str) -> int:
-    """Columns of C per work-item of the CPU matmul kernels for OpenCL/burn type ``t``: ``VW``,
-    or 8 for 8-byte types (an RM x 16 block of doubles spills PoCL's registers: float64
-    512x1024x1024 ran 780 ms with 16, 168 ms with 8).
-
-    >>> assert vector_width("float") == vector_width("float32") == 16 and vector_width("double") == 8
-    """
-    return 8 if t in ("double", "long", "float64", "int64") else VW
-
-
-def _matmul_rows_src(T, is_float):
-    """CPU-friendly matmul (PoCL): no local memory or barriers; each work-item keeps a
-    RM x VW block of C in vector registers, reading rows of B as vectors (B's rows must
-    be contiguous) and A as broadcast scalars. ~4x the tiled kernel on a CPU device."""
-    VW = vector_width(T)
-    V = f"{T}{VW}"
-    rows = range(RM)
-    ptrs = "\n".join(f"  __global const {T}* a{i} = A + (long)min(m0 + {i}, M - 1) * sam;" for i in rows)
-    if is_float:
-        upd = "\n".join(f"      acc{i} = fma(({V})(a{i}[ka]), bv, acc{i});" for i in rows)
-    else:
-        upd = "\n".join(f"      acc{i} += ({V})(a{i}[ka]) * bv;" for i in rows)
-    init = " ".join(f"{V} acc{i} = ({V})(0);" for i in rows)
-    store = "\n".join(f"    if (m0 + {i} < M) vstore{VW}(acc{i}, 0, Cb + (long)(m0 + {i}) * N + n0);" for i in rows)
-    return f"""
-__kernel void matmul_rows(const int M, const int N, const int K,
-            __global const {T}* A, const int offA, const int sam, const int sak, const int sab,
-            __global const {T}* B, const int offB, const int sbk, const int sbb,
-            __global {T}* C) {{
-  int n0 = get_global_id(0) * {VW}, m0 = get_global_id(1) * {RM}, b = get_global_id(2);
-  if (n0 >= N || m0 >= M) return;
-  A += offA + (long)b * sab;
-  B += offB + (long)b * sbb;
-  __global {T}* Cb = C + (long)b * M * N;
-{ptrs}
-  if (n0 + {VW} <= N) {{
-    {init}
-    __global const {T}* bp = B + n0;
-    for (int k = 0; k < K; ++k) {{
-      {V} bv = vload{VW}(0, bp);
-      bp += sbk;
-      int ka = k * sak;
-{upd}
-    }}
-{store}
-  }} else {{
-    __global const {T}* ar[{RM}] = {{{", ".join(f"a{i}" for i in rows)}}};
-    for (int j = n0; j < N; ++j) {{
-      {T} acc[{RM}];
-      for (int i = 0; i < {RM}; ++i) acc[i] = 0;
-      for (int k = 0; k < K; ++k) {{
-        {T} bv = B[(long)k * sbk + j];
-        for (int i = 0; i < {RM}; ++i) acc[i] += ar[i][k * sak] * bv;
-      }}
-      for (int i = 0; i < {RM}; ++i) if (m0 + i < M) Cb[(long)(m0 + i) * N + j] = acc[i];
-    }}
-  }}
-}}"""
+def softmax_grad(y, g, axis):
+    """burn::softmax_grad: ``y * (g - sum(g * y, axis))`` in one launch."""
+    _float_rows("burn::softmax_grad", y, g)
+    y, g = contiguous(y), contiguous(broadcast_to(g, shape=y.shape) if g.shape != y.shape else g)
+    out = empty(y.dc, y.shape, y.dtype)
+    if y.size:
+        L, I, O = y.shape[axis], numel(y.shape[axis + 1:]), numel(y.shape[:axis])
+        i32 = np.int32
+        launch_rows(y.dc, y.dtype, "row_softmax_grad", O * I, L,
+                    [i32(O), i32(L), i32(I), out.buf, y.buf, i32(y.offset), g.buf, i32(g.offset)], inner=I)
+    return out
 
 
-def _matmul_packed_src(T, is_float):
-    """CPU-friendly matmul with B packed (PoCL): ``pack_b`` copies B (any strides) into
-    column panels ``P[batch][N / VW][K][VW]``, so the matmul walks contiguous memory along K
-    (row-major B of 1024 columns otherwise touches a new page every step of k: TLB-bound);
-    each work-item keeps an RM x VW block of C in vector registers (A as broadcast scalars,
-    fma). No local memory or barriers: a CPU device has neither fast."""
-    VW = vector_width(T)
-    V = f"{T}{VW}"
-    rows = range(RM)
-    ptrs = "\n".join(f"  __global const {T}* a{i} = A + (long)min(m0 + {i}, M - 1) * sam;" for i in rows)
-    if is_float:
-        upd = "\n".join(f"    acc{i} = fma(({V})(a{i}[ka]), bv, acc{i});" for i in rows)
-    else:
-        upd = "\n".join(f"    acc{i} += ({V})(a{i}[ka]) * bv;" for i in rows)
-    init = " ".join(f"{V} acc{i} = ({V})(0);" for i in rows)
-    full = "\n".join(f"    if (m0 + {i} < M) vstore{VW}(acc{i}, 0, Cb + (long)(m0 + {i}) * N + n0);" for i in rows)
-    part = "\n".join(f"    if (m0 + {i} < M) {{ vstore{VW}(acc{i}, 0, t); for (int j = 0; j < N - n0; ++j) "
-                     f"Cb[(long)(m0 + {i}) * N + n0 + j] = t[j]; }}" for i in rows)
-    return f"""
-__kernel void pack_b(const int K, const int N, const int NB, __global const {T}* B, const int offB,
-                     const int sbk, const int sbn, const int sbb, __global {T}* P) {{
-  int i = get_global_id(0), nb = get_global_id(1), b = get_global_id(2);
-  if (i >= K * {VW}) return;
-  int k = i / {VW}, n = nb * {VW} + i % {VW};
-  P[((long)b * NB + nb) * K * {VW} + i] = n < N ? B[offB + (long)b * sbb + (long)k * sbk + (long)n * sbn] : ({T})0;
-}}
-__kernel void matmul_packed(const int M, const int N, const int K,
-            __global const {T}* A, const int offA, const int sam, const int sak, const int sab,
-            __global const {T}* P, const int NB, const int spb, __global {T}* C) {{
-  int nb = get_global_id(0), m0 = get_global_id(1) * {RM}, b = get_global_id(2);
-  int n0 = nb * {VW};
-  if (nb >= NB || m0 >= M) return;
-  A += offA + (long)b * sab;
-  __global const {T}* bp = P + (long)b * spb + (long)nb * K * {VW};
-  __global {T}* Cb = C + (long)b * M * N;
-{ptrs}
-  {init}
-  for (int k = 0; k < K; ++k) {{
-    {V} bv = vload{VW}(k, bp);
-    int ka = k * sak;
-{upd}
-  }}
-  if (n0 + {VW} <= N) {{
-{full}
-  }} else {{
-    {T} t[{VW}];
-{part}
-  }}
-}}"""
+def _row_launch(axis, kernel, y, *others):
+    """A row kernel over ``axis`` rows of contiguous [O, L, I] tensors: out = kernel(y, others)."""
+    y = contiguous(y)
+    others = [contiguous(broadcast_to(g, shape=y.shape) if g.shape != y.shape else g) for g in others]
+    out = empty(y.dc, y.shape, y.dtype)
+    if y.size:
+        L, I, O = y.shape[axis], numel(y.shape[axis + 1:]), numel(y.shape[:axis])
+        i32 = np.int32
+        args = [i32(O), i32(L), i32(I), out.buf, y.buf, i32(y.offset)]
+        for g in others:
+            args += [g.buf, i32(g.offset)]
+        launch_rows(y.dc, y.dtype, kernel, O * I, L, args, inner=I)
+    return out
+
+
+def log_softmax(x, axis):
+    """burn::log_softmax: one launch, a work-item or a work-group per row along ``axis`` (any axis,
+    no transpose; :func:`launch_rows` picks)."""
+    _float_rows("burn::log_softmax", x)
+    return _row_launch(axis, "row_log_softmax", x)
+
+
+def log_softmax_grad(y, g, axis):
+    """burn::log_softmax_grad: ``g - exp(y) * sum(g, axis)`` in one launch."""
+    _float_rows("burn::log_softmax_grad", y, g)
+    return _row_launch(axis, "row_log_softmax_grad", y, g)
+
+
+def layer_norm(x, w, b, eps):
+    """burn::layer_norm over the last axis: one launch, a work-item or a work-group per row."""
+    _float_rows("burn::layer_norm", x, w, b)
+    x, w, b = contiguous(x), contiguous(w), contiguous(b)
+    out = empty(x.dc, x.shape, x.dtype)
+    if x.size:
+        D = x.shape[-1]
+        R = x.size // D
+        i32 = np.int32
+        launch_rows(x.dc, x.dtype, "row_layer_norm", R, D,
+                    [i32(R), i32(D), out.buf, x.buf, i32(x.offset), w.buf, i32(w.offset), b.buf, i32(b.offset),
+                     _NP[x.dtype].type(eps)])
+    return out
+
+
+def layer_norm_grad(x, w, g, eps):
+    """burn::layer_norm_grad: dx per row (one launch), then dweight / dbias per column (one launch)."""
+    _float_rows("burn::layer_norm_grad", x, w, g)
+    x, w = contiguous(x), contiguous(w)
+    g = contiguous(broadcast_to(g, shape=x.shape) if g.shape != x.shape else g)
+    dc, D = x.dc, x.shape[-1]
+    dx = empty(dc, x.shape, x.dtype)
+    if not x.size:
+        return dx, _filled(dc, (D,), x.dtype, 0), _filled(dc, (D,), x.dtype, 0)
+    R = x.size // D
+    i32 = np.int32
+    stats = empty(dc, (R, 2), x.dtype)
+    launch_rows(dc, x.dtype, "row_layer_norm_grad", R, D,
+              [i32(R), i32(D), dx.buf, stats.buf, x.buf, i32(x.offset), w.buf, i32(w.offset), g.buf, i32(g.offset),
+               _NP[x.dtype].type(eps)])
+    dw, db = empty(dc, (D,), x.dtype), empty(dc, (D,), x.dtype)
+    dc.launch(_lib(dc, x.dtype, "col_layer_norm_grad"), D,
+              [i32(R), i32(D), dw.buf, db.buf, stats.buf, x.buf, i32(x.offset), g.buf, i32(g.offset)])
+    return dx, dw, db
 
 
 ROW_VEC_MIN = 256           # row_ kernels without exp: compensated vector loops on rows this long
+
+
 ROW_CHAINS = 4              # independent Kahan chains of a compensated scalar loop
 
 
-def _rows_src(T):
-    """Row-wise reduce-then-broadcast kernels of burn::softmax(_grad), burn::log_softmax(_grad) and
-    burn::layer_norm(_grad).
-
-    softmax rows are the ``L`` elements ``base + k * I`` of a contiguous [O, L, I] tensor (any
-    axis, no transpose; neighbouring work-items read neighbouring ``i``); layer_norm rows are
-    contiguous [R, D]. One work-item per row: three passes over a row that stays in cache.
-
-    Row sums are Kahan-compensated, as in the ``grp_`` twins: one plain float32 chain over a
-    row of 700 values spanning a large range drops the small terms (softmax of [0, -17, -17,
-    ...]: 2e-5 off; layer_norm rows around 3000: 1e-3 of the spread off). A compensated step is
-    four adds where a plain one is one; to pay for it, contiguous rows (``I == 1``, layer_norm)
-    run ``GV`` lanes at a time (vload, vector exp, GV Kahan chains folded with TwoSum, keeping
-    the compensation): softmax / log_softmax / log_softmax_grad got ~4x faster on PoCL, not
-    slower. Strided rows (softmax over a leading axis) run ``ROW_CHAINS`` scalar Kahan chains.
-    softmax_grad and layer_norm(_grad) rows shorter than ``ROW_VEC_MIN`` keep plain sums (see
-    there), layer_norm's mean over ``x - x[0]``. Special values as torch: a +inf, a NaN or only
-    -inf in a row give NaN everywhere (log_softmax shifts only an all -inf row by 0)."""
+def _row_helpers(T):
+    """The C-writing helpers of the row kernels of dtype ``T`` (see :func:`_rows_src`)."""
     V, IV = f"{T}{GV}", ("long" if T == "double" else "int") + str(GV)
 
     def kahan(s, val):
@@ -353,6 +202,32 @@ def _rows_src(T):
 
     def at(ptr):
         return lambda k: f"{ptr}[(long){k} * I]"
+    return kahan, ksum, vmax, each, ld, at, V
+
+
+def _rows_src(T):
+    """Row-wise reduce-then-broadcast kernels of burn::softmax(_grad), burn::log_softmax(_grad) and
+    burn::layer_norm(_grad).
+
+    softmax rows are the ``L`` elements ``base + k * I`` of a contiguous [O, L, I] tensor (any
+    axis, no transpose; neighbouring work-items read neighbouring ``i``); layer_norm rows are
+    contiguous [R, D]. One work-item per row: three passes over a row that stays in cache.
+
+    Row sums are Kahan-compensated, as in the ``grp_`` twins: one plain float32 chain over a
+    row of 700 values spanning a large range drops the small terms (softmax of [0, -17, -17,
+    ...]: 2e-5 off; layer_norm rows around 3000: 1e-3 of the spread off). A compensated step is
+    four adds where a plain one is one; to pay for it, contiguous rows (``I == 1``, layer_norm)
+    run ``GV`` lanes at a time (vload, vector exp, GV Kahan chains folded with TwoSum, keeping
+    the compensation): softmax / log_softmax / log_softmax_grad got ~4x faster on PoCL, not
+    slower. Strided rows (softmax over a leading axis) run ``ROW_CHAINS`` scalar Kahan chains.
+    softmax_grad and layer_norm(_grad) rows shorter than ``ROW_VEC_MIN`` keep plain sums (see
+    there), layer_norm's mean over ``x - x[0]``. Special values as torch: a +inf, a NaN or only
+    -inf in a row give NaN everywhere (log_softmax shifts only an all -inf row by 0)."""
+    return _softmax_rows_src(T) + _layer_norm_rows_src(T)
+
+
+def _softmax_rows_src(T):
+    kahan, ksum, vmax, each, ld, at, V = _row_helpers(T)
     # softmax rows: contiguous when I == 1. Kernels without exp take the vector loops only on
     # rows of ROW_VEC_MIN or more: on shorter rows PoCL runs the scalar loop over a row 8 rows a
     # vector (across work-items), which explicit vectors forgo, and compensation is not free
@@ -362,7 +237,6 @@ def _rows_src(T):
     # (the error that matters there: a plain sum of values around 3000 drifts by 1e-3)
     c1 = "I == 1"
     cv = f"I == 1 && L >= {ROW_VEC_MIN}"
-    cd = f"D >= {ROW_VEC_MIN}"
     return f"""
 __kernel void row_softmax(const int O, const int L, const int I, __global {T}* out,
                           __global const {T}* x, const int offx) {{
@@ -419,7 +293,15 @@ __kernel void row_log_softmax_grad(const int O, const int L, const int I, __glob
   s -= sc_;
   {each("L", c1, lambda k: f"vstore{GV}({ld('pg', k)} - exp({ld('py', k)}) * s, 0, q + {k});",
         lambda k: f"q[(long){k} * I] = pg[(long){k} * I] - exp(py[(long){k} * I]) * s;")}
-}}
+}}"""
+
+
+def _layer_norm_rows_src(T):
+    kahan, ksum, vmax, each, ld, at, V = _row_helpers(T)
+    # rows of ROW_VEC_MIN or more take the vector loops (see _softmax_rows_src); shorter
+    # ones sum plainly, the mean shifted by the row's first value
+    cd = f"D >= {ROW_VEC_MIN}"
+    return f"""
 __kernel void row_layer_norm(const int R, const int D, __global {T}* out, __global const {T}* x, const int offx,
                              __global const {T}* w, const int offw, __global const {T}* b, const int offb,
                              const {T} eps) {{
@@ -476,35 +358,38 @@ __kernel void col_layer_norm_grad(const int R, const int D, __global {T}* dw, __
 }}"""
 
 
-# -- row kernels, one work-group per row ------------------------------------------------------
-# The one-work-item kernels above leave a CPU device idle on few long rows (8 rows of 1M: 8
-# items, one core). ``grp_*`` give each row a work-group of RL items: every item takes a
-# contiguous block of the row (on a CPU device one item streams its own cache lines, and the
-# elementwise pass rereads what the same item wrote, so no global barrier is needed), then a
-# local-memory tree combines the items' max / sums. Barriers sit in uniform control flow only
-# (PoCL miscompiles a barrier inside a data-dependent ``if``): the global size is exactly
-# rows * RL, so no item returns early, and the tree loop's bound is a constant.
-
 GV = 8                      # grp_ kernels: vector width of the reductions over contiguous rows
+
+
 LONG_ROW = 768              # rows at least this long get a work-group whatever their number:
+
+
                             # measured on PoCL, [4096, 768] is even, [8192, 512] mixed, 1000 2x
 # ... except the exp kernels: since their one-item kernels sum GV lanes at a time, a row of up
 # to ~4K runs faster (or even) there as long as the rows fill the units (PoCL, [2048, 1000]
 # softmax 5.0 vs 9.6 ms; fwd + bwd [2048, 1024] 21 vs 27 ms, log_softmax 22 vs 38 ms)
 LONG_ROW_BY_KERNEL = {"softmax": 4096, "softmax_grad": 4096, "log_softmax": 4096, "log_softmax_grad": 4096}
+
+
 RL = 64                     # work-group size of the grp_ kernels (reduce_fused.local_size on a CPU)
+
+
 ROWS_FORCE = os.environ.get("BURN_WGPU_ROWS") or None      # "row" or "group": pin a variant
+
+
 # each item a contiguous block (CPU devices: one item streams its cache lines, and contiguous
 # rows reduce in vectors) or "0": a strided share (coalesced loads on a GPU; ~10x slower on
 # PoCL). Read once: the program source is cached per process.
 GRP_BLOCKED = os.environ.get("BURN_WGPU_ROWS_BLOCKED", "1") == "1"
+
+
 LAST_ROWS = [None]          # the latest row launch's variant, for tests and benchmarks
 
 
 def rows_variant(M: int, R: int, units: int, force=None, kernel: str | None = None) -> str:
     """"row" (one work-item per row) or "group" (one work-group per row) for ``M`` rows of
     length ``R`` on a device with ``units`` compute units: the rule of
-    :func:`burn_wgpu.reduce_fused.choose` without its split (a row kernel writes the whole row,
+    :func:`burn_wgpu.kernels.reduce.generated.choose` without its split (a row kernel writes the whole row,
     partials would need a second pass over it), and a work-group for any number of rows of at
     least ``LONG_ROW`` (the group kernels' vector loops; ``LONG_ROW_BY_KERNEL`` for ``kernel``,
     e.g. "softmax").
@@ -692,134 +577,12 @@ __kernel void grp_layer_norm_grad(const int R, const int D, __global {T}* dx, __
 }}"""
 
 
-def _creation_src(T, fp64):
-    F = "double" if fp64 else "float"
-    return f"""
-__kernel void arange_i(int n, __global {T}* out, long start, long step) {{
-  int i = get_global_id(0); if (i < n) out[i] = ({T})(start + (long)i * step);
-}}
-__kernel void arange_f(int n, __global {T}* out, {F} start, {F} step) {{
-  int i = get_global_id(0); if (i < n) out[i] = ({T})(start + ({F})i * step);
-}}
-__kernel void linspace(int n, __global {T}* out, {F} start, {F} step, {F} stop, int endpoint) {{
-  int i = get_global_id(0); if (i >= n) return;
-  {F} v = ({F})i * step + start;
-  if (endpoint && n > 1 && i == n - 1) v = stop;
-  out[i] = ({T})v;
-}}
-__kernel void eye(int n, __global {T}* out, int m, int k) {{
-  int i = get_global_id(0); if (i >= n) return;
-  int r = i / m, c = i % m;
-  out[i] = (c - r == k) ? ({T})1 : ({T})0;
-}}"""
-
-
-def _copy_into_src(T):
-    """dst (a strided view, input 0 of the index struct) = src (input 1, any layout)."""
-    W = param_words(2)
-    b0, b1 = 2 + MAX_DIMS, 2 + MAX_DIMS + (2 + MAX_DIMS)
-    return f"""
-__kernel void copy_into(burn_idx{W} p, __global {T}* dst, __global const {T}* src) {{
-  int i = get_global_id(0); if (i >= p.v[0]) return;
-  int nd = p.v[1];
-  int c[{MAX_DIMS}];
-  int r = i;
-  for (int d = {MAX_DIMS - 1}; d >= 0; --d) {{
-    if (d < nd) {{ int s = p.v[2 + d]; c[d] = r % s; r /= s; }} else c[d] = 0;
-  }}
-  int j0 = p.v[{b0}], j1 = p.v[{b1}];
-  if (p.v[{b0 + 1}] == 0) j0 += i; else if (p.v[{b0 + 1}] == 2) for (int d = 0; d < nd; ++d) j0 += c[d] * p.v[{b0 + 2} + d];
-  if (p.v[{b1 + 1}] == 0) j1 += i; else if (p.v[{b1 + 1}] == 2) for (int d = 0; d < nd; ++d) j1 += c[d] * p.v[{b1 + 2} + d];
-  dst[j0] = src[j1];
-}}"""
-
-
-def _coords(n_views):
-    """C statements: coordinates ``c`` of item ``i`` and offsets ``j0..`` of ``n_views`` views
-    (the index struct of burn.codegen.param_words(n_views))."""
-    lines = ["  int nd = p.v[1];", f"  int c[{MAX_DIMS}];", "  int r = i;",
-             f"  for (int d = {MAX_DIMS - 1}; d >= 0; --d) {{",
-             "    if (d < nd) { int s = p.v[2 + d]; c[d] = r % s; r /= s; } else c[d] = 0;", "  }"]
-    for k in range(n_views):
-        b = 2 + MAX_DIMS + k * (2 + MAX_DIMS)
-        lines.append(f"  int j{k} = p.v[{b}];")
-        lines.append(f"  if (p.v[{b + 1}] == 0) j{k} += i; else if (p.v[{b + 1}] == 2) "
-                     f"for (int d = 0; d < nd; ++d) j{k} += c[d] * p.v[{b + 2} + d];")
-    return "\n".join(lines)
-
-
-def _gather_src(T):
-    """take_along_axis: view 0 is x with its axis stride zeroed, view 1 the indices (int64);
-    scatter_add: one work-item per line along the axis (no atomics: deterministic sums)."""
-    W2, W3 = param_words(2), param_words(3)
-    return f"""
-typedef struct {{ int v[{W3}]; }} burn_idx{W3};
-__kernel void take_along(burn_idx{W2} p, __global {T}* out, __global const {T}* x, __global const long* idx,
-                         const int n_axis, const int st_axis) {{
-  int i = get_global_id(0); if (i >= p.v[0]) return;
-{_coords(2)}
-  long k = idx[j1]; if (k < 0) k += n_axis;
-  out[i] = x[j0 + (int)k * st_axis];
-}}
-__kernel void scatter_add(burn_idx{W3} p, __global {T}* out, __global const long* idx, __global const {T}* src,
-                          const int L, const int n_axis, const int so, const int si, const int ss) {{
-  int i = get_global_id(0); if (i >= p.v[0]) return;
-{_coords(3)}
-  for (int l = 0; l < L; ++l) {{
-    long k = idx[j1 + l * si]; if (k < 0) k += n_axis;
-    out[j0 + (int)k * so] += src[j2 + l * ss];
-  }}
-}}"""
-
-
-# kernel name -> the part of the library holding it: each part is its own program, so a
-# dtype compiles only what it uses (PoCL takes ~0.3-1 s per program; int8 rarely needs a matmul)
-_PARTS = {"reduce": ("reduce_", "scan_"), "matmul": ("matmul",), "matmul_cpu": ("matmul_rows", "matmul_packed",
-                                                                                 "pack_b"),
-          "create": ("arange_", "linspace", "eye"), "copy": ("copy_into",), "gather": ("take_along", "scatter_add"),
-          "rows": ("row_softmax", "row_softmax_grad", "row_log_softmax", "row_log_softmax_grad", "row_layer_norm", "row_layer_norm_grad",
-                   "col_layer_norm_grad", "grp_")}
-
-
-def part_of(name: str) -> str:
-    """The library part holding kernel ``name``.
-
-    >>> assert part_of("reduce_sum") == "reduce" and part_of("matmul_packed") == "matmul_cpu"
-    """
-    for part in ("matmul_cpu", "reduce", "matmul", "create", "copy", "gather", "rows"):
-        if name in _PARTS[part] or any(name.startswith(p) for p in _PARTS[part] if p.endswith("_")):
-            return part
-    raise KeyError(name)
-
-
-@lru_cache(maxsize=None)
-def library_source(dtype: str, fp64: bool, part: str) -> str:
-    """The program of one ``part`` (see :func:`part_of`) of the non-element-wise kernels of ``dtype``.
-
-    >>> assert "row_softmax" in library_source("float32", False, "rows")
-    """
+def _rows_part(dtype, fp64):
+    if dtype not in ("float32", "float64"):
+        return ""
     T = OPENCL.ctype(dtype)
-    parts = []
-    if fp64:
-        parts.append("#pragma OPENCL EXTENSION cl_khr_fp64 : enable")
-    if dtype == "float16":
-        parts.append("#pragma OPENCL EXTENSION cl_khr_fp16 : enable")
-    parts.append(f"typedef struct {{ int v[{param_words(2)}]; }} burn_idx{param_words(2)};")
-    isf = dtype.startswith("float")
-    if part == "reduce" and dtype != "float16":
-        parts.append(_reduce_src(T, dtype, fp64))
-    elif part == "matmul" and dtype != "bool":
-        parts.append(_matmul_src(T))
-    elif part == "matmul_cpu" and dtype != "bool":
-        parts.append(_matmul_rows_src(T, isf))
-        parts.append(_matmul_packed_src(T, isf))
-    elif part == "create":
-        parts.append(_creation_src(T, fp64))
-    elif part == "copy":
-        parts.append(_copy_into_src(T))
-    elif part == "gather":
-        parts.append(_gather_src(T))
-    elif part == "rows" and dtype in ("float32", "float64"):
-        parts.append(_rows_src(T))
-        parts.append(_grp_rows_src(T, GRP_BLOCKED))
-    return "\n".join(parts)
+    return _rows_src(T) + "\n" + _grp_rows_src(T, GRP_BLOCKED)
+
+
+register("rows", ("row_softmax", "row_softmax_grad", "row_log_softmax", "row_log_softmax_grad", "row_layer_norm",
+                  "row_layer_norm_grad", "col_layer_norm_grad", "grp_"), _rows_part)

@@ -1,4 +1,8 @@
-"""Reduce groups on cuda as generated kernels: one launch, or two per pass for a split.
+"""Reductions and scans on cuda: the one reduction path, with its variants inside it.
+
+Plain reductions and scans run CuPy's (CUB) kernels, accumulating integers in int64 and
+half types in float32 (:func:`sum_` ... :func:`cumprod`). Reduce groups of the fuser run
+as generated kernels (:class:`FusedReduce`): one launch, or two per pass for a split.
 
 A reduce group (an element-wise prologue, reductions over the same axes, row-level ops
 between and after them: ``mean``'s scale, ``var``'s second pass, logsumexp) runs as the CUDA
@@ -42,8 +46,10 @@ import os
 from burn.codegen import CUDA
 from burn.codegen.reduce_run import CUDA_TUNING, ReduceRunner, build
 
-from .kernels import _broadcast_strides, _dc_of, scalar_args, struct_dtype
-from .tensor import dtype_name, numpy_dtype
+import numpy as np
+
+from ..native import dtype_name, numpy_dtype
+from .elementwise import _broadcast_strides, _cp, _dc_of, scalar_args, struct_dtype
 
 # "row", "group" or "split" pins the variant (tests, benchmarks); unset: chosen by shape
 FORCE = os.environ.get("BURN_CUDA_REDUCE") or None
@@ -134,3 +140,68 @@ class FusedReduce(ReduceRunner):
 
     def launch(self, dc, src, step, args):
         dc.launch(dc.function(src, step.kernel), step.grid * step.block, args, block=step.block)
+
+
+def _acc(x):
+    return np.int64 if x.dtype.kind in "biu" else None
+
+
+def _wide(x):
+    """bfloat16 reduces in float32 (its 8-bit mantissa would drop most of a long sum);
+    float16 is left to CuPy, which accumulates it in float32 already."""
+    return x.astype(np.float32) if dtype_name(x) == "bfloat16" else x
+
+
+def _back(r, x):
+    return r.astype(x.dtype) if r.dtype != x.dtype and dtype_name(x) == "bfloat16" else r
+
+
+def sum_(x, *, axis, keepdims):
+    return _back(_cp().sum(_wide(x), axis=axis, keepdims=keepdims, dtype=_acc(x)), x)
+
+
+def prod(x, *, axis, keepdims):
+    return _back(_cp().prod(_wide(x), axis=axis, keepdims=keepdims, dtype=_acc(x)), x)
+
+
+def max_(x, *, axis, keepdims):
+    return _back(_cp().max(_wide(x), axis=axis, keepdims=keepdims), x)
+
+
+def min_(x, *, axis, keepdims):
+    return _back(_cp().min(_wide(x), axis=axis, keepdims=keepdims), x)
+
+
+def any_(x, *, axis, keepdims):
+    return _cp().any(_wide(x), axis=axis, keepdims=keepdims)
+
+
+def all_(x, *, axis, keepdims):
+    return _cp().all(_wide(x), axis=axis, keepdims=keepdims)
+
+
+def _arg(fn):
+    def k(x, *, axis, keepdims):
+        r = fn(_wide(x), axis=axis)
+        if keepdims:
+            r = r.reshape(tuple(1 for _ in x.shape) if axis is None else
+                          tuple(1 if d == axis % x.ndim else s for d, s in enumerate(x.shape)))
+        return r.astype(np.int64, copy=False)
+    k.__name__ = fn.__name__
+    return k
+
+
+def argmax(x, *, axis, keepdims):
+    return _arg(_cp().argmax)(x, axis=axis, keepdims=keepdims)
+
+
+def argmin(x, *, axis, keepdims):
+    return _arg(_cp().argmin)(x, axis=axis, keepdims=keepdims)
+
+
+def cumsum(x, *, axis):
+    return _back(_cp().cumsum(_wide(x), axis=axis, dtype=_acc(x)), x)
+
+
+def cumprod(x, *, axis):
+    return _back(_cp().cumprod(_wide(x), axis=axis, dtype=_acc(x)), x)

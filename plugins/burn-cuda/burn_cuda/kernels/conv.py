@@ -30,9 +30,9 @@ from burn.ops.conv import conv_out_hw as _out_hw
 from burn.ops.conv import pad_nchw
 from burn.ops.conv import window_offsets as _offsets
 
-from .kernels import _cp, _dc_of, on_device
-from .optim import _T, _helpers
-from .tensor import dtype_name
+from ..native import dtype_name
+from .elementwise import _cp, _dc_of, on_device
+from .optim import _T, _cu, _helpers
 
 
 def _pad(x, padding, value=0):
@@ -187,94 +187,17 @@ _DIMS = "int H, int W, int OH, int OW, int KH, int KW, int SH, int SW, int PT, i
 @lru_cache(maxsize=None)
 def window_source(dtype: str) -> str:
     """One CUDA module with ``burn_conv_{maxpool,maxpool_grad,col2im}_<dtype>`` over NCHW
-    C-contiguous arrays (one thread per output element of the pool, per input element of
-    the gradients); dims ``H W OH OW KH KW SH SW PT PL DH DW`` as ints after the arrays.
+    C-contiguous arrays (``cu/window.cu``; one thread per output element of the pool, per input
+    element of the gradients); dims ``H W OH OW KH KW SH SW PT PL DH DW`` as ints after the arrays.
 
     >>> assert "burn_conv_maxpool_grad_float32(" in window_source("float32")
     """
     T, head, ld, st, _, _, s = _T[dtype]
     low = "(-__longlong_as_double(0x7ff0000000000000LL))" if s == "d" else "(-__int_as_float(0x7f800000))"
-    def at(p, idx):
-        return ld.format(f"{p}[{idx}]")
-    return f"""{head}
-{_helpers(dtype)}
-// the value of padded position (r, c) of one plane: the padding reads as -inf (max pooling)
-__device__ __forceinline__ C burn_win_at(const {T}* xp, int r, int c, int H, int W) {{
-    return (r >= 0 && r < H && c >= 0 && c < W) ? {at("xp", "(long long)r * W + c")} : {low};
-}}
-
-// the output position (oh, ow) whose window puts its offset (a, b) on input (h, w), if any
-// (the gradients gather per input element, so no two threads write one place)
-__device__ __forceinline__ bool burn_win_src(int h, int w, int a, int b, int& oh, int& ow,
-        int OH, int OW, int SH, int SW, int PT, int PL, int DH, int DW) {{
-    int rr = h + PT - a * DH, cc = w + PL - b * DW;
-    if (rr < 0 || rr % SH || cc < 0 || cc % SW) return false;
-    oh = rr / SH;
-    ow = cc / SW;
-    return oh < OH && ow < OW;
-}}
-
-extern "C" __global__ void burn_conv_maxpool_{dtype}(long long n, const {T}* __restrict__ x, {T}* __restrict__ out,
-        {_DIMS}) {{
-    long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= n) return;
-    int ow = (int)(i % OW); long long t = i / OW; int oh = (int)(t % OH); long long nc = t / OH;
-    const {T}* xp = x + nc * H * W;
-    C acc = burn_win_at(xp, oh * SH - PT, ow * SW - PL, H, W);
-    for (int a = 0; a < KH; ++a)
-        for (int b = (a == 0); b < KW; ++b) {{
-            C v = burn_win_at(xp, oh * SH + a * DH - PT, ow * SW + b * DW - PL, H, W);
-            acc = (isnan(acc) || acc >= v) ? acc : v;       // maximum(): NaN propagates
-        }}
-    out[i] = {st.format("acc")};
-}}
-
-extern "C" __global__ void burn_conv_maxpool_grad_{dtype}(long long n, const {T}* __restrict__ x,
-        const {T}* __restrict__ out, const {T}* __restrict__ g, {T}* __restrict__ gx, {_DIMS}) {{
-    long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= n) return;
-    int w = (int)(i % W); long long t = i / W; int h = (int)(t % H); long long nc = t / H;
-    const {T}* xp = x + nc * H * W;
-    const {T}* op = out + nc * OH * OW;
-    const {T}* gp = g + nc * OH * OW;
-    C xv = {at("x", "i")};
-    C acc = 0;
-    for (int a = 0; a < KH; ++a)
-        for (int b = 0; b < KW; ++b) {{
-            int oh, ow;
-            if (!burn_win_src(h, w, a, b, oh, ow, OH, OW, SH, SW, PT, PL, DH, DW)) continue;
-            long long o = (long long)oh * OW + ow;
-            C ov = {at("op", "o")};
-            bool hit = xv == ov;
-            // the window's gradient goes to its first maximum (row-major): none before (a, b)
-            for (int a2 = 0; hit && a2 <= a; ++a2)
-                for (int b2 = 0; b2 < (a2 == a ? b : KW); ++b2)
-                    if (burn_win_at(xp, oh * SH + a2 * DH - PT, ow * SW + b2 * DW - PL, H, W) == ov) {{
-                        hit = false;
-                        break;
-                    }}
-            acc = ADD(acc, MUL(hit ? (C)1 : (C)0, {at("gp", "o")}));
-        }}
-    gx[i] = {st.format("acc")};
-}}
-
-extern "C" __global__ void burn_conv_col2im_{dtype}(long long n, const {T}* __restrict__ cols, {T}* __restrict__ gx,
-        {_DIMS}) {{
-    long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= n) return;
-    int w = (int)(i % W); long long t = i / W; int h = (int)(t % H); long long nc = t / H;
-    const {T}* cp = cols + nc * KH * KW * OH * OW;
-    C acc = 0;
-    for (int a = 0; a < KH; ++a)
-        for (int b = 0; b < KW; ++b) {{
-            int oh, ow;
-            if (burn_win_src(h, w, a, b, oh, ow, OH, OW, SH, SW, PT, PL, DH, DW))
-                acc = ADD(acc, {at("cp", "(((long long)a * KW + b) * OH + oh) * OW + ow")});
-        }}
-    gx[i] = {st.format("acc")};
-}}
-"""
-
+    defs = {"T": T, "LD(x)": ld.format("(x)"), "ST(x)": st.format("(x)"), "LOW": low, "DIMS": _DIMS}
+    src = "\n".join([head, _helpers(dtype)] + [f"#define {k} {v}" for k, v in defs.items()])
+    # kernel names carry the dtype literally (CuPy looks kernels up by name in the source)
+    return src + "\n" + _cu("window.cu").replace("_DTYPE(", f"_{dtype}(")
 
 _INT32 = (1 << 31) - 1
 

@@ -7,15 +7,31 @@ only where a kernel needs contiguous memory (``contiguous()``).
 """
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 
+from burn.codegen.layout import index_words, view_modes
+from burn.codegen.layout import broadcast_strides as _broadcast_strides
+from burn.codegen.layout import layout_pattern as _layout_pattern
 from burn.errors import BurnError, DTypeError
 
 NUMPY = {"bool": np.bool_, "uint8": np.uint8, "int8": np.int8, "int32": np.int32, "int64": np.int64,
          "float16": np.float16, "float32": np.float32, "float64": np.float64,
          # float2 / double2 in kernels (burn.codegen.complex); reductions, scans and matmul in
-         # burn_wgpu.reduce_complex
+         # burn_wgpu.kernels.reduce.complex and kernels.linear
          "complex64": np.complex64, "complex128": np.complex128}
+
+NP = {k: np.dtype(v) for k, v in NUMPY.items()}
+# scalar kernel arguments: a bool is passed as uchar
+_PARAM_NP = dict(NP, bool=np.dtype(np.uint8))
+
+def is_complex(dtype) -> bool:
+    """True for complex64 / complex128.
+
+    >>> assert is_complex("complex64") and not is_complex("float32")
+    """
+    return dtype in ("complex64", "complex128")
 
 
 def contiguous_strides(shape):
@@ -146,3 +162,51 @@ def reshape_view(x: WTensor, shape):
     if oi != len(old) or len(new_strides) != len(shape):
         return None
     return x.view(shape, tuple(new_strides), x.offset)
+
+
+# -- views as kernels read them --------------------------------------------------------------
+
+def broadcast_strides(x: WTensor, shape):
+    """x's strides aligned to ``shape`` (stride 0 where x broadcasts).
+
+    >>> class V: shape, strides = (3, 1), (1, 1)
+    >>> assert broadcast_strides(V, (2, 3, 4)) == [0, 1, 0]
+    """
+    return _broadcast_strides(x.shape, x.strides, shape)
+
+
+def index_struct(shape, views, strided=()):
+    """The index struct of a generated kernel: [n, nd, shape..., per input (off, mode, strides...)].
+
+    ``views`` are WTensors read as if broadcast to ``shape``; those at positions in
+    ``strided`` always use their strides (a kernel relying on zero strides).
+
+    >>> class V: shape, strides, offset, is_contiguous = (2, 3), (3, 1), 0, True
+    >>> assert index_struct((2, 3), [V])["f0"] == 6
+    """
+    modes, strides = view_modes(shape, [(x.shape, x.strides, x.is_contiguous) for x in views], strided)
+    v = index_words("wgpu", shape, numel(shape), modes, strides, [x.offset for x in views])
+    return v.view(_struct_dtype(v.size))[0]
+
+
+@lru_cache(maxsize=None)
+def _struct_dtype(words):
+    # named fields: the launcher reads nd (``f1``) back to pick the kernel variant
+    return np.dtype([(f"f{i}", np.int32) for i in range(words)])
+
+
+def layout_pattern(shape, inputs):
+    """None if some input needs index arithmetic, else the bit pattern of broadcast scalars.
+
+    >>> class V: shape, is_contiguous = (), True
+    >>> assert layout_pattern((2, 3), [V]) == 1
+    """
+    return _layout_pattern(shape, [(x.shape, x.is_contiguous) for x in inputs])
+
+
+def scalar_args(params):
+    """Kernel arguments of ``(dtype, value)`` scalar parameters.
+
+    >>> assert scalar_args([("float32", 2.0), ("bool", True)])[1] == 1
+    """
+    return [_PARAM_NP[d].type(v) for d, v in params]

@@ -23,8 +23,10 @@ from __future__ import annotations
 from functools import lru_cache
 
 import numpy as np
+from burn.codegen.sources import load_source
 
-from .tensor import dtype_name
+from ..native import dtype_name
+from .elementwise import _dc_of
 
 # dtype -> (C storage type, header, load to compute type, store from compute type,
 #           round-trip of a compute value, float64 hyperparameter -> compute value, op suffix)
@@ -57,71 +59,46 @@ def _helpers(dtype: str) -> str:
 
 
 @lru_cache(maxsize=None)
+def _cu(name: str) -> str:
+    # CUDA C shipped as package data (cu/*.cu)
+    return load_source(__package__, f"cu/{name}")
+
+
+def _update_source(kind: str, dtype: str) -> tuple:
+    """``(CUDA source, kernel name)`` of ``cu/<kind>.cu`` for ``dtype``: the prelude of
+    :func:`_helpers`, then #defines for the storage type and its loads and stores."""
+    ctype, head, ld, st, _, hp, _ = _T[dtype]
+    name = f"burn_optim_{kind}_{dtype}"
+    defs = {"T": ctype, "LD(x)": ld.format("(x)"), "ST(x)": st.format("(x)"), "HP(x)": hp.format("(x)")}
+    src = "\n".join([head, _helpers(dtype)] + [f"#define {k} {v}" for k, v in defs.items()])
+    # the kernel's name carries the dtype literally (CuPy looks kernels up by name in the source)
+    return src + "\n" + _cu(f"{kind}.cu").replace("_DTYPE(", f"_{dtype}("), name
+
+
+@lru_cache(maxsize=None)
 def adam_source(dtype: str) -> tuple:
-    """``(CUDA source, kernel name)`` of the Adam/AdamW update for ``dtype``: one thread per
-    element of contiguous ``p g m v``; ``h`` the ten float64 hyperparameters; ``mode`` 0 none,
-    1 L2 (``g + p * wd``), 2 decoupled (``p * (1 - lr * wd)``).
+    """``(CUDA source, kernel name)`` of the Adam/AdamW update for ``dtype`` (``cu/adam.cu``): one
+    thread per element of contiguous ``p g m v``; ``h`` the ten float64 hyperparameters; ``mode``
+    0 none, 1 L2 (``g + p * wd``), 2 decoupled (``p * (1 - lr * wd)``).
 
     >>> src, name = adam_source("float32")
     >>> assert name == "burn_optim_adam_float32" and "__fmul_rn" in src
     """
-    ctype, head, ld, st, _, hp, _ = _T[dtype]
-    name = f"burn_optim_adam_{dtype}"
-    hs = ", ".join(f"{v} = {hp.format(f'h[{i}]')}" for i, v in enumerate(
-        ("lr", "b1", "omb1", "b2", "omb2", "c1", "c2", "eps", "wd", "decay")))
-    src = f"""{head}
-{_helpers(dtype)}
-extern "C" __global__ void {name}(long long n, const {ctype}* __restrict__ p, const {ctype}* __restrict__ g,
-        const {ctype}* __restrict__ m, const {ctype}* __restrict__ v, const double* __restrict__ h, int mode,
-        {ctype}* __restrict__ po, {ctype}* __restrict__ mo, {ctype}* __restrict__ vo) {{
-    long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= n) return;
-    const C {hs};
-    C pv = {ld.format('p[i]')}, gv = {ld.format('g[i]')};
-    if (mode == 1) gv = ADD(gv, MUL(pv, wd));
-    C mn = ADD(MUL({ld.format('m[i]')}, b1), MUL(gv, omb1));
-    C vn = ADD(MUL({ld.format('v[i]')}, b2), MUL(MUL(gv, gv), omb2));
-    C step = DIV(MUL(mn, c1), ADD(SQRT(MUL(vn, c2)), eps));
-    if (mode == 2) pv = MUL(pv, decay);
-    po[i] = {st.format('SUB(pv, MUL(step, lr))')};
-    mo[i] = {st.format('mn')};
-    vo[i] = {st.format('vn')};
-}}
-"""
-    return src, name
+    return _update_source("adam", dtype)
 
 
 @lru_cache(maxsize=None)
 def sgd_source(dtype: str) -> tuple:
-    """``(CUDA source, kernel name)`` of the SGD-with-momentum update for ``dtype``; ``h`` holds
-    ``[lr, weight_decay, momentum, 1 - dampening]``, ``first``/``decay``/``nesterov`` are 0/1.
+    """``(CUDA source, kernel name)`` of the SGD-with-momentum update for ``dtype``
+    (``cu/sgd.cu``); ``h`` holds ``[lr, weight_decay, momentum, 1 - dampening]``,
+    ``first``/``decay``/``nesterov`` are 0/1.
 
     >>> assert sgd_source("float64")[1] == "burn_optim_sgd_float64"
     """
-    ctype, head, ld, st, _, hp, _ = _T[dtype]
-    name = f"burn_optim_sgd_{dtype}"
-    hs = ", ".join(f"{v} = {hp.format(f'h[{i}]')}" for i, v in enumerate(("lr", "wd", "mom", "omd")))
-    src = f"""{head}
-{_helpers(dtype)}
-extern "C" __global__ void {name}(long long n, const {ctype}* __restrict__ p, const {ctype}* __restrict__ g,
-        const {ctype}* __restrict__ buf, const double* __restrict__ h, int first, int decay, int nesterov,
-        {ctype}* __restrict__ po, {ctype}* __restrict__ bo) {{
-    long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= n) return;
-    const C {hs};
-    C pv = {ld.format('p[i]')}, gv = {ld.format('g[i]')};
-    if (decay) gv = ADD(gv, MUL(pv, wd));
-    C b = first ? gv : ADD(MUL({ld.format('buf[i]')}, mom), MUL(gv, omd));
-    C d = nesterov ? ADD(gv, MUL(b, mom)) : b;
-    po[i] = {st.format('SUB(pv, MUL(d, lr))')};
-    bo[i] = {st.format('b')};
-}}
-"""
-    return src, name
+    return _update_source("sgd", dtype)
 
 
 def _dc(xs):
-    from .kernels import _dc_of
     return _dc_of(xs)
 
 

@@ -21,14 +21,16 @@ from functools import lru_cache
 
 import numpy as np
 
-from burn.codegen import OPENCL, param_words
+from burn.codegen import MAX_DIMS, OPENCL, param_words
 from burn.errors import IndexOutOfRange
 from burn.ops.movement import strided_index_plan
 
-from .kernels import (_as_int64, _bshape, _filled, broadcast_to, contiguous, elementwise,
-                      index_struct, permute)
-from .library import _coords
-from .tensor import empty, numel
+from .elementwise import _bshape, elementwise
+from .movement import _filled, broadcast_to, contiguous, copy_into, download, permute
+from ..native import broadcast_strides as _broadcast_strides
+from ..native import empty, index_struct, numel
+from .source import register
+from .source import library_kernel as _lib
 
 
 @lru_cache(maxsize=None)
@@ -98,7 +100,6 @@ def _offsets(dc, adv, B, op="index", axis=None):
 
 def _raise_out_of_range(op, adv, axis):
     """numpy's message for the first bad index (the error path: the index arrays are read back)."""
-    from .kernels import download
     for t, size, _ in adv:
         h = download(t).reshape(-1)
         bad = h[(h < -size) | (h >= size)]
@@ -155,10 +156,8 @@ def _scatter(out, src, idx, spec, accumulate):
     src = broadcast_to(src, shape=sel_shape)
     if not adv:
         if accumulate:
-            from .kernels import copy_into
             copy_into(view, elementwise("add")(view, src))
         else:
-            from .kernels import copy_into
             copy_into(view, src)
         return out
     off = _offsets(dc, adv, B, "index_put" if not accumulate else "index_add")
@@ -189,3 +188,88 @@ def index_put(x, v, *idx, spec):
 
 def index_kernels() -> dict:
     return {"index": index, "index_add": index_add, "index_put": index_put}
+
+
+def _as_int64(idx):
+    return idx if idx.dtype == "int64" else elementwise("cast")(idx, dtype="int64")
+
+
+def take_along_axis(x, idx, *, axis):
+    dc = x.dc
+    axis = axis % x.ndim
+    shape = tuple(b if d == axis else max(a, b) for d, (a, b) in enumerate(zip(x.shape, idx.shape)))
+    idx = _as_int64(idx)
+    check_index_range("take_along_axis", idx, x.shape[axis], axis)
+    # x read with its axis stride zeroed (the kernel adds index * stride), broadcast elsewhere
+    st = list(_broadcast_strides(x.view(tuple(1 if d == axis else s for d, s in enumerate(x.shape)),
+                                        x.strides, x.offset), shape))
+    xv = x.view(shape, tuple(st), x.offset)
+    iv = broadcast_to(idx, shape=shape)
+    out = empty(dc, shape, x.dtype)
+    n = numel(shape)
+    if n:
+        dc.launch(_lib(dc, x.dtype, "take_along"), n,
+                  [index_struct(shape, [xv, iv], strided=(0,)), out.buf, x.buf, idx.buf,
+                   np.int32(x.shape[axis]), np.int32(x.strides[axis])])
+    return out
+
+
+def scatter_add(x, idx, src, *, axis):
+    dc = x.dc
+    axis = axis % x.ndim
+    out = elementwise("positive")(x)         # a fresh contiguous copy to add into
+    idx = _as_int64(idx)
+    check_index_range("scatter_add", idx, x.shape[axis], axis)
+    lines = tuple(1 if d == axis else s for d, s in enumerate(idx.shape))
+    n = numel(lines)
+    L = idx.shape[axis]
+    if n and L:
+        ov = out.view(lines, tuple(0 if d == axis else st for d, st in enumerate(out.strides)), out.offset)
+        iv = idx.view(lines, idx.strides, idx.offset)
+        sv = src.view(lines, src.strides, src.offset)
+        dc.launch(_lib(dc, x.dtype, "scatter_add"), n,
+                  [index_struct(lines, [ov, iv, sv], strided=(0, 1, 2)), out.buf, idx.buf, src.buf,
+                   np.int32(L), np.int32(x.shape[axis]), np.int32(out.strides[axis]),
+                   np.int32(idx.strides[axis]), np.int32(src.strides[axis])])
+    return out
+
+
+def _coords(n_views):
+    """C statements: coordinates ``c`` of item ``i`` and offsets ``j0..`` of ``n_views`` views
+    (the index struct of burn.codegen.param_words(n_views))."""
+    lines = ["  int nd = p.v[1];", f"  int c[{MAX_DIMS}];", "  int r = i;",
+             f"  for (int d = {MAX_DIMS - 1}; d >= 0; --d) {{",
+             "    if (d < nd) { int s = p.v[2 + d]; c[d] = r % s; r /= s; } else c[d] = 0;", "  }"]
+    for k in range(n_views):
+        b = 2 + MAX_DIMS + k * (2 + MAX_DIMS)
+        lines.append(f"  int j{k} = p.v[{b}];")
+        lines.append(f"  if (p.v[{b + 1}] == 0) j{k} += i; else if (p.v[{b + 1}] == 2) "
+                     f"for (int d = 0; d < nd; ++d) j{k} += c[d] * p.v[{b + 2} + d];")
+    return "\n".join(lines)
+
+
+def _gather_src(T):
+    """take_along_axis: view 0 is x with its axis stride zeroed, view 1 the indices (int64);
+    scatter_add: one work-item per line along the axis (no atomics: deterministic sums)."""
+    W2, W3 = param_words(2), param_words(3)
+    return f"""
+typedef struct {{ int v[{W3}]; }} burn_idx{W3};
+__kernel void take_along(burn_idx{W2} p, __global {T}* out, __global const {T}* x, __global const long* idx,
+                         const int n_axis, const int st_axis) {{
+  int i = get_global_id(0); if (i >= p.v[0]) return;
+{_coords(2)}
+  long k = idx[j1]; if (k < 0) k += n_axis;
+  out[i] = x[j0 + (int)k * st_axis];
+}}
+__kernel void scatter_add(burn_idx{W3} p, __global {T}* out, __global const long* idx, __global const {T}* src,
+                          const int L, const int n_axis, const int so, const int si, const int ss) {{
+  int i = get_global_id(0); if (i >= p.v[0]) return;
+{_coords(3)}
+  for (int l = 0; l < L; ++l) {{
+    long k = idx[j1 + l * si]; if (k < 0) k += n_axis;
+    out[j0 + (int)k * so] += src[j2 + l * ss];
+  }}
+}}"""
+
+
+register("gather", ("take_along", "scatter_add"), lambda dtype, fp64: _gather_src(OPENCL.ctype(dtype)))

@@ -1,8 +1,9 @@
-"""float16 / bfloat16 matmul through cuBLAS's GemmEx: half storage, float32 accumulation.
+"""matmul on cuda: cuBLAS through CuPy, and float16 / bfloat16 through cuBLAS's GemmEx (half
+storage, float32 accumulation); the fused ``burn::linear_relu``.
 
 ``cupy.matmul`` multiplies bfloat16 only after casting it to float32 (burn-cuda then ran
 SGEMM: 0.07x PyTorch on an H200 at 4096^3) and reaches float16's tensor cores through a
-generic path. :func:`matmul` calls ``cublasGemmEx`` / ``cublasGemmStridedBatchedEx``
+generic path. :func:`gemm_ex` calls ``cublasGemmEx`` / ``cublasGemmStridedBatchedEx``
 (CuPy's bindings, ``cupy.cuda.cublas``) itself: A, B and C in ``CUDA_R_16F`` /
 ``CUDA_R_16BF`` (C may be ``CUDA_R_32F``: linear_relu's epilogue then rounds once),
 ``CUBLAS_COMPUTE_32F`` (float32 accumulation; no TF32, which only concerns float32
@@ -21,7 +22,7 @@ with a row-major A is one [B..*M, K] @ [K, N] GEMM. Empty results are allocated 
 cuBLAS call (K = 0 gives zeros, as numpy and torch).
 
 bfloat16 GEMMs need compute capability 8.0 (Ampere): :func:`supported` says whether this
-device runs them; before that, kernels.matmul keeps the float32 SGEMM path.
+device runs them; before that, :func:`matmul` keeps the float32 SGEMM path.
 """
 from __future__ import annotations
 
@@ -31,7 +32,8 @@ import numpy as np
 
 from burn.errors import BurnError
 
-from .tensor import dtype_name, elem_strides
+from ..native import dtype_name, elem_strides
+from .elementwise import _cp, _dc_of
 
 # cudaDataType_t (library_types.h) and cuBLAS's enums (cublas_api.h): ABI values, stable
 # across CUDA 11-13, written out because CuPy does not export all of them from one module
@@ -124,7 +126,7 @@ def _check_int(what, values, a, b):
                         f"exceeds cuBLAS's 32-bit int ({max(values)}); split the product into smaller ones")
 
 
-def matmul(dc, a, b, out_dtype=None):
+def gemm_ex(dc, a, b, out_dtype=None):
     """``a @ b`` for float16/bfloat16 CuPy arrays ``[..., M, K] @ [..., K, N]`` (batch dims
     broadcast) with cuBLAS GemmEx, float32 accumulation; the result is C-contiguous in
     ``out_dtype`` (default: the operands' dtype; float32 keeps the unrounded sums).
@@ -132,7 +134,7 @@ def matmul(dc, a, b, out_dtype=None):
 
     Example (on a GPU)::
 
-        c = matmul(dc, cupy.ones((2, 8, 4), cupy.float16), cupy.ones((4, 3), cupy.float16))
+        c = gemm_ex(dc, cupy.ones((2, 8, 4), cupy.float16), cupy.ones((4, 3), cupy.float16))
         assert c.shape == (2, 8, 3) and float(c[0, 0, 0]) == 4.0
     """
     cp = dc.cp
@@ -205,3 +207,47 @@ def matmul(dc, a, b, out_dtype=None):
             pa + oa * itemsize, t_in, int(ld_a), int(sa[-1]), _ZERO_PTR,
             pc + oc * out_item, t_out, int(n), int(m * n), int(inner), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT)
     return out
+
+
+def _half(x):
+    return dtype_name(x) in ("float16", "bfloat16")
+
+
+def matmul(a, b):
+    """cuBLAS (batched by broadcasting): float16 and bfloat16 through GemmEx with float32
+    accumulation (:func:`gemm_ex`), other dtypes through CuPy's matmul; bfloat16 on
+    GPUs before sm_80 (no bfloat16 GEMM) is cast to float32, multiplied by SGEMM and cast back."""
+    if a.dtype.kind == "b":
+        r = _cp().matmul(a.astype(np.int64), b.astype(np.int64)) != 0
+        return r
+    name = dtype_name(a)
+    if name in ("float16", "bfloat16"):
+        dc = _dc_of((a,))
+        if supported(dc, name):
+            return gemm_ex(dc, a, b)
+    if name == "bfloat16":
+        return _cp().matmul(a.astype(np.float32), b.astype(np.float32)).astype(a.dtype)
+    r = _cp().matmul(a, b)
+    return r if r.dtype == a.dtype else r.astype(a.dtype)
+
+
+def linear_relu(x, w, b):
+    """burn::linear_relu: one cuBLAS call, then bias + relu in place (one generated kernel).
+    bfloat16 (like flex) adds the bias to the float32 sums and rounds once, at the end."""
+    cp = _cp()
+    name = dtype_name(x)
+    if name in ("float16", "bfloat16") and supported(_dc_of((x,)), name):
+        wide = name == "bfloat16"
+        y = gemm_ex(_dc_of((x,)), x, w, out_dtype=np.float32 if wide else None)
+        y += b.astype(np.float32) if wide else b
+        cp.maximum(y, 0, out=y)
+        return y.astype(x.dtype) if wide else y
+    if name == "bfloat16":
+        y = cp.matmul(x.astype(np.float32), w.astype(np.float32))
+        y += b.astype(np.float32)
+        cp.maximum(y, 0, out=y)
+        return y.astype(x.dtype)
+    y = cp.matmul(x, w)
+    y += b
+    cp.maximum(y, 0, out=y)
+    return y

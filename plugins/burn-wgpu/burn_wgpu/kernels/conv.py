@@ -13,42 +13,19 @@ from functools import lru_cache
 import numpy as np
 
 from burn.codegen import OPENCL
+from burn.codegen.sources import with_defines
 from burn.ops.conv import conv_out_hw
 
-from .kernels import _slice_view, contiguous, copy_into, empty, matmul, permute, reshape
+from ..native import empty
+from .linear import matmul
+from .movement import _slice_view, contiguous, copy_into, permute, reshape
+from .source import cl_source
 
 
 @lru_cache(maxsize=None)
 def _source(dtype: str, fp64: bool) -> str:
-    T = OPENCL.ctype(dtype)
     pre = "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n" if fp64 else ""
-    geo = ("const int C, const int H, const int W, const int KH, const int KW, const int OH, const int OW, "
-           "const int sh, const int sw, const int pt, const int pl, const int dh, const int dw")
-    return pre + f"""
-__kernel void im2col(const int total, __global {T}* cols, __global const {T}* x, const int xoff, {geo}) {{
-  int i = get_global_id(0); if (i >= total) return;
-  int ow = i % OW; int r = i / OW; int oh = r % OH; r /= OH;
-  int kw = r % KW; r /= KW; int kh = r % KH; r /= KH; int c = r % C; int n = r / C;
-  int ih = oh * sh - pt + kh * dh, iw = ow * sw - pl + kw * dw;
-  cols[i] = (ih >= 0 && ih < H && iw >= 0 && iw < W) ? x[xoff + ((n * C + c) * H + ih) * W + iw] : ({T})0;
-}}
-__kernel void col2im(const int total, __global {T}* x, __global const {T}* cols, const int coff, {geo}) {{
-  int i = get_global_id(0); if (i >= total) return;
-  int iw = i % W; int r = i / W; int ih = r % H; r /= H; int c = r % C; int n = r / C;
-  {T} s = 0;
-  for (int kh = 0; kh < KH; ++kh) {{
-    int th = ih + pt - kh * dh;
-    if (th < 0 || th % sh) continue;
-    int oh = th / sh; if (oh >= OH) continue;
-    for (int kw = 0; kw < KW; ++kw) {{
-      int tw = iw + pl - kw * dw;
-      if (tw < 0 || tw % sw) continue;
-      int ow = tw / sw; if (ow >= OW) continue;
-      s += cols[coff + ((((long)n * C + c) * KH + kh) * KW + kw) * OH * OW + oh * OW + ow];
-    }}
-  }}
-  x[i] = s;
-}}"""
+    return pre + with_defines(cl_source("im2col.cl"), dict(T=OPENCL.ctype(dtype)))
 
 
 def _geo(C, H, W, KH, KW, OH, OW, stride, padding, dilation):
@@ -157,95 +134,14 @@ def conv_kernels() -> dict:
 
 @lru_cache(maxsize=None)
 def _pool_source(dtype: str, fp64: bool) -> str:
-    T = OPENCL.ctype(dtype)
     isf = dtype.startswith("float")
-    A = "double" if dtype == "float64" else "float"        # accumulator of the average
     low = "-INFINITY" if isf else {"int8": "CHAR_MIN", "uint8": "0", "int32": "INT_MIN",
                                     "int64": "LONG_MIN"}.get(dtype, "0")
-    nan = "isnan" if isf else "(int)"
     pre = "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n" if fp64 else ""
     if dtype == "float16":
         pre += "#pragma OPENCL EXTENSION cl_khr_fp16 : enable\n"
-    geo = ("const int H, const int W, const int KH, const int KW, const int OH, const int OW, "
-           "const int sh, const int sw, const int pt, const int pl, const int dh, const int dw")
-    isnan_v = "isnan(v)" if isf else "0"
-    return pre + f"""
-inline {T} px(__global const {T}* x, int ih, int iw, {geo}) {{
-  return (ih >= 0 && ih < H && iw >= 0 && iw < W) ? x[ih * W + iw] : ({T}){low};
-}}
-__kernel void max_pool(const int total, __global {T}* out, __global const {T}* x, {geo}) {{
-  int i = get_global_id(0); if (i >= total) return;
-  int ow = i % OW; int r = i / OW; int oh = r % OH; int nc = r / OH;
-  __global const {T}* xp = x + (long)nc * H * W;
-  {T} m = ({T}){low};
-  for (int a = 0; a < KH; ++a) for (int b = 0; b < KW; ++b) {{
-    {T} v = px(xp, oh * sh - pt + a * dh, ow * sw - pl + b * dw, H, W, KH, KW, OH, OW, sh, sw, pt, pl, dh, dw);
-    if (v > m || {isnan_v}) m = v;
-  }}
-  out[i] = m;
-}}
-__kernel void max_pool_grad(const int total, __global {T}* gx, __global const {T}* x, __global const {T}* out,
-                            __global const {T}* g, {geo}) {{
-  int i = get_global_id(0); if (i >= total) return;
-  int iw = i % W; int r = i / W; int ih = r % H; int nc = r / H;
-  __global const {T}* xp = x + (long)nc * H * W;
-  __global const {T}* op = out + (long)nc * OH * OW;
-  __global const {T}* gp = g + (long)nc * OH * OW;
-  {T} s = 0;
-  for (int a = 0; a < KH; ++a) {{
-    int th = ih + pt - a * dh;
-    if (th < 0 || th % sh) continue;
-    int oh = th / sh; if (oh >= OH) continue;
-    for (int b = 0; b < KW; ++b) {{
-      int tw = iw + pl - b * dw;
-      if (tw < 0 || tw % sw) continue;
-      int ow = tw / sw; if (ow >= OW) continue;
-      {T} m = op[oh * OW + ow];
-      int first = -1;
-      for (int q = 0; q < KH * KW && first < 0; ++q) {{
-        {T} v = px(xp, oh * sh - pt + (q / KW) * dh, ow * sw - pl + (q % KW) * dw, H, W, KH, KW, OH, OW, sh, sw, pt, pl, dh, dw);
-        if (v == m) first = q;
-      }}
-      if (first == a * KW + b) s += gp[oh * OW + ow];
-    }}
-  }}
-  gx[i] = s;
-}}
-inline {A} avg_div(int oh, int ow, int inc, int H, int W, int KH, int KW, int sh, int sw, int pt, int pl) {{
-  if (inc) return ({A})(KH * KW);
-  int h0 = oh * sh - pt, w0 = ow * sw - pl;
-  int nh = min(h0 + KH, H) - max(h0, 0), nw = min(w0 + KW, W) - max(w0, 0);
-  return ({A})(max(nh, 0) * max(nw, 0));
-}}
-__kernel void avg_pool(const int total, __global {T}* out, __global const {T}* x, const int inc, {geo}) {{
-  int i = get_global_id(0); if (i >= total) return;
-  int ow = i % OW; int r = i / OW; int oh = r % OH; int nc = r / OH;
-  __global const {T}* xp = x + (long)nc * H * W;
-  {A} s = 0;
-  for (int a = 0; a < KH; ++a) for (int b = 0; b < KW; ++b) {{
-    int ih = oh * sh - pt + a, iw = ow * sw - pl + b;
-    if (ih >= 0 && ih < H && iw >= 0 && iw < W) s += ({A})xp[ih * W + iw];
-  }}
-  out[i] = ({T})(s / avg_div(oh, ow, inc, H, W, KH, KW, sh, sw, pt, pl));
-}}
-__kernel void avg_pool_grad(const int total, __global {T}* gx, __global const {T}* g, const int inc, {geo}) {{
-  int i = get_global_id(0); if (i >= total) return;
-  int iw = i % W; int r = i / W; int ih = r % H; int nc = r / H;
-  __global const {T}* gp = g + (long)nc * OH * OW;
-  {A} s = 0;
-  for (int a = 0; a < KH; ++a) {{
-    int th = ih + pt - a;
-    if (th < 0 || th % sh) continue;
-    int oh = th / sh; if (oh >= OH) continue;
-    for (int b = 0; b < KW; ++b) {{
-      int tw = iw + pl - b;
-      if (tw < 0 || tw % sw) continue;
-      int ow = tw / sw; if (ow >= OW) continue;
-      s += ({A})gp[oh * OW + ow] / avg_div(oh, ow, inc, H, W, KH, KW, sh, sw, pt, pl);
-    }}
-  }}
-  gx[i] = ({T})s;
-}}"""
+    return pre + with_defines(cl_source("pool.cl"), dict(
+        T=OPENCL.ctype(dtype), A="double" if dtype == "float64" else "float", LOW=low, IS_FLOAT=isf))
 
 
 def _pool_geo(H, W, kernel, out_hw, stride, padding, dilation):

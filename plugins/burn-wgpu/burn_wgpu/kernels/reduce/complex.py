@@ -1,6 +1,6 @@
-"""Reductions, scans and matmul of complex64 / complex128 tensors on wgpu.
+"""Reductions and scans of complex64 / complex128 tensors on wgpu.
 
-The per-dtype library (:mod:`burn_wgpu.library`) computes in the storage type;
+The per-dtype library (``cl/reduce.cl``) computes in the storage type;
 a complex value is a ``float2`` / ``double2`` whose vector ``*`` is
 component-wise, so complex tensors get these kernels instead: sums with Kahan
 compensation per part, products with the complex product, numpy's lexicographic order (NaN
@@ -19,17 +19,17 @@ element-wise kernels.
 """
 from __future__ import annotations
 
-import os
 from functools import lru_cache
 
 import numpy as np
 
 from burn.codegen import OPENCL
-from burn.codegen.complex import PART, helper_source
+from burn.codegen.complex import helper_source
 from burn.codegen.reduce import kahan_step
-from burn.errors import BurnError
 
-from .tensor import WTensor, empty, numel
+from ...native import empty, numel
+from ..movement import contiguous, permute
+from .generated import choose, local_size
 
 
 @lru_cache(maxsize=None)
@@ -38,7 +38,7 @@ def complex_source(dtype: str) -> str:
 
     >>> assert "__kernel void reduce_sum" in complex_source("complex64")
     """
-    T, R = OPENCL.ctype(dtype), OPENCL.ctype(PART[dtype])
+    T = OPENCL.ctype(dtype)
     mk = lambda re_, im: OPENCL.make(dtype, re_, im)  # noqa: E731
     mul = f"burn_cmul_{dtype}"
     pre = "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n" if dtype == "complex128" else ""
@@ -90,117 +90,7 @@ __kernel void scan_{name}(int M, int L, __global {T}* out, __global const {T}* i
   __global {T}* q = out + (long)m * L;
   {T} s = {init}; for (int r = 0; r < L; ++r) {{ {upd}; q[r] = s; }}
 }}""")
-    out.append(f"""
-__kernel void matmul(const int M, const int N, const int K, const int NB,
-                     __global const {T}* A, const int offA, const int sam, const int sak, const int sab,
-                     __global const {T}* B, const int offB, const int sbk, const int sbn, const int sbb,
-                     __global {T}* C) {{
-  int i = get_global_id(0); if (i >= M * N * NB) return;
-  int n = i % N, m = (i / N) % M, b = i / (M * N);
-  __global const {T}* a = A + offA + (long)b * sab + (long)m * sam;
-  __global const {T}* q = B + offB + (long)b * sbb + (long)n * sbn;
-  {R} re = 0, im = 0;
-  for (int k = 0; k < K; ++k) {{
-    {T} x = a[(long)k * sak], y = q[(long)k * sbk];
-    re += x.x * y.x - x.y * y.y; im += x.x * y.y + x.y * y.x;
-  }}
-  C[i] = {mk('re', 'im')};
-}}""")
-    out.append(_tiled_matmul_source(T, R, mk))
-    out.append(_real_matmul_source(T, R, mk))
     return "\n".join(out)
-
-
-# the tiled complex matmul: each work-group computes a CT x CT tile of C from CT x CTK tiles of
-# A and B staged in local memory (every element of A and B is read from global memory CT / CW
-# times less often than by the one-work-item-per-output kernel); tiles are stored as separate
-# real and imaginary planes and each work-item keeps CW x CW accumulators per part, so the
-# inner loop is plain real arithmetic PoCL vectorizes across work-items. 64/4/16 measured best
-# on PoCL (512³: 32/4/16 ~1.6x slower, 64/4/8 ~3x slower, 128/8/16 ~2.5x slower)
-CT = 64
-CW = 4
-CTK = 16
-
-
-def _tiled_matmul_source(T, R, mk):
-    L = CT // CW
-    return f"""
-__kernel __attribute__((reqd_work_group_size({L}, {L}, 1)))
-void matmul_tiled(const int M, const int N, const int K,
-                  __global const {T}* A, const int offA, const int sam, const int sak, const int sab,
-                  __global const {T}* B, const int offB, const int sbk, const int sbn, const int sbb,
-                  __global {T}* C) {{
-  int tx = get_local_id(0), ty = get_local_id(1);
-  int bn = get_group_id(0) * {CT}, bm = get_group_id(1) * {CT};
-  int b = get_global_id(2);
-  __local {R} Ar[{CTK}][{CT}], Ai[{CTK}][{CT}];
-  __local {R} Br[{CTK}][{CT}], Bi[{CTK}][{CT}];
-  {R} re[{CW}][{CW}], im[{CW}][{CW}];
-  for (int i = 0; i < {CW}; ++i) for (int j = 0; j < {CW}; ++j) {{ re[i][j] = 0; im[i][j] = 0; }}
-  A += offA + (long)b * sab;
-  B += offB + (long)b * sbb;
-  int t = ty * {L} + tx;
-  for (int k0 = 0; k0 < K; k0 += {CTK}) {{
-    for (int l = 0; l < {CT * CTK // (L * L)}; ++l) {{
-      int e = t + l * {L * L};
-      int mm = e / {CTK}, kk = e % {CTK};
-      int gm = bm + mm, gk = k0 + kk;
-      {T} va = (gm < M && gk < K) ? A[(long)gm * sam + (long)gk * sak] : {mk('0', '0')};
-      Ar[kk][mm] = va.x; Ai[kk][mm] = va.y;
-      int kb = e / {CT}, nn = e % {CT};
-      int gn = bn + nn, gkb = k0 + kb;
-      {T} vb = (gn < N && gkb < K) ? B[(long)gkb * sbk + (long)gn * sbn] : {mk('0', '0')};
-      Br[kb][nn] = vb.x; Bi[kb][nn] = vb.y;
-    }}
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (int kk = 0; kk < {CTK}; ++kk) {{
-      {R} ar[{CW}], ai[{CW}], cr[{CW}], ci[{CW}];
-      for (int i = 0; i < {CW}; ++i) {{ ar[i] = Ar[kk][ty + {L} * i]; ai[i] = Ai[kk][ty + {L} * i]; }}
-      for (int j = 0; j < {CW}; ++j) {{ cr[j] = Br[kk][tx + {L} * j]; ci[j] = Bi[kk][tx + {L} * j]; }}
-      for (int i = 0; i < {CW}; ++i) for (int j = 0; j < {CW}; ++j) {{
-        re[i][j] += ar[i] * cr[j] - ai[i] * ci[j];
-        im[i][j] += ar[i] * ci[j] + ai[i] * cr[j];
-      }}
-    }}
-    barrier(CLK_LOCAL_MEM_FENCE);
-  }}
-  for (int i = 0; i < {CW}; ++i) for (int j = 0; j < {CW}; ++j) {{
-    int gm = bm + ty + {L} * i, gn = bn + tx + {L} * j;
-    if (gm < M && gn < N) C[((long)b * M + gm) * N + gn] = {mk('re[i][j]', 'im[i][j]')};
-  }}
-}}"""
-
-
-def _real_matmul_source(T, R, mk):
-    """Helpers of the complex matmuls that run the real library kernel (``MATMUL`` "real" and
-    "gauss"): ``matmul_expand_b`` writes B [K, N] (any strides) as the real [2K, 2N] matrix
-    of 2x2 blocks [[br, bi], [-bi, br]]; ``matmul_split`` writes X [R, C] (any strides) as
-    three real planes re, im, re + im; ``matmul_gauss`` combines the three real products."""
-    return f"""
-__kernel void matmul_expand_b(const int K, const int N, const int NB,
-                              __global const {T}* B, const int offB, const int sbk, const int sbn, const int sbb,
-                              __global {T}* P) {{
-  int i = get_global_id(0); if (i >= NB * K * N) return;
-  int n = i % N, k = (i / N) % K, b = i / (K * N);
-  {T} v = B[offB + (long)b * sbb + (long)k * sbk + (long)n * sbn];
-  /* P as [NB][2K][N] complex = [NB][2K][2N] real: row 2k (br, bi), row 2k + 1 (-bi, br) */
-  __global {T}* p = P + ((long)b * 2 * K + 2 * k) * N + n;
-  p[0] = v;
-  p[N] = {mk('-v.y', 'v.x')};
-}}
-__kernel void matmul_split(const int Rn, const int Cn, const int NB,
-                           __global const {T}* X, const int off, const int sr, const int sc, const int sb,
-                           __global {R}* P) {{
-  int i = get_global_id(0); long n = (long)NB * Rn * Cn; if (i >= n) return;
-  int c = i % Cn, r = (i / Cn) % Rn, b = i / (Rn * Cn);
-  {T} v = X[off + (long)b * sb + (long)r * sr + (long)c * sc];
-  P[i] = v.x; P[n + i] = v.y; P[2 * n + i] = v.x + v.y;
-}}
-__kernel void matmul_gauss(const int n, __global const {R}* t, __global {T}* C) {{
-  int i = get_global_id(0); if (i >= n) return;
-  {R} t1 = t[i], t2 = t[n + i], t3 = t[2 * n + i];
-  C[i] = {mk('t1 - t2', 't3 - t1 - t2')};
-}}"""
 
 
 def _kernel(dc, dtype, name):
@@ -331,10 +221,9 @@ LAST_VARIANT = [None]        # the latest complex reduction's (variant, S), for 
 
 def _parallel(op, src, out, M, R):
     """Run complex reduction ``op`` with a work-group per row or split, when the shape calls for
-    it (:func:`burn_wgpu.reduce_fused.choose`, as the real reductions); False when one work-item
+    it (:func:`burn_wgpu.kernels.reduce.generated.choose`, as the real reductions); False when one work-item
     per row is the choice. A split's second launch reduces the S partials of each row with the
     same kernel (arg ops: the partial values and their indices; any/all: the partial flags)."""
-    from .reduce_fused import choose, local_size
     dc = src.dc
     variant, S = choose(M, R, getattr(dc.device, "max_compute_units", 1) or 1, dc.is_cpu)
     LAST_VARIANT[0] = (variant, S)
@@ -378,7 +267,6 @@ def _parallel(op, src, out, M, R):
 
 def reduce(op, x, axes, keepdims):
     """``op`` (sum, prod, max, min, argmax, argmin, any, all) of complex ``x`` over ``axes``."""
-    from .kernels import contiguous, permute
     dc = x.dc
     keep = [d for d in range(x.ndim) if d not in axes]
     src = contiguous(permute(x, axes=tuple(keep) + tuple(axes)))
@@ -408,128 +296,3 @@ def scan(op, src, M, L):
     return out
 
 
-def matmul(a, b, batch, sa, sb):
-    """C = a @ b of complex a [..., M, K] and b [..., K, N], batch dims walked by ``sa`` / ``sb``
-    (in complex elements; 0 where an operand is shared by every batch). ``MATMUL`` picks the
-    method (:func:`matmul_method`): "real" runs the real library matmul once, "gauss" three
-    times (3 real products), "tiled" / "simple" the complex kernels of :func:`complex_source`.
-
-    >>> import burn, numpy as np
-    >>> dev = burn.Device.wgpu()
-    >>> a = np.full((2, 3), 1 + 2j, np.complex64)
-    >>> c = (burn.tensor(a, device=dev) @ burn.tensor(a.T.copy(), device=dev)).numpy()
-    >>> assert np.allclose(c, a @ a.T)
-    """
-    M, K, N = a.shape[-2], a.shape[-1], b.shape[-1]
-    nb = numel(batch)
-    shape = tuple(batch) + (M, N)
-    method = matmul_method(a.dtype)
-    if method not in ("real", "gauss", "tiled", "simple"):
-        raise BurnError(f"wgpu: complex matmul of {a.shape} @ {b.shape} ({a.dtype}): unknown method "
-                        f"BURN_WGPU_COMPLEX_MATMUL={MATMUL!r}; use auto, real, gauss, tiled or simple")
-    if method == "real":
-        return _matmul_real(a, b, nb, sa, sb, shape)
-    if method == "gauss" and K and numel(shape):
-        return _matmul_gauss(a, b, nb, sa, sb, shape)
-    out = empty(a.dc, shape, a.dtype)
-    if not out.size:
-        return out
-    i32 = np.int32
-    args = [i32(M), i32(N), i32(K), a.buf, i32(a.offset), i32(a.strides[-2]), i32(a.strides[-1]), i32(sa),
-            b.buf, i32(b.offset), i32(b.strides[-2]), i32(b.strides[-1]), i32(sb), out.buf]
-    if method == "tiled":
-        L = CT // CW
-        a.dc.launch2d(_kernel(a.dc, a.dtype, "matmul_tiled"), (-(-N // CT) * L, -(-M // CT) * L, nb), (L, L, 1), args)
-    else:
-        a.dc.launch(_kernel(a.dc, a.dtype, "matmul"), out.size, args[:3] + [i32(nb)] + args[3:])
-    return out
-
-
-def _matmul_real(a, b, nb, sa, sb, shape):
-    """The complex product as ONE real matmul of the library (tuned per device; PoCL does not
-    vectorize the float2 arithmetic of the complex kernels): A [M, K] complex is, in memory,
-    the real [M, 2K] matrix (re, im interleaved) and the real [M, 2N] result is C [M, N]
-    complex, if B becomes the real [2K, 2N] matrix of blocks [[br, bi], [-bi, br]]:
-    C[m, 2n] = sum ar br - ai bi, C[m, 2n + 1] = sum ar bi + ai br, the 4-multiplication
-    products numpy / BLAS compute (the 3-multiplication "gauss" form loses the smaller part
-    when one part is much smaller than the other). Costs beyond the 8MKN flops: one pass
-    writing the expanded B (4KN reals, O(KN) against O(MKN)), and a contiguous copy of A
-    when A is not contiguous along K (a transposed view)."""
-    from .kernels import contiguous
-    from .kernels import matmul as real_matmul
-    dc = a.dc
-    M, K, N = a.shape[-2], a.shape[-1], b.shape[-1]
-    part = PART[a.dtype]
-    if not numel(shape):
-        return empty(dc, shape, a.dtype)
-    na, nbb = (nb if sa else 1), (nb if sb else 1)
-    av = a.view((na, M, K), (sa, a.strides[-2], a.strides[-1]), a.offset)
-    if K > 1 and a.strides[-1] != 1:
-        # complex element k must be reals 2k, 2k + 1 of the row: copy (O(MK))
-        av = contiguous(av)
-    if 2 * (av.offset + sum((s - 1) * abs(st) for s, st in zip(av.shape, av.strides)) + 1) >= 2 ** 31:
-        # the real kernel indexes A's reals with 32-bit offsets and strides
-        raise BurnError(f"wgpu: complex matmul {a.shape} @ {b.shape} ({a.dtype}): A spans 2**30 or more "
-                        f"complex elements of its buffer, which the real matmul cannot index; split the "
-                        f"matmul along M or the batch, or set BURN_WGPU_COMPLEX_MATMUL=tiled")
-    af = WTensor(dc, av.block, (nb, M, 2 * K), part, (2 * av.strides[0] if na > 1 else 0, 2 * av.strides[1], 1),
-                 2 * av.offset)
-    P = empty(dc, (nbb, 2 * K, 2 * N), part)        # in reals: empty() checks the real kernel's limit
-    i32 = np.int32
-    dc.launch(_kernel(dc, a.dtype, "matmul_expand_b"), nbb * K * N,
-              [i32(K), i32(N), i32(nbb), b.buf, i32(b.offset), i32(b.strides[-2]), i32(b.strides[-1]), i32(sb),
-               P.buf])
-    bf = WTensor(dc, P.block, (nb, 2 * K, 2 * N), part, (4 * K * N if nbb > 1 else 0, 2 * N, 1), 0)
-    cf = real_matmul(af, bf)
-    assert cf.is_contiguous and cf.offset % 2 == 0, cf
-    return WTensor(dc, cf.block, shape, a.dtype, None, cf.offset // 2)
-
-
-def _matmul_gauss(a, b, nb, sa, sb, shape):
-    """The complex product as 3 real products (Gauss / Karatsuba): t1 = Ar Br, t2 = Ai Bi,
-    t3 = (Ar + Ai)(Br + Bi), C = (t1 - t2) + i (t3 - t1 - t2), run as one batched real matmul
-    of the three planes of A and B. 6MKN flops against 8MKN, but the imaginary part is a
-    difference of the (larger) t3 and t1 + t2: it loses accuracy when it is small against the
-    real part (and the real part when |Ar Br| ~ |Ai Bi| both large). For comparison
-    (``BURN_WGPU_COMPLEX_MATMUL=gauss``), not the default."""
-    from .kernels import matmul as real_matmul
-    dc = a.dc
-    M, K, N = a.shape[-2], a.shape[-1], b.shape[-1]
-    part = PART[a.dtype]
-    na, nbb = (nb if sa else 1), (nb if sb else 1)
-    i32 = np.int32
-    split = _kernel(dc, a.dtype, "matmul_split")
-    pa = empty(dc, (3, na, M, K), part)
-    dc.launch(split, na * M * K, [i32(M), i32(K), i32(na), a.buf, i32(a.offset), i32(a.strides[-2]),
-                                  i32(a.strides[-1]), i32(sa), pa.buf])
-    pb = empty(dc, (3, nbb, K, N), part)
-    dc.launch(split, nbb * K * N, [i32(K), i32(N), i32(nbb), b.buf, i32(b.offset), i32(b.strides[-2]),
-                                   i32(b.strides[-1]), i32(sb), pb.buf])
-    va = pa.view((3, nb, M, K), (na * M * K, M * K if na > 1 else 0, K, 1), 0)
-    vb = pb.view((3, nb, K, N), (nbb * K * N, K * N if nbb > 1 else 0, N, 1), 0)
-    t = real_matmul(va, vb)
-    assert t.is_contiguous, t
-    out = empty(dc, shape, a.dtype)
-    n = nb * M * N
-    dc.launch(_kernel(dc, a.dtype, "matmul_gauss"), n, [i32(n), t.buf, out.buf])
-    return out
-
-
-# "auto" (the default: matmul_method), "real" (one real library matmul), "gauss" (three),
-# "tiled" (local-memory complex tiles) or "simple" (one work-item per element of C); the
-# benchmark and the tests switch it to compare
-MATMUL = os.environ.get("BURN_WGPU_COMPLEX_MATMUL", "auto")
-
-
-def matmul_method(dtype: str) -> str:
-    """The complex matmul method of ``dtype``: ``MATMUL``, or for "auto" the one measured
-    fastest on PoCL at 512³: "real" for complex64 (47 ms against 72 ms tiled, numpy 8 ms),
-    "tiled" for complex128 (with 16 doubles per work-item the library's float64 matmul ran ~18x
-    slower than its float32 one and the real path took 600 ms against 128 ms tiled; with 8 it
-    runs ~5x faster and the two paths are even, 104-131 ms against 83-104 ms, so tiled stays).
-
-    >>> assert matmul_method("complex64") == ("real" if MATMUL == "auto" else MATMUL)
-    """
-    if MATMUL != "auto":
-        return MATMUL
-    return "real" if dtype == "complex64" else "tiled"
