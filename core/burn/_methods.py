@@ -8,8 +8,9 @@ those layers.
 """
 from __future__ import annotations
 
-from . import autodiff
+from . import autodiff, views
 from .device import Device
+from .dtypes import DType, as_dtype
 from .ops import creation as C, elementwise as E, reduction as R, movement as M, linear as L
 from .tensor import Tensor
 
@@ -62,7 +63,9 @@ def assign_(self, value) -> "Tensor":
     """Replace this tensor's value (same shape and dtype), e.g. in an optimizer.
 
     Pending work that read the old value keeps seeing it: handles are
-    immutable, this only rebinds the tensor to a new one.
+    immutable, this only rebinds the tensor to a new one. On a view (a slice,
+    reshape or transpose of another tensor) the new value is written into
+    its base, and every view of the base sees it (numpy's meaning).
 
     Args:
         value: a tensor or Python scalar, broadcast and cast to this tensor's
@@ -79,6 +82,9 @@ def assign_(self, value) -> "Tensor":
     if isinstance(value, Tensor):
         vh = value._h
         if vh.shape == h.shape and vh.dtype is h.dtype:     # an optimizer's update: nothing to convert
+            if getattr(self, "_views", None) or getattr(self, "_vbase", None):
+                views.rebind(self, value)
+                return self
             self._stamp()
             self._h = vh
             if not self._leaf:
@@ -89,17 +95,14 @@ def assign_(self, value) -> "Tensor":
         v = M.broadcast_to(v, self.shape)
     if v.dtype is not self.dtype:
         v = v.astype(self.dtype)
-    self._stamp()
-    self._h = v._h
-    if not self._leaf:
-        # an in-place op on a computed tensor (``y += b``) must keep the new
-        # value's gradient record; leaves (parameters) stay leaves
-        self._grad = v._grad
+    # an in-place op on a computed tensor (``y += b``) keeps the new value's gradient
+    # record; leaves (parameters) stay leaves; views write through to their base
+    views.rebind(self, v)
     return self
 
 
 def _bind():
-    Tensor.to_device = Tensor.to = to_device
+    Tensor.to_device = to_device
     Tensor.backward = backward
     Tensor.assign_ = assign_
     for n in _UNARY:
@@ -122,7 +125,7 @@ def _bind():
     Tensor.imag = property(E.imag)
     Tensor.angle = E.angle
 
-    def reshape(self, *shape):
+    def reshape(self, *shape, copy=None):
         """The same values in a new shape, given as ints or one tuple (one entry may be -1).
 
         Example:
@@ -132,7 +135,7 @@ def _bind():
         """
         if len(shape) == 1 and not isinstance(shape[0], int):
             shape = shape[0]
-        return M.reshape(self, shape)
+        return M.reshape(self, shape, copy=copy)
     Tensor.reshape = reshape
     Tensor.view = reshape
 
@@ -198,7 +201,8 @@ def _bind():
     Tensor.__getitem__ = M.getitem
 
     def setitem(self, key, value):
-        """Functional update: the tensor is rebound, pending readers keep the old value."""
+        """Functional update: the tensor is rebound (through its base when it is a view),
+        pending readers keep the old value."""
         self.assign_(M.index_put(self, key, value))
     Tensor.__setitem__ = setitem
 
@@ -236,20 +240,142 @@ def _bind():
     Tensor.__ge__ = E.greater_equal
     Tensor.__hash__ = object.__hash__
 
-    def _iadd(a, b):
-        return a.assign_(E.add(a, b))
-    Tensor.__iadd__ = _iadd
-    Tensor.__isub__ = lambda a, b: a.assign_(E.subtract(a, b))
-    Tensor.__imul__ = lambda a, b: a.assign_(E.multiply(a, b))
-    Tensor.__itruediv__ = lambda a, b: a.assign_(E.divide(a, b))
-
     def __iter__(self):
         for i in range(len(self)):
             yield self[i]
     Tensor.__iter__ = __iter__
 
 
+def _bind_inplace():
+    def _iadd(a, b):
+        return a.assign_(E.add(a, b))
+    Tensor.__iadd__ = _iadd
+    Tensor.__isub__ = lambda a, b: a.assign_(E.subtract(a, b))
+    Tensor.__imul__ = lambda a, b: a.assign_(E.multiply(a, b))
+    Tensor.__itruediv__ = lambda a, b: a.assign_(E.divide(a, b))
+    # every in-place operator writes in place: without one Python would rebind the
+    # name to a new tensor, and a view's base would silently keep its old value
+    for name in ("floordiv", "mod", "pow", "matmul", "and", "or", "xor"):
+        binary = getattr(Tensor, f"__{name}__")
+        setattr(Tensor, f"__i{name}__", lambda a, b, op=binary: a.assign_(op(a, b)))
+
+
+# -- PyTorch habits: aliases that do not conflict with the numpy / Array API meaning ----------------
+# (listed once in docs/architecture.md; the numpy names stay the API)
+
+def to(self, *args, dtype=None, device=None, copy=False):
+    """``torch.Tensor.to``: ``x.to(device)``, ``x.to(dtype)``, ``x.to(device, dtype)`` or keywords.
+
+    A string that names a dtype (``"float64"``) is a dtype, any other a device (``"wgpu:0"``).
+    Returns this tensor itself when nothing changes (unless ``copy=True``), as torch does.
+
+    Example:
+        >>> import burn
+        >>> x = burn.ones((2,))
+        >>> assert x.to(burn.float64).dtype == burn.float64 and x.to("flex") is x
+        >>> assert x.to(burn.Device.flex(), burn.int32).tolist() == [1, 1]
+    """
+    for a in args:
+        is_dtype = isinstance(a, DType) or (isinstance(a, str) and _is_dtype_name(a))
+        if is_dtype:
+            if dtype is not None:
+                raise TypeError(f"Tensor.to: two dtypes given ({dtype!r} and {a!r})")
+            dtype = a
+        elif device is None:
+            device = a
+        else:
+            raise TypeError(f"Tensor.to: expected a device and/or a dtype, got {args!r}")
+    out = self if device is None else to_device(self, device)
+    if dtype is not None and as_dtype(dtype) is not out.dtype:
+        out = E.astype(out, as_dtype(dtype))
+    elif copy and out is self:
+        out = E.astype(self, self.dtype, copy=True)
+    return out
+
+
+def _is_dtype_name(name: str) -> bool:
+    try:
+        as_dtype(name)
+        return True
+    except Exception:  # not a dtype: a device string
+        return False
+
+
+def _cast_method(dtype_name: str):
+    def cast(self):
+        return E.astype(self, as_dtype(dtype_name))
+    cast.__name__ = {"float32": "float", "float64": "double", "float16": "half", "int64": "long",
+                     "int32": "int", "bool": "bool", "bfloat16": "bfloat16"}[dtype_name]
+    cast.__doc__ = f"""``x.astype(burn.{dtype_name})`` (PyTorch's ``.{cast.__name__}()``).
+
+        Example:
+            >>> import burn
+            >>> assert burn.tensor([1, 0]).{cast.__name__}().dtype == burn.{"bool_" if dtype_name == "bool" else dtype_name}
+        """
+    return cast
+
+
+def cpu(self):
+    """This tensor on the CPU device, flex (PyTorch's ``.cpu()``; the autodiff flag is kept).
+
+    Example:
+        >>> import burn
+        >>> x = burn.ones((2,), device=burn.Device.flex().autodiff())
+        >>> assert x.cpu().device == burn.Device.flex().autodiff()
+    """
+    return to_device(self, Device("flex", autodiff=self.device.is_autodiff))
+
+
+def numel(self) -> int:
+    """The number of elements (PyTorch's ``numel()``; numpy's ``size``).
+
+    Example:
+        >>> import burn
+        >>> assert burn.zeros((2, 3)).numel() == 6
+    """
+    return self.size
+
+
+def dim(self) -> int:
+    """The number of axes (PyTorch's ``dim()``; numpy's ``ndim``).
+
+    Example:
+        >>> import burn
+        >>> assert burn.zeros((2, 3)).dim() == 2
+    """
+    return self.ndim
+
+
+def format_tensor(self, spec: str) -> str:
+    """``format(t, spec)`` / ``f"{t:.2f}"``: a 0-d tensor formats as its Python scalar; other
+    tensors take only the empty spec (their ``str``), as PyTorch does.
+
+    Example:
+        >>> import burn
+        >>> assert f"{burn.tensor(3.14159):.2f}" == "3.14"
+    """
+    if self.ndim == 0:
+        return format(self.item(), spec)
+    if spec:
+        raise TypeError(f"unsupported format string {spec!r} for a tensor of shape {tuple(self.shape)}: "
+                        f"only 0-d tensors take a format spec (format t.item(), or t.tolist())")
+    return str(self)
+
+
+def _bind_torch_habits():
+    Tensor.to = to
+    Tensor.cpu = cpu
+    Tensor.numel = numel
+    Tensor.dim = dim
+    Tensor.__format__ = format_tensor
+    for name in ("float32", "float64", "float16", "bfloat16", "int64", "int32", "bool"):
+        fn = _cast_method(name)
+        setattr(Tensor, fn.__name__, fn)
+
+
 _bind()
+_bind_inplace()
+_bind_torch_habits()
 
 # doctest does not look inside _bind(); name the methods defined there so their examples run
 __test__ = {n: getattr(Tensor, n) for n in ("astype", "reshape", "permute", "transpose", "expand")}

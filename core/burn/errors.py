@@ -13,6 +13,7 @@ import os
 import sys
 
 __all__ = [
+    "require_same_dtype",
     "BurnError", "ShapeError", "DTypeError", "DeviceMismatch",
     "BackendUnavailable", "PluginError", "AutodiffError", "IndexOutOfRange",
 ]
@@ -225,6 +226,27 @@ def backend_unavailable(kind: str, reason: str | None = None) -> BackendUnavaila
     return BackendUnavailable(
         f"no installed plugin provides a backend named '{kind}'; install the package that "
         f"provides it (its entry point must be in group 'burn.plugins'); `burn info` lists what is installed")
+
+
+def require_same_dtype(op: str, *operands) -> None:
+    """Raise :class:`DTypeError` naming ``op`` and both operands unless every operand (a tensor
+    or a :class:`burn.TensorMeta`) has the first one's dtype. For ``.meta`` rules of ops that
+    take no mixed dtypes (kernels see one dtype, as core's own ops do).
+
+    Example:
+        >>> import burn
+        >>> from burn.errors import require_same_dtype
+        >>> a, b = burn.TensorMeta((2,), burn.float32), burn.TensorMeta((2,), burn.float64)
+        >>> try:
+        ...     require_same_dtype("doc::op", a, b)
+        ... except burn.DTypeError as e:
+        ...     assert "doc::op: operands have different dtypes" in str(e)
+    """
+    for m in operands[1:]:
+        if m.dtype is not operands[0].dtype:
+            raise DTypeError(f"{op}: operands have different dtypes (shape={tuple(operands[0].shape)} "
+                             f"dtype={operands[0].dtype}, shape={tuple(m.shape)} dtype={m.dtype}); cast one "
+                             f"with .astype(...)")
 
 
 # files under this directory are burn's own; the first frame outside it is the user's line

@@ -176,8 +176,9 @@ class Tensor:
         >>> assert y.tolist() == [6.0, 14.0] and y.shape == (2,)
     """
 
-    # ``_mutated`` is set only by in-place updates (read with a default; see tape._clock)
-    __slots__ = ("_h", "device", "_grad", "_leaf", "_mutated", "__weakref__")
+    # ``_mutated`` is set only by in-place updates (read with a default; see tape._clock);
+    # ``_vbase`` only on views and ``_views`` only on bases that have them (burn.views)
+    __slots__ = ("_h", "device", "_grad", "_leaf", "_mutated", "_vbase", "_views", "__weakref__")
     __array_priority__ = 1000   # numpy defers to our reflected operators
 
     @classmethod
@@ -240,18 +241,44 @@ class Tensor:
 
     # -- values -------------------------------------------------------------------
     def numpy(self) -> np.ndarray:
-        """The values as a numpy array (runs pending work).
+        """The values as a read-only numpy array (runs pending work).
+
+        On every backend the array's ``writeable`` flag is off: on flex it shares the
+        tensor's storage, elsewhere it is a downloaded copy, and in neither case can a
+        write reach burn (values recorded earlier keep their meaning). For an array
+        of your own use ``np.array(t)`` or ``t.numpy().copy()``.
 
         Example:
-            >>> import burn
-            >>> assert burn.arange(3).numpy().tolist() == [0, 1, 2]
+            >>> import burn, numpy as np
+            >>> a = burn.arange(3).numpy()
+            >>> assert a.tolist() == [0, 1, 2] and not a.flags.writeable
+            >>> b = np.array(burn.arange(3))     # a writable copy
+            >>> b[0] = 7
         """
         h = self._h
-        return h.graph.backend.to_numpy(h.value(), h.graph.index)
+        a = h.graph.backend.to_numpy(h.value(), h.graph.index).view()
+        a.flags.writeable = False
+        return a
 
     def __array__(self, dtype=None, copy=None):
+        """numpy's conversion protocol: ``np.asarray(t)`` is read-only (as ``numpy()``),
+        ``np.array(t)`` / ``copy=True`` a writable copy; ``copy=False`` with a ``dtype``
+        that needs a conversion raises ValueError, as numpy does.
+
+        Example:
+            >>> import burn, numpy as np
+            >>> t = burn.tensor([1.0, 2.0])
+            >>> assert not np.asarray(t).flags.writeable and np.array(t).flags.writeable
+        """
         a = self.numpy()
-        return a if dtype is None else a.astype(dtype, copy=False)
+        if copy:
+            return np.array(a, dtype=dtype, copy=True)
+        if dtype is None or a.dtype == np.dtype(dtype):
+            return a
+        if copy is False:
+            raise ValueError(f"__array__: converting {describe(self)} to {np.dtype(dtype)} needs a copy, "
+                             f"but copy=False was given")
+        return a.astype(dtype)
 
     def item(self):
         """The single value of a one-element tensor as a Python scalar.

@@ -117,6 +117,9 @@ def asarray(obj, /, *, dtype=None, device=None, copy=None) -> Tensor:
 def from_numpy(array: np.ndarray, *, device=None) -> Tensor:
     """A tensor from a numpy array, keeping its dtype; may share memory on flex.
 
+    When it shares, the array must not be written while the tensor is in use:
+    pending work may read either value. ``burn.tensor(array)`` always copies.
+
     Example:
         >>> import burn, numpy as np
         >>> assert burn.from_numpy(np.ones(3, dtype=np.float64)).dtype is burn.float64

@@ -9,7 +9,7 @@ import builtins
 
 import numpy as np
 
-from .. import dtypes as dt
+from .. import dtypes as dt, views
 from ..errors import BurnError, DTypeError, ShapeError, describe, record_site
 from ..primitives import MOVEMENT, OPAQUE, TensorMeta, primitive
 from ..tensor import Tensor, apply
@@ -63,14 +63,29 @@ def _resolve_shape(x, shape):
 def reshape(x, /, shape, *, copy=None) -> Tensor:
     """``x`` with a new shape of the same size (one dimension may be -1).
 
+    As in numpy, the result is a view of ``x`` (an in-place update of either is seen
+    by the other) unless ``x`` is itself a view that strides cannot reshape, e.g. a
+    transpose flattened; ``copy=True`` always copies, ``copy=False`` raises
+    ValueError where a copy would be needed (the Array API's rule).
+
     Example:
         >>> import burn
         >>> assert burn.reshape(burn.arange(6), (2, -1)).shape == (2, 3)
     """
     shape = _resolve_shape(x, shape)
+    if copy:
+        # a copy shares nothing: a plain result, not linked to x (burn.views)
+        return apply(reshape_p, (x,), {"shape": shape}) if shape != x.shape else E.astype(x, x.dtype, copy=True)
     if shape == x.shape:
         return x
-    return apply(reshape_p, (x,), {"shape": shape})
+    attrs = {"shape": shape}
+    shares = views.reshape_shares(x, shape)
+    if copy is False and not shares:
+        raise ValueError(f"reshape: {describe(x)} is a view that cannot take shape {shape} without "
+                         f"a copy, and copy=False was given")
+    out = apply(reshape_p, (x,), attrs)
+    # a view, unless x is a view that strides cannot reshape (then a copy, as in numpy)
+    return views.mark(out, x, reshape_p, attrs) if shares else out
 
 
 # -- permute ---------------------------------------------------------------------
@@ -95,7 +110,8 @@ def permute_dims(x, /, axes) -> Tensor:
         raise ShapeError(f"permute_dims: axes {axes} are not a permutation of the {x.ndim} axes of {describe(x)}")
     if axes == tuple(range(x.ndim)):
         return x
-    return apply(permute_p, (x,), {"axes": axes})
+    attrs = {"axes": axes}
+    return views.mark(apply(permute_p, (x,), attrs), x, permute_p, attrs)
 
 
 def transpose(x, /, axes=None) -> Tensor:
@@ -222,20 +238,21 @@ def expand_dims(x, /, axis=0) -> Tensor:
 
 
 def flatten(x, /, start_axis=0, end_axis=-1) -> Tensor:
-    """Merge axes ``start_axis..end_axis`` into one.
+    """Merge axes ``start_axis..end_axis`` into one: a copy, as numpy's ``flatten``
+    (``reshape`` gives a view).
 
     Example:
         >>> import burn
         >>> assert burn.flatten(burn.zeros((2, 3, 4)), 1).shape == (2, 12)
     """
     if x.ndim == 0:
-        return reshape(x, (1,))
+        return reshape(x, (1,), copy=True)
     s = normalize_axis("flatten", start_axis, x.ndim)
     e = normalize_axis("flatten", end_axis, x.ndim)
     n = 1
     for d in x.shape[s:e + 1]:
         n *= d
-    return reshape(x, x.shape[:s] + (n,) + x.shape[e + 1:])
+    return reshape(x, x.shape[:s] + (n,) + x.shape[e + 1:], copy=True)
 
 
 # -- slicing ------------------------------------------------------------------------
@@ -272,7 +289,8 @@ def _slice(x, slices) -> Tensor:
         steps.append(c)
     if builtins.all(a == 0 and b == n and c == 1 for a, b, c, n in zip(starts, stops, steps, x.shape)):
         return x
-    return apply(slice_p, (x,), {"starts": tuple(starts), "stops": tuple(stops), "steps": tuple(steps)})
+    attrs = {"starts": tuple(starts), "stops": tuple(stops), "steps": tuple(steps)}
+    return views.mark(apply(slice_p, (x,), attrs), x, slice_p, attrs)
 
 
 def flip(x, /, *, axis=None) -> Tensor:

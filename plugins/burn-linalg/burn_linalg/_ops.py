@@ -37,6 +37,7 @@ import numpy as np
 import burn
 from burn.library import kernels_only
 from burn import DTypeError, ShapeError, TensorMeta
+from burn.errors import require_same_dtype
 from burn.dtypes import real_of
 
 from ._errors import LinAlgError  # noqa: F401  (re-exported for kernels of other backends)
@@ -53,10 +54,7 @@ def _floating(op, *metas):
         if not m.dtype.is_inexact:
             raise DTypeError(f"linalg::{op}: needs a floating or complex tensor, got {_desc(m)}; "
                              f"cast it with x.astype(burn.float64) (or burn.float32)")
-    for m in metas[1:]:
-        if m.dtype is not metas[0].dtype:
-            raise DTypeError(f"linalg::{op}: operands have different dtypes ({_desc(metas[0])}, "
-                             f"{_desc(m)}); cast one with .astype(...)")
+    require_same_dtype(f"linalg::{op}", *metas)
 
 
 def _matrix(op, m, name="a"):

@@ -22,6 +22,7 @@ import numpy as np
 import burn
 from burn.library import kernels_only
 from burn import DTypeError, ShapeError, TensorMeta
+from burn.errors import require_same_dtype
 
 from ._errors import SignalError
 
@@ -63,10 +64,7 @@ def check_dtype(op, *metas, real=False):
         if real and m.dtype.is_complex:
             raise DTypeError(f"signal::{op}: needs a real input, got {_desc(m)}; use the complex "
                              f"transform (e.g. burn.signal.fft) or take burn.real(x)")
-    for m in metas[1:]:
-        if m.dtype is not metas[0].dtype:
-            raise DTypeError(f"signal::{op}: operands have different dtypes ({_desc(metas[0])}, "
-                             f"{_desc(m)}); cast one with .astype(...)")
+    require_same_dtype(f"signal::{op}", *metas)
 
 
 def check_norm(op, norm):

@@ -50,6 +50,10 @@ class WgpuBackend(ContextBackend):
             out.append(f"wgpu:{i} {d.name.strip()} [{runtime.device_kind(d)}] ({d.platform.name.strip()}, "
                        f"driver {d.driver_version}, {d.max_compute_units} compute units, "
                        f"{d.global_mem_size // 2 ** 20} MiB; {dts})")
+            if runtime.device_kind(d) == "CPU":
+                out.append(f"      a CPU OpenCL device (e.g. PoCL): for testing burn-wgpu; flex is the fast CPU path "
+                           f"and is the default. The first run compiles every kernel (minutes for a training example), "
+                           f"cached after in {runtime.cache_dir()}")
         return out
 
     def _dc(self, index):
