@@ -14,15 +14,15 @@ Example:
 """
 from __future__ import annotations
 
-import builtins as _builtins
-
 from ._version import __version__  # noqa: F401
 from .errors import (BurnError, ShapeError, DTypeError, DeviceMismatch, BackendUnavailable,  # noqa: F401
                      PluginError, AutodiffError, OutOfMemory, IndexOutOfRange)
 from .dtypes import (DType, float16, bfloat16, float32, float64, int8, int32, int64, uint8,  # noqa: F401
-                     complex64, complex128, as_dtype, result_type)
+                     complex64, complex128, as_dtype, result_type, can_cast)
 from .dtypes import bool_ as bool  # noqa: F401,A001  (Array API name)
 from .device import Device  # noqa: F401
+from .inspection import (finfo, iinfo, isdtype, __array_namespace_info__,  # noqa: F401
+                         __array_api_version__)
 from .backend import Backend  # noqa: F401
 from .primitives import TensorMeta  # noqa: F401
 from .tensor import Tensor  # noqa: F401
@@ -32,6 +32,7 @@ from .ops.elementwise import *  # noqa: F401,F403
 from .ops.reduction import *  # noqa: F401,F403
 from .ops.movement import *  # noqa: F401,F403
 from .ops.linear import *  # noqa: F401,F403
+from .ops.arrayapi import *  # noqa: F401,F403
 from . import _methods  # noqa: F401  (binds Tensor methods and operators)
 from . import fusion, plugins, dispatch  # noqa: F401
 from .library import backend_extension  # noqa: F401
@@ -54,49 +55,6 @@ newaxis = None
 absolute = abs  # noqa: F405
 negative = neg  # noqa: F405
 concatenate = concat  # noqa: F405
-
-
-def finfo(dtype):
-    """Machine limits of a floating dtype (numpy's finfo).
-
-    Example:
-        >>> import burn
-        >>> assert burn.finfo(burn.float32).bits == 32
-    """
-    import numpy as np
-    d = as_dtype(dtype)
-    if d is bfloat16:
-        import ml_dtypes
-        return ml_dtypes.finfo(ml_dtypes.bfloat16)
-    return np.finfo(d.name)
-
-
-def iinfo(dtype):
-    """Limits of an integer dtype (numpy's iinfo).
-
-    Example:
-        >>> import burn
-        >>> assert burn.iinfo(burn.int8).max == 127
-    """
-    import numpy as np
-    return np.iinfo(as_dtype(dtype).name)
-
-
-def isdtype(dtype, kind) -> bool:
-    """Array API ``isdtype``.
-
-    Example:
-        >>> import burn
-        >>> assert burn.isdtype(burn.float32, "real floating")
-    """
-    d = as_dtype(dtype)
-    if isinstance(kind, tuple):
-        return _builtins.any(isdtype(d, k) for k in kind)
-    if isinstance(kind, DType):
-        return d is kind
-    return {"bool": d.is_bool, "signed integer": d.kind == "i", "unsigned integer": d.kind == "u",
-            "integral": d.is_integer, "real floating": d.is_floating, "complex floating": d.is_complex,
-            "numeric": not d.is_bool}[kind]
 
 
 def __getattr__(name):

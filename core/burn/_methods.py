@@ -11,7 +11,7 @@ from __future__ import annotations
 from . import autodiff, views
 from .device import Device
 from .dtypes import DType, as_dtype
-from .ops import creation as C, elementwise as E, reduction as R, movement as M, linear as L
+from .ops import creation as C, elementwise as E, reduction as R, movement as M, linear as L, arrayapi as X
 from .tensor import Tensor
 
 _UNARY = ["abs", "sign", "exp", "expm1", "log", "log1p", "log2", "log10", "sqrt", "rsqrt", "square",
@@ -24,14 +24,20 @@ _REDUCE = ["sum", "prod", "max", "min", "argmax", "argmin", "any", "all", "mean"
            "logsumexp", "cumsum", "cumprod", "count_nonzero"]
 
 
-def to_device(self, device):
+def to_device(self, device, /, *, stream=None):
     """A copy of this tensor on ``device`` (autodiff flag taken from ``device``).
+
+    ``stream`` (Array API) must be None: burn orders work per device itself.
 
     Example:
         >>> import burn
         >>> x = burn.ones((2,))
         >>> assert x.to_device(burn.Device.flex().autodiff()).device.is_autodiff
+        >>> assert x.to_device("flex", stream=None).device == burn.Device.flex()
     """
+    if stream is not None:
+        raise ValueError(f"to_device: burn has no user streams (it orders each device's work itself); "
+                         f"pass stream=None, got {stream!r}")
     device = Device(device) if not isinstance(device, Device) else device
     if device == self.device:
         return self
@@ -114,7 +120,7 @@ def _bind():
     Tensor.neg = E.neg
     Tensor.clip = E.clip
     Tensor.clamp = E.clip
-    Tensor.astype = lambda self, dtype, copy=True: E.astype(self, dtype, copy=copy)
+    Tensor.astype = lambda self, dtype, copy=True, device=None: E.astype(self, dtype, copy=copy, device=device)
     Tensor.astype.__doc__ = """This tensor converted to ``dtype`` (``burn.astype`` as a method).
 
         Example:
@@ -206,7 +212,14 @@ def _bind():
         self.assign_(M.index_put(self, key, value))
     Tensor.__setitem__ = setitem
 
-    # operators (the functions themselves where the operand order matches: no extra frame)
+    def __iter__(self):
+        for i in range(len(self)):
+            yield self[i]
+    Tensor.__iter__ = __iter__
+
+
+def _bind_operators():
+    # the functions themselves where the operand order matches: no extra frame
     Tensor.__add__ = E.add
     Tensor.__radd__ = lambda a, b: E.add(b, a)
     Tensor.__sub__ = E.subtract
@@ -230,8 +243,13 @@ def _bind():
     Tensor.__and__ = lambda a, b: E.logical_and(a, b) if a.dtype.is_bool else E.bitwise_and(a, b)
     Tensor.__or__ = lambda a, b: E.logical_or(a, b) if a.dtype.is_bool else E.bitwise_or(a, b)
     Tensor.__xor__ = lambda a, b: E.logical_xor(a, b) if a.dtype.is_bool else E.bitwise_xor(a, b)
+    Tensor.__lshift__ = X.bitwise_left_shift
+    Tensor.__rshift__ = X.bitwise_right_shift
+    Tensor.__rlshift__ = lambda a, b: X.bitwise_left_shift(b, a)
+    Tensor.__rrshift__ = lambda a, b: X.bitwise_right_shift(b, a)
     Tensor.__rand__ = lambda a, b: Tensor.__and__(a, b)
     Tensor.__ror__ = lambda a, b: Tensor.__or__(a, b)
+    Tensor.__rxor__ = lambda a, b: Tensor.__xor__(a, b)
     Tensor.__eq__ = E.equal
     Tensor.__ne__ = E.not_equal
     Tensor.__lt__ = E.less
@@ -239,11 +257,6 @@ def _bind():
     Tensor.__gt__ = E.greater
     Tensor.__ge__ = E.greater_equal
     Tensor.__hash__ = object.__hash__
-
-    def __iter__(self):
-        for i in range(len(self)):
-            yield self[i]
-    Tensor.__iter__ = __iter__
 
 
 def _bind_inplace():
@@ -255,7 +268,7 @@ def _bind_inplace():
     Tensor.__itruediv__ = lambda a, b: a.assign_(E.divide(a, b))
     # every in-place operator writes in place: without one Python would rebind the
     # name to a new tensor, and a view's base would silently keep its old value
-    for name in ("floordiv", "mod", "pow", "matmul", "and", "or", "xor"):
+    for name in ("floordiv", "mod", "pow", "matmul", "and", "or", "xor", "lshift", "rshift"):
         binary = getattr(Tensor, f"__{name}__")
         setattr(Tensor, f"__i{name}__", lambda a, b, op=binary: a.assign_(op(a, b)))
 
@@ -374,6 +387,7 @@ def _bind_torch_habits():
 
 
 _bind()
+_bind_operators()
 _bind_inplace()
 _bind_torch_habits()
 

@@ -13,7 +13,7 @@ from .errors import DTypeError
 __all__ = [
     "DType", "float16", "bfloat16", "float32", "float64", "int8", "int32",
     "int64", "uint8", "bool_", "complex64", "complex128", "as_dtype",
-    "result_type", "default_float", "default_int",
+    "result_type", "can_cast", "default_float", "default_int",
 ]
 
 
@@ -82,6 +82,22 @@ class DType:
             >>> assert burn.complex128.is_inexact and not burn.int32.is_inexact
         """
         return self.kind in "fc"
+
+    @property
+    def dtype(self):
+        """The matching numpy dtype, so that ``np.dtype(burn.float64)`` works (numpy reads
+        a ``dtype`` attribute); bfloat16 is ml_dtypes' type.
+
+        Example:
+            >>> import burn, numpy as np
+            >>> assert np.dtype(burn.float64) == np.float64 and burn.int8.dtype == np.int8
+            >>> assert np.zeros(2, dtype=burn.float32).dtype == np.float32
+        """
+        import numpy as np
+        if self is bfloat16:
+            import ml_dtypes
+            return np.dtype(ml_dtypes.bfloat16)
+        return np.dtype(self.name)
 
     def __repr__(self) -> str:
         return f"burn.{self.name}"
@@ -169,18 +185,78 @@ def _promote2(a: DType, b: DType) -> DType:
     return a if a.rank >= b.rank else b
 
 
-def result_type(*dtypes: DType) -> DType:
-    """The dtype an op on operands of these dtypes produces.
+def _scalar_kind_dtype(value, like):
+    """The dtype a Python scalar takes beside an operand of dtype ``like`` (the standard's
+    rule: it takes ``like`` when its kind fits, else the default of its own kind)."""
+    if isinstance(value, bool):
+        return like if like is not None else bool_
+    if isinstance(value, int):
+        return like if like is not None and not like.is_bool else default_int
+    if isinstance(value, float):
+        return like if like is not None and like.is_inexact else default_float
+    if like is not None and like.is_complex:
+        return like
+    return complex_of(like) if like is not None and like.is_floating else complex64
+
+
+def result_type(*arrays_and_dtypes) -> DType:
+    """The dtype an op on these operands produces (Array API ``result_type``).
+
+    Operands may be dtypes, tensors (or anything with a ``dtype``) and Python
+    scalars; a scalar takes the dtype of the others when its kind fits (an int
+    beside float16 stays float16), as in an op with a tensor.
 
     Example:
         >>> import burn
         >>> assert burn.result_type(burn.int32, burn.float16) is burn.float16
         >>> assert burn.result_type(burn.float16, burn.bfloat16) is burn.float32
+        >>> assert burn.result_type(burn.ones(2, dtype=burn.int8), burn.int32) is burn.int32
+        >>> assert burn.result_type(burn.float16, 1.5, 2) is burn.float16
     """
-    out = dtypes[0]
-    for d in dtypes[1:]:
-        out = _promote2(out, d)
+    if len(arrays_and_dtypes) == 2:        # the binary ops' call: two dtypes, no scalars
+        a, b = arrays_and_dtypes
+        if type(a) is DType and type(b) is DType:
+            return _promote2(a, b)
+    out = None
+    scalars = []
+    for a in arrays_and_dtypes:
+        if isinstance(a, DType):
+            d = a
+        elif isinstance(a, (bool, int, float, complex)):
+            scalars.append(a)
+            continue
+        else:
+            d = as_dtype(getattr(a, "dtype", a))
+        out = d if out is None else _promote2(out, d)
+    if out is None:
+        raise TypeError("result_type: needs at least one array or dtype, got "
+                        f"{', '.join(type(a).__name__ for a in arrays_and_dtypes) or 'no arguments'}")
+    for v in scalars:
+        out = _promote2(out, _scalar_kind_dtype(v, out))
     return out
+
+
+def can_cast(from_, to, /) -> bool:
+    """Whether promotion can turn ``from_`` (a dtype or tensor) into ``to`` without losing
+    values (Array API ``can_cast``; numpy's "safe" casting).
+
+    Example:
+        >>> import burn
+        >>> assert burn.can_cast(burn.int8, burn.int32) and not burn.can_cast(burn.int32, burn.int8)
+        >>> assert burn.can_cast(burn.float32, burn.complex64) and not burn.can_cast(burn.float64, burn.complex64)
+        >>> assert not burn.can_cast(burn.uint8, burn.int8)
+    """
+    a = from_ if isinstance(from_, DType) else as_dtype(getattr(from_, "dtype", from_))
+    b = as_dtype(to)
+    if a is b or a is bool_:
+        return True
+    if bfloat16 in (a, b):
+        # numpy knows no bfloat16 casts; it holds 8 significant bits and float32's range
+        if a is bfloat16:
+            return b in (float32, float64, complex64, complex128)
+        return a in (uint8, int8)
+    import numpy as np
+    return bool(np.can_cast(np.dtype(a.name), np.dtype(b.name), "safe"))
 
 
 def complex_of(d: DType) -> DType:

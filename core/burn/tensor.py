@@ -303,22 +303,40 @@ class Tensor:
         """
         return self.numpy().tolist()
 
+    def _scalar_value(self, op):
+        """The value of a 0-d tensor, for the Python conversions (the standard allows them
+        on 0-d arrays only: ``float(x)`` of a shape-(1,) tensor is an error, not a guess)."""
+        if self.ndim != 0:
+            raise TypeError(f"{op}: only a 0-d tensor converts to a Python scalar, this one has shape "
+                            f"{self.shape}; use x.item() or index it first")
+        return self.numpy().item()
+
     def __float__(self):
-        return float(self.item())
+        if self.dtype.is_complex:
+            raise TypeError(f"float: cannot convert a {self.dtype} tensor to float; use complex(x) or x.real")
+        return float(self._scalar_value("float"))
+
+    def __complex__(self):
+        return complex(self._scalar_value("complex"))
 
     def __int__(self):
-        return int(self.item())
+        if self.dtype.is_complex:
+            raise TypeError(f"int: cannot convert a {self.dtype} tensor to int")
+        return int(self._scalar_value("int"))
 
     def __index__(self):
         if not self.dtype.is_integer:
             raise TypeError(f"only integer tensors can be used as an index, not {self.dtype}")
-        return int(self.item())
+        return int(self._scalar_value("index"))
 
     def __bool__(self):
-        if self.size != 1:
-            raise ValueError(f"the truth value of a tensor of shape {self.shape} is ambiguous; "
-                             f"use .any() or .all()")
-        return bool(self.item())
+        if self.ndim != 0:
+            if self.size != 1:
+                raise ValueError(f"the truth value of a tensor of shape {self.shape} is ambiguous; "
+                                 f"use .any() or .all()")
+            raise TypeError(f"bool: only a 0-d tensor has a truth value, this one has shape {self.shape}; "
+                            f"use x.item() or index it first")
+        return bool(self.numpy().item())
 
     def __repr__(self):
         try:
@@ -328,9 +346,13 @@ class Tensor:
         grad = ", requires_grad" if self.requires_grad else ""
         return f"tensor({body}, dtype={self.dtype}, device={self.device}{grad})"
 
-    def __dlpack__(self, *args, **kwargs):
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        # the Array API's keywords, passed on only when given: older producers
+        # (CuPy < 13) take fewer of them
         h = self._h
-        return h.graph.backend.to_dlpack_source(h.value(), h.graph.index).__dlpack__(*args, **kwargs)
+        kw = {k: v for k, v in (("stream", stream), ("max_version", max_version), ("dl_device", dl_device),
+                                ("copy", copy)) if v is not None}
+        return h.graph.backend.to_dlpack_source(h.value(), h.graph.index).__dlpack__(**kw)
 
     def __dlpack_device__(self):
         h = self._h

@@ -129,17 +129,50 @@ def from_numpy(array: np.ndarray, *, device=None) -> Tensor:
     return _from_host(arr, dt.as_dtype(arr.dtype), device)
 
 
-def from_dlpack(obj, *, device=None) -> Tensor:
-    """A tensor sharing memory with a DLPack-capable object where the backend allows.
+_DL_CPU = 1     # DLPack's kDLCPU device type
+
+
+def _host_pointer(obj):
+    """The address of a CPU DLPack object's first element (None for empty ones)."""
+    arr = np.from_dlpack(obj)
+    return arr.__array_interface__["data"][0] if arr.size else None
+
+
+def from_dlpack(x, /, *, device=None, copy=None) -> Tensor:
+    """A tensor from a DLPack-capable object (Array API ``from_dlpack``).
+
+    ``copy=None`` shares memory where the backend can (flex with CPU arrays, cuda
+    with CUDA arrays) and copies otherwise; ``copy=True`` always copies, at the
+    call; ``copy=False`` never does and raises ``BufferError`` where the memory
+    cannot be shared (a CPU array into a wgpu device).
 
     Example:
         >>> import burn, numpy as np
-        >>> assert burn.from_dlpack(np.arange(3.0)).tolist() == [0.0, 1.0, 2.0]
+        >>> a = np.arange(3.0)
+        >>> assert burn.from_dlpack(a).tolist() == [0.0, 1.0, 2.0]
+        >>> b = burn.from_dlpack(a, copy=True); a[0] = 9.0
+        >>> assert b.tolist() == [0.0, 1.0, 2.0]
     """
     device = _device(device)
     graph = graph_for(device)
-    native = graph.backend.from_dlpack(obj, device.index)
-    shape, d = graph.backend.native_meta(native)      # no download: the native array knows
+    backend = graph.backend
+    on_cpu = getattr(x, "__dlpack_device__", None) is not None and x.__dlpack_device__()[0] == _DL_CPU
+    if copy and on_cpu:
+        arr = np.from_dlpack(x, copy=True)
+        native = backend.from_numpy(arr, dt.as_dtype(arr.dtype), device.index)
+    else:
+        native = backend.from_dlpack(x, device.index)
+        if copy:
+            # a device producer: copy through the host (no backend API copies device to device)
+            host = np.array(backend.to_numpy(native, device.index), copy=True)
+            native = backend.from_numpy(host, dt.as_dtype(host.dtype), device.index)
+        elif copy is False and on_cpu:
+            src = backend.to_dlpack_source(native, device.index)
+            shared = src.__dlpack_device__()[0] == _DL_CPU and _host_pointer(src) == _host_pointer(x)
+            if not shared:
+                raise BufferError(f"from_dlpack: copy=False, but {device} cannot share the memory of a CPU "
+                                  f"array; pass copy=None to allow a copy")
+    shape, d = backend.native_meta(native)      # no download: the native array knows
     return Tensor._wrap(Handle(shape, d, graph, native), device)
 
 

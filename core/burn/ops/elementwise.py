@@ -67,13 +67,17 @@ cast_p = primitive("cast", ELEMENTWISE, _cast_meta)
 cast_p.backward = _cast_backward
 
 
-def astype(x, dtype, /, *, copy=True) -> Tensor:
-    """``x`` converted to ``dtype`` (Array API ``astype``).
+def astype(x, dtype, /, *, copy=True, device=None) -> Tensor:
+    """``x`` converted to ``dtype`` (Array API ``astype``), then moved to ``device`` if
+    one is given.
 
     Example:
         >>> import burn
         >>> assert burn.astype(burn.tensor([1.7]), burn.int32).tolist() == [1]
+        >>> assert burn.astype(burn.ones(1), burn.float64, device=burn.Device.flex()).dtype is burn.float64
     """
+    if device is not None:
+        return astype(x, dtype, copy=copy).to_device(device)
     d = dt.as_dtype(dtype)
     if d is x.dtype:
         return x if not copy else apply(cast_p, (x,), {"dtype": d})
@@ -510,7 +514,32 @@ pow = _binary("pow", _holomorphic(_bw_pow))
 maximum = _binary("maximum", _bw_minmax(lambda a, b: a > b))
 minimum = _binary("minimum", _bw_minmax(lambda a, b: a < b))
 remainder = _binary("remainder", _bw_remainder, rule=_real_arith)
-floor_divide = _binary("floor_divide", None, rule=_real_arith)
+_floor_divide = _binary("floor_divide", None, rule=_real_arith)
+
+
+def floor_divide(x1, x2, /) -> Tensor:
+    """``floor(x1 / x2)`` element-wise, with numpy broadcasting (``x1 // x2``).
+
+    Floats follow the Array API's special cases where they differ from numpy:
+    an infinity divided by a finite number is a signed infinity (numpy: NaN), and
+    a finite number divided by an infinity a signed zero (numpy: -1 for opposite
+    signs), which is what ``x1 / x2`` gives exactly there.
+
+    Example:
+        >>> import burn
+        >>> assert burn.floor_divide(burn.tensor([7, -7]), 2).tolist() == [3, -4]
+        >>> inf = float("inf")
+        >>> y = burn.floor_divide(burn.tensor([inf, -5.0, 5.0]), burn.tensor([2.0, inf, 2.0]))
+        >>> assert y.tolist() == [inf, -0.0, 2.0]
+    """
+    out = _floor_divide(x1, x2)
+    if not out.dtype.is_floating:
+        return out
+    a, b = _operands("floor_divide", x1, x2)
+    return where(logical_xor(isinf(a), isinf(b)), divide(a, b), out)
+
+
+floor_divide.prim = _floor_divide.prim
 atan2 = _binary("atan2", _bw_atan2, pre=_float_pre, rule=_real_arith)
 hypot = _binary("hypot", _bw_hypot, pre=_float_pre, rule=_real_arith)
 logaddexp = _binary("logaddexp", _bw_logaddexp, pre=_float_pre, rule=_real_arith)

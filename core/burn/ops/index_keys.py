@@ -22,6 +22,42 @@ def _is_basic(k):
     return k is None or k is Ellipsis or isinstance(k, (slice, int, np.integer)) and not isinstance(k, (bool, np.bool_))
 
 
+def _is_bool_scalar(k):
+    if k is True or k is False or isinstance(k, np.bool_):
+        return True
+    return isinstance(k, (Tensor, np.ndarray)) and k.ndim == 0 and (k.dtype is dt.bool_ or k.dtype == np.bool_)
+
+
+def scalar_bool_key(op, key, ndim):
+    """numpy's 0-d boolean index: ``x[True]`` is ``x[None]``, and ``x[False]`` the same
+    with that new axis of length 0. Returns ``(key with None in its place, the output
+    axis it makes, its value)``, or None when the key has no 0-d boolean. The value is
+    read (a tensor mask is flushed): the output shape depends on it.
+
+    Example:
+        >>> from burn.ops.index_keys import scalar_bool_key
+        >>> assert scalar_bool_key("getitem", (slice(None), False), 2) == ((slice(None), None), 1, False)
+    """
+    pos = [i for i, k in enumerate(key) if _is_bool_scalar(k)]
+    if not pos:
+        return None
+    i = pos[0]
+    if len(pos) > 1 or not builtins.all(_is_basic(k) for j, k in enumerate(key) if j != i):
+        raise BurnError(f"{op}: a 0-d boolean index goes with basic indices only (ints, slices, None, "
+                        f"Ellipsis), and once; got {key!r}")
+    k = key[i]
+    value = bool(k.item()) if isinstance(k, (Tensor, np.ndarray)) else bool(k)
+    new = key[:i] + (None,) + key[i + 1:]
+    n_real = builtins.sum(1 for k in new if k is not None and k is not Ellipsis)
+    axis = 0
+    for k in new[:i]:
+        if k is Ellipsis:
+            axis += ndim - n_real
+        elif k is None or isinstance(k, slice):
+            axis += 1
+    return new, axis, value
+
+
 def _expand_ellipsis(op, key, ndim, x):
     n_real = builtins.sum(1 for k in key if k is not None and k is not Ellipsis and not (
         isinstance(k, (Tensor, np.ndarray)) and getattr(k, "dtype", None) in (dt.bool_, np.bool_) and False))

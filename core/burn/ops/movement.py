@@ -17,7 +17,7 @@ from ._util import broadcast_shapes, normalize_axes, normalize_axis
 from . import elementwise as E
 from .creation import arange, as_tensor_like, scalar, tensor, zeros
 from .index_keys import (_expand_ellipsis, _index_add_meta, _index_meta, _index_put_meta, _index_spec,  # noqa: F401
-                         _is_basic, build_numpy_index, strided_index_plan)
+                         _is_basic, build_numpy_index, scalar_bool_key, strided_index_plan)
 
 __all__ = ["reshape", "permute_dims", "transpose", "matrix_transpose", "broadcast_to", "broadcast_arrays",
            "squeeze", "expand_dims", "flatten", "concat", "concatenate", "stack", "split", "flip", "pad",
@@ -152,16 +152,24 @@ def swapaxes(x, axis1, axis2) -> Tensor:
 
 
 def moveaxis(x, source, destination) -> Tensor:
-    """Move axis ``source`` to position ``destination``.
+    """Move axis ``source`` to position ``destination`` (ints, or tuples of one length).
 
     Example:
         >>> import burn
         >>> assert burn.moveaxis(burn.zeros((2, 3, 4)), 0, -1).shape == (3, 4, 2)
+        >>> assert burn.moveaxis(burn.zeros((2, 3, 4)), (0, 1), (2, 0)).shape == (3, 4, 2)
     """
-    s = normalize_axis("moveaxis", source, x.ndim)
-    d = normalize_axis("moveaxis", destination, x.ndim)
-    order = [a for a in range(x.ndim) if a != s]
-    order.insert(d, s)
+    src = (source,) if isinstance(source, (int, np.integer)) else tuple(source)
+    dst = (destination,) if isinstance(destination, (int, np.integer)) else tuple(destination)
+    if len(src) != len(dst):
+        raise ShapeError(f"moveaxis: source {source} and destination {destination} must name as many axes")
+    src = [normalize_axis("moveaxis", int(a), x.ndim) for a in src]
+    dst = [normalize_axis("moveaxis", int(a), x.ndim) for a in dst]
+    if len(set(src)) != len(src) or len(set(dst)) != len(dst):
+        raise ShapeError(f"moveaxis: repeated axis in source {source} or destination {destination}")
+    order = [a for a in range(x.ndim) if a not in src]
+    for d, s in sorted(zip(dst, src)):
+        order.insert(d, s)
     return permute_dims(x, order)
 
 
@@ -307,11 +315,15 @@ def flip(x, /, *, axis=None) -> Tensor:
 def getitem(x, key) -> Tensor:
     """numpy indexing: ints, slices, None, Ellipsis, integer/bool arrays and tensors.
 
+    A boolean mask makes a data-dependent shape: it is read (its pending work
+    flushed) at the call; a 0-d mask adds an axis of length 1 (True) or 0 (False).
+
     Example:
         >>> import burn
         >>> x = burn.arange(12).reshape((3, 4))
         >>> assert x[1:, None, burn.tensor([0, 3])].shape == (2, 1, 2)
         >>> assert x[-1, ::2].tolist() == [8, 10]
+        >>> assert x[burn.tensor(True)].shape == (1, 3, 4) and x[:, False].shape == (3, 0, 4)
     """
     if not isinstance(key, tuple):
         key = (key,)
@@ -337,6 +349,11 @@ def getitem(x, key) -> Tensor:
             axis += 1
         y = _slice(x, slices)
         return reshape(y, tuple(shape_after))
+    bool_key = scalar_bool_key("getitem", key, x.ndim)
+    if bool_key is not None:
+        new, axis, value = bool_key
+        y = getitem(x, new)
+        return y if value else getitem(y, (slice(None),) * axis + (slice(0, 0),))
     return _advanced_index(x, key)
 
 
@@ -381,7 +398,16 @@ def index_put(x, key, value) -> Tensor:
     v = as_tensor_like(value, x)
     if v.dtype is not x.dtype:
         v = E.astype(v, x.dtype)
-    spec, inputs = _index_spec(x, key if isinstance(key, tuple) else (key,))
+    key = key if isinstance(key, tuple) else (key,)
+    bool_key = scalar_bool_key("index_put", key, x.ndim)
+    if bool_key is not None:
+        # x[..., True, ...] = v writes v through the new length-1 axis; a False mask writes nothing
+        new, axis, keep = bool_key
+        rest = tuple(o for k, o in zip(new, key) if not (k is None and o is not None)) or (Ellipsis,)
+        target = getitem(x, new).shape
+        v = reshape(broadcast_to(v, target), target[:axis] + target[axis + 1:])
+        return index_put(x, rest, v) if keep else x
+    spec, inputs = _index_spec(x, key)
     return record_site(apply(index_put_p, (x, v, *inputs), {"spec": spec}))
 
 
@@ -632,11 +658,20 @@ def roll(x, /, shift, *, axis=None) -> Tensor:
     Example:
         >>> import burn
         >>> assert burn.roll(burn.arange(4), 1).tolist() == [3, 0, 1, 2]
+        >>> assert burn.roll(burn.eye(2), 1, axis=(0, 1)).tolist() == [[1.0, 0.0], [0.0, 1.0]]
     """
     if axis is None:
         return reshape(roll(reshape(x, (-1,)), shift, axis=0), x.shape)
-    shifts = (shift,) if isinstance(shift, int) else tuple(shift)
-    axes = (axis,) if isinstance(axis, int) else tuple(axis)
+    shifts = (shift,) if isinstance(shift, (int, np.integer)) else tuple(shift)
+    axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
+    if len(shifts) != len(axes):
+        # numpy broadcasts one shift over every axis (or one axis over every shift)
+        if len(shifts) == 1:
+            shifts = shifts * len(axes)
+        elif len(axes) == 1:
+            axes = axes * len(shifts)
+        else:
+            raise ShapeError(f"roll: {len(shifts)} shifts for {len(axes)} axes ({describe(x)})")
     for s, a in zip(shifts, axes):
         a = normalize_axis("roll", a, x.ndim)
         n = x.shape[a]
@@ -671,24 +706,43 @@ def tile(x, /, repetitions) -> Tensor:
 
 
 def repeat(x, repeats, /, *, axis=None) -> Tensor:
-    """Repeat each element ``repeats`` times along ``axis`` (int repeats).
+    """Repeat each element ``repeats`` times along ``axis`` (flattened if None).
+
+    ``repeats`` is an int, or one count per element along ``axis`` (a tensor,
+    list or array); counts make a data-dependent shape, so they are read (their
+    pending work flushed) at the call.
 
     Example:
         >>> import burn
         >>> assert burn.repeat(burn.tensor([1, 2]), 2).tolist() == [1, 1, 2, 2]
+        >>> assert burn.repeat(burn.tensor([1, 2, 3]), burn.tensor([0, 2, 1])).tolist() == [2, 2, 3]
     """
     if axis is None:
         x = reshape(x, (-1,))
         axis = 0
     axis = normalize_axis("repeat", axis, x.ndim)
-    if not isinstance(repeats, int):
-        raise BurnError("repeat: only an int number of repeats is supported")
+    if not isinstance(repeats, (int, np.integer)):
+        counts = np.asarray(repeats.numpy() if isinstance(repeats, Tensor) else repeats)
+        if counts.ndim == 0:
+            repeats = int(counts)
+        else:
+            if counts.dtype.kind not in "iu" or counts.ndim != 1 or counts.shape[0] not in (1, x.shape[axis]):
+                raise ShapeError(f"repeat: repeats must be an int or 1-D integer counts of length 1 or "
+                                 f"{x.shape[axis]} (axis {axis} of {describe(x)}), got {counts.dtype} "
+                                 f"of shape {counts.shape}")
+            if (counts < 0).any():
+                raise ValueError(f"repeat: counts must be non-negative, got {counts.tolist()}")
+            if counts.shape[0] == 1:
+                repeats = int(counts[0])
+            else:
+                idx = np.repeat(np.arange(x.shape[axis], dtype=np.int64), counts)
+                return take(x, tensor(idx, device=x.device), axis=axis)
     y = expand_dims(x, axis + 1)
     shape = list(y.shape)
-    shape[axis + 1] = repeats
+    shape[axis + 1] = int(repeats)
     y = broadcast_to(y, tuple(shape))
     out = list(x.shape)
-    out[axis] *= repeats
+    out[axis] *= int(repeats)
     return reshape(y, tuple(out))
 
 

@@ -43,7 +43,7 @@ def _to_bool(d, name, x):
     return dt.bool_
 
 
-def _reduction(name, rule, backward, doc):
+def _reduction(name, rule, backward, doc, *, with_dtype=False):
     p = primitive(name, REDUCE, _reduce_meta(name, rule), differentiable=backward is not None)
     p.backward = backward
 
@@ -54,11 +54,30 @@ def _reduction(name, rule, backward, doc):
                 if x.shape[a] == 0:
                     raise ShapeError(f"{name}: zero-size axis {a} in {describe(x)} has no {name}imum")
         return apply(p, (x,), {"axis": axes, "keepdims": bool(keepdims)})
+
+    if with_dtype:
+        plain = fn
+
+        def fn(x, /, *, axis=None, dtype=None, keepdims=False):   # sum/prod: no max/min check
+            if dtype is not None:
+                return _with_dtype(plain, x, dtype, axis=axis, keepdims=keepdims)
+            return apply(p, (x,), {"axis": normalize_axes(name, axis, x.ndim), "keepdims": bool(keepdims)})
     fn.__name__ = name
     fn.__qualname__ = name
     fn.__doc__ = doc
     fn.prim = p
     return fn
+
+
+def _with_dtype(reduce, x, dtype, **kw):
+    """``reduce`` computed in ``dtype`` (the Array API's ``dtype=``): the input is cast
+    first; small integers accumulate in int64 and wrap back to ``dtype`` after, which is
+    the same modular result as accumulating in ``dtype`` itself."""
+    d = dt.as_dtype(dtype)
+    if x.dtype is not d:
+        x = E.astype(x, d)
+    out = reduce(x, **kw)
+    return out if out.dtype is d else E.astype(out, d)
 
 
 def _bw_sum(c, g):
@@ -91,19 +110,22 @@ def _bw_extreme(c, g):
 
 sum = _reduction("sum", _sum_dtype, _bw_sum, """Sum over ``axis`` (all axes if None).
 
-    Integers and bools sum to int64, as in numpy.
+    Integers and bools sum to int64, as in numpy; ``dtype=`` casts the input to
+    that dtype first and gives a result of that dtype.
 
     Example:
         >>> import burn
         >>> x = burn.tensor([[1.0, 2.0], [3.0, 4.0]])
         >>> assert burn.sum(x, axis=0).tolist() == [4.0, 6.0] and x.sum().item() == 10.0
-    """)
-prod = _reduction("prod", _sum_dtype, E._holomorphic(_bw_prod), """Product over ``axis``.
+        >>> assert burn.sum(burn.tensor([1, 2]), dtype=burn.float64).dtype is burn.float64
+    """, with_dtype=True)
+prod = _reduction("prod", _sum_dtype, E._holomorphic(_bw_prod), """Product over ``axis`` (``dtype=`` as in :func:`sum`).
 
     Example:
         >>> import burn
         >>> assert burn.prod(burn.tensor([2.0, 3.0])).item() == 6.0
-    """)
+        >>> assert burn.prod(burn.tensor([100, 3], dtype=burn.uint8), dtype=burn.uint8).item() == 44
+    """, with_dtype=True)
 max = _reduction("max", _keep, _bw_extreme, """Maximum over ``axis``; gradient split between ties.
 
     Example:
