@@ -703,6 +703,13 @@ fft = _NS(_nf, "fft.")
 fft.config = _FFTConfig
 
 
+def argsort(a, axis=-1, kind=None):
+    # cupy/_sorting/sort.py: always thrust's stable sort; kind None (meaning 'stable') or 'stable' only
+    if kind not in (None, "stable"):
+        raise NotImplementedError("kind is not supported")
+    return _w(_np.argsort(_un(a), axis=axis, kind="stable"))
+
+
 def asnumpy(a):
     CALLS.append("asnumpy")
     return _np.array(a)

@@ -32,6 +32,16 @@ def _pad_edge(x, *, pad_width, value):
     return np.pad(x, pad_width, mode="edge")
 
 
+def _argsort_ties_reversed(x, *, axis):
+    # sorted, but equal keys in reverse order: an unstable sort's worst case
+    n = x.shape[axis]
+    return (n - 1 - np.flip(np.argsort(np.flip(x, axis=axis), axis=axis, kind="stable"), axis=axis)).astype(np.int64)
+
+
+def _searchsorted_other_side(a, v, *, side):
+    return np.searchsorted(a, v, side="right" if side == "left" else "left").astype(np.int64)
+
+
 MUTANTS = {  # op -> (wrong kernel, ops whose cases must catch it)
     "gelu": (_tanh_gelu, {"gelu"}),                               # tanh approximation
     "remainder": (np.fmod, {"remainder", "mod"}),                 # C semantics for negatives
@@ -40,6 +50,8 @@ MUTANTS = {  # op -> (wrong kernel, ops whose cases must catch it)
     "sum": (_sum_f64, {"sum"}),                                   # wrong output dtype
     "pad": (_pad_edge, {"pad"}),                                  # wrong padding mode
     "matmul": (lambda a, b: np.matmul(a, b).astype(np.float32), {"matmul"}),   # bfloat16/float64 dtype
+    "argsort": (_argsort_ties_reversed, {"argsort"}),             # not stable
+    "searchsorted": (_searchsorted_other_side, {"searchsorted"}),  # side ignored
 }
 
 

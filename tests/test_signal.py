@@ -117,8 +117,10 @@ def test_fft_nd_forward(rng, norm):
 
 def test_freq_and_shift(rng):
     for n in (1, 4, 7):
-        close(S.fftfreq(n, d=0.3), np.fft.fftfreq(n, d=0.3))
-        close(S.rfftfreq(n, d=0.3), np.fft.rfftfreq(n, d=0.3))
+        close(S.fftfreq(n, d=0.3, dtype=burn.float64), np.fft.fftfreq(n, d=0.3))
+        close(S.rfftfreq(n, d=0.3, dtype=burn.float64), np.fft.rfftfreq(n, d=0.3))
+        assert S.fftfreq(n).dtype is S.rfftfreq(n).dtype is burn.float32      # the default float (Array API)
+        np.testing.assert_allclose(S.fftfreq(n, d=0.3).numpy(), np.fft.fftfreq(n, d=0.3), rtol=1e-6)
     x = rng.standard_normal((5, 6))
     close(S.fftshift(T(x)), np.fft.fftshift(x))
     close(S.ifftshift(T(x)), np.fft.ifftshift(x))

@@ -48,3 +48,18 @@ def test_cpu_numel_dim_and_format_like_torch():
         f"{b:.2f}"
     with pytest.raises(TypeError):
         f"{t:.2f}"                                                          # torch refuses it too
+
+
+def test_integer_powers_follow_torch_on_every_backend_here():
+    """flex raised at the flush (numpy) and wgpu returned 0 for (-1) ** -3: now torch's meaning on
+    both, and a negative scalar exponent is an error at the call, as in torch and numpy."""
+    a, b = torch.randint(-3, 4, (40,), generator=torch.Generator().manual_seed(0)), \
+        torch.randint(-3, 4, (40,), generator=torch.Generator().manual_seed(1))
+    want = torch.pow(a, b).tolist()
+    for dev in (burn.Device.flex(), burn.Device.wgpu()):
+        got = (burn.tensor(a.numpy(), device=dev) ** burn.tensor(b.numpy(), device=dev)).tolist()
+        assert got == want, dev
+        with pytest.raises(burn.DTypeError, match="pow: integers to negative integer powers"):
+            burn.tensor([2, 3], device=dev) ** -1
+    with pytest.raises(RuntimeError, match="Integers to negative integer powers"):
+        torch.tensor([2, 3]) ** -1

@@ -196,7 +196,7 @@ def _helper_source(name, t, dialect):
         if k == "f":
             return f"{f} {T} burn_pow_{t}({T} a, {T} b) {{ return pow(a, b); }}"
         return (f"{f} {T} burn_pow_{t}({T} a, {T} b) {{ {T} r = 1; {T} e = b; {T} x = a;"
-                f" if (e < 0) return (a == 1) ? 1 : 0;"
+                f" if (e < 0) return (a == 1) ? ({T})1 : (a == ({T})-1) ? (({T})((e & 1) ? -1 : 1)) : ({T})0;"
                 f" while (e > 0) {{ if (e & 1) r = ({T})(r * x); x = ({T})(x * x); e >>= 1; }} return r; }}")
     if name == "remainder":
         if k == "f":

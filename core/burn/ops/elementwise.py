@@ -510,7 +510,29 @@ add = _binary("add", _bw_add)
 subtract = _binary("sub", _bw_sub)
 multiply = _binary("mul", _bw_mul)
 divide = _binary("div", _holomorphic(_bw_div), pre=_true_div_pre)
-pow = _binary("pow", _holomorphic(_bw_pow))
+_pow = _binary("pow", _holomorphic(_bw_pow))
+
+
+def pow(x1, x2, /) -> Tensor:  # noqa: A001 (the Array API name)
+    """Element-wise ``x1 ** x2`` with numpy broadcasting.
+
+    Integer powers follow PyTorch: a negative Python-int exponent of an integer tensor is an
+    error at the call (numpy and torch both refuse it), and a tensor of negative integer
+    exponents gives C's integer result (``1 ** -k = 1``, ``(-1) ** -k = ±1``, else 0) on
+    every backend.
+
+    Example:
+        >>> import burn
+        >>> assert burn.pow(burn.tensor([1.0, 2.0]), 2.0).tolist() == [1.0, 4.0]
+        >>> assert (burn.tensor([2, 1, -1]) ** burn.tensor([-1, -2, -3])).tolist() == [0, 1, -1]
+    """
+    if type(x2) is int and x2 < 0 and isinstance(x1, Tensor) and x1._h.dtype.kind in "iu":
+        raise DTypeError(f"pow: integers to negative integer powers are not allowed ({describe(x1)} ** {x2}); "
+                         f"use a floating base, e.g. x.astype(burn.float64) ** {x2}")
+    return _pow(x1, x2)
+
+
+pow.prim = _pow.prim
 maximum = _binary("maximum", _bw_minmax(lambda a, b: a > b))
 minimum = _binary("minimum", _bw_minmax(lambda a, b: a < b))
 remainder = _binary("remainder", _bw_remainder, rule=_real_arith)

@@ -229,7 +229,8 @@ def irfft2(x, /, s=None, axes=(-2, -1), norm=None) -> Tensor:
 
 
 def fftfreq(n, /, d=1.0, *, dtype=None, device=None) -> Tensor:
-    """Sample frequencies of an ``n``-point FFT with sample spacing ``d`` (numpy.fft.fftfreq).
+    """Sample frequencies of an ``n``-point FFT with sample spacing ``d`` (numpy.fft.fftfreq), in
+    ``dtype`` or the default real floating dtype, float32 (the Array API's rule; numpy's is float64).
 
     Example:
         >>> import burn
@@ -238,19 +239,20 @@ def fftfreq(n, /, d=1.0, *, dtype=None, device=None) -> Tensor:
     if n < 1:
         raise ShapeError(f"signal::fftfreq: n must be positive, got {n}")
     k = np.concatenate([np.arange(0, (n - 1) // 2 + 1), np.arange(-(n // 2), 0)])
-    return burn.tensor(k / (n * d), dtype=dtype or burn.float64, device=device)
+    # the default real floating dtype (float32), as the Array API says; numpy gives float64
+    return burn.tensor(k / (n * d), dtype=dtype or burn.float32, device=device)
 
 
 def rfftfreq(n, /, d=1.0, *, dtype=None, device=None) -> Tensor:
-    """Sample frequencies of :func:`rfft` (numpy.fft.rfftfreq).
+    """Sample frequencies of :func:`rfft` (numpy.fft.rfftfreq), in ``dtype`` or float32 as :func:`fftfreq`.
 
     Example:
         >>> import burn
-        >>> assert burn.signal.rfftfreq(5).tolist() == [0.0, 0.2, 0.4]
+        >>> assert burn.signal.rfftfreq(5, dtype=burn.float64).tolist() == [0.0, 0.2, 0.4]
     """
     if n < 1:
         raise ShapeError(f"signal::rfftfreq: n must be positive, got {n}")
-    return burn.tensor(np.arange(0, n // 2 + 1) / (n * d), dtype=dtype or burn.float64, device=device)
+    return burn.tensor(np.arange(0, n // 2 + 1) / (n * d), dtype=dtype or burn.float32, device=device)
 
 
 def _shift(x, axes, sign):
@@ -443,7 +445,7 @@ def stft(x, fs=1.0, window="hann", nperseg=256, noverlap=None, nfft=None, detren
     z = O.stft_op(xl, win, fs=float(fs), noverlap=noverlap, nfft=nfft, boundary=boundary, padded=bool(padded),
                   onesided=bool(return_onesided), scaling=scaling)
     nseg = z.shape[-1]
-    f = (rfftfreq if return_onesided else fftfreq)(nfft, 1.0 / fs, device=x.device)
+    f = (rfftfreq if return_onesided else fftfreq)(nfft, 1.0 / fs, dtype=burn.float64, device=x.device)
     t = (nperseg / 2 + (nperseg - noverlap) * np.arange(nseg)) / fs
     if boundary is not None:
         t = t - (nperseg / 2) / fs
@@ -536,7 +538,7 @@ def _spectral(op, x, fs, window, nperseg, noverlap, nfft, detrend, onesided, sca
         out = z
     else:
         raise SignalError(f"signal::{op}: mode must be 'psd', 'magnitude' or 'complex', got {mode!r}")
-    f = (rfftfreq if onesided else fftfreq)(nfft, 1.0 / fs, device=x.device)
+    f = (rfftfreq if onesided else fftfreq)(nfft, 1.0 / fs, dtype=burn.float64, device=x.device)
     t = burn.tensor((nperseg / 2 + step * np.arange(nseg)) / fs, dtype=burn.float64, device=x.device)
     if ax != x.ndim - 1:
         out = burn.moveaxis(out, -2, ax)

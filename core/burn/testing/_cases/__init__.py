@@ -6,7 +6,7 @@ errors); each case pairs a burn call with an independent numpy reference.
 """
 from __future__ import annotations
 
-from . import elementwise, errors, fusion, linear_creation, movement, nn, reductions
+from . import elementwise, errors, fusion, linear_creation, movement, nn, reductions, sorting
 
 
 def build_all():
@@ -25,6 +25,7 @@ def build_all():
     reductions._reductions()
     movement._movement()
     movement._indexing()
+    sorting._sorting()
     linear_creation._linear()
     linear_creation._creation()
     nn._functional()

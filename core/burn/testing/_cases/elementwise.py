@@ -130,6 +130,9 @@ def _binary():
             tol16=3.0)
     for d in INTS:
         _add(f"pow[{d}]", "pow", "forward", F.pow, (Arg((2, 3), d, 0, 3), Arg((2, 3), d, 0, 3)), np.power)
+    for d in ("int8", "int32", "int64"):    # negative integer exponents: PyTorch's (C's) result everywhere
+        _add(f"pow[{d},negative-exponent]", "pow", "forward", F.pow,
+             (Arg((3, 4), d, -3, 3), Arg((3, 4), d, -3, 3)), _int_pow_torch)
     # remainder and floor_divide follow Python/numpy: the result takes the divisor's sign
     rem_args = (Arg((2, 4), low=-5, high=5), Arg((2, 4), low=-3, high=3, kind="nonzero"))
     _family("remainder", F.remainder, np.remainder, rem_args, FLOATS + ("int8", "int32", "int64"),
@@ -290,3 +293,12 @@ def _promotion_and_scalars():
          lambda x: x.astype(np.int64) + 1, out="int64")
     _add("scalar[0d-tensor,float16]", "scalar", "forward", lambda x, s: x * s,
          (Arg((2, 3), "float16"), Arg((), "float32")), np.multiply, out="float32")
+
+
+def _int_pow_torch(a, b):
+    """torch's integer power, for negative exponents too: 1 ** -k = 1, (-1) ** -k = (-1) ** k,
+    anything else ** -k = 0 (numpy refuses these)."""
+    a, b = np.asarray(a, np.int64), np.asarray(b, np.int64)
+    pos = np.power(a, np.maximum(b, 0))
+    low = np.where(a == 1, 1, np.where(a == -1, np.where(b % 2 == 1, -1, 1), 0))
+    return np.where(b < 0, low, pos)

@@ -18,6 +18,7 @@ def _errors():
         ("where[shapes]", "ShapeError", "where", F.where, (Arg((2,), "bool"), A, A)),
         ("where[condition-dtype]", "DTypeError", "where", F.where, (A, A, A)),
         ("add[bool]", "DTypeError", "add", F.add, (Arg((2,), "bool"), Arg((2,), "bool"))),
+        ("pow[int-negative-scalar]", "DTypeError", "pow", lambda x: x ** -1, (Arg((2,), "int32", 1, 4),)),
         ("neg[bool]", "DTypeError", "neg", F.neg, (Arg((2,), "bool"),)),
         ("bitwise_and[float]", "DTypeError", "bitwise_and", F.bitwise_and, (A, A)),
         ("clip[bool]", "DTypeError", "clip", lambda x: F.clip(x, 0, 1), (Arg((2,), "bool"),)),

@@ -5,11 +5,11 @@ Kernels receive numpy arrays (operands of one dtype for binary ops, numpy broadc
 between them) and the primitive's attributes; they return an array of the dtype the
 primitive's meta rule promised. :mod:`.elementwise`, :mod:`.creation`, :mod:`.movement`,
 :mod:`.reduce`, :mod:`.linear`, :mod:`.nn`, :mod:`.indexing`, :mod:`.optim`, :mod:`.conv`,
-:mod:`.quant` (NF4).
+:mod:`.quant` (NF4), :mod:`.sorting`.
 """
 from __future__ import annotations
 
-from . import creation, elementwise, indexing, linear, movement, nn, optim, reduce
+from . import creation, elementwise, indexing, linear, movement, nn, optim, reduce, sorting
 
 
 def all_kernels() -> dict:
@@ -26,6 +26,7 @@ def all_kernels() -> dict:
         "linspace": c.linspace, "eye": c.eye, "rand_uniform": c.rand_uniform, "rand_normal": c.rand_normal,
         "rand_int": c.rand_int, "sum": r.sum_, "prod": r.prod, "max": r.max_, "min": r.min_, "any": r.any_,
         "all": r.all_, "argmax": r.argmax, "argmin": r.argmin, "cumsum": r.cumsum, "cumprod": r.cumprod,
+        "argsort": sorting.argsort, "searchsorted": sorting.searchsorted,
         "reshape": m.reshape, "permute": m.permute, "broadcast_to": m.broadcast_to, "slice": m.slice_,
         "slice_grad": m.slice_grad, "pad": m.pad, "concat": m.concat, "index": i.index, "index_add": i.index_add,
         "index_put": i.index_put, "take_along_axis": i.take_along_axis, "scatter_add": i.scatter_add,

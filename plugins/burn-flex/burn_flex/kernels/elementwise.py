@@ -173,9 +173,15 @@ BINARY = {
 
 
 def _int_pow(a, b):
-    if a.dtype.kind in "iu" and (np.asarray(b) < 0).any():
-        raise ValueError("pow: integers to negative integer powers are not allowed")
-    return np.power(a, b)
+    # numpy refuses negative integer exponents; burn gives PyTorch's (C's) integer result on every
+    # backend: 1 ** -k = 1, (-1) ** -k = -1 or 1 by the parity of k, anything else 0
+    b = np.asarray(b)
+    if a.dtype.kind not in "iu" or b.dtype.kind != "i" or not (b < 0).any():
+        return np.power(a, b)
+    neg = b < 0
+    r = np.power(a, np.where(neg, 0, b))
+    low = np.where(a == 1, 1, np.where(a == -1, np.where(b % 2 == 1, -1, 1), 0))
+    return np.where(neg, low, r).astype(r.dtype, copy=False)
 
 
 def _as_array(r, dtype):

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from burn.codegen.family import ARITY as _ARITY
 
-from . import conv, creation, indexing, linear, movement, nn, reduce
+from . import conv, creation, indexing, linear, movement, nn, reduce, sorting
 from .linear import matmul
 # burn-linalg and burn-signal (and burn_wgpu.api) call these by these names until they move to
 # the family modules; the function ``elementwise`` hides the module of that name as an
@@ -36,6 +36,7 @@ def all_kernels() -> dict:
         "slice_grad": m.slice_grad, "pad": m.pad, "concat": m.concat, "matmul": linear.matmul,
         "take_along_axis": indexing.take_along_axis, "scatter_add": indexing.scatter_add,
         "cumsum": reduce.scan("cumsum"), "cumprod": reduce.scan("cumprod"),
+        "argsort": sorting.argsort, "searchsorted": sorting.searchsorted,
         "burn::linear_relu": linear.linear_relu,
         "burn::softmax": nn.softmax, "burn::softmax_grad": nn.softmax_grad,
         "burn::log_softmax": nn.log_softmax, "burn::log_softmax_grad": nn.log_softmax_grad,
