@@ -97,7 +97,10 @@ errors = {}
 x6 = T(np.arange(24, dtype=np.int64).reshape(6, 4))
 for label, fn in (("index", lambda: x6[T(np.array([5, 6, 2]))].numpy()),
                   ("index_neg", lambda: x6[:, T(np.array([-5]))].numpy()),
-                  ("index_put", lambda: burn.index_put(x6, T(np.array([0, 9])), 1).numpy())):
+                  ("index_put", lambda: burn.index_put(x6, T(np.array([0, 9])), 1).numpy()),
+                  ("take_along_axis", lambda: burn.take_along_axis(x6, T(np.array([[4]])), axis=1).numpy()),
+                  ("scatter_add", lambda: burn.scatter_add(x6, T(np.array([[0], [6]])), T(np.ones((2, 1), np.int64)),
+                                                           axis=0).numpy())):
     try:
         fn()
         errors[label] = "no error"
@@ -151,9 +154,13 @@ def test_every_accumulation_type_has_run_its_atomic_kernel(res):
 
 def test_out_of_range_indices_raise_numpys_message(res):
     e = res["errors"]
-    assert e["index"] == ["ShapeError", True, "index: index 6 is out of bounds for axis 0 with size 6"], e
-    assert e["index_neg"] == ["ShapeError", True, "index: index -5 is out of bounds for axis 1 with size 4"], e
-    assert e["index_put"] == ["ShapeError", True, "index_put: index 9 is out of bounds for axis 0 with size 6"], e
+    # IndexOutOfRange (a ShapeError and an IndexError) with numpy's message, then the user's line
+    for label, msg in (("index", "index: index 6 is out of bounds for axis 0 with size 6"),
+                       ("index_neg", "index: index -5 is out of bounds for axis 1 with size 4"),
+                       ("index_put", "index_put: index 9 is out of bounds for axis 0 with size 6"),
+                       ("take_along_axis", "take_along_axis: index 4 is out of bounds for axis 1 with size 4"),
+                       ("scatter_add", "scatter_add: index 6 is out of bounds for axis 0 with size 6")):
+        assert e[label][:2] == ["IndexOutOfRange", True] and e[label][2].startswith(msg + " (in "), e
     x = np.arange(24).reshape(6, 4)
     with pytest.raises(IndexError, match="index 6 is out of bounds for axis 0 with size 6"):
         x[np.array([5, 6, 2])]           # the message is numpy's

@@ -23,7 +23,8 @@ class _ConvNet(burn.nn.Module):
     def __init__(self, dev, seed=0):
         burn.Device.flex().seed(seed)
         self.conv = burn.nn.Conv2d(1, 4, 3, padding=1, device=dev)
-        self.fc = {"hidden": burn.nn.Linear(4 * 4 * 4, 8, device=dev), "out": burn.nn.Linear(8, 3, device=dev)}
+        self.fc = burn.nn.ModuleDict({"hidden": burn.nn.Linear(4 * 4 * 4, 8, device=dev),
+                                      "out": burn.nn.Linear(8, 3, device=dev)})
 
     def forward(self, x):
         h = F.relu(self.conv(x)).reshape((x.shape[0], -1))

@@ -125,3 +125,19 @@ def test_without_ignore_index_a_negative_target_is_an_error_not_a_dropped_sample
     # PyTorch silently drops -100 targets by default; burn only does when asked
     with pytest.raises(IndexError, match=r"cross_entropy: target class indices must lie in \[0, 3\)"):
         F.cross_entropy(burn.zeros((2, 3)), burn.tensor([0, -100])).item()
+
+
+def test_mse_loss_warns_on_broadcast_like_torch_at_the_users_line():
+    import warnings
+    x, y = burn.ones((4, 1)), burn.zeros((4,))
+    for call in (lambda: burn.nn.functional.mse_loss(x, y), lambda: burn.nn.MSELoss()(x, y)):
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            loss = call()
+        assert len(seen) == 1 and seen[0].category is UserWarning, [str(w.message) for w in seen]
+        assert "(4,)" in str(seen[0].message) and "(4, 1)" in str(seen[0].message)
+        assert seen[0].filename == __file__      # the user's line, not burn's
+        assert loss.item() == 1.0                 # still broadcast, as torch: (4, 4) of ones
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        burn.nn.functional.mse_loss(burn.ones((4,)), burn.zeros((4,)))

@@ -23,6 +23,9 @@ def _pair():
 def _compare(ours, theirs, opt, topt, n=40):
     for i in range(n + 1):
         assert ours.get_last_lr() == pytest.approx(theirs.get_last_lr(), rel=1e-9, abs=1e-15), f"step {i}"
+        # momentum too: OneCycleLR cycles it (torch's cycle_momentum=True default), the others leave it
+        assert [g["momentum"] for g in opt.param_groups] == pytest.approx(
+            [g["momentum"] for g in topt.param_groups], rel=1e-9), f"step {i}"
         assert [g["lr"] for g in opt.param_groups] == ours.get_last_lr()
         topt.step()     # torch warns when the scheduler steps before the optimizer
         ours.step()
@@ -46,11 +49,11 @@ CASES = {
     "lambda": (lambda o: burn.optim.LambdaLR(o, lambda s: 1.0 / (1 + s) ** 0.5),
                lambda o: T.LambdaLR(o, lambda s: 1.0 / (1 + s) ** 0.5)),
     "onecycle": (lambda o: burn.optim.OneCycleLR(o, max_lr=[0.5, 0.2], total_steps=40),
-                 lambda o: T.OneCycleLR(o, max_lr=[0.5, 0.2], total_steps=40, cycle_momentum=False)),
+                 lambda o: T.OneCycleLR(o, max_lr=[0.5, 0.2], total_steps=40)),
     "onecycle3": (lambda o: burn.optim.OneCycleLR(o, max_lr=0.4, total_steps=45, pct_start=0.25,
                                                   anneal_strategy="linear", three_phase=True),
                   lambda o: T.OneCycleLR(o, max_lr=0.4, total_steps=45, pct_start=0.25, anneal_strategy="linear",
-                                         three_phase=True, cycle_momentum=False)),
+                                         three_phase=True)),
     "warmup_then_cosine": (
         lambda o: burn.optim.SequentialLR(o, [burn.optim.LinearWarmup(o, 5, start_factor=0.05),
                                               burn.optim.CosineAnnealingLR(o, T_max=20, eta_min=1e-4)],
@@ -134,3 +137,71 @@ def test_scheduler_errors():
         s.step()
     with pytest.raises(burn.BurnError, match="more than total_steps=3"):
         s.step()
+
+
+def _copied_linear(rng, device):
+    w = rng.standard_normal((4, 3)).astype(np.float32)
+    b = rng.standard_normal(3).astype(np.float32)
+    lin = burn.nn.Linear(4, 3, device=device)
+    lin.weight.assign_(burn.tensor(w, device=device))
+    lin.bias.assign_(burn.tensor(b, device=device))
+    tlin = torch.nn.Linear(4, 3)
+    with torch.no_grad():
+        tlin.weight.copy_(torch.tensor(w.T))
+        tlin.bias.copy_(torch.tensor(b))
+    return lin, tlin
+
+
+@pytest.mark.parametrize("kind", ["adamw", "sgd", "adamw_no_cycle", "adam_three_phase"])
+def test_onecycle_training_matches_torch_defaults(kind):
+    """20 steps with OneCycleLR at its defaults (momentum cycled) against torch, copied weights."""
+    rng = np.random.default_rng(3)
+    dev = burn.Device.flex().autodiff()
+    lin, tlin = _copied_linear(rng, dev)
+    x = rng.standard_normal((16, 4)).astype(np.float32)
+    y = rng.standard_normal((16, 3)).astype(np.float32)
+    kw = {"cycle_momentum": False} if kind == "adamw_no_cycle" else {"three_phase": True} if "three" in kind else {}
+    if kind == "sgd":
+        opt, topt = burn.optim.SGD(lin, lr=0.1), torch.optim.SGD(tlin.parameters(), lr=0.1)
+    elif kind == "adam_three_phase":
+        opt, topt = burn.optim.Adam(lin, lr=0.1), torch.optim.Adam(tlin.parameters(), lr=0.1)
+    else:
+        opt, topt = burn.optim.AdamW(lin, lr=0.1), torch.optim.AdamW(tlin.parameters(), lr=0.1)
+    sched = burn.optim.OneCycleLR(opt, max_lr=0.05, total_steps=20, **kw)
+    tsched = T.OneCycleLR(topt, max_lr=0.05, total_steps=20, **kw)
+    key = "momentum" if kind == "sgd" else "betas"
+    for step in range(20):
+        assert opt.param_groups[0][key] == pytest.approx(topt.param_groups[0][key], rel=1e-12), step
+        loss = burn.nn.functional.mse_loss(lin(burn.tensor(x, device=dev)), burn.tensor(y, device=dev))
+        opt.step(loss.backward())
+        sched.step()
+        topt.zero_grad()
+        torch.nn.functional.mse_loss(tlin(torch.tensor(x)), torch.tensor(y)).backward()
+        topt.step()
+        tsched.step()
+    np.testing.assert_allclose(lin.weight.numpy(), tlin.weight.detach().numpy().T, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(lin.bias.numpy(), tlin.bias.detach().numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_onecycle_momentum_needs_a_momentum_and_resumes():
+    opt, _ = _pair()
+    s = burn.optim.OneCycleLR(opt, max_lr=1.0, total_steps=10, base_momentum=[0.8, 0.7], max_momentum=0.9)
+    assert [g["momentum"] for g in opt.param_groups] == [0.9, 0.9]
+    for _ in range(2):
+        s.step()
+    assert [g["momentum"] for g in opt.param_groups] == pytest.approx([0.8, 0.7])     # the lr's peak (step 2)
+    opt2, _ = _pair()
+    s2 = burn.optim.OneCycleLR(opt2, max_lr=1.0, total_steps=10, base_momentum=[0.8, 0.7], max_momentum=0.9)
+    s2.load_state_dict(s.state_dict())
+    assert [g["momentum"] for g in opt2.param_groups] == [g["momentum"] for g in opt.param_groups]
+    with pytest.raises(burn.BurnError, match="2 base_momentum and 1 max_momentum values for 2 groups"):
+        burn.optim.OneCycleLR(opt, max_lr=1.0, total_steps=10, base_momentum=[0.8, 0.7], max_momentum=[0.9])
+
+    class NoMomentum(burn.optim.Optimizer):
+        def update(self, p, g, state, group):
+            return p - g * group["lr"]
+
+    plain = NoMomentum([burn.nn.Parameter(burn.zeros((1,)))], lr=0.1)
+    with pytest.raises(burn.BurnError, match="cycle_momentum=False"):
+        burn.optim.OneCycleLR(plain, max_lr=1.0, total_steps=10)
+    burn.optim.OneCycleLR(plain, max_lr=1.0, total_steps=10, cycle_momentum=False)

@@ -230,6 +230,16 @@ def grad(output, inputs, grad_output=None, *, create_graph=False, allow_unused=F
     return out[0] if single else tuple(out)
 
 
+def _raise_deferred(root):
+    """Raise here, at ``backward()``, a data-dependent error (an index out of range) of the
+    computation of ``root``: its graph is run first when it holds ops that can raise one."""
+    h = root._h
+    if h.node is not None and h.graph.checked:
+        h.graph.flush()
+    if h.node is None:
+        h.value()       # raises the error the flush attached, if any; otherwise the value is at hand
+
+
 def _backward(root, grad, create_graph, stop=None, capture=None):
     """The reverse pass; returns ``(Gradients, {record: gradient})``. Records in ``stop``
     (``(GradNode, output index)`` pairs) are boundaries: their gradients are returned,
@@ -243,6 +253,7 @@ def _backward(root, grad, create_graph, stop=None, capture=None):
         raise AutodiffError(
             f"backward: tensor of shape {root.shape} does not require grad; no input it depends on "
             f"was marked with .require_grad()")
+    _raise_deferred(root)
     if grad is None:
         if root.size != 1:
             raise AutodiffError(

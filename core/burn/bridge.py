@@ -10,7 +10,7 @@ not materialise.
 from __future__ import annotations
 
 from weakref import ref as _weakref
-from .errors import BurnError
+from .errors import BurnError, FailedValue
 
 __all__ = ["Handle", "Node", "record", "materialized"]
 
@@ -21,7 +21,9 @@ _new = object.__new__
 class Node:
     """One pending op of the lazy graph."""
 
-    __slots__ = ("prim", "args", "attrs", "outs", "metas", "pos", "error")
+    # "site" is set only on ops whose validity depends on values (burn.errors.record_site):
+    # left unset elsewhere, so the hot path that builds nodes does not pay for it
+    __slots__ = ("prim", "args", "attrs", "outs", "metas", "pos", "error", "site")
 
     def __init__(self, prim, args, attrs, metas):
         self.prim = prim
@@ -55,7 +57,11 @@ class Handle:
                 raise BurnError(
                     f"the value of this tensor (op '{node.prim.name}', shape {self.shape}) was never computed: "
                     f"an op in the same pending graph failed: {node.error}") from node.error
-        return self.data
+        data = self.data
+        if data.__class__ is FailedValue:
+            # a data-dependent error of this value's computation (or of one it depends on)
+            raise data.error.with_traceback(None)
+        return data
 
     def as_arg(self):
         node = self.node

@@ -33,7 +33,7 @@ from operator import itemgetter
 from math import copysign as _copysign
 
 from .dispatch import registry
-from .errors import BackendUnavailable, BurnError
+from .errors import BackendUnavailable, BurnError, FailedValue, deferred_index_error
 from .primitives import ELEMENTWISE, MATMUL, REDUCE
 
 __all__ = ["FusedGroup", "Plan", "explain", "Explanation", "plan_cache_info", "clear_plan_cache"]
@@ -327,10 +327,11 @@ class Plan:
         >>> assert p.steps == [] and p.run([], [], 0) is None     # an empty plan does nothing
     """
 
-    __slots__ = ("steps", "n_slots", "ext_slots", "results", "groups")
+    __slots__ = ("steps", "n_slots", "ext_slots", "results", "groups", "step_ins")
 
     def __init__(self):
         self.steps = []        # see _step: (fn, node_pos or None, n_in, a, b, out, free_slots)
+        self.step_ins = []     # per step, its input slots (to propagate a failed value)
         self.ext_slots = []    # slot per external arg, in structure-key order
         self.results = []      # (node_pos, out_index, slot) for outputs someone holds
         self.n_slots = 0
@@ -346,11 +347,65 @@ class Plan:
             >>> assert Plan().run(nodes=[], externals=[], index=0) is None
         """
         env = [None] * self.n_slots
+        failed = False
         for slot, h in zip(self.ext_slots, externals):
-            env[slot] = h.data
-        # steps are specialised by arity at build time (see _step): no per-step
-        # argument list, and no ``**attrs`` call for ops without attributes
-        for fn, npos, n, a, b, out, frees in self.steps:
+            d = env[slot] = h.data
+            if d.__class__ is FailedValue:
+                failed = True
+        if failed:
+            self._run_failing(nodes, env, 0, None)
+        else:
+            try:
+                _run_steps(self.steps, nodes, env)
+            except _StepFailed as f:
+                self._run_failing(nodes, env, next(i for i, st in enumerate(self.steps) if st is f.step), f.cause)
+        for npos, k, slot in self.results:
+            h = nodes[npos].outs[k]()
+            if h is not None:
+                h.data = env[slot]
+                h.node = None
+
+    def _run_failing(self, nodes, env, first, cause):
+        """The steps from ``first`` on, after step ``first`` raised ``cause`` (an IndexError) or an
+        external input is a FailedValue: a step that raises an IndexError, or reads a failed
+        value, gets failed outputs; every other step still runs, so unrelated values are computed."""
+        steps = self.steps
+        for si in range(first, len(steps)):
+            st = steps[si]
+            if cause is not None:
+                npos = st[1]
+                bad = FailedValue(deferred_index_error(cause, nodes[npos] if npos is not None else None))
+                cause = None
+            else:
+                bad = next((env[s] for s in self.step_ins[si] if env[s].__class__ is FailedValue), None)
+                if bad is None:
+                    try:
+                        _run_steps((st,), nodes, env)
+                        continue
+                    except _StepFailed as f:
+                        npos = st[1]
+                        bad = FailedValue(deferred_index_error(f.cause, nodes[npos] if npos is not None else None))
+            out = st[5]
+            for s in ((out,) if type(out) is int else out):
+                env[s] = bad
+            for s in st[6]:
+                env[s] = None
+
+
+class _StepFailed(Exception):
+    """A plan step's kernel raised an IndexError (a data-dependent error): carries the step."""
+
+    def __init__(self, step, cause):
+        self.step, self.cause = step, cause
+
+
+def _run_steps(steps, nodes, env):
+    """Run plan steps over the slot environment ``env`` (see :class:`Plan`)."""
+    # steps are specialised by arity at build time (see _step): no per-step
+    # argument list, and no ``**attrs`` call for ops without attributes
+    try:
+        for st in steps:
+            fn, npos, n, a, b, out, frees = st
             if npos is None or not (attrs := nodes[npos].attrs):
                 if n == 1:
                     res = fn(env[a])
@@ -371,11 +426,10 @@ class Plan:
                     env[s] = r
             for s in frees:
                 env[s] = None
-        for npos, k, slot in self.results:
-            h = nodes[npos].outs[k]()
-            if h is not None:
-                h.data = env[slot]
-                h.node = None
+    except IndexError as e:
+        # values the op cannot accept (an index out of range): fail this step's outputs and
+        # what depends on them, not the whole flush (Plan._run_failing)
+        raise _StepFailed(st, e) from None
 
 
 def _step(fn, npos, ins, outs, frees):
@@ -495,6 +549,7 @@ def _build_plan(nodes, pos, backend):
         if s not in held_slots:
             frees_at.setdefault(si, []).append(s)
     plan.steps = [_step(fn, npos, ins, outs, frees_at.get(si, ())) for si, (fn, npos, ins, outs) in enumerate(raw_steps)]
+    plan.step_ins = [tuple(ins) for _, _, ins, _ in raw_steps]
     plan.results = [(p, k, slots[(p, k)]) for (p, k) in sorted(held) if (p, k) in slots]
     if os.environ.get("BURN_FUSION_EXPLAIN"):
         print(_format_groups(groups, nodes), flush=True)

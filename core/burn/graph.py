@@ -27,7 +27,7 @@ class LazyGraph:
     """Pending work of one physical device (shared by its autodiff twin)."""
 
     __slots__ = ("kind", "index", "backend", "pending", "max_pending", "rng_seed", "rng_counter",
-                 "flushes", "lock")
+                 "flushes", "lock", "checked")
 
     def __init__(self, kind: str, index: int, backend):
         self.kind = kind
@@ -39,6 +39,7 @@ class LazyGraph:
         self.rng_counter = 0
         self.flushes = 0
         self.lock = threading.RLock()
+        self.checked = 0        # pending nodes whose validity depends on values (see burn.errors.record_site)
 
     def add(self, node) -> None:
         pending = self.pending
@@ -65,6 +66,7 @@ class LazyGraph:
             if not nodes:
                 return
             self.pending = []
+            self.checked = 0
             self.flushes += 1
             try:
                 plan, externals = get_plan(nodes, self.backend)

@@ -7,6 +7,7 @@ from ..ops.creation import _device, tensor
 from ..tensor import Tensor
 from . import functional as F
 from . import init
+from .containers import ModuleList
 from .layers import Dropout, Linear
 from .module import Module, Parameter
 from .norm import LayerNorm
@@ -293,7 +294,7 @@ class TransformerEncoder(Module):
                             f"{type(encoder_layer).__name__}")
         if num_layers < 1:
             raise ValueError(f"TransformerEncoder: num_layers must be >= 1, got {num_layers}")
-        self.layers = [encoder_layer] + [_clone(encoder_layer) for _ in range(num_layers - 1)]
+        self.layers = ModuleList([encoder_layer] + [_clone(encoder_layer) for _ in range(num_layers - 1)])
         self.num_layers = num_layers
         self.norm = norm
 

@@ -5,7 +5,7 @@ extension ops of :mod:`burn.fused` (re-exported here), with kernels from the bac
 from __future__ import annotations
 
 from .. import dtypes as dt
-from ..errors import DTypeError, ShapeError, describe
+from ..errors import DTypeError, ShapeError, describe, record_site
 from ..fused import (layer_norm, layer_norm_fused, layer_norm_grad, linear_relu, log_softmax,  # noqa: F401
                      log_softmax_fused, log_softmax_grad, softmax, softmax_cross_entropy,
                      softmax_cross_entropy_grad, softmax_fused, softmax_grad)
@@ -51,6 +51,9 @@ def _weighted_nll(lp, target, weight, ignore_index):
     if ignore_index is not None:
         keep = E.ne(target, ignore_index)
         target = E.where(keep, target, 0)     # any valid class: its loss is masked
+    # a negative class is out of range (PyTorch rejects it), but a gather would wrap it to a
+    # class from the end: shift it below -C, so the gather raises IndexOutOfRange for it
+    target = E.where(target < 0, target - lp.shape[1], target)
     idx = M.reshape(target, (-1, 1))
     picked = -M.reshape(M.take_along_axis(lp, idx, axis=1), (-1,))
     w = None if weight is None else M.take(weight, target, axis=0)
@@ -134,7 +137,7 @@ def cross_entropy(logits, target, /, *, weight=None, ignore_index=None, reductio
                              f"{describe(logits)}, {describe(target)}")
         if plain and logits.dtype.is_floating:
             # one node forward and one backward (softmax - one-hot) instead of ~30 recorded ops
-            return softmax_cross_entropy(logits, target, reduction, float(label_smoothing))
+            return record_site(softmax_cross_entropy(logits, target, reduction, float(label_smoothing)))
         rows, t, shape = _classes_last(logits, target, "cross_entropy")
         w = _class_weights(weight, rows.shape[1], "cross_entropy")
         return _cross_entropy_classes(rows, t, reduction, label_smoothing, w, ignore_index, shape)
@@ -168,13 +171,27 @@ def _cross_entropy_classes(logits, target, reduction, label_smoothing, weight=No
     return _reduce_weighted(loss_t, w, reduction, "cross_entropy", shape if shape is not None else target.shape)
 
 
+def _warn_if_broadcast(op, input, target):
+    """PyTorch's warning for an element-wise loss whose target broadcasts against its input:
+    (4, 1) against (4,) gives a (4, 4) loss, almost always a bug."""
+    ts, xs = tuple(getattr(target, "shape", ())), tuple(getattr(input, "shape", ()))
+    if ts != xs:
+        import warnings
+        from ..errors import user_stacklevel
+        warnings.warn(f"{op}: using a target shape {ts} that is different to the input shape {xs}; this will "
+                      f"likely lead to incorrect results due to broadcasting. Please ensure they have the same shape.",
+                      UserWarning, stacklevel=user_stacklevel())
+
+
 def mse_loss(input, target, /, *, reduction="mean") -> Tensor:
-    """Mean squared error.
+    """Mean squared error. As PyTorch's, a target whose shape differs from the input's is
+    broadcast with a ``UserWarning`` naming both shapes.
 
     Example:
         >>> import burn
         >>> assert burn.nn.functional.mse_loss(burn.ones((3,)), burn.zeros((3,))).item() == 1.0
     """
+    _warn_if_broadcast("mse_loss", input, target)
     d = input - target
     return _reduce(d * d, reduction, "mse_loss")
 

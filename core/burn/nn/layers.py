@@ -6,6 +6,7 @@ import math
 from ..ops.creation import _device, arange, randn, zeros
 from . import functional as F
 from . import init
+from .containers import ModuleList
 from .module import Module, Parameter
 from ..ops.elementwise import where
 from ..ops.movement import expand_dims, reshape
@@ -100,12 +101,41 @@ class Sequential(Module):
         >>> m = burn.nn.Sequential(burn.nn.Linear(4, 8), burn.nn.ReLU(), burn.nn.Linear(8, 2))
         >>> assert m(burn.ones((3, 4))).shape == (3, 2)
         >>> assert [n for n, _ in m.named_parameters()][0] == "layers.0.weight"
+        >>> assert len(m) == 3 and isinstance(m[1], burn.nn.ReLU) and len(m[:2]) == 2
     """
 
     _torch_flat = "layers"      # torch names the layers by index alone (burn.nn.state.torch_names)
 
     def __init__(self, *layers: Module):
-        self.layers = list(layers)
+        self.layers = ModuleList(layers)
+
+    def __len__(self) -> int:
+        return len(self.layers)
+
+    def __iter__(self):
+        return iter(self.layers)
+
+    def __getitem__(self, i):
+        """``seq[i]`` is the i-th layer; ``seq[a:b]`` a Sequential of those layers (shared, as torch's).
+
+        Example:
+            >>> import burn
+            >>> m = burn.nn.Sequential(burn.nn.Linear(2, 4), burn.nn.ReLU(), burn.nn.Linear(4, 1))
+            >>> assert m[-1].d_out == 1 and m[:2](burn.ones((1, 2))).shape == (1, 4)
+        """
+        if isinstance(i, slice):
+            return Sequential(*self.layers[i])
+        return self.layers[i]
+
+    def append(self, layer: Module) -> "Sequential":
+        """Add ``layer`` at the end; returns the Sequential.
+
+        Example:
+            >>> import burn
+            >>> assert len(burn.nn.Sequential().append(burn.nn.ReLU())) == 1
+        """
+        self.layers.append(layer)
+        return self
 
     def forward(self, x):
         """Feed ``x`` through each layer in order.

@@ -3,8 +3,11 @@
 A :class:`Parameter` is a Tensor that a Module trains: on an autodiff device
 it is a leaf that requires grad, unless frozen. Sub-modules, parameters and
 buffers (other tensors) are discovered by walking the module's attributes
-(including lists, tuples and dicts of modules), so there is nothing to
-register; ``named_parameters()`` gives dotted paths such as ``"layers.0.weight"``.
+and the containers of :mod:`burn.nn.containers` (``ModuleList``, ``ModuleDict``,
+``ParameterList``, ``ParameterDict``), so there is nothing to register;
+``named_parameters()`` gives dotted paths such as ``"layers.0.weight"``. A plain
+list, tuple or dict holding modules or parameters is rejected at assignment
+(torch would silently drop it) with the container to use instead.
 """
 from __future__ import annotations
 
@@ -76,16 +79,42 @@ class Parameter(Tensor):
         return Parameter(self.detach().to_device(device), frozen=self.frozen)
 
 
-def _children(value, prefix):
-    """(path, Module) pairs for a module attribute that holds modules."""
+def _children(owner, name, value, prefix):
+    """(path, Module) pairs for a module attribute that holds a module. A plain container that
+    holds modules or parameters (filled after assignment, past ``__setattr__``'s check) raises."""
     if isinstance(value, Module):
         yield prefix, value
-    elif isinstance(value, (list, tuple)):
-        for i, v in enumerate(value):
-            yield from _children(v, f"{prefix}.{i}")
-    elif isinstance(value, dict):
-        for k, v in value.items():
-            yield from _children(v, f"{prefix}.{k}")
+    elif type(value) in (list, tuple, dict) and value:
+        err = _plain_container_error(owner, name, value)
+        if err is not None:
+            raise err
+
+
+def _plain_container_error(owner, name, value):
+    """The error for a plain list/tuple/dict attribute holding modules or parameters, or None.
+
+    >>> assert _plain_container_error(object(), "sizes", [1, 2]) is None
+    """
+    items = value.values() if isinstance(value, dict) else value
+    kinds = set()
+    for v in items:
+        if isinstance(v, Parameter):
+            kinds.add("Parameter")
+        elif isinstance(v, Module):
+            kinds.add("Module")
+        elif isinstance(v, (list, tuple, dict)) and _plain_container_error(owner, name, v) is not None:
+            kinds.add("nested")
+    if not kinds:
+        return None
+    keyed = isinstance(value, dict)
+    if "Module" in kinds or ("nested" in kinds and "Parameter" not in kinds):
+        fix = "burn.nn.ModuleDict" if keyed else "burn.nn.ModuleList"
+    else:
+        fix = "burn.nn.ParameterDict" if keyed else "burn.nn.ParameterList"
+    return BurnError(
+        f"{type(owner).__name__}.{name}: a plain {type(value).__name__} holding "
+        f"{' and '.join(k + 's' for k in sorted(kinds - {'nested'})) or 'nested containers of modules'} "
+        f"would not be trained, saved or moved; wrap it in {fix}(...) so the module sees its items")
 
 
 class _instance_or_class:
@@ -133,6 +162,15 @@ class Module:
     def __call__(self, *args, **kwargs):
         return self.forward(*args, **kwargs)
 
+    def __setattr__(self, name, value):
+        # a plain container of parameters would be invisible to named_parameters(), state_dict(),
+        # to_device() and optimizers: refuse it here, where the user wrote it
+        if type(value) in (list, tuple, dict) and value:
+            err = _plain_container_error(self, name, value)
+            if err is not None:
+                raise err
+        object.__setattr__(self, name, value)
+
     # -- discovery ------------------------------------------------------------------
     def named_modules(self, prefix: str = "") -> Iterator[tuple[str, "Module"]]:
         """This module and every sub-module with dotted paths ("" for self).
@@ -140,11 +178,11 @@ class Module:
         Example:
             >>> import burn
             >>> m = burn.nn.Sequential(burn.nn.Linear(2, 3), burn.nn.ReLU())
-            >>> assert [n for n, _ in m.named_modules()] == ["", "layers.0", "layers.1"]
+            >>> assert [n for n, _ in m.named_modules()] == ["", "layers", "layers.0", "layers.1"]
         """
         yield prefix, self
         for name, value in vars(self).items():
-            for path, child in _children(value, f"{prefix}.{name}" if prefix else name):
+            for path, child in _children(self, name, value, f"{prefix}.{name}" if prefix else name):
                 yield from child.named_modules(path)
 
     def named_parameters(self) -> Iterator[tuple[str, Parameter]]:
@@ -378,16 +416,26 @@ class Module:
 
     def __repr__(self) -> str:
         lines = [f"{type(self).__name__}("]
-        for name, value in vars(self).items():
-            for path, child in _children(value, name):
-                body = repr(child).replace("\n", "\n  ")
-                lines.append(f"  ({path}): {body}")
+        for path, child in self._repr_children():
+            body = repr(child).replace("\n", "\n  ")
+            lines.append(f"  ({path}): {body}")
         extra = self.extra_repr()
         if len(lines) == 1:
             return f"{type(self).__name__}({extra})"
         if extra:
             lines.insert(1, f"  {extra}")
         return "\n".join(lines + [")"])
+
+    def _repr_children(self):
+        """``(path, child)`` pairs that ``repr`` prints, one level down; the items of a
+        ModuleList/ModuleDict print flat, as ``(layers.0): Linear(...)``."""
+        for name, value in vars(self).items():
+            for path, child in _children(self, name, value, name):
+                if getattr(child, "_flat_repr", False):
+                    for sub, item in child._repr_children():
+                        yield f"{path}.{sub}", item
+                else:
+                    yield path, child
 
     def extra_repr(self) -> str:
         """The settings shown inside ``repr(module)``; override it in a layer.

@@ -10,7 +10,7 @@ import builtins
 import numpy as np
 
 from .. import dtypes as dt, views
-from ..errors import BurnError, DTypeError, ShapeError, describe
+from ..errors import BurnError, DTypeError, ShapeError, describe, record_site
 from ..primitives import MOVEMENT, OPAQUE, TensorMeta, primitive
 from ..tensor import Tensor, apply
 from ._util import broadcast_shapes, normalize_axes, normalize_axis
@@ -412,12 +412,12 @@ def index_put(x, key, value) -> Tensor:
         v = reshape(broadcast_to(v, target), target[:axis] + target[axis + 1:])
         return index_put(x, rest, v)
     spec, inputs = _index_spec(x, key)
-    return apply(index_put_p, (x, v, *inputs), {"spec": spec})
+    return record_site(apply(index_put_p, (x, v, *inputs), {"spec": spec}))
 
 
 def _advanced_index(x, key):
     spec, inputs = _index_spec(x, key)
-    return apply(index_p, (x, *inputs), {"spec": spec})
+    return record_site(apply(index_p, (x, *inputs), {"spec": spec}))
 
 
 def take(x, indices, /, *, axis=None) -> Tensor:
@@ -473,7 +473,7 @@ def take_along_axis(x, indices, /, axis=-1) -> Tensor:
     if not isinstance(indices, Tensor):
         indices = tensor(indices, device=x.device)
     axis = normalize_axis("take_along_axis", axis, x.ndim)
-    return apply(gather_p, (x, indices), {"axis": axis})
+    return record_site(apply(gather_p, (x, indices), {"axis": axis}))
 
 
 def gather(x, indices, /, axis=-1) -> Tensor:
@@ -520,7 +520,7 @@ def scatter_add(x, indices, src, /, axis=-1) -> Tensor:
     if src.dtype is not x.dtype:
         src = E.astype(src, x.dtype)
     axis = normalize_axis("scatter_add", axis, x.ndim)
-    return apply(scatter_add_p, (x, indices, src), {"axis": axis})
+    return record_site(apply(scatter_add_p, (x, indices, src), {"axis": axis}))
 
 
 # -- joins ----------------------------------------------------------------------------

@@ -356,16 +356,22 @@ class OneCycleLR(LRScheduler):
     Rises from ``max_lr / div_factor`` to ``max_lr`` over ``pct_start`` of
     ``total_steps``, then falls to ``max_lr / div_factor / final_div_factor``.
     ``max_lr`` is one number or one per group; the optimizer's lrs are not
-    used. Momentum is not cycled (PyTorch's ``cycle_momentum=False``).
+    used. As PyTorch's defaults, momentum cycles inversely (``cycle_momentum=True``):
+    from ``max_momentum`` down to ``base_momentum`` while the lr rises, and back
+    while it falls. It is ``betas[0]`` of Adam/AdamW and ``momentum`` of SGD (set
+    from the first step, even where the optimizer was built with ``momentum=0``,
+    as in PyTorch); ``base_momentum``/``max_momentum`` may be one number or one per group.
 
     Example:
         >>> import burn
         >>> opt = burn.optim.SGD([burn.nn.Parameter(burn.zeros((1,)))], lr=1.0)
         >>> s = burn.optim.OneCycleLR(opt, max_lr=1.0, total_steps=10)
         >>> assert abs(opt.lr - 1 / 25) < 1e-12 and abs(s.lr_at(2, 1 / 25) - 1.0) < 1e-12
+        >>> assert opt.param_groups[0]["momentum"] == 0.95       # max_momentum while the lr is lowest
     """
 
     def __init__(self, optimizer, max_lr, total_steps: int, pct_start: float = 0.3, anneal_strategy: str = "cos",
+                 cycle_momentum: bool = True, base_momentum=0.85, max_momentum=0.95,
                  div_factor: float = 25.0, final_div_factor: float = 1e4, three_phase: bool = False):
         if int(total_steps) < 1:
             raise BurnError(f"OneCycleLR: total_steps must be >= 1, got {total_steps}")
@@ -387,7 +393,27 @@ class OneCycleLR(LRScheduler):
         for g, m in zip(groups, max_lrs):
             g["initial_lr"] = float(m) / div_factor
         self._div, self._final = float(div_factor), float(final_div_factor)
+        self._momenta = _cycled_momenta(groups, cycle_momentum, base_momentum, max_momentum)
         super().__init__(optimizer)
+
+    def _apply(self) -> None:
+        super()._apply()
+        for g, (key, base_m, max_m) in zip(self.optimizer.param_groups, self._momenta or ()):
+            # momentum mirrors the lr: max_momentum at the lr's "initial" and "min" levels, base at its peak
+            m = self._anneal(self.last_step, {"initial": max_m, "max": base_m, "min": max_m})
+            g[key] = (m, *g[key][1:]) if key == "betas" else m
+
+    def _anneal(self, step, levels):
+        start = 0.0
+        for i, (end, a, b) in enumerate(self._phases):
+            if step <= end or i == len(self._phases) - 1:
+                pct = (step - start) / (end - start)
+                lo, hi = levels[a], levels[b]
+                if self.anneal_strategy == "cos":
+                    return hi + (lo - hi) / 2.0 * (math.cos(math.pi * pct) + 1)
+                return (hi - lo) * pct + lo
+            start = end
+        raise AssertionError("unreachable")
 
     def lr_at(self, step, base_lr):
         """The 1cycle lr at ``step``, where ``base_lr`` is the group's initial lr ``max_lr / div_factor``.
@@ -402,17 +428,33 @@ class OneCycleLR(LRScheduler):
         """
         if step > self.total_steps:
             raise BurnError(f"OneCycleLR: stepped {step} times, more than total_steps={self.total_steps}")
-        levels = {"initial": base_lr, "max": base_lr * self._div, "min": base_lr / self._final}
-        start = 0.0
-        for i, (end, a, b) in enumerate(self._phases):
-            if step <= end or i == len(self._phases) - 1:
-                pct = (step - start) / (end - start)
-                lo, hi = levels[a], levels[b]
-                if self.anneal_strategy == "cos":
-                    return hi + (lo - hi) / 2.0 * (math.cos(math.pi * pct) + 1)
-                return (hi - lo) * pct + lo
-            start = end
-        raise AssertionError("unreachable")
+        return self._anneal(step, {"initial": base_lr, "max": base_lr * self._div, "min": base_lr / self._final})
+
+
+def _cycled_momenta(groups, cycle, base_momentum, max_momentum):
+    """Per group ``(key, base, max)`` of the momentum OneCycleLR cycles, or None when it does not.
+
+    >>> _cycled_momenta([{"betas": (0.9, 0.999)}], True, 0.85, 0.95)
+    [('betas', 0.85, 0.95)]
+    """
+    if not cycle:
+        return None
+    n = len(groups)
+    bases = list(base_momentum) if isinstance(base_momentum, (list, tuple)) else [base_momentum] * n
+    maxes = list(max_momentum) if isinstance(max_momentum, (list, tuple)) else [max_momentum] * n
+    if len(bases) != n or len(maxes) != n:
+        raise BurnError(f"OneCycleLR: got {len(bases)} base_momentum and {len(maxes)} max_momentum values "
+                        f"for {n} groups")
+    out = []
+    for i, (g, b, m) in enumerate(zip(groups, bases, maxes)):
+        key = "betas" if "betas" in g else "momentum" if "momentum" in g else None
+        if key is None:
+            raise BurnError(f"OneCycleLR: cycle_momentum=True needs an optimizer with 'momentum' or 'betas' "
+                            f"(group {i} has neither); pass cycle_momentum=False")
+        if not (0 <= float(b) < 1 and 0 <= float(m) < 1):
+            raise BurnError(f"OneCycleLR: base_momentum and max_momentum must lie in [0, 1), got {b} and {m}")
+        out.append((key, float(b), float(m)))
+    return out
 
 
 class SequentialLR(LRScheduler):

@@ -14,7 +14,7 @@ target and then gathers or scatters through them:
   as ``[B..., basic...]``, is ``off[b] + boff[i]`` and is permuted (a view) into
   numpy's order: B where the advanced indices stand if they are adjacent, else first.
 - out-of-range indices are checked on the device, one flag read back per op (a wild
-  index must never write astray), and raised as :class:`burn.ShapeError` with numpy's
+  index must never write astray), and raised as :class:`burn.IndexOutOfRange` (a ShapeError) with numpy's
   message: ``index: index 6 is out of bounds for axis 0 with size 6``.
 - gathers are ``cupy.take`` on the flat array; ``index_put`` keeps, for each target,
   only the write with the largest position in B (one sort of ``off``) and then assigns
@@ -37,7 +37,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from burn.errors import ShapeError
+from burn.errors import IndexOutOfRange, ShapeError
 from burn.ops.movement import strided_index_plan
 
 from ..native import dtype_name, numel
@@ -120,7 +120,7 @@ def _check(op, checks):
         h = t.get().reshape(-1)
         bad = h[(h < -size) | (h >= size)]
         if bad.size:
-            raise ShapeError(f"{op}: index {int(bad[0])} is out of bounds for axis {axis} with size {size}")
+            raise IndexOutOfRange(f"{op}: index {int(bad[0])} is out of bounds for axis {axis} with size {size}")
 
 
 def _wrap(t, size):
@@ -262,6 +262,8 @@ def index_kernels() -> dict:
 
 def take_along_axis(x, idx, *, axis):
     cp = _cp()
+    # cupy wraps an out-of-range index silently: check on the device (one flag read), as index does
+    _check("take_along_axis", [(idx, axis, x.shape[axis])])
     shape = tuple(b if i == axis else max(a, b) for i, (a, b) in enumerate(zip(x.shape, idx.shape)))
     xs = tuple(shape[i] if i != axis else x.shape[i] for i in range(x.ndim))
     return cp.take_along_axis(cp.broadcast_to(x, xs), cp.broadcast_to(idx, shape), axis=axis)

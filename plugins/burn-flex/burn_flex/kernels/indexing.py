@@ -1,6 +1,6 @@
 """Advanced indexing on flex: ``index``, ``index_add`` (duplicates accumulate), ``index_put``
 (the last write wins), take_along_axis and scatter_add, with bounds checked as a
-``burn.ShapeError``."""
+``burn.IndexOutOfRange`` (a ShapeError and an IndexError)."""
 from __future__ import annotations
 
 import numpy as np
@@ -9,11 +9,11 @@ from burn.ops.movement import build_numpy_index
 
 
 def _bounds_checked(fn):
-    """numpy's IndexError for an out-of-range index array becomes the ShapeError (a
+    """numpy's IndexError for an out-of-range index array becomes the IndexOutOfRange (a
     BurnError naming the op) that the wgpu and cuda kernels raise, with numpy's message."""
     import functools
 
-    from burn.errors import ShapeError
+    from burn.errors import IndexOutOfRange
     op = fn.__name__.rstrip("_")
 
     @functools.wraps(fn)
@@ -21,7 +21,7 @@ def _bounds_checked(fn):
         try:
             return fn(*args, **kw)
         except IndexError as e:
-            raise ShapeError(f"{op}: {e}") from e
+            raise IndexOutOfRange(f"{op}: {e}") from e
     return run
 
 

@@ -5,7 +5,7 @@ A key (the core's spec: ints, slices, None, Ellipsis, integer index tensors) spl
 selection into *basic* dims (slices, new axes: a strided view of x) and the *advanced*
 block B (the broadcast shape of the index tensors). The index tensors become one int64
 tensor ``off`` of shape B: the element offset each advanced position adds (negative
-indices wrapped, out-of-range ones flagged and reported as a ``burn.ShapeError``). Then
+indices wrapped, out-of-range ones flagged and reported as a ``burn.IndexOutOfRange``). Then
 
 - gather: ``sel[b, basic] = x[view(basic) + off[b]]``, one work-item per element;
 - scatter (add or put): one work-item per basic position loops over B in order, so
@@ -22,11 +22,11 @@ from functools import lru_cache
 import numpy as np
 
 from burn.codegen import MAX_DIMS, OPENCL, param_words
-from burn.errors import ShapeError
+from burn.errors import IndexOutOfRange
 from burn.ops.movement import strided_index_plan
 
 from .elementwise import _bshape, elementwise
-from .movement import _filled, broadcast_to, contiguous, copy_into, permute
+from .movement import _filled, broadcast_to, contiguous, copy_into, download, permute
 from ..native import broadcast_strides as _broadcast_strides
 from ..native import empty, index_struct, numel
 from .source import register
@@ -81,7 +81,7 @@ def _plan(x, idx, spec):
     return basic, adv, base, _bshape([t.shape for t, _, _ in adv]), where
 
 
-def _offsets(dc, adv, B):
+def _offsets(dc, adv, B, op="index", axis=None):
     off = empty(dc, B, "int64")
     bad = _filled(dc, (1,), "int32", 0)
     n = numel(B)
@@ -94,9 +94,27 @@ def _offsets(dc, adv, B):
         flag = np.zeros(1, np.int32)
         dc.download(bad.buf, 0, flag)          # one small read: an out-of-range index must not write astray
         if flag[0]:
-            sizes = [size for _, size, _ in adv]
-            raise ShapeError(f"index: an index array holds values out of bounds for axes of sizes {sizes}")
+            _raise_out_of_range(op, adv, axis)
     return off
+
+
+def _raise_out_of_range(op, adv, axis):
+    """numpy's message for the first bad index (the error path: the index arrays are read back)."""
+    for t, size, _ in adv:
+        h = download(t).reshape(-1)
+        bad = h[(h < -size) | (h >= size)]
+        if bad.size:
+            where = f"axis {axis}" if axis is not None else "an axis"
+            raise IndexOutOfRange(f"{op}: index {int(bad[0])} is out of bounds for {where} with size {size}")
+    raise IndexOutOfRange(f"{op}: an index array holds values out of bounds")
+
+
+def check_index_range(op, idx, size, axis):
+    """Raise IndexOutOfRange (numpy's message) if ``idx`` holds a value outside [-size, size):
+    one small kernel and a one-word read, so take_along_axis and scatter_add never read or
+    write astray and the flush fails only what depends on them."""
+    if idx.size:
+        _offsets(idx.dc, [(idx, size, 0)], idx.shape, op, axis)
 
 
 def _basic_view(x, basic, base):
@@ -142,7 +160,7 @@ def _scatter(out, src, idx, spec, accumulate):
         else:
             copy_into(view, src)
         return out
-    off = _offsets(dc, adv, B)
+    off = _offsets(dc, adv, B, "index_put" if not accumulate else "index_add")
     # the values in [B..., basic...] order, contiguous
     inv = np.argsort(_order(len(B), view.ndim, where))
     vals = contiguous(permute(src, axes=tuple(int(a) for a in inv)))
@@ -181,6 +199,7 @@ def take_along_axis(x, idx, *, axis):
     axis = axis % x.ndim
     shape = tuple(b if d == axis else max(a, b) for d, (a, b) in enumerate(zip(x.shape, idx.shape)))
     idx = _as_int64(idx)
+    check_index_range("take_along_axis", idx, x.shape[axis], axis)
     # x read with its axis stride zeroed (the kernel adds index * stride), broadcast elsewhere
     st = list(_broadcast_strides(x.view(tuple(1 if d == axis else s for d, s in enumerate(x.shape)),
                                         x.strides, x.offset), shape))
@@ -200,6 +219,7 @@ def scatter_add(x, idx, src, *, axis):
     axis = axis % x.ndim
     out = elementwise("positive")(x)         # a fresh contiguous copy to add into
     idx = _as_int64(idx)
+    check_index_range("scatter_add", idx, x.shape[axis], axis)
     lines = tuple(1 if d == axis else s for d, s in enumerate(idx.shape))
     n = numel(lines)
     L = idx.shape[axis]
