@@ -308,8 +308,8 @@ class _Kernel:
             r = _np.minimum(_np.maximum(x[0], params[0].astype(x[0].dtype)), params[1].astype(x[0].dtype))
         elif op == "where":
             r = _np.where(x[0], x[1], x[2])
-        elif op == "pow":
-            r = _np.power(*x)
+        elif op == "pow":       # the generated kernel's integer pow: PyTorch's result for negative exponents
+            r = fk._int_pow(*x)
         else:
             r = dict(fk.UNARY, **fk.BINARY)[op](*x)
         LAUNCHES.append(op)
