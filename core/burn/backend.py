@@ -13,6 +13,7 @@ import threading
 import numpy as np
 
 from .dtypes import DType, as_dtype
+from .errors import DTypeError
 
 __all__ = ["Backend", "ContextBackend", "current_device_index"]
 
@@ -129,6 +130,35 @@ class Backend:
             >>> assert burn.Device.flex().backend.native_dtype(burn.float32) == np.float32
         """
         raise NotImplementedError
+
+    def dtype_unavailable_reason(self, dtype: DType, index: int) -> str | None:
+        """None if device ``index`` can hold and compute ``dtype``, else why not and
+        what to use instead (shown to the user in a DTypeError).
+
+        Core asks once per (device, dtype), where a tensor of a new dtype would
+        appear on the device (creation, host and DLPack imports, casts, ops whose
+        result dtype differs from their first input), and caches the answer. The
+        default asks :meth:`native_dtype`; override it when the answer depends on
+        the device (an OpenCL device without cl_khr_fp16) or on installed libraries.
+
+        Example:
+            >>> import burn
+            >>> assert burn.Device.flex().backend.dtype_unavailable_reason(burn.bfloat16, 0) is None
+        """
+        try:
+            self.native_dtype(dtype)
+        except DTypeError as e:
+            return str(e)
+        return None
+
+    def supports_dtype(self, dtype: DType, index: int) -> bool:
+        """True when device ``index`` can hold ``dtype`` (see :meth:`dtype_unavailable_reason`).
+
+        Example:
+            >>> import burn
+            >>> assert burn.Device.flex().backend.supports_dtype(burn.float16, 0)
+        """
+        return self.dtype_unavailable_reason(dtype, index) is None
 
     def from_numpy(self, array: np.ndarray, dtype: DType, index: int):
         """Copy/convert a host array to a native array of ``dtype``.

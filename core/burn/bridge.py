@@ -87,6 +87,9 @@ def record(graph, prim, handles, attrs, metas):
         >>> (h,) = record(x._h.graph, sqrt, [x._h], {}, (burn.TensorMeta((2,), burn.float32),))
         >>> assert h.node is not None and h.value().tolist() == [1.0, 2.0] and h.node is None
     """
+    for m in metas:
+        if m.dtype not in graph.dtypes:
+            graph.check_dtype(m.dtype, prim.name)
     args = []
     for h in handles:
         args.append(h if h.node is None else (h.node, h.index))

@@ -11,6 +11,7 @@ import os
 import threading
 
 from .backend import running_on
+from .errors import DTypeError
 from .fusion import GRAPHS as _GRAPHS, get_plan
 
 __all__ = ["LazyGraph", "graph_for"]
@@ -27,7 +28,7 @@ class LazyGraph:
     """Pending work of one physical device (shared by its autodiff twin)."""
 
     __slots__ = ("kind", "index", "backend", "pending", "max_pending", "rng_seed", "rng_counter",
-                 "flushes", "lock", "checked")
+                 "flushes", "lock", "checked", "dtypes")
 
     def __init__(self, kind: str, index: int, backend):
         self.kind = kind
@@ -40,6 +41,7 @@ class LazyGraph:
         self.flushes = 0
         self.lock = threading.RLock()
         self.checked = 0        # pending nodes whose validity depends on values (see burn.errors.record_site)
+        self.dtypes = set()     # dtypes this device was found to hold (see check_dtype)
 
     def add(self, node) -> None:
         pending = self.pending
@@ -47,6 +49,27 @@ class LazyGraph:
         pending.append(node)
         if len(pending) >= self.max_pending:
             self.flush()
+
+    def check_dtype(self, dtype, op: str) -> None:
+        """Raise DTypeError, at the call of ``op``, if this device cannot hold ``dtype``.
+
+        Asked only where a new dtype may appear on the device (creation, imports,
+        casts, ops whose result dtype differs from their first input) and cached
+        per device, so the hot path pays one set lookup at most.
+
+        Example:
+            >>> import burn
+            >>> from burn.graph import graph_for
+            >>> g = graph_for(burn.Device.flex())
+            >>> g.check_dtype(burn.bfloat16, "ones")
+            >>> assert burn.bfloat16 in g.dtypes
+        """
+        if dtype in self.dtypes:
+            return
+        why = self.backend.dtype_unavailable_reason(dtype, self.index)
+        if why is not None:
+            raise DTypeError(f"{op}: device {self.kind}:{self.index} cannot hold {dtype} tensors: {why}")
+        self.dtypes.add(dtype)
 
     def seed(self, seed: int) -> None:
         self.flush()

@@ -79,6 +79,7 @@ def wrap_native(array, kind: str, index: int, device=None) -> Tensor:
                              f"copy it with to_device first")
     graph = graph_for(device)
     shape, dtype = graph.backend.native_meta(array)
+    graph.check_dtype(dtype, f"{kind} api: from_native()")
     return Tensor._wrap(Handle(tuple(shape), dtype, graph, array), device)
 
 

@@ -69,6 +69,10 @@ def apply(prim, tensors, attrs=None, metas=None):
         metas = m if type(m) is tuple and prim.n_out > 1 else (m,)
     graph = t0._h.graph
     if len(metas) == 1:
+        m = metas[0]
+        if m.dtype is not t0._h.dtype and m.dtype not in graph.dtypes:
+            # a dtype new to this op's device (casts, comparisons): can the device hold it?
+            graph.check_dtype(m.dtype, prim.name)
         # the hot path (every op a training step records), with record() and
         # Tensor._wrap inlined: ~1 us less per op than going through them
         args = []
@@ -82,7 +86,6 @@ def apply(prim, tensors, attrs=None, metas=None):
         node.attrs = attrs
         node.metas = metas
         node.error = None
-        m = metas[0]
         h = _new(Handle)
         h.shape = m.shape
         h.dtype = m.dtype

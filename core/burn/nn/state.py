@@ -283,7 +283,7 @@ def load_state_dict(path, device=None, *, mapping=None) -> dict[str, Tensor]:
     arrays, _ = _read_arrays(path)
     arrays = _apply_mapping(arrays, mapping)
     device = _device(device)
-    return {k: _from_host(a, dt.as_dtype(a.dtype), device) for k, a in arrays.items()}
+    return {k: _from_host(a, dt.as_dtype(a.dtype), device, "load_state_dict") for k, a in arrays.items()}
 
 
 def _apply_mapping(arrays: dict, mapping) -> dict:

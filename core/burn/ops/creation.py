@@ -62,8 +62,9 @@ def _infer_dtype(arr: np.ndarray):
         raise DTypeError(f"tensor: cannot make a tensor from numpy dtype {arr.dtype}") from None
 
 
-def _from_host(arr: np.ndarray, dtype, device: Device) -> Tensor:
+def _from_host(arr: np.ndarray, dtype, device: Device, op: str = "tensor") -> Tensor:
     graph = graph_for(device)
+    graph.check_dtype(dtype, op)
     data = graph.backend.from_numpy(arr, dtype, device.index)
     return Tensor._wrap(Handle(tuple(arr.shape), dtype, graph, data), device)
 
@@ -126,7 +127,7 @@ def from_numpy(array: np.ndarray, *, device=None) -> Tensor:
     """
     device = _device(device)
     arr = np.asarray(array)
-    return _from_host(arr, dt.as_dtype(arr.dtype), device)
+    return _from_host(arr, dt.as_dtype(arr.dtype), device, "from_numpy")
 
 
 _DL_CPU = 1     # DLPack's kDLCPU device type
@@ -136,6 +137,14 @@ def _host_pointer(obj):
     """The address of a CPU DLPack object's first element (None for empty ones)."""
     arr = np.from_dlpack(obj)
     return arr.__array_interface__["data"][0] if arr.size else None
+
+
+def _dlpack_dtype(x):
+    """The burn dtype of a DLPack producer that says it without an import (None if unknown)."""
+    try:
+        return dt.as_dtype(x.dtype)
+    except (AttributeError, TypeError, DTypeError):
+        return None
 
 
 def from_dlpack(x, /, *, device=None, copy=None) -> Tensor:
@@ -156,6 +165,9 @@ def from_dlpack(x, /, *, device=None, copy=None) -> Tensor:
     device = _device(device)
     graph = graph_for(device)
     backend = graph.backend
+    dl_dtype = _dlpack_dtype(x)
+    if dl_dtype is not None:
+        graph.check_dtype(dl_dtype, "from_dlpack")     # before the backend's own import error
     on_cpu = getattr(x, "__dlpack_device__", None) is not None and x.__dlpack_device__()[0] == _DL_CPU
     if copy and on_cpu:
         arr = np.from_dlpack(x, copy=True)
@@ -173,6 +185,7 @@ def from_dlpack(x, /, *, device=None, copy=None) -> Tensor:
                 raise BufferError(f"from_dlpack: copy=False, but {device} cannot share the memory of a CPU "
                                   f"array; pass copy=None to allow a copy")
     shape, d = backend.native_meta(native)      # no download: the native array knows
+    graph.check_dtype(d, "from_dlpack")
     return Tensor._wrap(Handle(shape, d, graph, native), device)
 
 
@@ -180,7 +193,7 @@ def _transfer(t: Tensor, device: Device) -> Tensor:
     if device.kind == t.device.kind and device.index == t.device.index:
         # same memory, other autodiff flag: a new leaf sharing the value
         return Tensor._wrap(t._h, device)
-    return _from_host(t.numpy(), t.dtype, device)
+    return _from_host(t.numpy(), t.dtype, device, "to_device")
 
 
 # -- filled / ranges -------------------------------------------------------------
@@ -492,6 +505,7 @@ def scalar(value, dtype, device) -> Tensor:
         h = None
     if h is None:
         graph = graph_for(device)
+        graph.check_dtype(dtype, "scalar operand")
         try:
             arr = np.asarray(value, dtype=np.float64 if dtype.is_floating and dtype.itemsize < 4 else None)
         except (TypeError, ValueError):

@@ -57,6 +57,8 @@ class CudaBackend(ContextBackend):
         return runtime.context(index)
 
     # -- data -------------------------------------------------------------------
+    # dtype_unavailable_reason: Backend's default asks native_dtype, whose numpy_dtype refuses
+    # bfloat16 (naming the upgrade) unless CuPy >= 14 and ml_dtypes are installed
     def native_dtype(self, dtype):
         return numpy_dtype(dtype.name)
 

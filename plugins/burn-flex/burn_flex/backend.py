@@ -22,6 +22,9 @@ class FlexBackend(burn.Backend):
         import os
         return [f"flex:0 (numpy {np.__version__}, {os.cpu_count()} CPU cores)"]
 
+    def dtype_unavailable_reason(self, dtype, index):
+        return None     # numpy (with ml_dtypes for bfloat16) holds every burn dtype
+
     def native_dtype(self, dtype):
         return native(dtype)
 

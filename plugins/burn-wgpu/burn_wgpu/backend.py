@@ -8,7 +8,7 @@ from burn.backend import ContextBackend
 from burn.errors import BackendUnavailable, DTypeError
 
 from . import runtime
-from .native import NUMPY, WTensor
+from .native import NUMPY, WTensor, dtype_reason
 
 
 class WgpuBackend(ContextBackend):
@@ -62,6 +62,13 @@ class WgpuBackend(ContextBackend):
         return runtime.context(index)
 
     # -- data -------------------------------------------------------------------
+    def dtype_unavailable_reason(self, dtype, index):
+        # read from the device's extension list: no OpenCL context is created for it
+        if self.unavailable_reason(index):
+            return None     # the device itself is refused with its own reason when used
+        ext = self._devices[index].extensions.split()
+        return dtype_reason(dtype.name, self._devices[index].name, "cl_khr_fp64" in ext, "cl_khr_fp16" in ext)
+
     def native_dtype(self, dtype):
         if dtype.name not in NUMPY:
             raise DTypeError(f"wgpu: dtype {dtype} is not supported (supported: {', '.join(NUMPY)})")

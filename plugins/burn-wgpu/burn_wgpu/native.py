@@ -91,13 +91,32 @@ class WTensor:
         return f"WTensor({self.dtype}, shape={self.shape}, strides={self.strides}, offset={self.offset})"
 
 
-def empty(dc, shape, dtype: str) -> WTensor:
+def dtype_reason(dtype: str, device_name: str, fp64: bool, fp16: bool) -> str | None:
+    """None if an OpenCL device with these extensions holds ``dtype``, else why
+    not and what to use instead.
+
+    >>> assert dtype_reason("float32", "cpu", False, False) is None
+    >>> assert "cl_khr_fp16" in dtype_reason("float16", "cpu", True, False)
+    >>> assert "flex" in dtype_reason("bfloat16", "cpu", True, True)
+    """
+    if dtype == "bfloat16":
+        # OpenCL C has no bfloat16 type on any device (no cl_khr extension defines one)
+        return ("wgpu: OpenCL has no bfloat16 type; use float32 (or float16 where the device has "
+                "cl_khr_fp16), or bfloat16 on flex or cuda")
     if dtype not in NUMPY:
-        raise DTypeError(f"wgpu: dtype {dtype} is not supported (supported: {', '.join(NUMPY)})")
-    if dtype in ("float64", "complex128") and not dc.fp64:
-        raise DTypeError(f"wgpu: {dc.device.name} has no float64 (cl_khr_fp64); use float32")
-    if dtype == "float16" and not dc.fp16:
-        raise DTypeError(f"wgpu: {dc.device.name} has no float16 (cl_khr_fp16); use float32")
+        return f"wgpu: dtype {dtype} is not supported (supported: {', '.join(NUMPY)})"
+    if dtype in ("float64", "complex128") and not fp64:
+        return f"wgpu: {device_name.strip()} has no {dtype} (no cl_khr_fp64 extension); use float32"
+    if dtype == "float16" and not fp16:
+        return (f"wgpu: {device_name.strip()} has no float16 (no cl_khr_fp16 extension); use float32, "
+                f"or float16 on flex or cuda")
+    return None
+
+
+def empty(dc, shape, dtype: str) -> WTensor:
+    why = dtype_reason(dtype, dc.device.name, dc.fp64, dc.fp16)
+    if why is not None:
+        raise DTypeError(why)
     n = numel(shape)
     if n >= 2 ** 31:
         raise DTypeError(f"wgpu: tensors of 2**31 or more elements are not supported yet (shape {tuple(shape)})")

@@ -6,7 +6,7 @@ errors); each case pairs a burn call with an independent numpy reference.
 """
 from __future__ import annotations
 
-from . import elementwise, errors, fusion, linear_creation, movement, nn, reductions, sorting
+from . import dtype_support, elementwise, errors, fusion, linear_creation, movement, nn, reductions, sorting
 
 
 def build_all():
@@ -30,3 +30,4 @@ def build_all():
     linear_creation._creation()
     nn._functional()
     errors._errors()
+    dtype_support._dtype_support()
