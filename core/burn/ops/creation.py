@@ -139,12 +139,18 @@ def _host_pointer(obj):
     return arr.__array_interface__["data"][0] if arr.size else None
 
 
-def _dlpack_dtype(x):
-    """The burn dtype of a DLPack producer that says it without an import (None if unknown)."""
+def _dlpack_dtype(x, on_cpu: bool):
+    """The burn dtype of a DLPack producer, known without a copy (None if unknown)."""
     try:
         return dt.as_dtype(x.dtype)
     except (AttributeError, TypeError, DTypeError):
-        return None
+        pass
+    if on_cpu:
+        try:
+            return dt.as_dtype(np.from_dlpack(x).dtype)     # a view: no copy
+        except (BufferError, TypeError, DTypeError):
+            pass
+    return None
 
 
 def from_dlpack(x, /, *, device=None, copy=None) -> Tensor:
@@ -165,10 +171,10 @@ def from_dlpack(x, /, *, device=None, copy=None) -> Tensor:
     device = _device(device)
     graph = graph_for(device)
     backend = graph.backend
-    dl_dtype = _dlpack_dtype(x)
+    on_cpu = getattr(x, "__dlpack_device__", None) is not None and x.__dlpack_device__()[0] == _DL_CPU
+    dl_dtype = _dlpack_dtype(x, on_cpu)
     if dl_dtype is not None:
         graph.check_dtype(dl_dtype, "from_dlpack")     # before the backend's own import error
-    on_cpu = getattr(x, "__dlpack_device__", None) is not None and x.__dlpack_device__()[0] == _DL_CPU
     if copy and on_cpu:
         arr = np.from_dlpack(x, copy=True)
         native = backend.from_numpy(arr, dt.as_dtype(arr.dtype), device.index)

@@ -23,6 +23,19 @@ def _from_flex(device, d):
     return burn.from_numpy(_host(d), device=burn.Device.flex()).to_device(device)
 
 
+class _Producer:
+    """A DLPack producer that tells its dtype only through DLPack (like a torch tensor)."""
+
+    def __init__(self, arr):
+        self._arr = arr
+
+    def __dlpack__(self, **kw):
+        return self._arr.__dlpack__(**kw)
+
+    def __dlpack_device__(self):
+        return self._arr.__dlpack_device__()
+
+
 # path name -> fn(device, dtype) making a (2, 3) zeros tensor of dtype on device (None: not here)
 PATHS = {
     "zeros": lambda dev, d: burn.zeros((2, 3), dtype=d, device=dev),
@@ -32,6 +45,8 @@ PATHS = {
     # numpy exports no bfloat16 over DLPack (the standard's dtype codes have it, numpy does not)
     "from_dlpack[copy]": lambda dev, d: None if d is burn.bfloat16 else burn.from_dlpack(_host(d), device=dev,
                                                                                            copy=True),
+    "from_dlpack[producer]": lambda dev, d: None if d is burn.bfloat16 else burn.from_dlpack(_Producer(_host(d)),
+                                                                                               device=dev),
     "astype": lambda dev, d: burn.zeros((2, 3), device=dev).astype(d),
     "zeros_like": lambda dev, d: burn.zeros_like(burn.zeros((2, 3), device=dev), dtype=d),
     "to_device": _from_flex,
