@@ -6,4 +6,4 @@ from .optimizer import Optimizer, SGD, Adam, AdamW, save, load  # noqa: F401
 from .adaptive import RMSprop, Adagrad  # noqa: F401
 from .schedulers import (LRScheduler, LambdaLR, StepLR, MultiStepLR, ExponentialLR,  # noqa: F401
                          CosineAnnealingLR, LinearLR, LinearWarmup, ConstantLR, OneCycleLR, SequentialLR,
-                         ChainedScheduler)
+                         ChainedScheduler, ReduceLROnPlateau)
