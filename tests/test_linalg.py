@@ -137,6 +137,44 @@ def test_lstsq_pinv(rng, m, n):
     np.testing.assert_allclose(L.pinv(T(a), rtol=None).numpy(), np.linalg.pinv(a, rtol=None), atol=1e-10)
 
 
+def test_pinv_rtol_array_one_cutoff_per_matrix(rng):
+    # rank-deficient stack: a per-matrix cutoff decides which singular values survive
+    a = rng.standard_normal((3, 2, 5, 3))
+    d = np.stack([np.diag([4.0, 1.0, 1e-3, 0.0])] * 3)
+    for rtol in (np.array([1e-15, 1e-2, 0.3]), np.array([[1e-15, 0.3], [0.01, 1e-4], [0.5, 0.0]]), np.array([0.1])):
+        x = d if rtol.ndim == 1 and rtol.size == 3 else a
+        for arr in (rtol, burn.tensor(rtol)):
+            got = L.pinv(T(x), rtol=arr)
+            want = np.linalg.pinv(x, rtol=rtol)
+            assert got.shape == want.shape and got.dtype is burn.float64
+            np.testing.assert_allclose(got.numpy(), want, atol=1e-10)
+    # broadcasting the batch against rtol, hermitian (eigh of the lower triangle, as numpy), float32, complex
+    r = np.array([[1e-3], [0.6]])
+    np.testing.assert_allclose(L.pinv(T(d), rtol=r).numpy(), np.linalg.pinv(np.broadcast_to(d, (2, 3, 4, 4)), rtol=r),
+                               atol=1e-10)   # numpy does not broadcast the stack itself: compare on a broadcast copy
+    h = np.tril(sym(rng.standard_normal((3, 4, 4)))) + np.triu(rng.standard_normal((3, 4, 4)), 1)
+    rh = np.array([1e-3, 0.4, 0.9])
+    np.testing.assert_allclose(L.pinv(T(h), rtol=rh, hermitian=True).numpy(),
+                               np.linalg.pinv(h, rtol=rh, hermitian=True), atol=1e-10)
+    f = L.pinv(T(d, burn.float32), rtol=np.array([1e-2, 0.3, 0.5]))
+    assert f.dtype is burn.float32
+    np.testing.assert_allclose(f.numpy(), np.linalg.pinv(d, rtol=np.array([1e-2, 0.3, 0.5])), atol=1e-5)
+    z = rng.standard_normal((2, 3, 4)) + 1j * rng.standard_normal((2, 3, 4))
+    rz = np.array([1e-15, 0.5])
+    np.testing.assert_allclose(L.pinv(T(z, burn.complex128), rtol=rz).numpy(), np.linalg.pinv(z, rtol=rz), atol=1e-10)
+    # empty stacks and matrices, errors, gradients through the composition
+    assert L.pinv(T(np.zeros((0, 3, 2))), rtol=np.array([0.1])).shape == (0, 2, 3)
+    assert L.pinv(T(np.zeros((2, 0, 3))), rtol=np.array([0.1, 0.2])).shape == (2, 3, 0)
+    with pytest.raises(burn.ShapeError, match="rtol of shape"):
+        L.pinv(T(a), rtol=np.ones(4))
+    with pytest.raises(burn.DTypeError, match="pinv"):
+        L.pinv(burn.tensor(np.ones((2, 2, 2), dtype=np.int64)), rtol=np.array([0.1, 0.2]))
+    w = rng.standard_normal((2, 5, 3))
+    gradcheck(lambda m: L.pinv(m, rtol=np.array([1e-10, 1e-12])), w)
+    # hermitian reads the lower triangle only: differentiate through a symmetric parametrisation
+    gradcheck(lambda m: L.pinv(sym(m), rtol=np.array([1e-10, 1e-12]), hermitian=True), rng.standard_normal((2, 3, 3)))
+
+
 @pytest.mark.parametrize("shape", [(4, 4), (5, 3), (3, 5), (2, 3, 4, 4)])
 def test_lu(rng, shape):
     a = rng.standard_normal(shape)

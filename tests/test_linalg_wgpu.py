@@ -597,6 +597,21 @@ def test_native_pinv_cutoff_and_hermitian(wg, rng):
                                                                hermitian=True), **tol)
 
 
+def test_native_pinv_rtol_array_per_matrix(wg, rng):
+    # an array rtol is composed from the native svd / eigh: one cutoff per matrix, no host round trip
+    dev, dc = wg
+    d = np.stack([np.diag([4.0, 1.0, 1e-2, 0.0])] * 3)
+    rtol = np.array([1e-5, 1e-2, 0.3])
+    for dt in _dtypes(dc):
+        got = _no_transfers(dc, lambda: L.pinv(W(d, dev, dt), rtol=W(rtol, dev, dt)))
+        assert got.dtype == burn.as_dtype(dt)
+        np.testing.assert_allclose(got.numpy(), np.linalg.pinv(d, rtol=rtol), **_tol(dt))
+        h = _sym(rng, 3, 5, 5)
+        np.testing.assert_allclose(L.pinv(W(h, dev, dt), rtol=rtol, hermitian=True).numpy(),
+                                   np.linalg.pinv(h.astype(dt).astype(np.float64), rtol=rtol, hermitian=True),
+                                   **_tol(dt))
+
+
 LSTSQ_CASES = [((4, 4), (4, 2)), ((6, 3), (6, 1)), ((3, 6), (3, 2)), ((1, 1), (1, 1)), ((2, 5, 3), (5, 4)),
                ((5, 3), (2, 5, 2)), ((2, 1, 7, 4), (3, 7, 2))]
 
