@@ -41,7 +41,7 @@ def test_namespace_present():
     import burn_linalg
     assert hasattr(burn, "linalg") and burn.linalg is burn_linalg
     for name in ["solve", "inv", "det", "slogdet", "cholesky", "qr", "svd", "svdvals", "eigh", "eigvalsh",
-                 "lstsq", "pinv", "lu", "lu_solve", "solve_triangular", "norm", "matrix_rank",
+                 "eig", "eigvals", "lstsq", "pinv", "lu", "lu_solve", "solve_triangular", "norm", "matrix_rank",
                  "matrix_power", "trace", "diagonal", "outer", "matvec", "vecdot", "cross", "cosine_similarity"]:
         assert callable(getattr(burn.linalg, name)), name
 
@@ -135,6 +135,41 @@ def test_lstsq_pinv(rng, m, n):
         np.testing.assert_allclose(xb[i], np.linalg.lstsq(ab[i], b)[0], atol=1e-10)
     np.testing.assert_allclose(L.pinv(T(ab)).numpy(), np.linalg.pinv(ab), atol=1e-10)
     np.testing.assert_allclose(L.pinv(T(a), rtol=None).numpy(), np.linalg.pinv(a, rtol=None), atol=1e-10)
+
+
+@pytest.mark.parametrize("dt", [np.float32, np.float64, np.complex64, np.complex128])
+def test_eig_eigvals_vs_numpy(rng, dt):
+    a = rng.standard_normal((3, 4, 4))
+    if np.dtype(dt).kind == "c":
+        a = a + 1j * rng.standard_normal((3, 4, 4))
+    a = a.astype(dt)
+    ct = np.result_type(dt, np.complex64)
+    w, v = L.eig(burn.tensor(a))
+    w0, v0 = np.linalg.eig(a)
+    assert w.dtype is burn.as_dtype(ct) and v.dtype is burn.as_dtype(ct) and w.shape == (3, 4) and v.shape == a.shape
+    tol = 1e-4 if ct == np.complex64 else 1e-10
+    np.testing.assert_allclose(w.numpy(), w0, rtol=tol, atol=tol)
+    np.testing.assert_allclose(v.numpy(), v0, rtol=tol, atol=tol)
+    np.testing.assert_allclose(a @ v.numpy(), v.numpy() * w.numpy()[..., None, :], rtol=tol, atol=tol)
+    np.testing.assert_allclose(L.eigvals(burn.tensor(a)).numpy(), w0, rtol=tol, atol=tol)
+    assert isinstance(L.eig(burn.tensor(a)), L.EigResult)
+
+
+def test_eig_real_spectrum_is_complex_and_errors(rng):
+    # every eigenvalue real: numpy returns float64, the Array API (and burn) complex128
+    d = np.diag([3.0, -1.0, 2.0])
+    w, v = L.eig(T(d))
+    assert w.dtype is burn.complex128
+    np.testing.assert_allclose(w.numpy(), [3.0, -1.0, 2.0])
+    assert L.eig(T(np.zeros((0, 2, 2)))).eigenvalues.shape == (0, 2)
+    with pytest.raises(burn.ShapeError, match="eig: a must be square"):
+        L.eig(T(np.ones((2, 3))))
+    with pytest.raises(burn.DTypeError, match="eigvals: needs a floating"):
+        L.eigvals(burn.tensor(np.ones((2, 2), dtype=np.int64)))
+    x = T(rng.standard_normal((3, 3))).to_device(burn.Device.flex().autodiff()).require_grad()
+    for f in (lambda m: L.eigvals(m), lambda m: L.eig(m).eigenvectors):
+        with pytest.raises(burn.AutodiffError, match="no gradient .* use burn.linalg.eigh"):
+            burn.real(f(x)).sum().backward()
 
 
 def test_pinv_rtol_array_one_cutoff_per_matrix(rng):

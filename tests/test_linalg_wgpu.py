@@ -250,13 +250,32 @@ def test_qr_gradients_on_wgpu(wg, rng, shape):
         assert gc(lambda x: L.qr(x, mode="complete")[0], a, device=dev)
 
 
+def test_eig_eigvals_run_on_the_host_and_match_numpy(wg, rng):
+    dev, dc = wg
+    for dt in _dtypes(dc):
+        a = rng.standard_normal((2, 5, 5)).astype(dt)
+        n0, _ = _transfers(dc)
+        w, v = L.eig(W(a, dev, dt))
+        ct = np.result_type(dt, np.complex64)
+        assert w.device == dev and w.dtype == burn.as_dtype(ct) and v.dtype == burn.as_dtype(ct)
+        wn, vn = w.numpy(), v.numpy()
+        assert _transfers(dc)[0] > n0, "eig is a declared host fallback: its copies are counted"
+        tol = dict(rtol=1e-4, atol=1e-4) if dt == np.float32 else _tol(dt)
+        np.testing.assert_allclose(a.astype(ct) @ vn, vn * wn[..., None, :], **tol)
+        np.testing.assert_allclose(wn, np.linalg.eigvals(a).astype(ct), **tol)   # same LAPACK order
+        np.testing.assert_allclose(L.eigvals(W(a, dev, dt)).numpy(), wn, **tol)
+
+
 # -- burn info and the transfer counter --------------------------------------------------------------
 
-def test_burn_info_lists_no_wgpu_host_fallback(wg):
+def test_burn_info_lists_only_eig_as_wgpu_host_fallback(wg):
     from burn.cli import info_text
     from burn_linalg import _wgpu
     out = info_text()
-    assert not _wgpu.HOST_FALLBACK
+    assert _wgpu.HOST_FALLBACK == {"eig", "eigvals"}     # general eigenproblems: LAPACK's geev on the host
+    for op in sorted(_wgpu.HOST_FALLBACK):
+        line = next(ln for ln in out.splitlines() if ln.strip().startswith(f"linalg::{op} "))
+        assert "wgpu: linalg host-fallback" in line, line
     for op in ("cholesky", "solve", "inv", "det", "slogdet", "solve_triangular", "lu_factor", "lu_solve", "qr",
                "diagonal", "lu", "eigh", "eigvalsh", "svd", "svdvals", "pinv", "lstsq"):
         line = next(ln for ln in out.splitlines() if ln.strip().startswith(f"linalg::{op} "))

@@ -19,10 +19,10 @@ from . import _ops as O
 
 __all__ = [
     "solve", "inv", "det", "slogdet", "cholesky", "qr", "svd", "svdvals", "eigh", "eigvalsh",
-    "lstsq", "pinv", "lu", "lu_factor", "lu_solve", "solve_triangular", "norm", "vector_norm",
+    "eig", "eigvals", "lstsq", "pinv", "lu", "lu_factor", "lu_solve", "solve_triangular", "norm", "vector_norm",
     "matrix_norm", "matrix_rank", "matrix_power", "trace", "diagonal", "outer", "matvec", "vecdot",
     "cross", "cosine_similarity", "matmul", "matrix_transpose", "tensordot",
-    "SlogdetResult", "QRResult", "SVDResult", "EighResult", "LstsqResult",
+    "SlogdetResult", "QRResult", "SVDResult", "EighResult", "EigResult", "LstsqResult",
 ]
 
 
@@ -70,6 +70,18 @@ class EighResult(NamedTuple):
         >>> import burn
         >>> r = burn.linalg.eigh(burn.tensor([[2.0, 0.0], [0.0, 1.0]]))
         >>> assert r.eigenvalues.tolist() == [1.0, 2.0] and r.eigenvectors.shape == (2, 2)
+    """
+    eigenvalues: Tensor
+    eigenvectors: Tensor
+
+
+class EigResult(NamedTuple):
+    """What :func:`eig` returns: complex ``eigenvalues`` and ``eigenvectors`` (columns, unit norm).
+
+    Example:
+        >>> import burn
+        >>> r = burn.linalg.eig(burn.tensor([[2.0, 0.0], [0.0, 1.0]]))
+        >>> assert r.eigenvalues.dtype is burn.complex64 and r.eigenvectors.shape == (2, 2)
     """
     eigenvalues: Tensor
     eigenvectors: Tensor
@@ -310,6 +322,34 @@ def _pinv_per_matrix(a, rtol, hermitian) -> Tensor:
     keep = s > cutoff
     winv = burn.where(keep, 1 / burn.where(keep, w, burn.ones_like(w)), burn.zeros_like(w)).astype(a.dtype)
     return burn.matmul(left * burn.expand_dims(winv, axis=-2), right)
+
+
+def eig(a, /) -> EigResult:
+    """Eigenvalues and right eigenvectors (columns, unit norm) of general square matrices (..., N, N),
+    ``a @ v[..., :, i] = w[..., i] * v[..., :, i]`` (numpy.linalg.eig, unordered). Both are complex
+    (complex64 for float32 input, complex128 for float64), also when every eigenvalue is real,
+    as the Array API says (numpy returns real arrays then). LAPACK's geev on every backend: wgpu
+    and cuda run it on the host (``burn info`` lists it). Not differentiable: a gradient raises
+    AutodiffError (use :func:`eigh` for symmetric/Hermitian matrices).
+
+    Example:
+        >>> import burn, numpy as np
+        >>> w, v = burn.linalg.eig(burn.tensor([[0.0, -1.0], [1.0, 0.0]], dtype=burn.float64))
+        >>> assert w.dtype is burn.complex128 and np.allclose(sorted(w.numpy(), key=np.imag), [-1j, 1j])
+    """
+    return EigResult(*O.eig_op(_t(a)))
+
+
+def eigvals(a, /) -> Tensor:
+    """Eigenvalues of general square matrices (..., N, N), complex as in :func:`eig`
+    (numpy.linalg.eigvals). Not differentiable.
+
+    Example:
+        >>> import burn, numpy as np
+        >>> w = burn.linalg.eigvals(burn.tensor([[2.0, 1.0], [0.0, 3.0]]))
+        >>> assert w.dtype is burn.complex64 and np.allclose(sorted(w.numpy().real), [2.0, 3.0])
+    """
+    return O.eigvals_op(_t(a))
 
 
 def lstsq(a, b, /, rcond=None) -> LstsqResult:
