@@ -11,7 +11,7 @@ from __future__ import annotations
 from . import autodiff, views
 from .device import Device
 from .dtypes import DType, as_dtype
-from .ops import creation as C, elementwise as E, reduction as R, movement as M, linear as L, arrayapi as X
+from .ops import creation as C, elementwise as E, reduction as R, movement as M, linear as L, arrayapi as X, utility as U
 from .tensor import Tensor
 
 _UNARY = ["abs", "sign", "exp", "expm1", "log", "log1p", "log2", "log10", "sqrt", "rsqrt", "square",
@@ -380,6 +380,7 @@ def _bind_torch_habits():
     Tensor.cpu = cpu
     Tensor.numel = numel
     Tensor.dim = dim
+    Tensor.clone = U.clone
     Tensor.__format__ = format_tensor
     for name in ("float32", "float64", "float16", "bfloat16", "int64", "int32", "bool"):
         fn = _cast_method(name)

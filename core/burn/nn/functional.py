@@ -12,13 +12,23 @@ from ..fused import (layer_norm, layer_norm_fused, layer_norm_grad, linear_relu,
 from ..ops import elementwise as E, reduction as R, movement as M, linear as L
 from ..tensor import Tensor
 
-__all__ = ["relu", "gelu", "sigmoid", "tanh", "silu", "softplus", "softmax", "log_softmax", "cross_entropy",
+__all__ = ["relu", "leaky_relu", "gelu", "sigmoid", "tanh", "silu", "softplus", "softmax", "log_softmax", "cross_entropy",
            "softmax_cross_entropy", "softmax_cross_entropy_grad", "nll_loss", "mse_loss", "linear", "linear_relu",
            "embedding", "layer_norm", "dropout", "softmax_fused", "softmax_grad", "log_softmax_fused",
            "log_softmax_grad", "layer_norm_fused",
            "layer_norm_grad"]
 
 relu, gelu, sigmoid, tanh, silu, softplus = E.relu, E.gelu, E.sigmoid, E.tanh, E.silu, E.softplus
+
+
+def leaky_relu(x, negative_slope: float = 0.01):
+    """``x`` where ``x > 0``, else ``negative_slope * x`` (torch's ``F.leaky_relu``; the gradient at 0 is the slope).
+
+    Example:
+        >>> import burn
+        >>> assert burn.nn.functional.leaky_relu(burn.tensor([-2.0, 3.0]), 0.5).tolist() == [-1.0, 3.0]
+    """
+    return E.where(x > 0, x, x * negative_slope)
 
 
 def _classes_last(x, target, op):

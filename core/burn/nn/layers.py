@@ -8,6 +8,7 @@ from . import functional as F
 from . import init
 from .containers import ModuleList
 from .module import Module, Parameter
+from .activations import GELU, SiLU  # noqa: F401  (re-exported: they lived here)
 from ..ops.elementwise import where
 from ..ops.movement import expand_dims, reshape
 from ..errors import describe, DTypeError
@@ -74,25 +75,6 @@ class ReLU(Module):
         return F.relu(x)
 
 
-class GELU(Module):
-    """Element-wise exact GELU.
-
-    Example:
-        >>> import burn
-        >>> assert burn.nn.GELU()(burn.tensor([0.0])).item() == 0.0
-    """
-
-    def forward(self, x):
-        """Exact GELU ``x * Phi(x)`` element-wise.
-
-        Example:
-            >>> import burn
-            >>> y = burn.nn.GELU().forward(burn.tensor([0.0, 10.0]))
-            >>> assert y[0].item() == 0.0 and abs(y[1].item() - 10.0) < 1e-5
-        """
-        return F.gelu(x)
-
-
 class Sequential(Module):
     """Apply modules in order.
 
@@ -148,25 +130,6 @@ class Sequential(Module):
         for layer in self.layers:
             x = layer(x)
         return x
-
-
-class SiLU(Module):
-    """Element-wise ``x * sigmoid(x)`` (swish).
-
-    Example:
-        >>> import burn
-        >>> assert burn.nn.SiLU()(burn.tensor([0.0])).item() == 0.0
-    """
-
-    def forward(self, x):
-        """``x * sigmoid(x)`` element-wise.
-
-        Example:
-            >>> import burn
-            >>> y = burn.nn.SiLU().forward(burn.tensor([0.0, 20.0]))
-            >>> assert y[0].item() == 0.0 and abs(y[1].item() - 20.0) < 1e-4
-        """
-        return F.silu(x)
 
 
 class Identity(Module):

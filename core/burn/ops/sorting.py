@@ -26,7 +26,7 @@ from .creation import full, tensor, zeros
 from .movement import concat, flip, reshape, take, take_along_axis
 from .reduction import count_nonzero, cumsum
 
-__all__ = ["sort", "argsort", "searchsorted", "nonzero", "unique_values", "unique_counts",
+__all__ = ["sort", "argsort", "topk", "searchsorted", "nonzero", "unique_values", "unique_counts",
            "unique_inverse", "unique_all"]
 
 
@@ -37,6 +37,12 @@ class UniqueAllResult(NamedTuple):
     indices: Tensor
     inverse_indices: Tensor
     counts: Tensor
+
+
+class TopkResult(NamedTuple):
+    """``topk``'s result: ``values``, ``indices`` (as torch's)."""
+    values: Tensor
+    indices: Tensor
 
 
 class UniqueCountsResult(NamedTuple):
@@ -117,6 +123,31 @@ def sort(x, /, *, axis=-1, descending=False, stable=True) -> Tensor:
     if x.ndim == 0:      # a new tensor (gathered), never ``x`` itself
         return reshape(sort(reshape(x, (1,))), ())
     return take_along_axis(x, argsort(x, axis=ax, descending=descending), axis=ax)
+
+
+def topk(x, k, /, axis=-1, largest=True, sorted=True) -> TopkResult:  # noqa: A002 (torch's name)
+    """The ``k`` largest (``largest=False``: smallest) entries of ``x`` along ``axis``, as
+    ``(values, indices)``; ``values`` is differentiable (the gradient goes back to where each
+    value came from), ``indices`` are int64.
+
+    The result is always sorted (largest first, or smallest first), so ``sorted=False`` gives the
+    same order (torch leaves it unspecified). Equal values keep their original order; NaNs count
+    as the largest values, as in torch.
+
+    Example:
+        >>> import burn
+        >>> v, i = burn.topk(burn.tensor([[1.0, 5.0, 3.0, 4.0]]), 2)
+        >>> assert v.tolist() == [[5.0, 4.0]] and i.tolist() == [[1, 3]]
+        >>> assert burn.topk(burn.tensor([3, 1, 2]), 1, largest=False).values.tolist() == [1]
+    """
+    if x.ndim == 0:
+        raise ShapeError(f"topk: needs at least one axis, got {describe(x)}")
+    ax = _axis("topk", x, axis)
+    if isinstance(k, bool) or not isinstance(k, int) or not 0 <= k <= x.shape[ax]:
+        raise ShapeError(f"topk: k={k!r} must be an int in [0, {x.shape[ax]}] for axis {ax} of {describe(x)}")
+    order = argsort(x, axis=ax, descending=bool(largest))
+    idx = order[(slice(None),) * ax + (slice(0, k),)]
+    return TopkResult(take_along_axis(x, idx, axis=ax), idx)
 
 
 def searchsorted(x1, x2, /, *, side="left", sorter=None) -> Tensor:

@@ -18,7 +18,8 @@ import math
 from ..errors import BurnError
 
 __all__ = ["LRScheduler", "LambdaLR", "StepLR", "MultiStepLR", "ExponentialLR", "CosineAnnealingLR",
-           "LinearLR", "LinearWarmup", "ConstantLR", "OneCycleLR", "SequentialLR", "ChainedScheduler"]
+           "LinearLR", "LinearWarmup", "ConstantLR", "OneCycleLR", "SequentialLR", "ChainedScheduler",
+           "ReduceLROnPlateau"]
 
 
 class LRScheduler:
@@ -532,3 +533,156 @@ class ChainedScheduler(LRScheduler):
             >>> assert s.factor(1) == 0.25
         """
         return math.prod(s.factor(step) for s in self.schedulers)
+
+
+class ReduceLROnPlateau:
+    """Multiply every group's lr by ``factor`` once the metric passed to ``step(metric)`` has not
+    improved for more than ``patience`` steps, as ``torch.optim.lr_scheduler.ReduceLROnPlateau``.
+
+    ``mode="min"`` watches for decreases (a loss), ``"max"`` for increases (an accuracy).
+    Improvement means beating the best value by ``threshold``: relative (``best * (1 -+ threshold)``,
+    ``threshold_mode="rel"``) or absolute (``best -+ threshold``, ``"abs"``). After a reduction,
+    ``cooldown`` steps pass before bad steps count again. A group's lr never goes below its
+    ``min_lr`` (one number or one per group), and a change smaller than ``eps`` is skipped.
+
+    Unlike the closed-form schedulers it depends on the metrics seen, so its ``state_dict`` holds
+    the best value and the counters; the lrs themselves live in the optimizer's groups (saved with
+    the optimizer). It needs the metric at each step, so ``Learner`` cannot step it for you.
+
+    Example:
+        >>> import burn
+        >>> opt = burn.optim.SGD([burn.nn.Parameter(burn.zeros((1,)))], lr=1.0)
+        >>> sched = burn.optim.ReduceLROnPlateau(opt, factor=0.5, patience=1)
+        >>> for loss in [3.0, 2.0, 2.0, 2.0, 1.0, 1.0, 1.0]:
+        ...     sched.step(loss)
+        >>> assert sched.get_last_lr() == [0.25]       # two plateaus of two steps each halve the lr
+    """
+
+    def __init__(self, optimizer, mode: str = "min", factor: float = 0.1, patience: int = 10,
+                 threshold: float = 1e-4, threshold_mode: str = "rel", cooldown: int = 0, min_lr=0.0,
+                 eps: float = 1e-8):
+        name = type(self).__name__
+        if not hasattr(optimizer, "param_groups"):
+            raise BurnError(f"{name}: expected a burn.optim optimizer, got {type(optimizer).__name__}")
+        if mode not in ("min", "max"):
+            raise BurnError(f"{name}: mode must be 'min' or 'max', got {mode!r}")
+        if threshold_mode not in ("rel", "abs"):
+            raise BurnError(f"{name}: threshold_mode must be 'rel' or 'abs', got {threshold_mode!r}")
+        if not 0 <= factor < 1:
+            raise BurnError(f"{name}: factor must be in [0, 1) (it multiplies the lr), got {factor}")
+        n = len(optimizer.param_groups)
+        if isinstance(min_lr, (list, tuple)):
+            if len(min_lr) != n:
+                raise BurnError(f"{name}: min_lr has {len(min_lr)} values, the optimizer has {n} groups")
+            self.min_lrs = [float(v) for v in min_lr]
+        else:
+            self.min_lrs = [float(min_lr)] * n
+        self.optimizer = optimizer
+        self.mode, self.factor, self.patience = mode, float(factor), int(patience)
+        self.threshold, self.threshold_mode = float(threshold), threshold_mode
+        self.cooldown, self.eps = int(cooldown), float(eps)
+        self.best = math.inf if mode == "min" else -math.inf
+        self.num_bad_steps = 0
+        self.cooldown_counter = 0
+        self.last_step = 0
+        self._last_lr = [g["lr"] for g in optimizer.param_groups]
+
+    def is_better(self, value: float, best: float) -> bool:
+        """Whether ``value`` improves on ``best`` by the threshold (torch's rule for the mode).
+
+        Example:
+            >>> import burn
+            >>> opt = burn.optim.SGD([burn.nn.Parameter(burn.zeros((1,)))], lr=1.0)
+            >>> s = burn.optim.ReduceLROnPlateau(opt, threshold=0.1)
+            >>> assert s.is_better(0.89, 1.0) and not s.is_better(0.91, 1.0)
+        """
+        if self.mode == "min":
+            return value < (best * (1.0 - self.threshold) if self.threshold_mode == "rel" else best - self.threshold)
+        return value > (best * (1.0 + self.threshold) if self.threshold_mode == "rel" else best + self.threshold)
+
+    def step(self, metric=None) -> None:
+        """Record this step's ``metric`` (a number or a 0-d tensor, read back) and reduce the lrs
+        if the plateau has lasted more than ``patience`` steps.
+
+        Example:
+            >>> import burn
+            >>> opt = burn.optim.SGD([burn.nn.Parameter(burn.zeros((1,)))], lr=1.0)
+            >>> sched = burn.optim.ReduceLROnPlateau(opt, mode="max", patience=0)
+            >>> sched.step(0.5); sched.step(0.4)
+            >>> assert abs(opt.lr - 0.1) < 1e-12 and sched.num_bad_steps == 0
+        """
+        if metric is None:
+            raise BurnError(f"{type(self).__name__}.step: needs the monitored value, e.g. sched.step(val_loss) "
+                            f"(Learner steps schedulers without one: step this one yourself)")
+        current = float(metric.item()) if hasattr(metric, "item") else float(metric)
+        self.last_step += 1
+        if self.is_better(current, self.best):
+            self.best, self.num_bad_steps = current, 0
+        else:
+            self.num_bad_steps += 1
+        if self.cooldown_counter > 0:
+            self.cooldown_counter -= 1
+            self.num_bad_steps = 0      # bad steps do not count during the cooldown
+        if self.num_bad_steps > self.patience:
+            self._reduce()
+            self.cooldown_counter, self.num_bad_steps = self.cooldown, 0
+        self._last_lr = [g["lr"] for g in self.optimizer.param_groups]
+
+    def _reduce(self) -> None:
+        groups = self.optimizer.param_groups
+        if len(groups) != len(self.min_lrs):
+            raise BurnError(f"{type(self).__name__}: the optimizer has {len(groups)} groups, the scheduler "
+                            f"was built for {len(self.min_lrs)}")
+        for g, floor in zip(groups, self.min_lrs):
+            old = float(g["lr"])
+            new = max(old * self.factor, floor)
+            if old - new > self.eps:
+                g["lr"] = new
+
+    def get_last_lr(self) -> list[float]:
+        """The lr of each group after the last step.
+
+        Example:
+            >>> import burn
+            >>> opt = burn.optim.SGD([burn.nn.Parameter(burn.zeros((1,)))], lr=0.1)
+            >>> assert burn.optim.ReduceLROnPlateau(opt).get_last_lr() == [0.1]
+        """
+        return list(self._last_lr)
+
+    _STATE = ("last_step", "best", "num_bad_steps", "cooldown_counter")
+
+    def state_dict(self) -> dict:
+        """JSON-able position: type, step count, best value and counters (the lrs are the optimizer's).
+
+        Example:
+            >>> import burn
+            >>> opt = burn.optim.SGD([burn.nn.Parameter(burn.zeros((1,)))], lr=0.1)
+            >>> s = burn.optim.ReduceLROnPlateau(opt)
+            >>> s.step(2.0)
+            >>> assert s.state_dict()["best"] == 2.0 and s.state_dict()["last_step"] == 1
+        """
+        return {"type": type(self).__name__, **{k: getattr(self, k) for k in self._STATE}}
+
+    def load_state_dict(self, state: dict) -> None:
+        """Resume from what :meth:`state_dict` gave (the settings stay the constructor's).
+
+        Example:
+            >>> import burn
+            >>> opt = burn.optim.SGD([burn.nn.Parameter(burn.zeros((1,)))], lr=0.1)
+            >>> s = burn.optim.ReduceLROnPlateau(opt)
+            >>> s.load_state_dict({"type": "ReduceLROnPlateau", "last_step": 4, "best": 1.5,
+            ...                    "num_bad_steps": 2, "cooldown_counter": 0})
+            >>> assert s.best == 1.5 and s.num_bad_steps == 2
+        """
+        if state.get("type") != type(self).__name__:
+            raise BurnError(f"{type(self).__name__}.load_state_dict: the state is of a {state.get('type')}")
+        missing = [k for k in self._STATE if k not in state]
+        if missing:
+            raise BurnError(f"{type(self).__name__}.load_state_dict: the state lacks {missing}")
+        self.last_step, self.best = int(state["last_step"]), float(state["best"])
+        self.num_bad_steps, self.cooldown_counter = int(state["num_bad_steps"]), int(state["cooldown_counter"])
+        self._last_lr = [g["lr"] for g in self.optimizer.param_groups]
+
+    def __repr__(self):
+        return (f"{type(self).__name__}(mode={self.mode!r}, factor={self.factor}, patience={self.patience}, "
+                f"best={self.best}, lr={self._last_lr})")

@@ -1,0 +1,143 @@
+"""RMSprop and Adagrad, with PyTorch's update rules and defaults, written with burn ops.
+
+They plug into :class:`burn.optim.Optimizer` like SGD and Adam: parameter groups, gradient
+clipping, ``state_dict`` / :func:`burn.optim.save` and schedulers work the same. The numbers
+that may change between steps (the learning rate, Adagrad's decayed rate) enter as 0-d tensors
+rather than as op attributes, so every step records the same graph and reuses its cached plan.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import BurnError
+from ..ops import elementwise as E
+from ..ops.creation import full_like, tensor as _tensor, zeros_like
+from .optimizer import Optimizer
+
+__all__ = ["RMSprop", "Adagrad"]
+
+
+def _scalar(cache, p, value):
+    """``value`` as a 0-d tensor of ``p``'s dtype and device, shared by the parameters of one step."""
+    key = ("0d", id(p.device), p.dtype, float(value))
+    t = cache.get(key)
+    if t is None:
+        t = cache[key] = _tensor(np.asarray(value, dtype=np.float64), device=p.device).astype(p.dtype)
+    return t
+
+
+def _check_nonneg(opt, group, where, names):
+    for name in names:
+        v = group[name]
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0:
+            raise BurnError(f"{type(opt).__name__}: {name} must be a number >= 0 in {where}, got {v!r}")
+
+
+class RMSprop(Optimizer):
+    """RMSprop as ``torch.optim.RMSprop``: a running mean of squared gradients scales each step;
+    ``centered`` subtracts the squared running mean of the gradients, ``momentum`` adds a buffer.
+
+    State per parameter: ``square_avg`` (and ``grad_avg`` when centered, ``momentum_buffer`` with
+    momentum) and the step count ``step``.
+
+    Example:
+        >>> import burn
+        >>> w = burn.nn.Parameter(burn.tensor([1.0], device=burn.Device.flex().autodiff()))
+        >>> opt = burn.optim.RMSprop([w], lr=0.01)
+        >>> opt.step((w * w).sum().backward())       # g = 2: 1 - 0.01 * 2 / (sqrt(0.01 * 4) + 1e-8)
+        >>> assert abs(w.item() - 0.9) < 1e-5 and opt.state["0"]["step"] == 1
+    """
+
+    param_shaped_state = ("square_avg", "grad_avg", "momentum_buffer")
+
+    def __init__(self, params, lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0.0, momentum=0.0, centered=False, *,
+                 groups=None, grad_clip=None):
+        super().__init__(params, groups=groups, grad_clip=grad_clip, lr=lr, alpha=alpha, eps=eps,
+                         weight_decay=weight_decay, momentum=momentum, centered=bool(centered))
+
+    def _check_group(self, group, where):
+        super()._check_group(group, where)
+        _check_nonneg(self, group, where, ("alpha", "eps", "momentum"))
+
+    def update(self, p, g, state, group):
+        """One RMSprop step for ``p`` with gradient ``g`` (torch's order of operations).
+
+        Example:
+            >>> import burn
+            >>> p = burn.nn.Parameter(burn.tensor([1.0]))
+            >>> opt = burn.optim.RMSprop([p], lr=0.1, alpha=0.0)
+            >>> new = opt.update(p, burn.tensor([3.0]), {}, opt.param_groups[0])
+            >>> assert abs(new.item() - 0.9) < 1e-6             # alpha 0: the step is lr * sign(g)
+        """
+        alpha, wd, mom = group["alpha"], group["weight_decay"], group["momentum"]
+        if "square_avg" not in state:
+            state["step"], state["square_avg"] = 0, zeros_like(p)
+            if group["centered"]:
+                state["grad_avg"] = zeros_like(p)
+            if mom > 0:
+                state["momentum_buffer"] = zeros_like(p)
+        state["step"] += 1
+        if wd:
+            g = g + p * wd
+        state["square_avg"] = state["square_avg"] * alpha + g * g * (1 - alpha)
+        if group["centered"]:
+            if "grad_avg" not in state:     # centered switched on mid-run: start its mean as torch would
+                state["grad_avg"] = zeros_like(p)
+            ga = state["grad_avg"] = state["grad_avg"] + (g - state["grad_avg"]) * (1 - alpha)
+            avg = E.sqrt(state["square_avg"] - ga * ga) + group["eps"]
+        else:
+            avg = E.sqrt(state["square_avg"]) + group["eps"]
+        lr = _scalar(self._hyper_cache, p, group["lr"])
+        if mom > 0:
+            buf = state.get("momentum_buffer")
+            buf = zeros_like(p) if buf is None else buf
+            state["momentum_buffer"] = buf * mom + g / avg
+            return p - state["momentum_buffer"] * lr
+        return p - g / avg * lr
+
+
+class Adagrad(Optimizer):
+    """Adagrad as ``torch.optim.Adagrad``: each step divides by the root of the summed squared
+    gradients; the rate decays as ``lr / (1 + (step - 1) * lr_decay)``.
+
+    State per parameter: ``sum`` (starting at ``initial_accumulator_value``) and ``step``.
+
+    Example:
+        >>> import burn
+        >>> w = burn.nn.Parameter(burn.tensor([1.0], device=burn.Device.flex().autodiff()))
+        >>> opt = burn.optim.Adagrad([w], lr=0.1)
+        >>> opt.step((w * w).sum().backward())       # g = 2: 1 - 0.1 * 2 / sqrt(4)
+        >>> assert abs(w.item() - 0.9) < 1e-6 and opt.state["0"]["step"] == 1
+    """
+
+    param_shaped_state = ("sum",)
+
+    def __init__(self, params, lr=1e-2, lr_decay=0.0, weight_decay=0.0, initial_accumulator_value=0.0, eps=1e-10,
+                 *, groups=None, grad_clip=None):
+        super().__init__(params, groups=groups, grad_clip=grad_clip, lr=lr, lr_decay=lr_decay,
+                         weight_decay=weight_decay, initial_accumulator_value=initial_accumulator_value, eps=eps)
+
+    def _check_group(self, group, where):
+        super()._check_group(group, where)
+        _check_nonneg(self, group, where, ("lr_decay", "initial_accumulator_value", "eps"))
+
+    def update(self, p, g, state, group):
+        """One Adagrad step for ``p`` with gradient ``g``; ``state`` holds ``sum`` and ``step``.
+
+        Example:
+            >>> import burn
+            >>> p = burn.nn.Parameter(burn.tensor([1.0]))
+            >>> opt = burn.optim.Adagrad([p], lr=0.5, lr_decay=1.0)
+            >>> state = {}
+            >>> p1 = opt.update(p, burn.tensor([1.0]), state, opt.param_groups[0])   # rate 0.5
+            >>> p2 = opt.update(p1, burn.tensor([1.0]), state, opt.param_groups[0])  # rate 0.25, sum 2
+            >>> assert abs(p2.item() - (0.5 - 0.25 / 2 ** 0.5)) < 1e-6 and state["step"] == 2
+        """
+        if "sum" not in state:
+            state["step"], state["sum"] = 0, full_like(p, group["initial_accumulator_value"])
+        state["step"] += 1
+        if group["weight_decay"]:
+            g = g + p * group["weight_decay"]
+        clr = group["lr"] / (1 + (state["step"] - 1) * group["lr_decay"])
+        state["sum"] = state["sum"] + g * g
+        return p - g / (E.sqrt(state["sum"]) + group["eps"]) * _scalar(self._hyper_cache, p, clr)
