@@ -41,7 +41,7 @@ def test_namespace_present():
     import burn_linalg
     assert hasattr(burn, "linalg") and burn.linalg is burn_linalg
     for name in ["solve", "inv", "det", "slogdet", "cholesky", "qr", "svd", "svdvals", "eigh", "eigvalsh",
-                 "lstsq", "pinv", "lu", "lu_solve", "solve_triangular", "norm", "matrix_rank",
+                 "eig", "eigvals", "lstsq", "pinv", "lu", "lu_solve", "solve_triangular", "norm", "matrix_rank",
                  "matrix_power", "trace", "diagonal", "outer", "matvec", "vecdot", "cross", "cosine_similarity"]:
         assert callable(getattr(burn.linalg, name)), name
 
@@ -135,6 +135,79 @@ def test_lstsq_pinv(rng, m, n):
         np.testing.assert_allclose(xb[i], np.linalg.lstsq(ab[i], b)[0], atol=1e-10)
     np.testing.assert_allclose(L.pinv(T(ab)).numpy(), np.linalg.pinv(ab), atol=1e-10)
     np.testing.assert_allclose(L.pinv(T(a), rtol=None).numpy(), np.linalg.pinv(a, rtol=None), atol=1e-10)
+
+
+@pytest.mark.parametrize("dt", [np.float32, np.float64, np.complex64, np.complex128])
+def test_eig_eigvals_vs_numpy(rng, dt):
+    a = rng.standard_normal((3, 4, 4))
+    if np.dtype(dt).kind == "c":
+        a = a + 1j * rng.standard_normal((3, 4, 4))
+    a = a.astype(dt)
+    ct = np.result_type(dt, np.complex64)
+    w, v = L.eig(burn.tensor(a))
+    w0, v0 = np.linalg.eig(a)
+    assert w.dtype is burn.as_dtype(ct) and v.dtype is burn.as_dtype(ct) and w.shape == (3, 4) and v.shape == a.shape
+    tol = 1e-4 if ct == np.complex64 else 1e-10
+    np.testing.assert_allclose(w.numpy(), w0, rtol=tol, atol=tol)
+    np.testing.assert_allclose(v.numpy(), v0, rtol=tol, atol=tol)
+    np.testing.assert_allclose(a @ v.numpy(), v.numpy() * w.numpy()[..., None, :], rtol=tol, atol=tol)
+    np.testing.assert_allclose(L.eigvals(burn.tensor(a)).numpy(), w0, rtol=tol, atol=tol)
+    assert isinstance(L.eig(burn.tensor(a)), L.EigResult)
+
+
+def test_eig_real_spectrum_is_complex_and_errors(rng):
+    # every eigenvalue real: numpy returns float64, the Array API (and burn) complex128
+    d = np.diag([3.0, -1.0, 2.0])
+    w, v = L.eig(T(d))
+    assert w.dtype is burn.complex128
+    np.testing.assert_allclose(w.numpy(), [3.0, -1.0, 2.0])
+    assert L.eig(T(np.zeros((0, 2, 2)))).eigenvalues.shape == (0, 2)
+    with pytest.raises(burn.ShapeError, match="eig: a must be square"):
+        L.eig(T(np.ones((2, 3))))
+    with pytest.raises(burn.DTypeError, match="eigvals: needs a floating"):
+        L.eigvals(burn.tensor(np.ones((2, 2), dtype=np.int64)))
+    x = T(rng.standard_normal((3, 3))).to_device(burn.Device.flex().autodiff()).require_grad()
+    for f in (lambda m: L.eigvals(m), lambda m: L.eig(m).eigenvectors):
+        with pytest.raises(burn.AutodiffError, match="no gradient .* use burn.linalg.eigh"):
+            burn.real(f(x)).sum().backward()
+
+
+def test_pinv_rtol_array_one_cutoff_per_matrix(rng):
+    # rank-deficient stack: a per-matrix cutoff decides which singular values survive
+    a = rng.standard_normal((3, 2, 5, 3))
+    d = np.stack([np.diag([4.0, 1.0, 1e-3, 0.0])] * 3)
+    for rtol in (np.array([1e-15, 1e-2, 0.3]), np.array([[1e-15, 0.3], [0.01, 1e-4], [0.5, 0.0]]), np.array([0.1])):
+        x = d if rtol.ndim == 1 and rtol.size == 3 else a
+        for arr in (rtol, burn.tensor(rtol)):
+            got = L.pinv(T(x), rtol=arr)
+            want = np.linalg.pinv(x, rtol=rtol)
+            assert got.shape == want.shape and got.dtype is burn.float64
+            np.testing.assert_allclose(got.numpy(), want, atol=1e-10)
+    # broadcasting the batch against rtol, hermitian (eigh of the lower triangle, as numpy), float32, complex
+    r = np.array([[1e-3], [0.6]])
+    np.testing.assert_allclose(L.pinv(T(d), rtol=r).numpy(), np.linalg.pinv(np.broadcast_to(d, (2, 3, 4, 4)), rtol=r),
+                               atol=1e-10)   # numpy does not broadcast the stack itself: compare on a broadcast copy
+    h = np.tril(sym(rng.standard_normal((3, 4, 4)))) + np.triu(rng.standard_normal((3, 4, 4)), 1)
+    rh = np.array([1e-3, 0.4, 0.9])
+    np.testing.assert_allclose(L.pinv(T(h), rtol=rh, hermitian=True).numpy(),
+                               np.linalg.pinv(h, rtol=rh, hermitian=True), atol=1e-10)
+    f = L.pinv(T(d, burn.float32), rtol=np.array([1e-2, 0.3, 0.5]))
+    assert f.dtype is burn.float32
+    np.testing.assert_allclose(f.numpy(), np.linalg.pinv(d, rtol=np.array([1e-2, 0.3, 0.5])), atol=1e-5)
+    z = rng.standard_normal((2, 3, 4)) + 1j * rng.standard_normal((2, 3, 4))
+    rz = np.array([1e-15, 0.5])
+    np.testing.assert_allclose(L.pinv(T(z, burn.complex128), rtol=rz).numpy(), np.linalg.pinv(z, rtol=rz), atol=1e-10)
+    # empty stacks and matrices, errors, gradients through the composition
+    assert L.pinv(T(np.zeros((0, 3, 2))), rtol=np.array([0.1])).shape == (0, 2, 3)
+    assert L.pinv(T(np.zeros((2, 0, 3))), rtol=np.array([0.1, 0.2])).shape == (2, 3, 0)
+    with pytest.raises(burn.ShapeError, match="rtol of shape"):
+        L.pinv(T(a), rtol=np.ones(4))
+    with pytest.raises(burn.DTypeError, match="pinv"):
+        L.pinv(burn.tensor(np.ones((2, 2, 2), dtype=np.int64)), rtol=np.array([0.1, 0.2]))
+    w = rng.standard_normal((2, 5, 3))
+    gradcheck(lambda m: L.pinv(m, rtol=np.array([1e-10, 1e-12])), w)
+    # hermitian reads the lower triangle only: differentiate through a symmetric parametrisation
+    gradcheck(lambda m: L.pinv(sym(m), rtol=np.array([1e-10, 1e-12]), hermitian=True), rng.standard_normal((2, 3, 3)))
 
 
 @pytest.mark.parametrize("shape", [(4, 4), (5, 3), (3, 5), (2, 3, 4, 4)])

@@ -112,6 +112,14 @@ for name, fn in (("solve", lambda a: burn.linalg.solve(a, a)), ("inv", burn.lina
     except Exception as e:
         res["errors"][name] = [type(e).__name__, isinstance(e, np.linalg.LinAlgError), str(e)]
 res["errstate"] = [dict(k) for k in cupyx.ERRSTATE[:1]]
+a = np.random.default_rng(2).standard_normal((2, 4, 4))
+del cupy.CALLS[:]
+w, v = burn.linalg.eig(burn.tensor(a, device=dev))
+wn, vn = w.numpy(), v.numpy()
+res["eig"] = [str(w.dtype), str(w.device), bool(np.allclose(wn, np.linalg.eigvals(a))),
+              bool(np.allclose(a @ vn, vn * wn[..., None, :])), "asnumpy" in cupy.CALLS,
+              registry.kernel("linalg::eig", "cuda").__name__,
+              bool(np.allclose(burn.linalg.eigvals(burn.tensor(a, device=dev)).numpy(), wn))]
 print(json.dumps(res))
 '''
 
@@ -130,6 +138,8 @@ def test_cuda_kernels_wiring_on_a_numpy_stand_in_for_cupy(tmp_path):
     for op, (typ, is_np, msg) in res["errors"].items():
         assert typ == "LinAlgError" and is_np and f"linalg::{op}" in msg, (op, typ, msg)
     assert res["errstate"] == [{"linalg": "raise"}]
+    # eig / eigvals: LAPACK's geev on host copies (a declared fallback), results back on the device
+    assert res["eig"] == ["complex128", "cuda:0", True, True, True, "cuda_host_linalg_eig", True], res["eig"]
 
 
 def test_module_imports_without_cupy_and_declares_its_host_fallbacks():

@@ -250,13 +250,32 @@ def test_qr_gradients_on_wgpu(wg, rng, shape):
         assert gc(lambda x: L.qr(x, mode="complete")[0], a, device=dev)
 
 
+def test_eig_eigvals_run_on_the_host_and_match_numpy(wg, rng):
+    dev, dc = wg
+    for dt in _dtypes(dc):
+        a = rng.standard_normal((2, 5, 5)).astype(dt)
+        n0, _ = _transfers(dc)
+        w, v = L.eig(W(a, dev, dt))
+        ct = np.result_type(dt, np.complex64)
+        assert w.device == dev and w.dtype == burn.as_dtype(ct) and v.dtype == burn.as_dtype(ct)
+        wn, vn = w.numpy(), v.numpy()
+        assert _transfers(dc)[0] > n0, "eig is a declared host fallback: its copies are counted"
+        tol = dict(rtol=1e-4, atol=1e-4) if dt == np.float32 else _tol(dt)
+        np.testing.assert_allclose(a.astype(ct) @ vn, vn * wn[..., None, :], **tol)
+        np.testing.assert_allclose(wn, np.linalg.eigvals(a).astype(ct), **tol)   # same LAPACK order
+        np.testing.assert_allclose(L.eigvals(W(a, dev, dt)).numpy(), wn, **tol)
+
+
 # -- burn info and the transfer counter --------------------------------------------------------------
 
-def test_burn_info_lists_no_wgpu_host_fallback(wg):
+def test_burn_info_lists_only_eig_as_wgpu_host_fallback(wg):
     from burn.cli import info_text
     from burn_linalg import _wgpu
     out = info_text()
-    assert not _wgpu.HOST_FALLBACK
+    assert _wgpu.HOST_FALLBACK == {"eig", "eigvals"}     # general eigenproblems: LAPACK's geev on the host
+    for op in sorted(_wgpu.HOST_FALLBACK):
+        line = next(ln for ln in out.splitlines() if ln.strip().startswith(f"linalg::{op} "))
+        assert "wgpu: linalg host-fallback" in line, line
     for op in ("cholesky", "solve", "inv", "det", "slogdet", "solve_triangular", "lu_factor", "lu_solve", "qr",
                "diagonal", "lu", "eigh", "eigvalsh", "svd", "svdvals", "pinv", "lstsq"):
         line = next(ln for ln in out.splitlines() if ln.strip().startswith(f"linalg::{op} "))
@@ -595,6 +614,21 @@ def test_native_pinv_cutoff_and_hermitian(wg, rng):
         got = _no_transfers(dc, lambda: L.pinv(W(junk, dev, dtt), rcond=cut, hermitian=True))
         np.testing.assert_allclose(got.numpy(), np.linalg.pinv(junk.astype(dtt).astype(np.float64), rcond=cut,
                                                                hermitian=True), **tol)
+
+
+def test_native_pinv_rtol_array_per_matrix(wg, rng):
+    # an array rtol is composed from the native svd / eigh: one cutoff per matrix, no host round trip
+    dev, dc = wg
+    d = np.stack([np.diag([4.0, 1.0, 1e-2, 0.0])] * 3)
+    rtol = np.array([1e-5, 1e-2, 0.3])
+    for dt in _dtypes(dc):
+        got = _no_transfers(dc, lambda: L.pinv(W(d, dev, dt), rtol=W(rtol, dev, dt)))
+        assert got.dtype == burn.as_dtype(dt)
+        np.testing.assert_allclose(got.numpy(), np.linalg.pinv(d, rtol=rtol), **_tol(dt))
+        h = _sym(rng, 3, 5, 5)
+        np.testing.assert_allclose(L.pinv(W(h, dev, dt), rtol=rtol, hermitian=True).numpy(),
+                                   np.linalg.pinv(h.astype(dt).astype(np.float64), rtol=rtol, hermitian=True),
+                                   **_tol(dt))
 
 
 LSTSQ_CASES = [((4, 4), (4, 2)), ((6, 3), (6, 1)), ((3, 6), (3, 2)), ((1, 1), (1, 1)), ((2, 5, 3), (5, 4)),

@@ -107,3 +107,29 @@ def test_dropout_keeps_expected_fraction_and_scales_by_inverse_keep_probability(
     kept = y != 0
     assert abs(kept.mean() - 0.75) < 0.02
     np.testing.assert_allclose(y[kept], 1 / 0.75, rtol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", ["uint8", "int8", "int32", "int64", "float32", "complex64"])
+def test_vecdot_keeps_the_promoted_input_dtype_like_numpy(dev, rng, dtype):
+    if dtype.startswith("complex"):
+        a = (rng.standard_normal((2, 3, 4)) + 1j * rng.standard_normal((2, 3, 4))).astype(dtype)
+        b = (rng.standard_normal(4) + 1j * rng.standard_normal(4)).astype(dtype)
+    else:
+        a, b = rng.integers(0, 120, (2, 3, 4)).astype(dtype), rng.integers(0, 120, 4).astype(dtype)
+    b2 = rng.integers(0, 120, (3, 4)).astype(dtype) if not dtype.startswith("complex") else a[0]
+    for x, y, axis in ((a, b, -1), (a, b2, -2)):
+        want = np.vecdot(x, y, axis=axis)
+        got = burn.vecdot(burn.tensor(x, device=dev), burn.tensor(y, device=dev), axis=axis)
+        assert got.dtype is burn.as_dtype(want.dtype) and got.shape == want.shape
+        np.testing.assert_allclose(got.numpy(), want, rtol=1e-5)   # uint8/int8 wrap as numpy's do
+    mixed = burn.vecdot(burn.tensor(a, device=dev), burn.tensor(b.astype(np.int32), device=dev))
+    assert mixed.dtype is burn.result_type(burn.as_dtype(a.dtype), burn.int32)   # burn's promotion rule
+
+
+def test_vecdot_integer_dtypes_on_wgpu(wg, rng):
+    dev, _ = wg
+    for dtype in ("uint8", "int32"):
+        a, b = rng.integers(0, 120, (3, 5)).astype(dtype), rng.integers(0, 120, 5).astype(dtype)
+        got = burn.vecdot(burn.tensor(a, device=dev), burn.tensor(b, device=dev))
+        assert got.dtype is burn.as_dtype(dtype) and got.device == dev
+        np.testing.assert_array_equal(got.numpy(), np.vecdot(a, b))

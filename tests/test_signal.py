@@ -63,7 +63,7 @@ def test_namespaces():
     for name in burn_signal.__all__:
         assert hasattr(burn.signal, name), name
     for name in ["fft", "ifft", "rfft", "irfft", "fft2", "ifft2", "rfft2", "irfft2", "fftn", "ifftn", "rfftn",
-                 "irfftn", "fftfreq", "rfftfreq", "fftshift", "ifftshift"]:
+                 "irfftn", "hfft", "ihfft", "fftfreq", "rfftfreq", "fftshift", "ifftshift"]:
         assert getattr(burn.fft, name) is getattr(burn.signal, name)
     assert not hasattr(burn.fft, "stft")
 
@@ -96,6 +96,35 @@ def test_fft_dtypes(rng):
     assert S.fft(burn.tensor([1, 2, 3])).dtype is burn.complex128
     assert S.rfft(T(x, burn.float16)).dtype is burn.complex64
     close(S.fft(burn.tensor([1, 2, 3])), np.fft.fft([1, 2, 3]))
+
+
+@pytest.mark.parametrize("norm", NORMS + ["backward"])
+@pytest.mark.parametrize("n", [None, 5, 8])
+def test_hfft_ihfft_vs_numpy(rng, norm, n):
+    z, x = crandn(rng, 3, 5), rng.standard_normal((4, 6))
+    for axis in (-1, 0):
+        got = burn.fft.hfft(T(z), n=n, axis=axis, norm=norm)
+        assert got.dtype is burn.float64
+        close(got, np.fft.hfft(z, n=n, axis=axis, norm=norm))
+        got = burn.fft.ihfft(T(x), n=n, axis=axis, norm=norm)
+        assert got.dtype is burn.complex128
+        close(got, np.fft.ihfft(x, n=n, axis=axis, norm=norm))
+    # a real input to hfft is a Hermitian half with zero imaginary parts; float32 stays single precision
+    close(burn.fft.hfft(T(x), norm=norm), np.fft.hfft(x, norm=norm))
+    y = burn.fft.ihfft(T(x.astype(np.float32), burn.float32), n=n, norm=norm)
+    assert y.dtype is burn.complex64
+    close(y, np.fft.ihfft(x, n=n, norm=norm), 1e-5)
+    assert burn.signal.hfft is burn.fft.hfft and burn.signal.ihfft is burn.fft.ihfft
+    with pytest.raises(burn.signal.SignalError, match="hfft: norm"):
+        burn.fft.hfft(T(z), norm="bogus")
+
+
+def test_hfft_ihfft_gradcheck(rng):
+    re, im, x = rng.standard_normal((2, 4)), rng.standard_normal((2, 4)), rng.standard_normal((2, 6))
+    # gradcheck perturbs real inputs: the complex input is built from its real and imaginary parts
+    assert gradcheck(lambda p, q: S.hfft(p + q * 1j, n=7, norm="ortho"), re, im)
+    assert gradcheck(lambda p, q: S.hfft(p + q * 1j, axis=0), re, im)
+    assert gradcheck(lambda a: burn.real(S.ihfft(a)) + burn.imag(S.ihfft(a)), x)
 
 
 @pytest.mark.parametrize("norm", NORMS)

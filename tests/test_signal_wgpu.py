@@ -62,6 +62,21 @@ def test_native_fft_family(wg, rng, n):
         _close(F.irfft(W(z, dev), n=2 * n + 1).numpy(), np.fft.irfft(z, n=2 * n + 1), rt)
 
 
+def test_hfft_ihfft_on_wgpu(wg, rng):
+    dev, dc = wg
+    for rt, ct in _pairs(dc):
+        z = (rng.standard_normal((3, 6)) + 1j * rng.standard_normal((3, 6))).astype(ct)
+        x = rng.standard_normal((4, 7)).astype(rt)
+        for norm in (None, "ortho", "forward"):
+            for n, axis in ((None, -1), (9, 0)):
+                got = F.hfft(W(z, dev), n=n, axis=axis, norm=norm)
+                assert got.dtype == burn.as_dtype(rt) and got.device == dev
+                _close(got.numpy(), np.fft.hfft(z, n=n, axis=axis, norm=norm), rt)
+                got = F.ihfft(W(x, dev), n=n, axis=axis, norm=norm)
+                assert got.dtype == burn.as_dtype(ct)
+                _close(got.numpy(), np.fft.ihfft(x, n=n, axis=axis, norm=norm), rt)
+
+
 def test_native_fft_other_axes_and_nd(wg, rng):
     dev, dc = wg
     rt, ct = _pairs(dc)[-1]

@@ -115,12 +115,18 @@ def tensordot(x1, x2, /, *, axes=2) -> Tensor:
 def vecdot(x1, x2, /, *, axis=-1) -> Tensor:
     """Dot product of vectors along ``axis`` (conjugating ``x1``), broadcasting the rest.
 
+    The result has the promoted dtype of the inputs, integers included (uint8 stays uint8 and wraps,
+    as numpy's ``vecdot`` and the Array API say), unlike :func:`sum`, which widens integers to int64.
+
     Example:
         >>> import burn
         >>> assert burn.vecdot(burn.ones((2, 3)), burn.ones((3,))).tolist() == [3.0, 3.0]
+        >>> u = burn.tensor([200, 100], dtype=burn.uint8)
+        >>> assert burn.vecdot(u, burn.tensor([1, 1], dtype=burn.uint8)).item() == 44
     """
     a = E.conj(x1) if x1.dtype.is_complex else x1
-    return _sum(a * x2, axis=axis)
+    p = a * x2
+    return _sum(p, axis=axis, dtype=p.dtype if p.dtype.is_integer else None)
 
 
 def outer(x1, x2, /) -> Tensor:

@@ -19,10 +19,10 @@ from . import _ops as O
 
 __all__ = [
     "solve", "inv", "det", "slogdet", "cholesky", "qr", "svd", "svdvals", "eigh", "eigvalsh",
-    "lstsq", "pinv", "lu", "lu_factor", "lu_solve", "solve_triangular", "norm", "vector_norm",
+    "eig", "eigvals", "lstsq", "pinv", "lu", "lu_factor", "lu_solve", "solve_triangular", "norm", "vector_norm",
     "matrix_norm", "matrix_rank", "matrix_power", "trace", "diagonal", "outer", "matvec", "vecdot",
     "cross", "cosine_similarity", "matmul", "matrix_transpose", "tensordot",
-    "SlogdetResult", "QRResult", "SVDResult", "EighResult", "LstsqResult",
+    "SlogdetResult", "QRResult", "SVDResult", "EighResult", "EigResult", "LstsqResult",
 ]
 
 
@@ -70,6 +70,18 @@ class EighResult(NamedTuple):
         >>> import burn
         >>> r = burn.linalg.eigh(burn.tensor([[2.0, 0.0], [0.0, 1.0]]))
         >>> assert r.eigenvalues.tolist() == [1.0, 2.0] and r.eigenvectors.shape == (2, 2)
+    """
+    eigenvalues: Tensor
+    eigenvectors: Tensor
+
+
+class EigResult(NamedTuple):
+    """What :func:`eig` returns: complex ``eigenvalues`` and ``eigenvectors`` (columns, unit norm).
+
+    Example:
+        >>> import burn
+        >>> r = burn.linalg.eig(burn.tensor([[2.0, 0.0], [0.0, 1.0]]))
+        >>> assert r.eigenvalues.dtype is burn.complex64 and r.eigenvectors.shape == (2, 2)
     """
     eigenvalues: Tensor
     eigenvectors: Tensor
@@ -254,12 +266,15 @@ def eigvalsh(a, /, UPLO="L") -> Tensor:
 def pinv(a, /, rcond=None, hermitian=False, *, rtol=np._NoValue) -> Tensor:
     """Moore-Penrose pseudo-inverse of (..., M, N) -> (..., N, M), numpy's cutoffs: singular
     values below ``rcond * max(S)`` are dropped (default 1e-15; ``rtol=None`` means
-    ``max(M, N) * eps``). The gradient assumes the rank does not change near ``a``.
+    ``max(M, N) * eps``). An array ``rtol``/``rcond`` gives one cutoff per matrix of the stack
+    (broadcast against ``a.shape[:-2]``). The gradient assumes the rank does not change near ``a``.
 
     Example:
         >>> import burn, numpy as np
         >>> p = burn.linalg.pinv(burn.tensor([[1.0, 0.0], [0.0, 0.0]]))
         >>> assert np.allclose(p.numpy(), [[1.0, 0.0], [0.0, 0.0]])
+        >>> d = burn.tensor([[[4.0, 0.0], [0.0, 1.0]]] * 2)
+        >>> assert np.allclose(burn.linalg.pinv(d, rtol=np.array([0.1, 0.5])).numpy()[:, 1, 1], [1.0, 0.0])
     """
     a = _t(a)
     if rcond is None:
@@ -271,7 +286,70 @@ def pinv(a, /, rcond=None, hermitian=False, *, rtol=np._NoValue) -> Tensor:
             rcond = rtol
     elif rtol is not np._NoValue:
         raise burn.BurnError("linalg::pinv: give rcond or rtol, not both")
+    if isinstance(rcond, Tensor) or np.ndim(rcond) > 0:
+        # the cutoffs in the real dtype of the singular values (a device without float64 can hold them)
+        rdt = real_of(a.dtype) if a.dtype.is_inexact else burn.float64
+        rtol = rcond if isinstance(rcond, Tensor) else burn.asarray(np.asarray(rcond), dtype=rdt, device=a.device)
+        return _pinv_per_matrix(a, rtol, bool(hermitian))
     return O.pinv_op(a, rcond=float(rcond), hermitian=bool(hermitian))
+
+
+def _pinv_per_matrix(a, rtol, hermitian) -> Tensor:
+    """pinv with one relative cutoff per matrix of the stack (``rtol`` broadcast against
+    ``a.shape[:-2]``, as numpy does), composed from the reduced SVD (``eigh`` of the lower
+    triangle when ``hermitian``, as numpy) because the op's ``rcond`` attribute is one float
+    for the whole stack; it differentiates wherever those decompositions do."""
+    if a.ndim < 2:
+        raise ShapeError(f"linalg::pinv: needs a (..., M, N) input, got shape {a.shape}")
+    if rtol.ndim == 0:
+        return O.pinv_op(a, rcond=float(rtol.item()), hermitian=hermitian)
+    try:
+        batch = tuple(np.broadcast_shapes(tuple(a.shape[:-2]), tuple(rtol.shape)))
+    except ValueError:
+        raise ShapeError(f"linalg::pinv: rtol of shape {rtol.shape} does not broadcast against the stack "
+                         f"shape {a.shape[:-2]} of the input {a.shape}") from None
+    O._floating("pinv", a)
+    m, n = a.shape[-2:]
+    if 0 in batch or m == 0 or n == 0:   # an empty stack or empty matrices: the pseudo-inverse is all zeros
+        return burn.zeros(batch + (n, m), dtype=a.dtype, device=a.device)
+    if hermitian:
+        w, v = O.eigh_op(a, UPLO="L")
+        s, left, right = burn.abs(w), v, O._H(v)
+    else:
+        u, s, vh = O.svd_op(a, full_matrices=False)
+        w, left, right = s, O._H(vh), O._H(u)
+    cutoff = burn.expand_dims(rtol.astype(s.dtype), axis=-1) * burn.max(s, axis=-1, keepdims=True)
+    keep = s > cutoff
+    winv = burn.where(keep, 1 / burn.where(keep, w, burn.ones_like(w)), burn.zeros_like(w)).astype(a.dtype)
+    return burn.matmul(left * burn.expand_dims(winv, axis=-2), right)
+
+
+def eig(a, /) -> EigResult:
+    """Eigenvalues and right eigenvectors (columns, unit norm) of general square matrices (..., N, N),
+    ``a @ v[..., :, i] = w[..., i] * v[..., :, i]`` (numpy.linalg.eig, unordered). Both are complex
+    (complex64 for float32 input, complex128 for float64), also when every eigenvalue is real,
+    as the Array API says (numpy returns real arrays then). LAPACK's geev on every backend: wgpu
+    and cuda run it on the host (``burn info`` lists it). Not differentiable: a gradient raises
+    AutodiffError (use :func:`eigh` for symmetric/Hermitian matrices).
+
+    Example:
+        >>> import burn, numpy as np
+        >>> w, v = burn.linalg.eig(burn.tensor([[0.0, -1.0], [1.0, 0.0]], dtype=burn.float64))
+        >>> assert w.dtype is burn.complex128 and np.allclose(sorted(w.numpy(), key=np.imag), [-1j, 1j])
+    """
+    return EigResult(*O.eig_op(_t(a)))
+
+
+def eigvals(a, /) -> Tensor:
+    """Eigenvalues of general square matrices (..., N, N), complex as in :func:`eig`
+    (numpy.linalg.eigvals). Not differentiable.
+
+    Example:
+        >>> import burn, numpy as np
+        >>> w = burn.linalg.eigvals(burn.tensor([[2.0, 1.0], [0.0, 3.0]]))
+        >>> assert w.dtype is burn.complex64 and np.allclose(sorted(w.numpy().real), [2.0, 3.0])
+    """
+    return O.eigvals_op(_t(a))
 
 
 def lstsq(a, b, /, rcond=None) -> LstsqResult:

@@ -14,7 +14,8 @@ SVD, as numpy computes it) and ``diagonal``. ``lstsq``, ``lu``,
 ``lu_factor``, ``lu_solve`` and ``solve_triangular`` wrap CuPy's 2-D
 routines in a loop over the broadcast batch (the data stays on the device).
 ``HOST_FALLBACK`` (download, the flex kernel, upload; ``burn info`` marks
-them) is empty today: every linalg op has a CuPy equivalent.
+them) is ``eig`` and ``eigvals``: general (non-symmetric) eigenproblems have no
+batched cuSOLVER routine that CuPy wraps, so they run LAPACK's geev on the host.
 
 This module is imported only when the cuda backend is registered, which
 burn-cuda does even without CuPy: CuPy is imported inside the kernels. Everything of

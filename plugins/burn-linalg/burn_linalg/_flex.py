@@ -50,6 +50,7 @@ _FIX = {
     "solve_triangular": "the triangular matrix has a zero on its diagonal",
     "svd": "SVD did not converge",
     "eigh": "the eigenvalue iteration did not converge",
+    "eig": "the eigenvalue iteration did not converge",
 }
 
 
@@ -155,6 +156,23 @@ def eigvalsh(a, *, UPLO="L"):
     return w.astype(_real(a.dtype), copy=False)
 
 
+def _complex(dt):
+    """The complex dtype of general eigenvalues/eigenvectors (complex even when they are real, as the
+    Array API says; numpy returns real arrays when every eigenvalue is real)."""
+    return np.result_type(_up(np.empty(0, dt)).dtype, np.complex64)
+
+
+@_lapack("eig")
+def eig(a):
+    w, v = np.linalg.eig(_up(a))
+    return w.astype(_complex(a.dtype), copy=False), v.astype(_complex(a.dtype), copy=False)
+
+
+@_lapack("eig")
+def eigvals(a):
+    return np.linalg.eigvals(_up(a)).astype(_complex(a.dtype), copy=False)
+
+
 @_lapack("lstsq")
 def lstsq(a, b, *, rcond):
     dt = a.dtype
@@ -230,7 +248,7 @@ def diagonal(x, *, offset=0):
 
 
 KERNELS = {
-    f.__name__: f for f in (solve, inv, det, slogdet, cholesky, qr, svd, svdvals, eigh, eigvalsh, lstsq, pinv,
-              lu, lu_factor, lu_solve, solve_triangular)
+    f.__name__: f for f in (solve, inv, det, slogdet, cholesky, qr, svd, svdvals, eigh, eigvalsh, eig, eigvals,
+              lstsq, pinv, lu, lu_factor, lu_solve, solve_triangular)
 }
 KERNELS["diagonal"] = diagonal

@@ -38,7 +38,7 @@ import burn
 from burn.library import kernels_only
 from burn import DTypeError, ShapeError, TensorMeta
 from burn.errors import require_same_dtype
-from burn.dtypes import real_of
+from burn.dtypes import complex_of, real_of
 
 from ._errors import LinAlgError  # noqa: F401  (re-exported for kernels of other backends)
 
@@ -503,6 +503,41 @@ def _(ctx, gw):
     (a,) = ctx.inputs
     _, V = eigh_op(a, UPLO=ctx.kwargs.get("UPLO", "L"))
     return ((V * gw[..., None, :]) @ _H(V),)
+
+
+# -- eig / eigvals (general square matrices: complex results, no gradient) -----------------------------
+
+
+def _eig_meta(op, a):
+    _floating(op, a)
+    _square(op, a)
+    return TensorMeta(tuple(a.shape[:-1]), complex_of(a.dtype))
+
+
+def _eig_no_grad(op):
+    def backward(ctx, *grads):
+        raise burn.AutodiffError(
+            f"linalg::{op}: no gradient is implemented for the general (non-symmetric) eigendecomposition "
+            f"({_desc(ctx.inputs[0])}); for a symmetric/Hermitian matrix use burn.linalg.eigh / eigvalsh")
+    return backward
+
+
+@_ext("eig", _no_reference("eig"))
+def eig_op():
+    """``linalg::eig``."""
+
+
+eig_op.meta(lambda a: (_eig_meta("eig", a), TensorMeta(tuple(a.shape), complex_of(a.dtype))))
+eig_op.backward(_eig_no_grad("eig"))
+
+
+@_ext("eigvals", _no_reference("eigvals"))
+def eigvals_op():
+    """``linalg::eigvals``."""
+
+
+eigvals_op.meta(lambda a: _eig_meta("eigvals", a))
+eigvals_op.backward(_eig_no_grad("eigvals"))
 
 
 # -- pinv / lstsq ------------------------------------------------------------------------------------

@@ -15,7 +15,7 @@ from burn.library import register_kernel_modules
 __all__ = ["OPS", "KERNEL_MODULES", "burn_register_kernels", "burn_register_namespaces", "burn_plugin_info"]
 
 #: every ``linalg::<name>`` op the package declares (a test checks it against ``burn_linalg.ops``)
-OPS = ('cholesky', 'det', 'diagonal', 'eigh', 'eigvalsh', 'inv', 'lstsq', 'lu', 'lu_factor',
+OPS = ('cholesky', 'det', 'diagonal', 'eig', 'eigh', 'eigvals', 'eigvalsh', 'inv', 'lstsq', 'lu', 'lu_factor',
        'lu_solve', 'pinv', 'qr', 'slogdet', 'solve', 'solve_triangular', 'svd', 'svdvals',)
 
 #: backends we ship kernels for -> module holding ``KERNELS`` (op name -> function)

@@ -20,7 +20,7 @@ from ._ops import _EXT
 
 __all__ = [
     "fft", "ifft", "rfft", "irfft", "fft2", "ifft2", "rfft2", "irfft2", "fftn", "ifftn", "rfftn", "irfftn",
-    "fftfreq", "rfftfreq", "fftshift", "ifftshift",
+    "hfft", "ihfft", "fftfreq", "rfftfreq", "fftshift", "ifftshift",
     "stft", "istft", "spectrogram", "welch",
     "get_window", "hann", "hamming", "blackman", "bartlett", "kaiser",
     "convolve", "correlate", "fftconvolve", "lfilter", "sosfilt", "resample",
@@ -182,6 +182,34 @@ def irfftn(x, /, s=None, axes=None, norm=None) -> Tensor:
         >>> assert np.allclose(burn.signal.irfftn(burn.signal.rfftn(x), s=(3, 4)).numpy(), x.numpy())
     """
     return _fftn("irfftn", x, s, axes, norm, complex_in=True)
+
+
+def hfft(x, /, n=None, axis=-1, norm=None) -> Tensor:
+    """FFT of a signal with Hermitian symmetry given by its one-sided half: a real tensor of length ``n``
+    (default 2 * (m - 1)) along ``axis`` (numpy.fft.hfft).
+
+    Composed as numpy does, ``irfft(conj(x))`` with the norm's direction swapped, so it runs and
+    differentiates wherever :func:`irfft` does.
+
+    Example:
+        >>> import burn, numpy as np
+        >>> x = np.array([1.0, 2.0 - 1.0j, 0.5j])
+        >>> assert np.allclose(burn.fft.hfft(burn.tensor(x)).numpy(), np.fft.hfft(x))
+    """
+    x = _inexact(_t(x), complex_=True)
+    return irfft(burn.conj(x), n=n, axis=axis, norm=O._DUAL[_norm("hfft", norm)])
+
+
+def ihfft(x, /, n=None, axis=-1, norm=None) -> Tensor:
+    """Inverse of :func:`hfft`: the one-sided half (n//2 + 1 values) of the Hermitian spectrum of a real
+    signal (numpy.fft.ihfft), composed as ``conj(rfft(x))`` with the norm's direction swapped.
+
+    Example:
+        >>> import burn, numpy as np
+        >>> x = np.array([1.0, -2.0, 3.0, 0.5])
+        >>> assert np.allclose(burn.fft.ihfft(burn.tensor(x)).numpy(), np.fft.ihfft(x))
+    """
+    return burn.conj(rfft(x, n=n, axis=axis, norm=O._DUAL[_norm("ihfft", norm)]))
 
 
 def fft2(x, /, s=None, axes=(-2, -1), norm=None) -> Tensor:

@@ -7,8 +7,8 @@ Example:
 """
 from __future__ import annotations
 
-from ._api import (fft, fft2, fftfreq, fftn, fftshift, ifft, ifft2, ifftn, ifftshift, irfft, irfft2,  # noqa: F401
-                   irfftn, rfft, rfft2, rfftfreq, rfftn)
+from ._api import (fft, fft2, fftfreq, fftn, fftshift, hfft, ifft, ifft2, ifftn, ifftshift,  # noqa: F401
+                   ihfft, irfft, irfft2, irfftn, rfft, rfft2, rfftfreq, rfftn)
 
 __all__ = ["fft", "ifft", "rfft", "irfft", "fft2", "ifft2", "rfft2", "irfft2", "fftn", "ifftn", "rfftn",
-           "irfftn", "fftfreq", "rfftfreq", "fftshift", "ifftshift"]
+           "irfftn", "hfft", "ihfft", "fftfreq", "rfftfreq", "fftshift", "ifftshift"]

@@ -1,4 +1,6 @@
-"""wgpu kernels of burn.linalg: every op natively in OpenCL; complex inputs on the host except eigh.
+"""wgpu kernels of burn.linalg: every op natively in OpenCL but the general eigenproblem (``eig`` /
+``eigvals``: LAPACK's geev as a declared host fallback, ``HOST_FALLBACK``); complex inputs on the host
+except eigh.
 
 The OpenCL C lives in ``burn_linalg/kernels/*.cl`` (package data): one program per dtype
 (float32, float64) from ``common.cl`` and a file per op family, parameterised by ``#define``s,
