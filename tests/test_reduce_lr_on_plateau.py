@@ -91,3 +91,35 @@ def test_bad_settings_and_missing_metric_are_named():
         burn.optim.ReduceLROnPlateau(opt).step()
     with pytest.raises(burn.BurnError, match="state is of a StepLR"):
         burn.optim.ReduceLROnPlateau(opt).load_state_dict({"type": "StepLR"})
+
+
+def test_learner_steps_a_plateau_scheduler_once_per_epoch_with_the_monitored_value():
+    """The Learner hands ReduceLROnPlateau the epoch's loss (it used to call step() with none);
+    the lrs it leaves match torch's scheduler fed the same recorded losses."""
+    dev = burn.Device.flex().autodiff()
+    dev.seed(0)
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((64, 2)).astype(np.float32)
+    y = (X[:, 0] > X[:, 1]).astype(np.int64)
+    dl = burn.data.DataLoader(burn.data.ArrayDataset(X, y), batch_size=16, shuffle=True, seed=0, device=dev)
+    model = burn.nn.Linear(2, 2, device=dev)
+    opt = burn.optim.SGD(model, lr=0.5)
+    sched = burn.optim.ReduceLROnPlateau(opt, factor=0.5, patience=0, threshold=0.2)
+    lrs = []
+    learner = burn.train.Learner(model, opt, burn.nn.functional.cross_entropy, scheduler=sched, progress=False)
+    for _ in range(6):
+        learner.fit(dl, epochs=learner.epoch + 1)
+        lrs.append(opt.param_groups[0]["lr"])
+    losses = list(learner.history["train_loss"])
+    topt = torch.optim.SGD([torch.nn.Parameter(torch.zeros(1))], lr=0.5)
+    tsched = torch.optim.lr_scheduler.ReduceLROnPlateau(topt, factor=0.5, patience=0, threshold=0.2)
+    want = []
+    for v in losses:
+        tsched.step(v)
+        want.append(topt.param_groups[0]["lr"])
+    assert lrs == pytest.approx(want) and len(set(want)) > 1, (lrs, want, losses)
+    with pytest.raises(burn.BurnError, match="monitors 'valid_accuracy'"):
+        burn.train.Learner(model, opt, burn.nn.functional.cross_entropy, progress=False,
+                           scheduler=burn.optim.ReduceLROnPlateau(opt), plateau_monitor="valid_accuracy").fit(dl, 1)
+    with pytest.raises(burn.BurnError, match="plateau_monitor is for"):
+        burn.train.Learner(model, opt, burn.nn.functional.cross_entropy, progress=False, plateau_monitor="x")

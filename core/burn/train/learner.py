@@ -31,7 +31,9 @@ class Learner:
       accumulate on the device and are read at an epoch's end and when the
       progress display refreshes, so a step does not wait for the device.
     - ``scheduler``: stepped after every batch (``scheduler_interval="step"``,
-      the default) or every epoch (``"epoch"``).
+      the default) or every epoch (``"epoch"``). A ``burn.optim.ReduceLROnPlateau`` is
+      stepped once per epoch with the epoch's ``plateau_monitor`` value (default
+      ``"valid_loss"`` when ``fit`` gets a ``valid_loader``, else ``"train_loss"``).
     - ``checkpoint_dir``: after every epoch, model, optimizer, scheduler,
       random streams, counters and history go to ``checkpoint_dir/epoch-XXXX/``
       (atomically); the newest ``keep_last`` are kept (``None``: all).
@@ -66,7 +68,7 @@ class Learner:
     def __init__(self, model, optimizer, loss_fn, *, scheduler=None, metrics=(), device=None,
                  checkpoint_dir=None, keep_last: int | None = 3, early_stopping: EarlyStopping | None = None,
                  progress=True, scheduler_interval: str = "step", rngs: dict | None = None,
-                 checkpoint_every: int | None = None):
+                 checkpoint_every: int | None = None, plateau_monitor: str | None = None):
         if not callable(model):
             raise BurnError(f"Learner: model must be callable (a burn.nn.Module), got {type(model).__name__}")
         if not hasattr(optimizer, "step") or not hasattr(optimizer, "state_dict"):
@@ -88,7 +90,13 @@ class Learner:
         if early_stopping is not None and not isinstance(early_stopping, EarlyStopping):
             raise BurnError(f"Learner: early_stopping must be a burn.train.EarlyStopping, got {early_stopping!r}")
         self.model, self.optimizer, self.loss_fn = model, optimizer, loss_fn
+        if isinstance(scheduler, optim.ReduceLROnPlateau):
+            scheduler_interval = "epoch"        # it needs the epoch's metric, not a batch count
+        elif plateau_monitor is not None:
+            raise BurnError("Learner: plateau_monitor is for a burn.optim.ReduceLROnPlateau scheduler, got "
+                            f"{type(scheduler).__name__}")
         self.scheduler, self.scheduler_interval = scheduler, scheduler_interval
+        self.plateau_monitor = plateau_monitor
         self.metrics = [get_metric(m) for m in metrics]
         names = ["loss"] + [m.name for m in self.metrics]
         dup = sorted({n for n in names if names.count(n) > 1})
@@ -196,7 +204,7 @@ class Learner:
                 if valid_loader is not None:
                     record.update({f"valid_{k}": v for k, v in self.evaluate(valid_loader).items()})
                 if self.scheduler is not None and self.scheduler_interval == "epoch":
-                    self.scheduler.step()
+                    self._step_epoch_scheduler(record, valid_loader is not None)
                 self.epoch += 1
                 self.history.append(record)
                 stop = False
@@ -288,6 +296,16 @@ class Learner:
         record["time_s"] = elapsed
         record["samples_per_s"] = samples / max(elapsed, 1e-9)
         return record
+
+    def _step_epoch_scheduler(self, record: dict, has_valid: bool) -> None:
+        if not isinstance(self.scheduler, optim.ReduceLROnPlateau):
+            self.scheduler.step()
+            return
+        key = self.plateau_monitor or ("valid_loss" if has_valid else "train_loss")
+        if key not in record:
+            raise BurnError(f"Learner: ReduceLROnPlateau monitors {key!r}, which the epoch's record lacks "
+                            f"(it has {sorted(record)}); pass plateau_monitor= one of those")
+        self.scheduler.step(record[key])
 
     def evaluate(self, loader) -> dict:
         """Loss and metrics over ``loader`` in eval mode without gradients: ``{"loss": .., "accuracy": ..}``.
