@@ -147,20 +147,29 @@ def vector_width(t: str) -> int:
     return 8 if t in ("double", "long", "float64", "int64") else VW
 
 
-def _matmul_rows_src(T, is_float):
-    """CPU-friendly matmul (PoCL): no local memory or barriers; each work-item keeps a
-    RM x VW block of C in vector registers, reading rows of B as vectors (B's rows must
-    be contiguous) and A as broadcast scalars. ~4x the tiled kernel on a CPU device."""
+def _register_block(T, is_float, upd_indent):
+    """The pieces both CPU matmul kernels share: each work-item's RM x VW block of C in vector
+    registers (accumulators, A's row pointers, the update of one k step, the full-width store).
+    Returns ``(VW, vector type, ptrs, upd, init, store)``; ``upd_indent`` is the update's indent."""
     VW = vector_width(T)
     V = f"{T}{VW}"
     rows = range(RM)
     ptrs = "\n".join(f"  __global const {T}* a{i} = A + (long)min(m0 + {i}, M - 1) * sam;" for i in rows)
     if is_float:
-        upd = "\n".join(f"      acc{i} = fma(({V})(a{i}[ka]), bv, acc{i});" for i in rows)
+        upd = "\n".join(f"{upd_indent}acc{i} = fma(({V})(a{i}[ka]), bv, acc{i});" for i in rows)
     else:
-        upd = "\n".join(f"      acc{i} += ({V})(a{i}[ka]) * bv;" for i in rows)
+        upd = "\n".join(f"{upd_indent}acc{i} += ({V})(a{i}[ka]) * bv;" for i in rows)
     init = " ".join(f"{V} acc{i} = ({V})(0);" for i in rows)
     store = "\n".join(f"    if (m0 + {i} < M) vstore{VW}(acc{i}, 0, Cb + (long)(m0 + {i}) * N + n0);" for i in rows)
+    return VW, V, ptrs, upd, init, store
+
+
+def _matmul_rows_src(T, is_float):
+    """CPU-friendly matmul (PoCL): no local memory or barriers; each work-item keeps a
+    RM x VW block of C in vector registers, reading rows of B as vectors (B's rows must
+    be contiguous) and A as broadcast scalars. ~4x the tiled kernel on a CPU device."""
+    VW, V, ptrs, upd, init, store = _register_block(T, is_float, "      ")
+    rows = range(RM)
     return f"""
 __kernel void matmul_rows(const int M, const int N, const int K,
             __global const {T}* A, const int offA, const int sam, const int sak, const int sab,
@@ -203,16 +212,8 @@ def _matmul_packed_src(T, is_float):
     (row-major B of 1024 columns otherwise touches a new page every step of k: TLB-bound);
     each work-item keeps an RM x VW block of C in vector registers (A as broadcast scalars,
     fma). No local memory or barriers: a CPU device has neither fast."""
-    VW = vector_width(T)
-    V = f"{T}{VW}"
+    VW, V, ptrs, upd, init, full = _register_block(T, is_float, "    ")
     rows = range(RM)
-    ptrs = "\n".join(f"  __global const {T}* a{i} = A + (long)min(m0 + {i}, M - 1) * sam;" for i in rows)
-    if is_float:
-        upd = "\n".join(f"    acc{i} = fma(({V})(a{i}[ka]), bv, acc{i});" for i in rows)
-    else:
-        upd = "\n".join(f"    acc{i} += ({V})(a{i}[ka]) * bv;" for i in rows)
-    init = " ".join(f"{V} acc{i} = ({V})(0);" for i in rows)
-    full = "\n".join(f"    if (m0 + {i} < M) vstore{VW}(acc{i}, 0, Cb + (long)(m0 + {i}) * N + n0);" for i in rows)
     part = "\n".join(f"    if (m0 + {i} < M) {{ vstore{VW}(acc{i}, 0, t); for (int j = 0; j < N - n0; ++j) "
                      f"Cb[(long)(m0 + {i}) * N + n0 + j] = t[j]; }}" for i in rows)
     return f"""
