@@ -1,0 +1,139 @@
+"""The flex worker pool: one per process, sized from the CPUs this process may use.
+
+numpy's ufuncs, copies and BLAS calls release the GIL, so plain Python threads
+running numpy on disjoint slices of an array do run in parallel. Kernels split
+their work with :func:`parallel_for`; below a size threshold (the caller's
+``min_chunk``) the work stays on the calling thread, where a thread hand-off
+would cost more than it saves.
+
+The size comes from ``os.sched_getaffinity`` (the CPUs this process may run on,
+which respects ``taskset`` and container limits, unlike ``os.cpu_count``),
+overridden by the environment variable ``BURN_FLEX_THREADS`` or by
+:func:`set_num_threads`.
+
+Example::
+
+    from burn_flex import threads
+    out = np.empty_like(x)
+    def work(start, stop):
+        np.exp(x[start:stop], out=out[start:stop])
+    threads.parallel_for(len(x), work, min_chunk=65536)
+"""
+from __future__ import annotations
+
+import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+_lock = threading.Lock()
+_pool: ThreadPoolExecutor | None = None
+_num_threads: int | None = None
+# Set in pool workers: a parallel_for inside a parallel_for runs inline, so
+# nested kernels cannot deadlock waiting for workers that are all busy.
+_inside = threading.local()
+
+
+def _threads_from_environment() -> int:
+    raw = os.environ.get("BURN_FLEX_THREADS", "").strip()
+    if raw:
+        try:
+            n = int(raw)
+        except ValueError:
+            n = 0
+        if n < 1:
+            raise ValueError(f"BURN_FLEX_THREADS={raw!r}: expected a positive integer "
+                             "(the number of threads flex kernels may use)")
+        return n
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:          # not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def num_threads() -> int:
+    """How many threads flex kernels use (the calling thread included).
+
+    Example::
+
+        >>> from burn_flex import threads
+        >>> threads.num_threads() >= 1
+        True
+    """
+    global _num_threads
+    if _num_threads is None:
+        _num_threads = _threads_from_environment()
+    return _num_threads
+
+
+def set_num_threads(n: int) -> None:
+    """Use ``n`` threads (the calling thread included) for flex kernels from now on.
+
+    Example::
+
+        >>> from burn_flex import threads
+        >>> threads.set_num_threads(1)      # everything on the calling thread
+    """
+    global _num_threads, _pool
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ValueError(f"set_num_threads: expected a positive integer, got {n!r}")
+    with _lock:
+        old, _pool = _pool, None
+        _num_threads = n
+    if old is not None:
+        old.shutdown(wait=True)
+
+
+def _mark_worker():
+    _inside.active = True
+
+
+def _executor() -> ThreadPoolExecutor:
+    global _pool
+    with _lock:
+        if _pool is None:
+            _pool = ThreadPoolExecutor(max_workers=max(1, num_threads() - 1),
+                                       thread_name_prefix="burn-flex",
+                                       initializer=_mark_worker)
+        return _pool
+
+
+def parallel_for(n_items: int, work, min_chunk: int = 1) -> None:
+    """Run ``work(start, stop)`` over ``range(n_items)`` split into contiguous chunks.
+
+    Chunks have at least ``min_chunk`` items; with fewer than two chunks' worth
+    of items, or one thread, or when already inside a worker, it is one call on
+    the calling thread. The calling thread runs the first chunk itself. The
+    first exception raised by any chunk is re-raised here after every chunk has
+    finished, so no chunk is still writing when the caller sees the error.
+
+    Example::
+
+        >>> import numpy as np
+        >>> from burn_flex import threads
+        >>> x = np.arange(10.0); out = np.empty_like(x)
+        >>> threads.parallel_for(10, lambda a, b: np.multiply(x[a:b], 2, out=out[a:b]))
+        >>> out[-1]
+        18.0
+    """
+    if n_items <= 0:
+        return
+    chunks = min(num_threads(), n_items // max(1, min_chunk))
+    if chunks < 2 or getattr(_inside, "active", False):
+        work(0, n_items)
+        return
+    bounds = [n_items * k // chunks for k in range(chunks + 1)]
+    pool = _executor()
+    futures = [pool.submit(work, bounds[k], bounds[k + 1]) for k in range(1, chunks)]
+    first_error = None
+    try:
+        work(bounds[0], bounds[1])
+    except BaseException as e:      # wait for the others before raising
+        first_error = e
+    for f in futures:
+        try:
+            f.result()
+        except BaseException as e:
+            if first_error is None:
+                first_error = e
+    if first_error is not None:
+        raise first_error
