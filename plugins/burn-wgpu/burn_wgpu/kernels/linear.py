@@ -131,20 +131,24 @@ WPT = 4            # matmul: each work-item computes WPT x WPT values of C
 def _matmul_src(T):
     return with_defines(cl_source("matmul_tiled.cl"), dict(T=T, TILE=TILE, TK=TK, WPT=WPT))
 
-VW = 16           # matmul_rows: columns of C per work-item (one vector)
+# matmul_rows / matmul_packed: columns of C per work-item (one 256-bit vector of 4-byte values).
+# Not 512-bit: PoCL 3.0 picks its AVX-512 builtin library on CPUs that report avx512 flags while
+# LLVM's target for the same CPU may lack avx512f, and then LLVM aborts the whole process
+# ("Cannot select ... fma", "Do not know how to scalarize") when it generates code for any
+# float16/double8 builtin; float8/double4 compile everywhere.
+VW = 8
 
 
 RM = 4            # matmul_rows: rows of C per work-item
 
 
 def vector_width(t: str) -> int:
-    """Columns of C per work-item of the CPU matmul kernels for OpenCL/burn type ``t``: ``VW``,
-    or 8 for 8-byte types (an RM x 16 block of doubles spills PoCL's registers: float64
-    512x1024x1024 ran 780 ms with 16, 168 ms with 8).
+    """Columns of C per work-item of the CPU matmul kernels for OpenCL/burn type ``t``: one
+    256-bit vector, ``VW`` values of 4 bytes or ``VW // 2`` of 8 bytes (why not 512: see ``VW``).
 
-    >>> assert vector_width("float") == vector_width("float32") == 16 and vector_width("double") == 8
+    >>> assert vector_width("float") == vector_width("float32") == 8 and vector_width("double") == 4
     """
-    return 8 if t in ("double", "long", "float64", "int64") else VW
+    return VW // 2 if t in ("double", "long", "float64", "int64", "ulong", "uint64") else VW
 
 
 def _register_block(T, is_float, upd_indent):

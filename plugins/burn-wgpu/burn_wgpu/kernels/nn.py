@@ -124,6 +124,7 @@ ROW_CHAINS = 4              # independent Kahan chains of a compensated scalar l
 
 def _row_helpers(T):
     """The C-writing helpers of the row kernels of dtype ``T`` (see :func:`_rows_src`)."""
+    GV = row_vector_width(T)
     V, IV = f"{T}{GV}", ("long" if T == "double" else "int") + str(GV)
 
     def kahan(s, val):
@@ -227,6 +228,7 @@ def _rows_src(T):
 
 
 def _softmax_rows_src(T):
+    GV = row_vector_width(T)
     kahan, ksum, vmax, each, ld, at, V = _row_helpers(T)
     # softmax rows: contiguous when I == 1. Kernels without exp take the vector loops only on
     # rows of ROW_VEC_MIN or more: on shorter rows PoCL runs the scalar loop over a row 8 rows a
@@ -297,6 +299,7 @@ __kernel void row_log_softmax_grad(const int O, const int L, const int I, __glob
 
 
 def _layer_norm_rows_src(T):
+    GV = row_vector_width(T)
     kahan, ksum, vmax, each, ld, at, V = _row_helpers(T)
     # rows of ROW_VEC_MIN or more take the vector loops (see _softmax_rows_src); shorter
     # ones sum plainly, the mean shifted by the row's first value
@@ -358,7 +361,17 @@ __kernel void col_layer_norm_grad(const int R, const int D, __global {T}* dw, __
 }}"""
 
 
-GV = 8                      # grp_ kernels: vector width of the reductions over contiguous rows
+GV = 8                      # row kernels: lanes of the vector loops over contiguous rows (4-byte types)
+
+
+def row_vector_width(T: str) -> int:
+    """Lanes of the row kernels' vector loops for OpenCL type ``T``: one 256-bit vector. An
+    8-lane double vector would be 512-bit, which PoCL 3.0 cannot compile on CPUs whose flags
+    say avx512 while LLVM's target lacks avx512f (see burn_wgpu.kernels.linear.VW).
+
+    >>> assert row_vector_width("float") == 8 and row_vector_width("double") == 4
+    """
+    return GV // 2 if T in ("double", "long") else GV
 
 
 LONG_ROW = 768              # rows at least this long get a work-group whatever their number:
@@ -439,6 +452,7 @@ def _grp_rows_src(T, blocked):
     item's compensated partial then goes through a pairwise tree). On contiguous rows (softmax's
     ``I == 1``, layer_norm) an item folds its block GV values at a time: GV independent Kahan or
     max chains instead of one latency-bound chain (4-5x on [8, 1M] softmax on PoCL)."""
+    GV = row_vector_width(T)
     def tree(var, comb):
         # every item ends with the row's value; the closing barrier keeps ta[0] intact until
         # all items have read it (the next tree overwrites ta)
