@@ -6,6 +6,7 @@ import numpy as np
 import burn
 from burn.primitives import ELEMENTWISE, MATMUL, REDUCE
 
+from . import threads
 from .native import native
 from .fused import compile_elementwise
 
@@ -20,7 +21,15 @@ class FlexBackend(burn.Backend):
 
     def describe_devices(self):
         import os
-        return [f"flex:0 (numpy {np.__version__}, {os.cpu_count()} CPU cores)"]
+        blas = threads.blas_threads()
+        return [f"flex:0 (numpy {np.__version__}, {os.cpu_count()} CPU cores; {threads.num_threads()} flex "
+                f"threads, BLAS {blas if blas is not None else 'unknown'} threads)"]
+
+    def set_num_threads(self, n):
+        threads.set_num_threads(n)
+
+    def num_threads(self):
+        return threads.num_threads()
 
     def dtype_unavailable_reason(self, dtype, index):
         return None     # numpy (with ml_dtypes for bfloat16) holds every burn dtype

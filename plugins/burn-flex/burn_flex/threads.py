@@ -18,6 +18,16 @@ Example::
     def work(start, stop):
         np.exp(x[start:stop], out=out[start:stop])
     threads.parallel_for(len(x), work, min_chunk=65536)
+
+BLAS and the pool. OpenBLAS runs its own threads (as many as
+``burn.set_num_threads`` / threadpoolctl allow), so the rule is: a BLAS call
+made on the calling thread outside a parallel region (a matmul, a convolution's
+GEMM) keeps every BLAS thread; chunks that call BLAS themselves (row sums as
+matrix-vector products in softmax or layer_norm) are split with
+``parallel_for(..., blas=True)``, which pins BLAS to one thread while the chunks
+run and restores it afterwards, so N chunks never start N x N BLAS threads.
+The pin is process-wide: a BLAS call another Python thread makes in that window
+runs on one thread too (correct, only slower).
 """
 from __future__ import annotations
 
@@ -25,12 +35,16 @@ import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
+import numpy as np
+
 _lock = threading.Lock()
 _pool: ThreadPoolExecutor | None = None
 _num_threads: int | None = None
 # Set in pool workers: a parallel_for inside a parallel_for runs inline, so
 # nested kernels cannot deadlock waiting for workers that are all busy.
 _inside = threading.local()
+# parallel regions run on the pool so far (not counting inline calls): tests read it
+stats = {"regions": 0}
 
 
 def _threads_from_environment() -> int:
@@ -97,14 +111,75 @@ def _executor() -> ThreadPoolExecutor:
         return _pool
 
 
-def parallel_for(n_items: int, work, min_chunk: int = 1) -> None:
+class _BlasPin:
+    """Counted pin of BLAS to one thread while parallel regions with ``blas=True`` run.
+
+    The first region to enter saves BLAS's thread counts and sets them to 1; the last to
+    leave restores them (several Python threads may run regions at once)."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.depth = 0
+        self.saved = []
+        self._libs = None
+
+    def libs(self):
+        if self._libs is None:
+            try:
+                from threadpoolctl import ThreadpoolController
+                self._libs = [c for c in ThreadpoolController().lib_controllers if c.user_api == "blas"]
+            except Exception:      # threadpoolctl missing or no BLAS found: nothing to pin
+                self._libs = []
+        return self._libs
+
+    def __enter__(self):
+        with self.lock:
+            if self.depth == 0:
+                self.saved = [(c, c.get_num_threads()) for c in self.libs()]
+                for c, n in self.saved:
+                    if n is not None and n > 1:
+                        c.set_num_threads(1)
+            self.depth += 1
+
+    def __exit__(self, *exc):
+        with self.lock:
+            self.depth -= 1
+            if self.depth == 0:
+                for c, n in self.saved:
+                    if n is not None and n > 1:
+                        c.set_num_threads(n)
+                self.saved = []
+        return False
+
+
+_blas_pin = _BlasPin()
+
+
+def blas_threads() -> int | None:
+    """BLAS's thread count now (the first BLAS library numpy loaded), or None if unknown.
+
+    Example::
+
+        >>> from burn_flex import threads
+        >>> n = threads.blas_threads()
+        >>> n is None or n >= 1
+        True
+    """
+    libs = _blas_pin.libs()
+    return libs[0].get_num_threads() if libs else None
+
+
+def parallel_for(n_items: int, work, min_chunk: int = 1, *, blas: bool = False) -> None:
     """Run ``work(start, stop)`` over ``range(n_items)`` split into contiguous chunks.
 
     Chunks have at least ``min_chunk`` items; with fewer than two chunks' worth
-    of items, or one thread, or when already inside a worker, it is one call on
-    the calling thread. The calling thread runs the first chunk itself. The
-    first exception raised by any chunk is re-raised here after every chunk has
-    finished, so no chunk is still writing when the caller sees the error.
+    of items, or one thread, or when already inside a parallel region (a worker,
+    or the calling thread while it runs its own chunk), it is one call on the
+    calling thread: nested parallel_for never waits for busy workers. The
+    calling thread runs the first chunk itself. The first exception raised by
+    any chunk is re-raised here after every chunk has finished, so no chunk is
+    still writing when the caller sees the error. ``blas=True`` says the chunks
+    call BLAS: it is pinned to one thread while they run (module docstring).
 
     Example::
 
@@ -122,18 +197,33 @@ def parallel_for(n_items: int, work, min_chunk: int = 1) -> None:
         work(0, n_items)
         return
     bounds = [n_items * k // chunks for k in range(chunks + 1)]
-    pool = _executor()
-    futures = [pool.submit(work, bounds[k], bounds[k + 1]) for k in range(1, chunks)]
+    stats["regions"] += 1
+    pin = _blas_pin if blas else None
+    if pin is not None:
+        pin.__enter__()
     first_error = None
+    _inside.active = True
     try:
-        work(bounds[0], bounds[1])
-    except BaseException as e:      # wait for the others before raising
-        first_error = e
-    for f in futures:
+        pool = _executor()
+        err = np.geterr()       # the caller's floating-point error handling, in the workers too
+
+        def run(start, stop):
+            with np.errstate(**err):
+                work(start, stop)
+        futures = [pool.submit(run, bounds[k], bounds[k + 1]) for k in range(1, chunks)]
         try:
-            f.result()
-        except BaseException as e:
-            if first_error is None:
-                first_error = e
+            work(bounds[0], bounds[1])
+        except BaseException as e:      # wait for the others before raising
+            first_error = e
+        for f in futures:
+            try:
+                f.result()
+            except BaseException as e:
+                if first_error is None:
+                    first_error = e
+    finally:
+        _inside.active = False
+        if pin is not None:
+            pin.__exit__()
     if first_error is not None:
         raise first_error
