@@ -192,6 +192,25 @@ def test_fused_elementwise_blocks_equal_across_thread_counts(small_thresholds):
                                rtol=2e-6, atol=2e-6)
 
 
+def test_blocks_over_collapsed_leading_axes_and_broadcast_scalars(small_thresholds):
+    r = np.random.default_rng(9)
+    y3 = r.standard_normal((4, 96, 512)).astype(np.float32)      # rows larger than a block: B*T rows
+    bias = r.standard_normal(512).astype(np.float32)
+    col = r.standard_normal((4, 96, 1)).astype(np.float32)
+    layout = fused._block_layout((4, 96, 512), [(4, 96, 512), (512,), (4, 96, 1)])
+    assert layout[0] == 384 and layout[1] == (512,) and layout[3] == [True, False, True] and layout[4] == 2
+    xb = burn.tensor(y3, device=AD).require_grad()
+
+    def run():
+        z = (burn.tensor(y3) * 3.0 + burn.tensor(bias)).tanh() * burn.tensor(col)
+        gx = xb.grad(((xb * 2.0).exp() * 0.5).sum().backward())   # sum's gradient: a broadcast scalar
+        return z.numpy(), gx.numpy()
+    one, several = _both(run)
+    _equal(one, several)
+    np.testing.assert_allclose(one[0], np.tanh(y3 * 3.0 + bias) * col, rtol=2e-6, atol=2e-6)
+    np.testing.assert_allclose(one[1], np.exp(y3 * 2.0), rtol=2e-6)
+
+
 def test_matmul_epilogue_and_reduce_prologue_split_equal(small_thresholds):
     r = np.random.default_rng(1)
     a = burn.tensor(r.standard_normal((3, 40, 32)).astype(np.float32))

@@ -201,20 +201,54 @@ def _split_elementwise(fn, attrs, args, out, ufunc):
 
 
 def _block_layout(out_shape, input_shapes):
-    """How to cut the output into blocks: ``(axis_len, row_shape, rows, sliced)``.
+    """How to cut the output into blocks: ``(axis_len, row_shape, rows, sliced, lead)``.
 
     ``sliced[k]`` says whether input k is cut along the blocked axis (else
-    every block reads it whole and broadcasting does the rest)."""
+    every block reads it whole and broadcasting does the rest). The blocked
+    axis is the flattened array, or the first ``lead`` axes collapsed into one:
+    just the leading axis, or, when its rows are larger than a block, every
+    leading axis along which each input is full or of length 1 (a bias over
+    [B, T, D] blocks rows of B*T)."""
     size = _numel(out_shape)
     if all(s == out_shape or _numel(s) == 1 for s in input_shapes):
-        return size, (), BLOCK, [s == out_shape and size != 1 for s in input_shapes]
+        return size, (), BLOCK, [s == out_shape and size != 1 for s in input_shapes], 0
     if not out_shape:
         return None
-    n0, row_shape = out_shape[0], out_shape[1:]
+    nd = len(out_shape)
+    aligned = [(1,) * (nd - len(s)) + tuple(s) for s in input_shapes]
+    lead = 1
+    if _numel(out_shape[1:]) > BLOCK:
+        while lead < nd - 1 and all(a[:lead + 1] == out_shape[:lead + 1] or _numel(a[:lead + 1]) == 1
+                                    for a in aligned):
+            lead += 1
+    n0, row_shape = _numel(out_shape[:lead]), out_shape[lead:]
     rows = max(1, BLOCK // max(1, _numel(row_shape)))
     if n0 < 2 * rows:
         return None
-    return n0, row_shape, rows, [len(s) == len(out_shape) and s[0] == n0 for s in input_shapes]
+    return n0, row_shape, rows, [a[:lead] == out_shape[:lead] for a in aligned], lead
+
+
+def _block_inputs(inputs, layout):
+    """The group's inputs as the blocks see them: flattened, or with the leading axes
+    collapsed, and broadcast scalars (every stride 0: a gradient of ``sum``) as 0-d arrays
+    instead of copies; returns ``(inputs, sliced)``."""
+    axis_len, row_shape, _, sliced, lead = layout
+    out, sl = [], []
+    for x, s in zip(inputs, sliced):
+        if s and x.ndim and not any(x.strides):
+            out.append(np.asarray(x[(0,) * x.ndim]).reshape(()))
+            sl.append(False)
+        elif not row_shape:
+            out.append(x.reshape(-1) if s else x.reshape(()))
+            sl.append(s)
+        elif lead == 1:
+            out.append(x)
+            sl.append(s)
+        else:
+            al = (1,) * (lead + len(row_shape) - x.ndim) + x.shape
+            out.append(x.reshape((axis_len,) + al[lead:]) if s else x.reshape(al[lead:]))
+            sl.append(s)
+    return out, sl
 
 
 class _BlockedGroup:
@@ -234,9 +268,8 @@ class _BlockedGroup:
 
     def __call__(self, *inputs):
         n_in, steps, outputs = self.n_in, self.steps, self.outputs
-        axis_len, row_shape, rows, sliced = self.layout
-        if not row_shape:          # flat blocks over the whole array
-            inputs = [x.reshape(-1) if s else x.reshape(()) for x, s in zip(inputs, sliced)]
+        axis_len, row_shape, rows = self.layout[:3]
+        inputs, sliced = _block_inputs(inputs, self.layout)
         out_pos = {j: k for k, j in enumerate(outputs)}
         results = [None] * len(outputs)
 

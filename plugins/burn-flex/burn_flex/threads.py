@@ -33,18 +33,78 @@ from __future__ import annotations
 
 import os
 import threading
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-_lock = threading.Lock()
-_pool: ThreadPoolExecutor | None = None
 _num_threads: int | None = None
-# Set in pool workers: a parallel_for inside a parallel_for runs inline, so
-# nested kernels cannot deadlock waiting for workers that are all busy.
+# Held while a parallel region uses the workers. A region that finds it taken (another
+# Python thread's region) runs inline; set_num_threads waits for it.
+_region = threading.Lock()
+_workers: list = []
+# Set in pool workers, and on the calling thread while its region runs: a parallel_for
+# inside a parallel_for runs inline, so nested kernels never wait for busy workers.
 _inside = threading.local()
 # parallel regions run on the pool so far (not counting inline calls): tests read it
 stats = {"regions": 0}
+
+
+class _Worker:
+    """A pool thread handed one chunk at a time through two locks (cheaper than futures)."""
+
+    __slots__ = ("go", "done", "task", "error", "thread")
+
+    def __init__(self, k):
+        self.go = threading.Lock()
+        self.go.acquire()
+        self.done = threading.Lock()
+        self.done.acquire()
+        self.task = None
+        self.error = None
+        self.thread = threading.Thread(target=self._loop, name=f"burn-flex-{k}", daemon=True)
+        self.thread.start()
+
+    def _loop(self):
+        _inside.active = True
+        while True:
+            self.go.acquire()
+            task = self.task
+            if task is None:           # stop
+                self.done.release()
+                return
+            work, start, stop, err = task
+            try:
+                with np.errstate(**err):   # the caller's floating-point error handling
+                    work(start, stop)
+            except BaseException as e:
+                self.error = e
+            self.task = None
+            self.done.release()
+
+    def start(self, work, start, stop, err):
+        self.task = (work, start, stop, err)
+        self.go.release()
+
+    def wait(self):
+        self.done.acquire()
+        e, self.error = self.error, None
+        return e
+
+    def stop(self):
+        self.task = None
+        self.go.release()
+        self.done.acquire()
+
+
+def _reset_after_fork():
+    # a forked child (a data-loader worker) has none of the parent's threads
+    global _region, _workers
+    _region = threading.Lock()
+    _workers = []
+    _inside.active = False
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_reset_after_fork)
 
 
 def _threads_from_environment() -> int:
@@ -85,30 +145,21 @@ def set_num_threads(n: int) -> None:
     Example::
 
         >>> from burn_flex import threads
+        >>> n = threads.num_threads()
         >>> threads.set_num_threads(1)      # everything on the calling thread
+        >>> threads.set_num_threads(n)
     """
-    global _num_threads, _pool
+    global _num_threads, _workers
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
         raise ValueError(f"set_num_threads: expected a positive integer, got {n!r}")
-    with _lock:
-        old, _pool = _pool, None
+    if getattr(_inside, "active", False):
+        raise RuntimeError("set_num_threads: called inside a flex parallel region (a kernel chunk); "
+                           "call it between operations")
+    with _region:              # waits for a region another Python thread is running
+        old, _workers = _workers, []
         _num_threads = n
-    if old is not None:
-        old.shutdown(wait=True)
-
-
-def _mark_worker():
-    _inside.active = True
-
-
-def _executor() -> ThreadPoolExecutor:
-    global _pool
-    with _lock:
-        if _pool is None:
-            _pool = ThreadPoolExecutor(max_workers=max(1, num_threads() - 1),
-                                       thread_name_prefix="burn-flex",
-                                       initializer=_mark_worker)
-        return _pool
+        for w in old:
+            w.stop()
 
 
 class _BlasPin:
@@ -197,6 +248,20 @@ def parallel_for(n_items: int, work, min_chunk: int = 1, *, blas: bool = False) 
         work(0, n_items)
         return
     bounds = [n_items * k // chunks for k in range(chunks + 1)]
+    if not _region.acquire(blocking=False):     # another Python thread's region has the workers
+        work(0, n_items)
+        return
+    try:
+        _run_region(work, bounds, blas)
+    finally:
+        _region.release()
+
+
+def _run_region(work, bounds, blas):
+    global _workers
+    chunks = len(bounds) - 1
+    if len(_workers) < chunks - 1:
+        _workers = _workers + [_Worker(k) for k in range(len(_workers), num_threads() - 1)]
     stats["regions"] += 1
     pin = _blas_pin if blas else None
     if pin is not None:
@@ -204,23 +269,19 @@ def parallel_for(n_items: int, work, min_chunk: int = 1, *, blas: bool = False) 
     first_error = None
     _inside.active = True
     try:
-        pool = _executor()
-        err = np.geterr()       # the caller's floating-point error handling, in the workers too
-
-        def run(start, stop):
-            with np.errstate(**err):
-                work(start, stop)
-        futures = [pool.submit(run, bounds[k], bounds[k + 1]) for k in range(1, chunks)]
+        err = np.geterr()
+        started = []
+        for k in range(1, chunks):
+            _workers[k - 1].start(work, bounds[k], bounds[k + 1], err)
+            started.append(_workers[k - 1])
         try:
             work(bounds[0], bounds[1])
         except BaseException as e:      # wait for the others before raising
             first_error = e
-        for f in futures:
-            try:
-                f.result()
-            except BaseException as e:
-                if first_error is None:
-                    first_error = e
+        for w in started:
+            e = w.wait()
+            if first_error is None:
+                first_error = e
     finally:
         _inside.active = False
         if pin is not None:
