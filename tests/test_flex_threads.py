@@ -228,6 +228,27 @@ def test_matmul_epilogue_and_reduce_prologue_split_equal(small_thresholds):
     np.testing.assert_allclose(one[0], want, rtol=1e-5, atol=1e-5)
 
 
+def test_large_matmul_epilogue_runs_blocked_and_equal(small_thresholds, monkeypatch):
+    r = np.random.default_rng(10)
+    a = r.standard_normal((2, 256, 64)).astype(np.float32)
+    w = r.standard_normal((64, 256)).astype(np.float32)
+    bias = r.standard_normal(256).astype(np.float32)
+    used = []
+    call = fused._MatmulEpilogue.__call__
+    monkeypatch.setattr(fused._MatmulEpilogue, "__call__", lambda self, *x: (used.append(1), call(self, *x))[1])
+
+    def run():
+        y = burn.tensor(a) @ burn.tensor(w)
+        z = F.gelu(F.relu(y) + burn.tensor(bias))
+        return y.numpy(), z.numpy()                 # the matmul's result leaves the group too
+    one, several = _both(run)
+    assert used
+    _equal(one, several)
+    want = torch.nn.functional.gelu(torch.relu(torch.tensor(a) @ torch.tensor(w)) + torch.tensor(bias)).numpy()
+    np.testing.assert_allclose(one[1], want, rtol=1e-5, atol=1e-4)
+    np.testing.assert_allclose(one[0], a @ w, rtol=1e-5, atol=1e-4)
+
+
 @pytest.mark.parametrize("op", ["sum_", "prod", "max_", "min_", "any_", "all_", "argmax", "argmin"])
 @pytest.mark.parametrize("axis,keepdims", [(-1, False), (0, True), ((0, 2), False), (1, False)])
 def test_reductions_over_an_axis_equal_across_thread_counts(small_thresholds, op, axis, keepdims):

@@ -8,7 +8,7 @@ from burn.primitives import ELEMENTWISE, MATMUL, REDUCE
 
 from . import threads
 from .native import native
-from .fused import compile_elementwise
+from .fused import compile_elementwise, compile_matmul_epilogue
 
 
 class FlexBackend(burn.Backend):
@@ -56,8 +56,10 @@ class FlexBackend(burn.Backend):
     def compile_group(self, group):
         if group.kind == ELEMENTWISE:
             return compile_elementwise(group)
-        if group.kind in (MATMUL, REDUCE):
-            # matmul + epilogue / prologue + reduction: run the element-wise part
-            # blocked, the matmul/reduction as one numpy call
+        if group.kind == MATMUL:
+            # the matmul as one BLAS call, a large epilogue blocked on the pool
+            return compile_matmul_epilogue(group) or compile_elementwise(group, blocked=False)
+        if group.kind == REDUCE:
+            # prologue + reduction: whole-array ops (large ones split on the pool)
             return compile_elementwise(group, blocked=False)
         return None

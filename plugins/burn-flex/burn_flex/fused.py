@@ -77,6 +77,72 @@ def compile_elementwise(group, backend_name="flex", blocked=True):
     return _BlockedGroup(steps, n_in, outputs, out_shape, size, layout)
 
 
+def compile_matmul_epilogue(group, backend_name="flex"):
+    """A matmul group (``matmul`` then element-wise ops on its result) as one BLAS call followed
+    by its epilogue compiled as a blocked element-wise group (cache-sized blocks on the pool),
+    or None where the epilogue is too small to block (the whole-array path is then better: it
+    writes the epilogue over the matmul's result in place).
+
+    Example:
+        >>> import burn, numpy as np
+        >>> a = np.random.default_rng(0).standard_normal((2, 512, 256)).astype(np.float32)
+        >>> w = np.eye(256, dtype=np.float32)
+        >>> y = burn.relu(burn.tensor(a) @ burn.tensor(w) + 1.0).numpy()
+        >>> assert np.array_equal(y, np.maximum(a + 1.0, 0))
+    """
+    name0, attrs0, args0 = group.ops[0]
+    if name0 != "matmul" or len(group.ops) < 2 or any(src != "in" for src, _ in args0):
+        return None
+    n_in = len(group.input_metas)
+    mm_shape = tuple(group.output_metas[0].shape)
+    if _numel(mm_shape) < MIN_FUSED_SIZE:
+        return None
+
+    # the epilogue's own inputs: the group inputs it reads, then the matmul's result
+    used = sorted({k for _, _, args in group.ops[1:] for src, k in args if src == "in"})
+    pos = {k: i for i, k in enumerate(used)}
+
+    def remap(a):
+        if a[0] == "in":
+            return ("in", pos[a[1]])
+        return ("in", len(used)) if a[1] == 0 else ("op", a[1] - 1)
+    ops = [(n, at, [remap(a) for a in args]) for n, at, args in group.ops[1:]]
+    keep = [j - 1 for j in group.outputs if j != 0]
+    if not keep:
+        return None
+    metas = [group.input_metas[k] for k in used] + [_Meta(mm_shape)]
+    epi = compile_elementwise(type(group)(group.kind, ops, metas, keep,
+                                          [m for j, m in zip(group.outputs, group.output_metas) if j != 0]),
+                              backend_name)
+    mm = registry.kernel("matmul", backend_name)
+    if not isinstance(epi, _BlockedGroup) or mm is None:
+        return None
+    where = [None if j == 0 else keep.index(j - 1) for j in group.outputs]
+    return _MatmulEpilogue(mm, attrs0, tuple(k for _, k in args0), tuple(used), epi, where)
+
+
+class _Meta:
+    __slots__ = ("shape",)
+
+    def __init__(self, shape):
+        self.shape = shape
+
+
+class _MatmulEpilogue:
+    """``matmul`` on the calling thread (BLAS's own threads), then the blocked epilogue."""
+
+    __slots__ = ("mm", "attrs", "idx", "used", "epi", "where", "__name__")
+
+    def __init__(self, mm, attrs, idx, used, epi, where):
+        self.mm, self.attrs, self.idx, self.used, self.epi, self.where = mm, attrs, idx, used, epi, where
+        self.__name__ = "fused_matmul_epilogue"
+
+    def __call__(self, *inputs):
+        m = self.mm(*[inputs[i] for i in self.idx], **self.attrs)
+        outs = self.epi(*[inputs[i] for i in self.used], m)
+        return tuple(m if k is None else outs[k] for k in self.where)
+
+
 def _ufunc_like(fn):
     """A numpy ufunc, or a kernel declaring ``accepts_out`` (takes ``out=``, returns fresh arrays)."""
     return type(fn) is np.ufunc or getattr(fn, "accepts_out", False) is True
