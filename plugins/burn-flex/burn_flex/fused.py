@@ -216,8 +216,9 @@ class _WholeGroup:
             ufunc = _ufunc_like(fn) and not attrs
             # a large element-wise result is computed by chunks into an array allocated
             # here (a plain kernel's chunk results are copied in, never a view of an input)
-            split = ((v.shape, v.dtype, ufunc) if split_ok and self.elementwise[j] and type(v) is np.ndarray
-                     and v.ndim and v.size >= 2 * PAR_WHOLE and v.dtype.kind in "biufc" else None)
+            split = ((v.shape, v.dtype, ufunc) if split_ok and self.elementwise[j] and idx and type(v) is np.ndarray
+                     and v.ndim and v.size >= 2 * PAR_WHOLE and v.dtype.kind in "biufc"
+                     and all(isinstance(env[i], np.ndarray) for i in idx) else None)
             if ufunc and type(v) is np.ndarray:
                 for i in idx:
                     if (i in owned and i in last_use[j] and i not in leaving

@@ -17,7 +17,7 @@ import numpy as np
 from .. import threads
 
 # elements per thread at least (measured: docs/benchmarks.md, round 5)
-PAR_REDUCE = 1 << 17
+PAR_REDUCE = 1 << 18
 
 
 def _acc_dtype(x):
