@@ -29,7 +29,7 @@ from . import threads
 # (docs/benchmarks.md), though 32K and 64K are within the machine's noise.
 BLOCK = 32768
 MIN_FUSED_SIZE = 4 * BLOCK   # below this whole-array temporaries fit in L2 anyway
-PAR_BLOCKS = 2               # blocks per thread at least (measured: docs/benchmarks.md, round 5)
+PAR_BLOCKS = 2               # blocks per thread at least (docs/benchmarks.md, round 7)
 PAR_WHOLE = 65536            # elements per thread at least when a whole-array op is split
 
 
