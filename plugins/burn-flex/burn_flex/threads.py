@@ -238,7 +238,7 @@ def parallel_for(n_items: int, work, min_chunk: int = 1, *, blas: bool = False) 
         >>> from burn_flex import threads
         >>> x = np.arange(10.0); out = np.empty_like(x)
         >>> threads.parallel_for(10, lambda a, b: np.multiply(x[a:b], 2, out=out[a:b]))
-        >>> out[-1]
+        >>> float(out[-1])
         18.0
     """
     if n_items <= 0:
