@@ -7,9 +7,14 @@
 Every workload is written once per framework with the same math. The three
 implementations run interleaved (burn, numpy, torch, burn, numpy, torch, ...)
 so a busy neighbour on a shared machine slows all three alike, and the report
-shows medians and the ratios burn/numpy and burn/torch. BLAS/OpenMP pools are
-pinned to one thread (threadpoolctl, torch.set_num_threads) because two BLAS
-pools competing for the same cores make the timings meaningless.
+shows medians and the ratios burn/numpy and burn/torch.
+
+Each round runs every framework twice: with the default thread settings (what a
+user gets: torch's intra-op threads, BLAS's pool and burn's flex pool on every
+core) and with all of them pinned to one thread (threadpoolctl,
+torch.set_num_threads(1), burn.set_num_threads(1): a kernel-for-kernel
+comparison). The report gives both ratios and each framework's speed-up from
+one thread to the default (``--threads default`` or ``one`` runs one setting).
 """
 from __future__ import annotations
 
@@ -31,24 +36,32 @@ F32 = np.float32
 
 # -- timing -------------------------------------------------------------------------
 
-def interleaved(fns: dict, rounds: int, inner: int = 1, warmup: int = 2) -> dict:
-    """Median seconds per call of each fn, run in the order A B C A B C ...
+def interleaved(fns: dict, rounds: int, inner: int = 1, warmup: int = 2, modes=None,
+                settings=("one",)) -> dict:
+    """Median seconds per call of each fn per thread setting: ``{setting: {name: s}}``, run in
+    the order A B C (setting 1) A B C (setting 2) A B C (setting 1) ...
 
     Samples taken while the 1-minute load average says the machine is
     oversubscribed are kept (dropping them all could leave nothing) but the
     median already discounts the outliers such neighbours cause.
     """
-    for _ in range(warmup):
-        for f in fns.values():
-            f()
-    samples = {k: [] for k in fns}
-    for _ in range(rounds):
-        for k, f in fns.items():
-            t0 = time.perf_counter()
-            for _ in range(inner):
+    for mode in settings:
+        if modes is not None:
+            modes.set(mode)
+        for _ in range(warmup):
+            for f in fns.values():
                 f()
-            samples[k].append((time.perf_counter() - t0) / inner)
-    return {k: statistics.median(v) for k, v in samples.items()}
+    samples = {m: {k: [] for k in fns} for m in settings}
+    for _ in range(rounds):
+        for mode in settings:
+            if modes is not None:
+                modes.set(mode)
+            for k, f in fns.items():
+                t0 = time.perf_counter()
+                for _ in range(inner):
+                    f()
+                samples[mode][k].append((time.perf_counter() - t0) / inner)
+    return {m: {k: statistics.median(v) for k, v in per.items()} for m, per in samples.items()}
 
 
 # -- workloads --------------------------------------------------------------------
@@ -163,6 +176,35 @@ def w_matmul_gelu(burn, torch, quick):
         tf.gelu(torch.relu(at @ bt) + biast)
 
     return ("gelu(relu(A@B)+bias), A,B [2,512,512]", 1e3, "ms",
+            {"burn": run_burn, "numpy": run_numpy, "torch": run_torch})
+
+
+def w_gelu_erf(burn, torch, quick):
+    """gelu written from elementary ops (erf form), forward + backward of its sum, [32,512,256]."""
+    rng = np.random.default_rng(5)
+    xn = (rng.standard_normal((32, 512, 256)) * 2).astype(F32)
+    dev = burn.Device.flex().autodiff()
+    xb = burn.tensor(xn, device=dev).require_grad()
+    xt = torch.from_numpy(xn.copy()).requires_grad_()
+    r2 = F32(math.sqrt(0.5))
+
+    def run_burn():
+        y = xb * 0.5 * (burn.erf(xb * float(r2)) + 1.0)
+        g = y.sum().backward()
+        xb.grad(g).numpy()
+
+    def run_numpy():
+        import scipy.special as sps
+        e = sps.erf(xn * r2)
+        xn * F32(0.5) * (e + F32(1.0))                    # forward
+        F32(0.5) * (e + F32(1.0)) + xn * np.exp(xn * xn * F32(-0.5)) * F32(1 / math.sqrt(2 * math.pi))
+
+    def run_torch():
+        xt.grad = None
+        y = xt * 0.5 * (torch.erf(xt * float(r2)) + 1.0)
+        y.sum().backward()
+
+    return ("custom gelu (erf form) fwd+bwd, [32,512,256]", 1e3, "ms",
             {"burn": run_burn, "numpy": run_numpy, "torch": run_torch})
 
 
@@ -300,9 +342,10 @@ def w_mlp(burn, torch, quick):
             {"burn": nb.step, "numpy": nn_.step, "torch": nt.step})
 
 
-WORKLOADS = {"per_op": w_per_op, "ext_call": w_ext_call, "chain": w_chain, "matmul_gelu": w_matmul_gelu, "sum": w_sum,
-             "argmin": w_argmin, "mlp": w_mlp}
-ROUNDS = {"per_op": 15, "ext_call": 15, "chain": 15, "matmul_gelu": 21, "sum": 21, "argmin": 15, "mlp": 41}
+WORKLOADS = {"per_op": w_per_op, "ext_call": w_ext_call, "chain": w_chain, "matmul_gelu": w_matmul_gelu,
+             "gelu_erf": w_gelu_erf, "sum": w_sum, "argmin": w_argmin, "mlp": w_mlp}
+ROUNDS = {"per_op": 15, "ext_call": 15, "chain": 15, "matmul_gelu": 21, "gelu_erf": 11, "sum": 21, "argmin": 15,
+          "mlp": 41}
 
 
 def import_times(rounds: int) -> dict:
@@ -342,22 +385,29 @@ def main(argv=None):
     ap.add_argument("--quick", action="store_true", help="fewer repeats")
     ap.add_argument("--only", default="", help="comma-separated workloads: " + ",".join(WORKLOADS) + ",import")
     ap.add_argument("--json", default="", help="also write the results to this file")
+    ap.add_argument("--threads", default="both", choices=("both", "default", "one"),
+                    help="thread settings to run (default: both, interleaved)")
     args = ap.parse_args(argv)
     only = [w for w in args.only.split(",") if w] or list(WORKLOADS) + ["import"]
 
     import threadpoolctl
     import torch
     import burn
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from common import ThreadModes
 
-    limits = threadpoolctl.threadpool_limits(1)
-    torch.set_num_threads(1)
+    modes = ThreadModes(burn, torch)
+    settings = ThreadModes.MODES if args.threads == "both" else (args.threads,)
+    limits = threadpoolctl.threadpool_limits()      # remembers the original limits
     notes = machine_notes()
     notes["torch"] = torch.__version__
+    notes["threads"] = modes.describe()
     print("machine:", json.dumps(notes))
     results = {}
     for name in only:
         if name == "import":
             continue
+        modes.set(settings[0])
         desc, scale, unit, fns = WORKLOADS[name](burn, torch, args.quick)
         # A full collection with torch loaded scans ~180K objects (~40 ms) and lands
         # in whichever framework happens to allocate at that moment; freezing the
@@ -365,15 +415,24 @@ def main(argv=None):
         gc.collect()
         gc.freeze()
         rounds = max(5, ROUNDS[name] // 3) if args.quick else ROUNDS[name]
-        med = interleaved(fns, rounds)
-        r = {k: v * scale for k, v in med.items()}
-        results[name] = {"desc": desc, "unit": unit, **r,
-                         "burn/numpy": r["burn"] / r["numpy"], "burn/torch": r["burn"] / r["torch"]}
-        print(f"{desc:62s} burn {r['burn']:9.3f} {unit:5s} numpy {r['numpy']:9.3f}  torch {r['torch']:9.3f}"
-              f"  burn/numpy {r['burn'] / r['numpy']:5.2f}x  burn/torch {r['burn'] / r['torch']:5.2f}x",
-              flush=True)
-        for k in r.keys() - {"burn", "numpy", "torch"}:      # a workload's extra comparisons
-            print(f"{'':62s} {k} {r[k]:9.3f} {unit}", flush=True)
+        med = interleaved(fns, rounds, modes=modes, settings=settings)
+        results[name] = {"desc": desc, "unit": unit}
+        for mode in settings:
+            r = {k: v * scale for k, v in med[mode].items()}
+            results[name][mode] = {**r, "burn/numpy": r["burn"] / r["numpy"], "burn/torch": r["burn"] / r["torch"]}
+            label = f"{desc} [{'default threads' if mode == 'default' else 'one thread'}]"
+            print(f"{label:78s} burn {r['burn']:9.3f} {unit:5s} numpy {r['numpy']:9.3f}  torch {r['torch']:9.3f}"
+                  f"  burn/numpy {r['burn'] / r['numpy']:5.2f}x  burn/torch {r['burn'] / r['torch']:5.2f}x",
+                  flush=True)
+            for k in r.keys() - {"burn", "numpy", "torch"}:      # a workload's extra comparisons
+                print(f"{'':78s} {k} {r[k]:9.3f} {unit}", flush=True)
+        if len(settings) == 2:
+            up = {k: med["one"][k] / med["default"][k] for k in ("burn", "numpy", "torch")}
+            results[name]["speedup_1_to_default"] = up
+            print(f"{'':78s} speed-up 1 -> default threads: burn {up['burn']:.2f}x, numpy {up['numpy']:.2f}x, "
+                  f"torch {up['torch']:.2f}x", flush=True)
+        gc.unfreeze()
+    modes.set("default")
     if "import" in only:
         it = import_times(5 if args.quick else 9)
         results["import"] = {k: v * 1e3 for k, v in it.items()}

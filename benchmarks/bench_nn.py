@@ -14,10 +14,14 @@ Workloads (issue 3's targets: each <= 1.3x torch's step time on flex):
 - ``mlp``: the digits-sized MLP 64-256-256-10 step with Adam (bench_core's).
 
 burn uses ``burn.nn`` modules and ``burn.optim``; torch ``torch.nn`` and
-``torch.optim``, with the same initial weights copied in. One torch thread,
-BLAS pinned to one thread (threadpoolctl); burn and torch alternate step by
-step (A B A B ...), and the report gives the medians and their ratio, plus the
-median of per-pair ratios (steadier when neighbours load the machine).
+``torch.optim``, with the same initial weights copied in. burn and torch
+alternate step by step (A B A B ...), each round once with the default thread
+settings (what a user gets: torch's intra-op threads, BLAS's pool and burn's
+flex pool on every core) and once with all of them pinned to one thread
+(threadpoolctl, torch.set_num_threads(1), burn.set_num_threads(1)). The report
+gives the medians and their ratio per setting, the median of per-pair ratios
+(steadier when neighbours load the machine), and each framework's speed-up
+from one thread to the default (``--threads default`` or ``one`` runs one).
 """
 from __future__ import annotations
 
@@ -160,27 +164,41 @@ WORKLOADS = {
 }
 
 
-def run(name, burn, torch, rounds):
+def run(name, burn, torch, rounds, modes, settings):
     desc, make = WORKLOADS[name]
     fb, ft = make(burn, torch)
-    for _ in range(3):
-        fb(), ft()
+    for mode in settings:
+        modes.set(mode)
+        for _ in range(3):
+            fb(), ft()
     gc.collect()
     gc.freeze()
-    tb, tt = [], []
+    tb, tt = {m: [] for m in settings}, {m: [] for m in settings}
     for _ in range(rounds):
-        t0 = time.perf_counter()
-        fb()
-        t1 = time.perf_counter()
-        ft()
-        t2 = time.perf_counter()
-        tb.append(t1 - t0)
-        tt.append(t2 - t1)
-    mb, mt = statistics.median(tb), statistics.median(tt)
-    paired = statistics.median(b / t for b, t in zip(tb, tt))
-    print(f"{desc:58s} burn {mb * 1e3:7.2f} ms  torch {mt * 1e3:7.2f} ms  ratio {mb / mt:5.2f}x"
-          f"  (paired {paired:4.2f}x)", flush=True)
-    return {"desc": desc, "burn_ms": mb * 1e3, "torch_ms": mt * 1e3, "ratio": mb / mt, "paired": paired}
+        for mode in settings:
+            modes.set(mode)
+            t0 = time.perf_counter()
+            fb()
+            t1 = time.perf_counter()
+            ft()
+            t2 = time.perf_counter()
+            tb[mode].append(t1 - t0)
+            tt[mode].append(t2 - t1)
+    gc.unfreeze()
+    out = {"desc": desc}
+    for mode in settings:
+        mb, mt = statistics.median(tb[mode]), statistics.median(tt[mode])
+        paired = statistics.median(b / t for b, t in zip(tb[mode], tt[mode]))
+        label = f"{desc} [{'default threads' if mode == 'default' else 'one thread'}]"
+        print(f"{label:76s} burn {mb * 1e3:7.2f} ms  torch {mt * 1e3:7.2f} ms  ratio {mb / mt:5.2f}x"
+              f"  (paired {paired:4.2f}x)", flush=True)
+        out[mode] = {"burn_ms": mb * 1e3, "torch_ms": mt * 1e3, "ratio": mb / mt, "paired": paired}
+    if len(settings) == 2:
+        up = {k: out["one"][f"{k}_ms"] / out["default"][f"{k}_ms"] for k in ("burn", "torch")}
+        out["speedup_1_to_default"] = up
+        print(f"{'':76s} speed-up 1 -> default threads: burn {up['burn']:.2f}x, torch {up['torch']:.2f}x",
+              flush=True)
+    return out
 
 
 def main(argv=None):
@@ -192,18 +210,24 @@ def main(argv=None):
     ap.add_argument("--rounds", type=int, default=31)
     ap.add_argument("--json", default="")
     ap.add_argument("--no-check", action="store_true", help="skip the agreement checks against torch")
+    ap.add_argument("--threads", default="both", choices=("both", "default", "one"),
+                    help="thread settings to run (default: both, interleaved)")
     args = ap.parse_args(argv)
     import threadpoolctl
     import torch
     import burn
-    torch.set_num_threads(1)
-    limits = threadpoolctl.threadpool_limits(1)
-    print("load average at start:", os.getloadavg())
+    from common import ThreadModes
+    modes = ThreadModes(burn, torch)
+    settings = ThreadModes.MODES if args.threads == "both" else (args.threads,)
+    limits = threadpoolctl.threadpool_limits()      # remembers the original limits
+    print("load average at start:", os.getloadavg(), "|", modes.describe())
     if not args.no_check:
+        modes.set(settings[0])
         check_cnn(burn, torch)
         check_encoder(burn, torch)
-    results = {name: run(name, burn, torch, args.rounds)
+    results = {name: run(name, burn, torch, args.rounds, modes, settings)
                for name in ([w for w in args.only.split(",") if w] or list(WORKLOADS))}
+    modes.set("default")
     limits.restore_original_limits()
     print("load average at end:", os.getloadavg())
     if args.json:

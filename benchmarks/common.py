@@ -41,3 +41,40 @@ def interleaved_medians(fns: dict, reps: int, *, freeze_gc: bool = False) -> dic
     med = {k: statistics.median(v) for k, v in times.items()}
     med["pair"] = statistics.median(b / s for b, s in zip(times["burn"], times["scipy"]))
     return med
+
+
+class ThreadModes:
+    """Switches burn, BLAS and torch between what a user gets by default and one thread each.
+
+    ``"default"``: the thread counts found at start (torch's intra-op threads, BLAS's pool,
+    burn's flex pool: every core this process may use); ``"one"``: all pinned to one thread
+    (``threadpoolctl.threadpool_limits(1)``, ``torch.set_num_threads(1)``,
+    ``burn.set_num_threads(1)``). A tree without ``burn.set_num_threads`` (an older commit
+    measured as "before") only has its BLAS and torch switched: its flex kernels ran on the
+    calling thread anyway."""
+
+    MODES = ("default", "one")
+
+    def __init__(self, burn, torch):
+        import threadpoolctl
+        self.burn, self.torch, self.tpc = burn, torch, threadpoolctl
+        self.torch_n = torch.get_num_threads()
+        blas = [i["num_threads"] for i in threadpoolctl.threadpool_info() if i["user_api"] == "blas"]
+        self.blas_n = max(blas) if blas else None
+        self.burn_n = burn.get_num_threads() if hasattr(burn, "get_num_threads") else None
+        self.mode = None
+
+    def describe(self) -> str:
+        return (f"default threads: torch {self.torch_n}, BLAS {self.blas_n}, burn "
+                f"{self.burn_n if self.burn_n is not None else '1 (no burn.set_num_threads in this tree)'}")
+
+    def set(self, mode: str) -> None:
+        if mode == self.mode:
+            return
+        n_burn, n_torch, n_blas = (self.burn_n, self.torch_n, self.blas_n) if mode == "default" else (1, 1, 1)
+        if self.burn_n is not None:
+            self.burn.set_num_threads(n_burn)      # sets BLAS too; set again below to be explicit
+        if n_blas is not None:
+            self.tpc.threadpool_limits(n_blas, user_api="blas")
+        self.torch.set_num_threads(n_torch)
+        self.mode = mode

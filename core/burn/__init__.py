@@ -37,6 +37,7 @@ from .ops.sorting import *  # noqa: F401,F403
 from .ops.utility import *  # noqa: F401,F403
 from . import _methods  # noqa: F401  (binds Tensor methods and operators)
 from . import fusion, plugins, dispatch  # noqa: F401
+from .threads import set_num_threads, get_num_threads  # noqa: F401
 from .library import backend_extension  # noqa: F401
 from .hookspecs import hookimpl  # noqa: F401
 from . import fused  # noqa: F401

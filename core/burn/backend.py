@@ -15,9 +15,22 @@ import numpy as np
 from .dtypes import DType, as_dtype
 from .errors import DTypeError
 
-__all__ = ["Backend", "ContextBackend", "current_device_index"]
+__all__ = ["Backend", "ContextBackend", "current_device_index", "requested_num_threads"]
 
 _RUNNING = threading.local()
+# the count given to burn.set_num_threads (burn.threads), applied to backends as they start
+_REQUESTED_THREADS: list = [None]
+
+
+def requested_num_threads() -> int | None:
+    """The thread count last given to :func:`burn.set_num_threads`, or None if it was never called.
+
+    Example:
+        >>> from burn.backend import requested_num_threads
+        >>> n = requested_num_threads()
+        >>> assert n is None or n >= 1
+    """
+    return _REQUESTED_THREADS[0]
 
 
 def current_device_index() -> int:
@@ -266,6 +279,30 @@ class Backend:
             >>> import burn
             >>> assert burn.Device.flex().backend.memory_cleanup(0) is None
         """
+
+    # -- host threads -----------------------------------------------------------
+    def set_num_threads(self, n: int) -> None:
+        """Use at most ``n`` host CPU threads (the calling thread included) for this
+        backend's own work from now on.
+
+        :func:`burn.set_num_threads` calls it on every started backend, and on a backend
+        started later as soon as it starts. The default does nothing: a backend without
+        host threads of its own (a GPU backend whose work runs on the device) ignores it.
+
+        Example:
+            >>> import burn
+            >>> assert burn.Backend().set_num_threads(2) is None
+        """
+
+    def num_threads(self) -> int | None:
+        """How many host CPU threads this backend uses, or None if it has no pool of its own.
+
+        Example:
+            >>> import burn
+            >>> assert burn.Backend().num_threads() is None
+            >>> assert burn.Device.flex().backend.num_threads() >= 1
+        """
+        return None
 
 
 class ContextBackend(Backend):

@@ -11,6 +11,7 @@ import importlib
 from dataclasses import dataclass, field
 from typing import Callable
 
+from .backend import requested_num_threads
 from .errors import PluginError, backend_unavailable as unavailable
 
 __all__ = ["Registry", "registry", "KernelEntry", "LazyKernel", "NamespaceEntry"]
@@ -494,7 +495,11 @@ class Registry:
             return None
         if entry.instance is None and entry.error is None:
             try:
-                entry.instance = entry.factory()
+                inst = entry.factory()
+                n = requested_num_threads()
+                if n is not None:      # burn.set_num_threads ran before this backend started
+                    inst.set_num_threads(n)
+                entry.instance = inst
             except Exception as e:  # isolated: reported when the device is used
                 entry.error = e
         return entry.instance

@@ -6,8 +6,9 @@ import numpy as np
 import burn
 from burn.primitives import ELEMENTWISE, MATMUL, REDUCE
 
+from . import threads
 from .native import native
-from .fused import compile_elementwise
+from .fused import compile_elementwise, compile_matmul_epilogue
 
 
 class FlexBackend(burn.Backend):
@@ -20,7 +21,15 @@ class FlexBackend(burn.Backend):
 
     def describe_devices(self):
         import os
-        return [f"flex:0 (numpy {np.__version__}, {os.cpu_count()} CPU cores)"]
+        blas = threads.blas_threads()
+        return [f"flex:0 (numpy {np.__version__}, {os.cpu_count()} CPU cores; {threads.num_threads()} flex "
+                f"threads, BLAS {blas if blas is not None else 'unknown'} threads)"]
+
+    def set_num_threads(self, n):
+        threads.set_num_threads(n)
+
+    def num_threads(self):
+        return threads.num_threads()
 
     def dtype_unavailable_reason(self, dtype, index):
         return None     # numpy (with ml_dtypes for bfloat16) holds every burn dtype
@@ -47,8 +56,10 @@ class FlexBackend(burn.Backend):
     def compile_group(self, group):
         if group.kind == ELEMENTWISE:
             return compile_elementwise(group)
-        if group.kind in (MATMUL, REDUCE):
-            # matmul + epilogue / prologue + reduction: run the element-wise part
-            # blocked, the matmul/reduction as one numpy call
+        if group.kind == MATMUL:
+            # the matmul as one BLAS call, a large epilogue blocked on the pool
+            return compile_matmul_epilogue(group) or compile_elementwise(group, blocked=False)
+        if group.kind == REDUCE:
+            # prologue + reduction: whole-array ops (large ones split on the pool)
             return compile_elementwise(group, blocked=False)
         return None

@@ -20,12 +20,17 @@ from __future__ import annotations
 import numpy as np
 
 from burn.dispatch import registry
+from burn.primitives import ELEMENTWISE
+
+from . import threads
 
 # Elements per block: 128 KiB per float32 temporary, so the few scratch buffers
 # of a chain stay in L2; measured best among 8K..128K on the 8-op chain benchmark
 # (docs/benchmarks.md), though 32K and 64K are within the machine's noise.
 BLOCK = 32768
 MIN_FUSED_SIZE = 4 * BLOCK   # below this whole-array temporaries fit in L2 anyway
+PAR_BLOCKS = 2               # blocks per thread at least (docs/benchmarks.md, round 7)
+PAR_WHOLE = 65536            # elements per thread at least when a whole-array op is split
 
 
 def compile_elementwise(group, backend_name="flex", blocked=True):
@@ -60,7 +65,8 @@ def compile_elementwise(group, backend_name="flex", blocked=True):
     outputs = [n_in + j for j in group.outputs]
 
     fresh = [_ufunc_like(fn) or name == "matmul" for (fn, _, _), (name, _, _) in zip(kernels, group.ops)]
-    run_whole = _WholeGroup(steps, n_in, outputs, fresh)
+    elementwise = [getattr(registry.ops.get(name), "kind", None) == ELEMENTWISE for name, _, _ in group.ops]
+    run_whole = _WholeGroup(steps, n_in, outputs, fresh, elementwise)
     size = _numel(out_shape)
     if not blocked or size < MIN_FUSED_SIZE:
         return run_whole
@@ -69,6 +75,72 @@ def compile_elementwise(group, backend_name="flex", blocked=True):
     if layout is None or any(not idx and "shape" not in attrs for _, attrs, idx in steps):
         return run_whole
     return _BlockedGroup(steps, n_in, outputs, out_shape, size, layout)
+
+
+def compile_matmul_epilogue(group, backend_name="flex"):
+    """A matmul group (``matmul`` then element-wise ops on its result) as one BLAS call followed
+    by its epilogue compiled as a blocked element-wise group (cache-sized blocks on the pool),
+    or None where the epilogue is too small to block (the whole-array path is then better: it
+    writes the epilogue over the matmul's result in place).
+
+    Example:
+        >>> import burn, numpy as np
+        >>> a = np.random.default_rng(0).standard_normal((2, 512, 256)).astype(np.float32)
+        >>> w = np.eye(256, dtype=np.float32)
+        >>> y = burn.relu(burn.tensor(a) @ burn.tensor(w) + 1.0).numpy()
+        >>> assert np.array_equal(y, np.maximum(a + 1.0, 0))
+    """
+    name0, attrs0, args0 = group.ops[0]
+    if name0 != "matmul" or len(group.ops) < 2 or any(src != "in" for src, _ in args0):
+        return None
+    n_in = len(group.input_metas)
+    mm_shape = tuple(group.output_metas[0].shape)
+    if _numel(mm_shape) < MIN_FUSED_SIZE:
+        return None
+
+    # the epilogue's own inputs: the group inputs it reads, then the matmul's result
+    used = sorted({k for _, _, args in group.ops[1:] for src, k in args if src == "in"})
+    pos = {k: i for i, k in enumerate(used)}
+
+    def remap(a):
+        if a[0] == "in":
+            return ("in", pos[a[1]])
+        return ("in", len(used)) if a[1] == 0 else ("op", a[1] - 1)
+    ops = [(n, at, [remap(a) for a in args]) for n, at, args in group.ops[1:]]
+    keep = [j - 1 for j in group.outputs if j != 0]
+    if not keep:
+        return None
+    metas = [group.input_metas[k] for k in used] + [_Meta(mm_shape)]
+    epi = compile_elementwise(type(group)(group.kind, ops, metas, keep,
+                                          [m for j, m in zip(group.outputs, group.output_metas) if j != 0]),
+                              backend_name)
+    mm = registry.kernel("matmul", backend_name)
+    if not isinstance(epi, _BlockedGroup) or mm is None:
+        return None
+    where = [None if j == 0 else keep.index(j - 1) for j in group.outputs]
+    return _MatmulEpilogue(mm, attrs0, tuple(k for _, k in args0), tuple(used), epi, where)
+
+
+class _Meta:
+    __slots__ = ("shape",)
+
+    def __init__(self, shape):
+        self.shape = shape
+
+
+class _MatmulEpilogue:
+    """``matmul`` on the calling thread (BLAS's own threads), then the blocked epilogue."""
+
+    __slots__ = ("mm", "attrs", "idx", "used", "epi", "where", "__name__")
+
+    def __init__(self, mm, attrs, idx, used, epi, where):
+        self.mm, self.attrs, self.idx, self.used, self.epi, self.where = mm, attrs, idx, used, epi, where
+        self.__name__ = "fused_matmul_epilogue"
+
+    def __call__(self, *inputs):
+        m = self.mm(*[inputs[i] for i in self.idx], **self.attrs)
+        outs = self.epi(*[inputs[i] for i in self.used], m)
+        return tuple(m if k is None else outs[k] for k in self.where)
 
 
 def _ufunc_like(fn):
@@ -94,28 +166,37 @@ class _WholeGroup:
     group allocated (a ufunc or matmul result), (b) is read for the last time,
     (c) does not leave the group, (d) was never read by a kernel that might
     return a view of it, and (e) has the result's shape and dtype. That saves
-    the allocation and keeps matmul epilogues and optimizer updates in cache."""
+    the allocation and keeps matmul epilogues and optimizer updates in cache.
+    Element-wise ops with large results run split over leading rows on the
+    flex pool (:func:`_split_elementwise`); matmuls and reductions run whole
+    (BLAS's threads; reduction kernels split themselves)."""
 
-    __slots__ = ("steps", "n_in", "outputs", "fresh", "prog", "__name__")
+    __slots__ = ("steps", "n_in", "outputs", "fresh", "elementwise", "progs", "__name__")
 
-    def __init__(self, steps, n_in, outputs, fresh):
+    def __init__(self, steps, n_in, outputs, fresh, elementwise):
         self.steps = steps
         self.n_in = n_in
         self.outputs = outputs
         self.fresh = fresh
-        self.prog = None
+        self.elementwise = elementwise
+        self.progs = [None, None]      # learned plans: one thread, several threads (splits ops)
         self.__name__ = "fused_whole"
 
     def __call__(self, *inputs):
-        prog = self.prog
+        several = threads.num_threads() > 1
+        prog = self.progs[several]
         env = list(inputs)
         if prog is None:
             for fn, attrs, idx in self.steps:
                 env.append(fn(*[env[i] for i in idx], **attrs))
-            self.prog = self._plan(env)
+            self.progs[several] = self._plan(env, several)
         else:
-            for fn, attrs, idx, t in prog:
-                if t is None:
+            for fn, attrs, idx, t, split in prog:
+                if split is not None:
+                    out = env[t] if t is not None else np.empty(split[0], split[1])
+                    _split_elementwise(fn, attrs, [env[i] for i in idx], out, split[2])
+                    env.append(out)
+                elif t is None:
                     env.append(fn(*[env[i] for i in idx], **attrs))
                 elif len(idx) == 2:
                     env.append(fn(env[idx[0]], env[idx[1]], out=env[t]))
@@ -123,7 +204,7 @@ class _WholeGroup:
                     env.append(fn(*[env[i] for i in idx], out=env[t]))
         return tuple(np.asarray(env[j]) for j in self.outputs)
 
-    def _plan(self, env):
+    def _plan(self, env, split_ok):
         n_in = self.n_in
         last_use = _liveness(self.steps, n_in)
         leaving = set(self.outputs)
@@ -132,36 +213,109 @@ class _WholeGroup:
         for j, (fn, attrs, idx) in enumerate(self.steps):
             v = env[n_in + j]
             t = None
-            if _ufunc_like(fn) and not attrs and type(v) is np.ndarray:
+            ufunc = _ufunc_like(fn) and not attrs
+            # a large element-wise result is computed by chunks into an array allocated
+            # here (a plain kernel's chunk results are copied in, never a view of an input)
+            split = ((v.shape, v.dtype, ufunc) if split_ok and self.elementwise[j] and idx and type(v) is np.ndarray
+                     and v.ndim and v.size >= 2 * PAR_WHOLE and v.dtype.kind in "biufc"
+                     and all(isinstance(env[i], np.ndarray) for i in idx) else None)
+            if ufunc and type(v) is np.ndarray:
                 for i in idx:
                     if (i in owned and i in last_use[j] and i not in leaving
                             and env[i].shape == v.shape and env[i].dtype == v.dtype):
                         t = i
                         owned.discard(i)
                         break
-            elif not _ufunc_like(fn):
+            elif not _ufunc_like(fn) and split is None:
                 owned.difference_update(idx)      # its result may be a view of these
-            if self.fresh[j] and type(v) is np.ndarray and v.base is None:
+            if (self.fresh[j] or split is not None) and type(v) is np.ndarray and (v.base is None or split):
                 owned.add(n_in + j)
-            prog.append((fn, attrs, idx, t))
+            prog.append((fn, attrs, idx, t, split))
         return prog
 
 
+def _split_elementwise(fn, attrs, args, out, ufunc):
+    """``out[...] = fn(*args, **attrs)`` for an element-wise ``fn``, by chunks of leading rows
+    on the flex pool. Leading axes along which every operand is either full or 1 are
+    collapsed first (a bias broadcast over [B, T, D] splits over B*T rows). Each output
+    element is computed by the same loop as in one call: results do not depend on the
+    thread count."""
+    shape = out.shape
+    nd = len(shape)
+    aligned = [(1,) * (nd - a.ndim) + a.shape for a in args]
+    k = 0                  # leading axes to collapse: each operand full or all ones along them
+    while k < nd and all(s[:k + 1] == shape[:k + 1] or all(d == 1 for d in s[:k + 1]) for s in aligned):
+        k += 1
+    if k > 1 and out.flags.c_contiguous:
+        rows = _numel(shape[:k])
+        out = out.reshape((rows,) + shape[k:])
+        args = [a.reshape((rows,) + s[k:]) if s[:k] == shape[:k] else a.reshape(s[k:])
+                for a, s in zip(args, aligned)]
+        sliced = [s[:k] == shape[:k] for s in aligned]
+    else:
+        rows = shape[0]
+        sliced = [a.ndim == nd and a.shape[0] == rows for a in args]
+    per_row = max(1, out.size // max(1, rows))
+
+    def work(a, b):
+        part = [x[a:b] if sl else x for x, sl in zip(args, sliced)]
+        if ufunc:
+            fn(*part, out=out[a:b])
+        else:
+            out[a:b] = fn(*part, **attrs)
+
+    threads.parallel_for(rows, work, min_chunk=max(1, PAR_WHOLE // per_row))
+
+
 def _block_layout(out_shape, input_shapes):
-    """How to cut the output into blocks: ``(axis_len, row_shape, rows, sliced)``.
+    """How to cut the output into blocks: ``(axis_len, row_shape, rows, sliced, lead)``.
 
     ``sliced[k]`` says whether input k is cut along the blocked axis (else
-    every block reads it whole and broadcasting does the rest)."""
+    every block reads it whole and broadcasting does the rest). The blocked
+    axis is the flattened array, or the first ``lead`` axes collapsed into one:
+    just the leading axis, or, when its rows are larger than a block, every
+    leading axis along which each input is full or of length 1 (a bias over
+    [B, T, D] blocks rows of B*T)."""
     size = _numel(out_shape)
     if all(s == out_shape or _numel(s) == 1 for s in input_shapes):
-        return size, (), BLOCK, [s == out_shape and size != 1 for s in input_shapes]
+        return size, (), BLOCK, [s == out_shape and size != 1 for s in input_shapes], 0
     if not out_shape:
         return None
-    n0, row_shape = out_shape[0], out_shape[1:]
+    nd = len(out_shape)
+    aligned = [(1,) * (nd - len(s)) + tuple(s) for s in input_shapes]
+    lead = 1
+    if _numel(out_shape[1:]) > BLOCK:
+        while lead < nd - 1 and all(a[:lead + 1] == out_shape[:lead + 1] or _numel(a[:lead + 1]) == 1
+                                    for a in aligned):
+            lead += 1
+    n0, row_shape = _numel(out_shape[:lead]), out_shape[lead:]
     rows = max(1, BLOCK // max(1, _numel(row_shape)))
     if n0 < 2 * rows:
         return None
-    return n0, row_shape, rows, [len(s) == len(out_shape) and s[0] == n0 for s in input_shapes]
+    return n0, row_shape, rows, [a[:lead] == out_shape[:lead] for a in aligned], lead
+
+
+def _block_inputs(inputs, layout):
+    """The group's inputs as the blocks see them: flattened, or with the leading axes
+    collapsed, and broadcast scalars (every stride 0: a gradient of ``sum``) as 0-d arrays
+    instead of copies; returns ``(inputs, sliced)``."""
+    axis_len, row_shape, _, sliced, lead = layout
+    out, sl = [], []
+    for x, s in zip(inputs, sliced):
+        if s and x.ndim and not any(x.strides):
+            out.append(np.asarray(x[(0,) * x.ndim]).reshape(()))
+            sl.append(False)
+        elif not row_shape:
+            out.append(x.reshape(-1) if s else x.reshape(()))
+            sl.append(s)
+        elif lead == 1:
+            out.append(x)
+            sl.append(s)
+        else:
+            al = (1,) * (lead + len(row_shape) - x.ndim) + x.shape
+            out.append(x.reshape((axis_len,) + al[lead:]) if s else x.reshape(al[lead:]))
+            sl.append(s)
+    return out, sl
 
 
 class _BlockedGroup:
@@ -181,9 +335,8 @@ class _BlockedGroup:
 
     def __call__(self, *inputs):
         n_in, steps, outputs = self.n_in, self.steps, self.outputs
-        axis_len, row_shape, rows, sliced = self.layout
-        if not row_shape:          # flat blocks over the whole array
-            inputs = [x.reshape(-1) if s else x.reshape(()) for x, s in zip(inputs, sliced)]
+        axis_len, row_shape, rows = self.layout[:3]
+        inputs, sliced = _block_inputs(inputs, self.layout)
         out_pos = {j: k for k, j in enumerate(outputs)}
         results = [None] * len(outputs)
 
@@ -206,28 +359,38 @@ class _BlockedGroup:
                 results[k] = np.empty((axis_len,) + row_shape, dtype=v.dtype)
                 results[k][:stop] = v
 
-        prog, n_bufs = self._assign_buffers(mode, out_pos)
-        bufs = [np.empty((rows,) + row_shape, dtype=d) for d in n_bufs]
-        for start in range(stop, axis_len, rows):
-            stop = min(start + rows, axis_len)
-            n = stop - start
-            env = [x[start:stop] if s else x for x, s in zip(inputs, sliced)]
-            targets = [b[:n] for b in bufs] if n != rows else bufs
-            for fn, attrs, idx, res, t in prog:
-                if t is None:          # a plain kernel call (or a constant, ``fn`` is then None)
-                    v = fn(*[env[i] for i in idx], **attrs) if fn is not None else attrs
-                    if res is not None:
-                        results[res][start:stop] = v
-                else:
-                    o = targets[t] if res is None else results[res][start:stop]
-                    if len(idx) == 1:
-                        v = fn(env[idx[0]], out=o)
-                    elif len(idx) == 2:
-                        v = fn(env[idx[0]], env[idx[1]], out=o)
-                    else:
-                        v = fn(*[env[i] for i in idx], out=o)
-                env.append(v)
+        prog, buf_dtypes = self._assign_buffers(mode, out_pos)
+        n_blocks = -(-(axis_len - stop) // rows)
+
+        def run_blocks(b0, b1):    # blocks [b0, b1) after the first, with this chunk's own scratch buffers
+            bufs = [np.empty((rows,) + row_shape, dtype=d) for d in buf_dtypes]
+            for start in range(stop + b0 * rows, min(stop + b1 * rows, axis_len), rows):
+                self._run_block(prog, bufs, inputs, sliced, results, start, min(start + rows, axis_len), rows)
+
+        # blocks are independent (element-wise, disjoint output slices): results do not
+        # depend on the thread count
+        threads.parallel_for(n_blocks, run_blocks, min_chunk=PAR_BLOCKS)
         return tuple(r.reshape(self.out_shape) for r in results)
+
+    @staticmethod
+    def _run_block(prog, bufs, inputs, sliced, results, start, stop, rows):
+        n = stop - start
+        env = [x[start:stop] if s else x for x, s in zip(inputs, sliced)]
+        targets = [b[:n] for b in bufs] if n != rows else bufs
+        for fn, attrs, idx, res, t in prog:
+            if t is None:          # a plain kernel call (or a constant, ``fn`` is then None)
+                v = fn(*[env[i] for i in idx], **attrs) if fn is not None else attrs
+                if res is not None:
+                    results[res][start:stop] = v
+            else:
+                o = targets[t] if res is None else results[res][start:stop]
+                if len(idx) == 1:
+                    v = fn(env[idx[0]], out=o)
+                elif len(idx) == 2:
+                    v = fn(env[idx[0]], env[idx[1]], out=o)
+                else:
+                    v = fn(*[env[i] for i in idx], out=o)
+            env.append(v)
 
     def _assign_buffers(self, mode, out_pos):
         """A static scratch-buffer assignment for the steady-state blocks.

@@ -18,19 +18,93 @@ Example::
     def work(start, stop):
         np.exp(x[start:stop], out=out[start:stop])
     threads.parallel_for(len(x), work, min_chunk=65536)
+
+BLAS and the pool. OpenBLAS runs its own threads (as many as
+``burn.set_num_threads`` / threadpoolctl allow), so the rule is: a BLAS call
+made on the calling thread outside a parallel region (a matmul, a convolution's
+GEMM) keeps every BLAS thread; chunks that call BLAS themselves (row sums as
+matrix-vector products in softmax or layer_norm) are split with
+``parallel_for(..., blas=True)``, which pins BLAS to one thread while the chunks
+run and restores it afterwards, so N chunks never start N x N BLAS threads.
+The pin is process-wide: a BLAS call another Python thread makes in that window
+runs on one thread too (correct, only slower).
 """
 from __future__ import annotations
 
 import os
 import threading
-from concurrent.futures import ThreadPoolExecutor
 
-_lock = threading.Lock()
-_pool: ThreadPoolExecutor | None = None
+import numpy as np
+
 _num_threads: int | None = None
-# Set in pool workers: a parallel_for inside a parallel_for runs inline, so
-# nested kernels cannot deadlock waiting for workers that are all busy.
+# Held while a parallel region uses the workers. A region that finds it taken (another
+# Python thread's region) runs inline; set_num_threads waits for it.
+_region = threading.Lock()
+_workers: list = []
+# Set in pool workers, and on the calling thread while its region runs: a parallel_for
+# inside a parallel_for runs inline, so nested kernels never wait for busy workers.
 _inside = threading.local()
+# parallel regions run on the pool so far (not counting inline calls): tests read it
+stats = {"regions": 0}
+
+
+class _Worker:
+    """A pool thread handed one chunk at a time through two locks (cheaper than futures)."""
+
+    __slots__ = ("go", "done", "task", "error", "thread")
+
+    def __init__(self, k):
+        self.go = threading.Lock()
+        self.go.acquire()
+        self.done = threading.Lock()
+        self.done.acquire()
+        self.task = None
+        self.error = None
+        self.thread = threading.Thread(target=self._loop, name=f"burn-flex-{k}", daemon=True)
+        self.thread.start()
+
+    def _loop(self):
+        _inside.active = True
+        while True:
+            self.go.acquire()
+            task = self.task
+            if task is None:           # stop
+                self.done.release()
+                return
+            work, start, stop, err = task
+            try:
+                with np.errstate(**err):   # the caller's floating-point error handling
+                    work(start, stop)
+            except BaseException as e:
+                self.error = e
+            self.task = None
+            self.done.release()
+
+    def start(self, work, start, stop, err):
+        self.task = (work, start, stop, err)
+        self.go.release()
+
+    def wait(self):
+        self.done.acquire()
+        e, self.error = self.error, None
+        return e
+
+    def stop(self):
+        self.task = None
+        self.go.release()
+        self.done.acquire()
+
+
+def _reset_after_fork():
+    # a forked child (a data-loader worker) has none of the parent's threads
+    global _region, _workers
+    _region = threading.Lock()
+    _workers = []
+    _inside.active = False
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_reset_after_fork)
 
 
 def _threads_from_environment() -> int:
@@ -71,40 +145,92 @@ def set_num_threads(n: int) -> None:
     Example::
 
         >>> from burn_flex import threads
+        >>> n = threads.num_threads()
         >>> threads.set_num_threads(1)      # everything on the calling thread
+        >>> threads.set_num_threads(n)
     """
-    global _num_threads, _pool
+    global _num_threads, _workers
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
         raise ValueError(f"set_num_threads: expected a positive integer, got {n!r}")
-    with _lock:
-        old, _pool = _pool, None
+    if getattr(_inside, "active", False):
+        raise RuntimeError("set_num_threads: called inside a flex parallel region (a kernel chunk); "
+                           "call it between operations")
+    with _region:              # waits for a region another Python thread is running
+        old, _workers = _workers, []
         _num_threads = n
-    if old is not None:
-        old.shutdown(wait=True)
+        for w in old:
+            w.stop()
 
 
-def _mark_worker():
-    _inside.active = True
+class _BlasPin:
+    """Counted pin of BLAS to one thread while parallel regions with ``blas=True`` run.
+
+    The first region to enter saves BLAS's thread counts and sets them to 1; the last to
+    leave restores them (several Python threads may run regions at once)."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.depth = 0
+        self.saved = []
+        self._libs = None
+
+    def libs(self):
+        if self._libs is None:
+            try:
+                from threadpoolctl import ThreadpoolController
+                self._libs = [c for c in ThreadpoolController().lib_controllers if c.user_api == "blas"]
+            except Exception:      # threadpoolctl missing or no BLAS found: nothing to pin
+                self._libs = []
+        return self._libs
+
+    def __enter__(self):
+        with self.lock:
+            if self.depth == 0:
+                self.saved = [(c, c.get_num_threads()) for c in self.libs()]
+                for c, n in self.saved:
+                    if n is not None and n > 1:
+                        c.set_num_threads(1)
+            self.depth += 1
+
+    def __exit__(self, *exc):
+        with self.lock:
+            self.depth -= 1
+            if self.depth == 0:
+                for c, n in self.saved:
+                    if n is not None and n > 1:
+                        c.set_num_threads(n)
+                self.saved = []
+        return False
 
 
-def _executor() -> ThreadPoolExecutor:
-    global _pool
-    with _lock:
-        if _pool is None:
-            _pool = ThreadPoolExecutor(max_workers=max(1, num_threads() - 1),
-                                       thread_name_prefix="burn-flex",
-                                       initializer=_mark_worker)
-        return _pool
+_blas_pin = _BlasPin()
 
 
-def parallel_for(n_items: int, work, min_chunk: int = 1) -> None:
+def blas_threads() -> int | None:
+    """BLAS's thread count now (the first BLAS library numpy loaded), or None if unknown.
+
+    Example::
+
+        >>> from burn_flex import threads
+        >>> n = threads.blas_threads()
+        >>> n is None or n >= 1
+        True
+    """
+    libs = _blas_pin.libs()
+    return libs[0].get_num_threads() if libs else None
+
+
+def parallel_for(n_items: int, work, min_chunk: int = 1, *, blas: bool = False) -> None:
     """Run ``work(start, stop)`` over ``range(n_items)`` split into contiguous chunks.
 
     Chunks have at least ``min_chunk`` items; with fewer than two chunks' worth
-    of items, or one thread, or when already inside a worker, it is one call on
-    the calling thread. The calling thread runs the first chunk itself. The
-    first exception raised by any chunk is re-raised here after every chunk has
-    finished, so no chunk is still writing when the caller sees the error.
+    of items, or one thread, or when already inside a parallel region (a worker,
+    or the calling thread while it runs its own chunk), it is one call on the
+    calling thread: nested parallel_for never waits for busy workers. The
+    calling thread runs the first chunk itself. The first exception raised by
+    any chunk is re-raised here after every chunk has finished, so no chunk is
+    still writing when the caller sees the error. ``blas=True`` says the chunks
+    call BLAS: it is pinned to one thread while they run (module docstring).
 
     Example::
 
@@ -112,7 +238,7 @@ def parallel_for(n_items: int, work, min_chunk: int = 1) -> None:
         >>> from burn_flex import threads
         >>> x = np.arange(10.0); out = np.empty_like(x)
         >>> threads.parallel_for(10, lambda a, b: np.multiply(x[a:b], 2, out=out[a:b]))
-        >>> out[-1]
+        >>> float(out[-1])
         18.0
     """
     if n_items <= 0:
@@ -122,18 +248,43 @@ def parallel_for(n_items: int, work, min_chunk: int = 1) -> None:
         work(0, n_items)
         return
     bounds = [n_items * k // chunks for k in range(chunks + 1)]
-    pool = _executor()
-    futures = [pool.submit(work, bounds[k], bounds[k + 1]) for k in range(1, chunks)]
-    first_error = None
+    if not _region.acquire(blocking=False):     # another Python thread's region has the workers
+        work(0, n_items)
+        return
     try:
-        work(bounds[0], bounds[1])
-    except BaseException as e:      # wait for the others before raising
-        first_error = e
-    for f in futures:
+        _run_region(work, bounds, blas)
+    finally:
+        _region.release()
+
+
+def _run_region(work, bounds, blas):
+    global _workers
+    chunks = len(bounds) - 1
+    if len(_workers) < chunks - 1:
+        _workers = _workers + [_Worker(k) for k in range(len(_workers), num_threads() - 1)]
+    stats["regions"] += 1
+    pin = _blas_pin if blas else None
+    if pin is not None:
+        pin.__enter__()
+    first_error = None
+    _inside.active = True
+    try:
+        err = np.geterr()
+        started = []
+        for k in range(1, chunks):
+            _workers[k - 1].start(work, bounds[k], bounds[k + 1], err)
+            started.append(_workers[k - 1])
         try:
-            f.result()
-        except BaseException as e:
+            work(bounds[0], bounds[1])
+        except BaseException as e:      # wait for the others before raising
+            first_error = e
+        for w in started:
+            e = w.wait()
             if first_error is None:
                 first_error = e
+    finally:
+        _inside.active = False
+        if pin is not None:
+            pin.__exit__()
     if first_error is not None:
         raise first_error

@@ -1,8 +1,20 @@
 """The ``burn::`` fused nn ops on flex: softmax, log_softmax, layer_norm, cross-entropy and
-their gradients, per row with numpy (half types computed in float32)."""
+their gradients, per row with numpy (half types computed in float32).
+
+softmax, log_softmax, layer_norm and their gradients run large inputs by chunks of rows on
+the flex pool (:mod:`burn_flex.threads`). Chunk boundaries fall on multiples of 16 rows and
+each row goes through the same numpy and BLAS calls as in one call, so results do not
+depend on the thread count; layer_norm_grad's column sums (dweight, dbias) stay whole-array
+BLAS products on the calling thread."""
 from __future__ import annotations
 
 import numpy as np
+
+from .. import threads
+
+# elements per thread at least: a region costs ~15-20 us of hand-off (docs/benchmarks.md, round 7)
+PAR_ROWS = 1 << 15
+_ROW_GRAIN = 16
 
 
 def _ce_prepare(logits, target):
@@ -72,6 +84,15 @@ def _rows(x, axis):
             lambda r: np.ascontiguousarray(np.moveaxis(r.reshape(shape), -1, axis)))
 
 
+def _by_rows(x2, work):
+    """``work(a, b)`` over chunks of the rows of ``x2`` on the pool (BLAS pinned to one thread
+    while chunks run: they call matrix-vector products). Boundaries at multiples of 16 rows."""
+    n, d = x2.shape
+    g = _ROW_GRAIN
+    threads.parallel_for(-(-n // g), lambda a, b: work(a * g, min(b * g, n)),
+                         min_chunk=max(1, PAR_ROWS // (g * max(1, d))), blas=True)
+
+
 def _row_max(x2):
     # numpy reduces short contiguous rows slowly (~1.4 ns per element for rows of 64);
     # folding the halves with element-wise maximum first is ~1.5x faster (NaN propagates)
@@ -87,10 +108,15 @@ def softmax(x, axis):
     if x.size == 0:
         return x.copy()
     x2, back = _rows(x, axis)
-    with np.errstate(invalid="ignore"):        # all -inf rows give NaN, as in torch
-        e = np.subtract(x2, _row_max(x2)[:, None])
-        np.exp(e, out=e)
-        e /= _row_sums(e)[:, None]
+    e = np.empty_like(x2)
+
+    def work(a, b):
+        xs, es = x2[a:b], e[a:b]
+        with np.errstate(invalid="ignore"):        # all -inf rows give NaN, as in torch
+            np.subtract(xs, _row_max(xs)[:, None], out=es)
+            np.exp(es, out=es)
+            es /= _row_sums(es)[:, None]
+    _by_rows(x2, work)
     return back(e)
 
 
@@ -100,10 +126,15 @@ def softmax_grad(y, g, axis):
         return np.zeros_like(y)
     y2, back = _rows(y, axis)
     g2, _ = _rows(g, axis)
-    t = np.multiply(g2, y2)
-    s = _row_sums(t)
-    np.subtract(g2, s[:, None], out=t)
-    t *= y2
+    t = np.empty(np.broadcast_shapes(g2.shape, y2.shape), np.result_type(g2, y2))
+
+    def work(a, b):
+        ys, gs, ts = y2[a:b], g2[a:b], t[a:b]
+        np.multiply(gs, ys, out=ts)
+        s = _row_sums(ts)
+        np.subtract(gs, s[:, None], out=ts)
+        ts *= ys
+    _by_rows(t, work)
     return back(t)
 
 
@@ -114,11 +145,16 @@ def log_softmax(x, axis):
     if x.size == 0:
         return x.copy()
     x2, back = _rows(x, axis)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        m = _row_max(x2)
-        m = np.where(m == -np.inf, 0, m).astype(x2.dtype)
-        z = np.subtract(x2, m[:, None])
-        z -= np.log(_row_sums(np.exp(z)))[:, None]
+    z = np.empty_like(x2)
+
+    def work(a, b):
+        xs, zs = x2[a:b], z[a:b]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            m = _row_max(xs)
+            m = np.where(m == -np.inf, 0, m).astype(xs.dtype)
+            np.subtract(xs, m[:, None], out=zs)
+            zs -= np.log(_row_sums(np.exp(zs)))[:, None]
+    _by_rows(x2, work)
     return back(z)
 
 
@@ -128,17 +164,22 @@ def log_softmax_grad(y, g, axis):
         return np.zeros_like(y)
     y2, back = _rows(y, axis)
     g2, _ = _rows(g, axis)
-    t = np.exp(y2)
-    t *= _row_sums(g2)[:, None]
-    np.subtract(g2, t, out=t)
+    t = np.empty(np.broadcast_shapes(g2.shape, y2.shape), np.result_type(g2, y2))
+
+    def work(a, b):
+        ys, gs, ts = y2[a:b], g2[a:b], t[a:b]
+        np.exp(ys, out=ts)
+        ts *= _row_sums(gs)[:, None]
+        np.subtract(gs, ts, out=ts)
+    _by_rows(t, work)
     return back(t)
 
 
-def _ln_stats(x2, eps):
+def _ln_stats(x2, eps, d=None, sq=None):
     """Centered rows and 1/sqrt(var + eps) (row means as BLAS products with 1/D)."""
     inv = np.full(x2.shape[1], 1.0 / x2.shape[1], dtype=x2.dtype)
-    d = np.subtract(x2, (x2 @ inv)[:, None])
-    sq = np.multiply(d, d)
+    d = np.subtract(x2, (x2 @ inv)[:, None], out=d)
+    sq = np.multiply(d, d, out=sq)
     r = sq @ inv
     r += np.asarray(eps, r.dtype)
     np.sqrt(r, out=r)
@@ -151,11 +192,15 @@ def layer_norm(x, w, b, eps):
     if x.size == 0:
         return x.copy()
     x2 = np.ascontiguousarray(x).reshape(-1, x.shape[-1])
-    d, r, _, _ = _ln_stats(x2, eps)
-    d *= r[:, None]
-    d *= w
-    d += b
-    return d.reshape(x.shape)
+    out = np.empty_like(x2)
+
+    def work(a, c):
+        d, r, _, _ = _ln_stats(x2[a:c], eps, d=out[a:c])
+        d *= r[:, None]
+        d *= w
+        d += b
+    _by_rows(x2, work)
+    return out.reshape(x.shape)
 
 
 def layer_norm_grad(x, w, g, eps):
@@ -165,18 +210,29 @@ def layer_norm_grad(x, w, g, eps):
         return np.zeros_like(x), np.zeros(n, x.dtype), np.zeros(n, x.dtype)
     x2 = np.ascontiguousarray(x).reshape(-1, n)
     g2 = np.ascontiguousarray(g).reshape(-1, n)
-    xh, r, inv, t = _ln_stats(x2, eps)
-    xh *= r[:, None]
+    xh, t = np.empty_like(x2), np.empty_like(x2)
+    r = np.empty(x2.shape[0], x2.dtype)
+    inv = np.full(n, 1.0 / n, dtype=x2.dtype)
+
+    def normalized(a, b):               # x-hat and g * x-hat, per row
+        _, r[a:b], _, _ = _ln_stats(x2[a:b], eps, d=xh[a:b], sq=t[a:b])
+        xh[a:b] *= r[a:b, None]
+        np.multiply(g2[a:b], xh[a:b], out=t[a:b])
+    _by_rows(x2, normalized)
     ones = np.ones(x2.shape[0], x2.dtype)
-    gb = ones @ g2                         # column sums as BLAS products
-    np.multiply(g2, xh, out=t)
+    gb = ones @ g2                         # column sums as BLAS products, whole (BLAS's threads)
     gw = ones @ t
-    gh = np.multiply(g2, w)
-    mean_gh = gh @ inv
-    np.multiply(gh, xh, out=t)
-    mean_ghxh = t @ inv
-    gh -= mean_gh[:, None]
-    xh *= mean_ghxh[:, None]
-    gh -= xh
-    gh *= r[:, None]
+    gh = np.empty_like(x2)
+
+    def input_grad(a, b):
+        ghs, xhs, ts = gh[a:b], xh[a:b], t[a:b]
+        np.multiply(g2[a:b], w, out=ghs)
+        mean_gh = ghs @ inv
+        np.multiply(ghs, xhs, out=ts)
+        mean_ghxh = ts @ inv
+        ghs -= mean_gh[:, None]
+        xhs *= mean_ghxh[:, None]
+        ghs -= xhs
+        ghs *= r[a:b, None]
+    _by_rows(x2, input_grad)
     return gh.reshape(x.shape), gw, gb

@@ -1,8 +1,18 @@
 """Optimizer updates on flex: ``burn::adam_update`` and ``burn::sgd_update`` as the reference's
-ops in its order (bit-identical), with ``out=`` buffers instead of temporaries."""
+ops in its order (bit-identical), with ``out=`` buffers instead of temporaries.
+
+Large parameters are updated by chunks of their flattened elements on the flex pool
+(:mod:`burn_flex.threads`): every element goes through the same ufuncs in the same order,
+so results are bit-identical for any thread count."""
 from __future__ import annotations
 
 import numpy as np
+
+from .. import threads
+
+# elements per thread at least: a region costs ~15-20 us of hand-off (docs/benchmarks.md, round 7)
+PAR_OPTIM = 1 << 15
+mul, add = np.multiply, np.add
 
 
 def _hyper_scalars(h, dtype):
@@ -10,13 +20,64 @@ def _hyper_scalars(h, dtype):
     return [np.asarray(x, dtype=dtype) for x in h.tolist()]
 
 
+def _adam_into(p, g, m, v, hs, mode, op, om, ov):
+    """One chunk of the Adam update, written into ``op, om, ov``."""
+    lr, b1, omb1, b2, omb2, c1, c2, eps, wd, decay = hs
+    t = np.empty_like(p)
+    if mode == "l2":
+        mul(p, wd, out=t)
+        g = add(g, t)
+    mul(m, b1, out=om)
+    mul(g, omb1, out=t)
+    add(om, t, out=om)
+    mul(g, g, out=ov)
+    mul(ov, omb2, out=ov)
+    mul(v, b2, out=t)
+    add(t, ov, out=ov)                      # v*b2 + g*g*(1-b2) (addition commutes exactly)
+    mul(ov, c2, out=t)
+    np.sqrt(t, out=t)
+    add(t, eps, out=t)
+    mul(om, c1, out=op)
+    np.divide(op, t, out=op)
+    mul(op, lr, out=op)
+    if mode == "decoupled":
+        mul(p, decay, out=t)
+        np.subtract(t, op, out=op)
+    else:
+        np.subtract(p, op, out=op)
+
+
+def _chunked(fn, arrays, hs, mode, n_out):
+    """Run ``fn(*chunks of arrays, hs, mode, *chunks of outputs)`` over the flattened
+    elements on the pool; returns the outputs in the first array's shape."""
+    p = arrays[0]
+    outs = [np.empty(p.shape, p.dtype) for _ in range(n_out)]
+    flat = [a.reshape(-1) for a in arrays]
+    flat_out = [o.reshape(-1) for o in outs]
+    threads.parallel_for(p.size, lambda a, b: fn(*[x[a:b] for x in flat], hs, mode,
+                                                  *[o[a:b] for o in flat_out]), min_chunk=PAR_OPTIM)
+    return tuple(outs)
+
+
+def _same(arrays):
+    p = arrays[0]
+    return all(a.shape == p.shape and a.dtype == p.dtype for a in arrays)
+
+
 def adam_update(p, g, m, v, h, mode="none"):
     """burn::adam_update: the reference's ops in its order (bit-identical), with out= buffers."""
     if p.ndim == 0:       # ufuncs return numpy scalars for 0-d operands, which out= cannot take
         return tuple(r.reshape(()) for r in adam_update(p.reshape(1), g.reshape(1), m.reshape(1), v.reshape(1),
                                                         h, mode))
-    lr, b1, omb1, b2, omb2, c1, c2, eps, wd, decay = _hyper_scalars(h, p.dtype)
-    mul, add = np.multiply, np.add
+    hs = _hyper_scalars(h, p.dtype)
+    if not _same((p, g, m, v)):           # mixed operands: numpy's promotion, one call
+        return _adam_promoting(p, g, m, v, hs, mode)
+    return _chunked(_adam_into, (p, g, m, v), hs, mode, 3)
+
+
+def _adam_promoting(p, g, m, v, hs, mode):
+    # the original whole-array sequence (numpy's casting rules for mixed operands)
+    lr, b1, omb1, b2, omb2, c1, c2, eps, wd, decay = hs
     if mode == "l2":
         t = mul(p, wd)
         g = add(g, t, out=t)
@@ -39,12 +100,41 @@ def adam_update(p, g, m, v, h, mode="none"):
     return np.subtract(p, s, out=s), m2, v2
 
 
+def _sgd_into(p, g, buf, hs, mode, op, ob):
+    """One chunk of the SGD update, written into ``op, ob``."""
+    first, decay, nesterov = mode
+    lr, wd, mom, omd = hs
+    if decay:
+        g = np.add(g, np.multiply(p, wd))
+    if first == "first":
+        ob[...] = g
+    else:
+        mul(buf, mom, out=ob)
+        ob += np.multiply(g, omd)
+    if nesterov:
+        mul(ob, mom, out=op)
+        add(g, op, out=op)
+    else:
+        op[...] = ob
+    op *= lr
+    np.subtract(p, op, out=op)
+
+
 def sgd_update(p, g, buf, h, mode=("next", False, False)):
     """burn::sgd_update: the reference's ops in its order (bit-identical)."""
     if p.ndim == 0:
         return tuple(r.reshape(()) for r in sgd_update(p.reshape(1), g.reshape(1), buf.reshape(1), h, mode))
+    hs = _hyper_scalars(h, p.dtype)
+    arrays = (p, g, buf) if mode[0] != "first" else (p, g, p)   # buf is not read on the first step
+    if not _same(arrays):
+        return _sgd_promoting(p, g, buf, hs, mode)
+    return _chunked(_sgd_into, arrays, hs, mode, 2)
+
+
+def _sgd_promoting(p, g, buf, hs, mode):
+    # the original whole-array sequence (numpy's casting rules for mixed operands)
     first, decay, nesterov = mode
-    lr, wd, mom, omd = _hyper_scalars(h, p.dtype)
+    lr, wd, mom, omd = hs
     if decay:
         g = np.add(g, np.multiply(p, wd))
     if first == "first":
