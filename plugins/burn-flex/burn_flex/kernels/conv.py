@@ -23,9 +23,10 @@ The algorithm per shape:
   on the calling thread in order (splitting them as well would oversubscribe
   the cores);
 - one GEMM with the batch folded into N ([C_out, K] @ [K, N * P]) measured
-  slower than the per-image GEMMs on the LeNet convs and on a 32->64 3x3 conv,
-  on one thread and on two (its im2col writes a batch-strided layout and the
-  output needs a transpose back to NCHW), so it is not used.
+  slower than the per-image GEMMs on the LeNet convs and on a 32->64 3x3 conv
+  (1.2-2.3x on one thread; also slower on two, measured under load): its im2col
+  writes a batch-strided layout and the output needs a transpose back to NCHW,
+  so it is not used.
 
 Chunks hold at least ``_TASK_MACS`` multiply-adds (or ``_TASK_ELEMS`` elements
 for pooling and copies), so small convolutions stay on the calling thread.
