@@ -1,11 +1,21 @@
-"""LeNet-style convolution stack, forward + backward: burn-flex against torch CPU.
+"""Convolutions and attention on burn-flex against torch CPU, at default threads and at one thread.
 
-x [64, 1, 28, 28] -> conv 1->6 5x5 (+bias) -> max pool 2 -> conv 6->16 5x5 (+bias) -> max pool 2,
-gradients of both weights and biases. One BLAS / torch thread, interleaved repetitions
-(burn, torch, burn, ...) so a busy neighbour slows both alike; medians, the ratio burn/torch of
-the medians, and the median of the per-pair ratios.
+Conv-level cases: the LeNet convolution stack (x [64, 1, 28, 28] -> conv 1->6 5x5 (+bias) -> max
+pool 2 -> conv 6->16 5x5 (+bias) -> max pool 2) forward, and forward + backward (gradients of both
+weights and biases); one 32->64 3x3 conv (padding 1) on [32, 32, 16, 16] forward + backward (the
+per-image GEMMs OpenBLAS threads itself); scaled dot-product attention [16, 4, 64, 32] forward +
+backward. Step cases (bench_nn.py's workloads, imported, not copied): the LeNet CNN SGD step and
+the Transformer encoder layer forward + backward.
 
-    .venv/bin/python benchmarks/bench_conv.py [--reps 30]
+Each case runs twice: with default thread settings (torch's intra-op threads, OpenBLAS's and
+burn_flex.threads' defaults: what a user gets) and pinned to one thread (torch.set_num_threads(1),
+threadpoolctl, burn_flex.threads.set_num_threads(1)). Within a setting burn and torch alternate
+(A B A B ...); the report gives medians, the ratio burn/torch of the medians and the median of the
+per-pair ratios, and per case the speed-up from one thread to the default for burn and for torch.
+The load average is printed at start and end: on a shared machine, numbers taken under load are
+noise (threads wait for cores).
+
+    .venv/bin/python benchmarks/bench_conv.py [--reps 30] [--only lenet,conv3x3,sdpa,cnn_sgd,encoder]
 """
 from __future__ import annotations
 
@@ -87,15 +97,83 @@ def compare(name, burn_step, torch_step, reps):
     # neighbours on a shared machine slow adjacent samples alike: the median of the
     # per-pair ratios is steadier than the ratio of the medians
     paired = statistics.median(b / t for b, t in zip(tb, tt))
-    print(f"{name:<28} burn-flex {mb * 1e3:7.2f} ms   torch {mt * 1e3:7.2f} ms   "
-          f"ratio {mb / mt:5.2f}x (paired {paired:4.2f}x)")
-    return paired
+    print(f"{name:<58} burn-flex {mb * 1e3:7.2f} ms   torch {mt * 1e3:7.2f} ms   "
+          f"ratio {mb / mt:5.2f}x (paired {paired:4.2f}x)", flush=True)
+    return mb, mt, paired
+
+
+def make_conv3x3(arrays=None):
+    rng = np.random.default_rng(1)
+    x, w = rng.standard_normal((32, 32, 16, 16), dtype=np.float32), rng.standard_normal((64, 32, 3, 3), dtype=np.float32)
+    dev = burn.Device.flex().autodiff()
+    bx, bw = burn.tensor(x, device=dev).require_grad(), burn.tensor(w, device=dev).require_grad()
+    tx, tw = torch.tensor(x, requires_grad=True), torch.tensor(w, requires_grad=True)
+
+    def step_burn():
+        grads = F.relu(F.conv2d(bx, bw, padding=1)).sum().backward()
+        return bx.grad(grads).numpy(), bw.grad(grads).numpy()
+
+    def step_torch():
+        return torch.autograd.grad(TF.relu(TF.conv2d(tx, tw, padding=1)).sum(), [tx, tw])
+    return step_burn, step_torch
+
+
+def make_sdpa(arrays=None):
+    rng = np.random.default_rng(2)
+    q, k, v, r = (rng.standard_normal((16, 4, 64, 32), dtype=np.float32) for _ in range(4))
+    dev = burn.Device.flex().autodiff()
+    bq, bk, bv = (burn.tensor(a, device=dev).require_grad() for a in (q, k, v))
+    br = burn.tensor(r, device=dev)
+    tq, tk, tv = (torch.tensor(a, requires_grad=True) for a in (q, k, v))
+    tr = torch.tensor(r)
+
+    def step_burn():
+        grads = (F.scaled_dot_product_attention(bq, bk, bv) * br).sum().backward()
+        return [t.grad(grads).numpy() for t in (bq, bk, bv)]
+
+    def step_torch():
+        return torch.autograd.grad((TF.scaled_dot_product_attention(tq, tk, tv) * tr).sum(), [tq, tk, tv])
+    return step_burn, step_torch
+
+
+def _nn(name):
+    import bench_nn
+    return lambda arrays: bench_nn.WORKLOADS[name][1](burn, torch)
+
+
+CASES = {
+    "lenet": [("LeNet convs forward", lambda a: (make_burn_forward(a), make_torch_forward(a))),
+              ("LeNet convs forward+backward", lambda a: (make_burn(a), make_torch(a)))],
+    "conv3x3": [("conv 32->64 3x3 [32,32,16,16] fwd+bwd", make_conv3x3)],
+    "sdpa": [("sdpa [16,4,64,32] fwd+bwd", make_sdpa)],
+    "cnn_sgd": [("LeNet CNN SGD step (bench_nn)", _nn("cnn_sgd"))],
+    "encoder": [("encoder layer fwd+bwd (bench_nn)", _nn("encoder"))],
+}
+
+
+def _set_threads(n):
+    """n threads everywhere, or the defaults (None) restored."""
+    from burn_flex import threads
+    torch.set_num_threads(n or _DEFAULTS["torch"])
+    threads.set_num_threads(n or _DEFAULTS["flex"])
+    return threadpool_limits(limits=n) if n else None
+
+
+_DEFAULTS = {}
 
 
 def main():
+    import os
+    import sys
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from burn_flex import threads
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--reps", type=int, default=30)
+    ap.add_argument("--only", default="", help="comma-separated: " + ",".join(CASES))
     args = ap.parse_args()
+    _DEFAULTS.update(torch=torch.get_num_threads(), flex=threads.num_threads())
+    print("load average at start:", os.getloadavg(), f"(torch threads {_DEFAULTS['torch']}, "
+          f"flex threads {_DEFAULTS['flex']})")
     rng = np.random.default_rng(0)
     arrays = [rng.standard_normal(s).astype(np.float32) * 0.1
               for s in [(64, 1, 28, 28), (6, 1, 5, 5), (6,), (16, 6, 5, 5), (16,)]]
@@ -103,11 +181,21 @@ def main():
     bg, tg = make_burn(arrays)(), make_torch(arrays)()
     for b, t in zip(bg, tg):                 # the comparison is only meaningful if both agree
         np.testing.assert_allclose(b, t, rtol=1e-3, atol=1e-3)
-
-    torch.set_num_threads(1)
-    with threadpool_limits(limits=1):
-        compare("LeNet convs forward", make_burn_forward(arrays), make_torch_forward(arrays), args.reps)
-        compare("LeNet convs forward+backward", make_burn(arrays), make_torch(arrays), args.reps)
+    names = [c for c in args.only.split(",") if c] or list(CASES)
+    for case in names:
+        for desc, make in CASES[case]:
+            times = {}
+            for setting in (None, 1):
+                limits = _set_threads(setting)
+                label = "default threads" if setting is None else "one thread"
+                fb, ft = make(arrays)
+                times[setting] = compare(f"{desc} [{label}]", fb, ft, args.reps)
+                if limits is not None:
+                    limits.restore_original_limits()
+                _set_threads(None)
+            (db, dt_), (ob, ot) = times[None][:2], times[1][:2]
+            print(f"{'':<4}speed-up one thread -> default: burn {ob / db:4.2f}x, torch {ot / dt_:4.2f}x")
+    print("load average at end:", os.getloadavg())
 
 
 if __name__ == "__main__":

@@ -441,6 +441,9 @@ def _attention(q, k, v, mask, dropout_p, is_causal, scale, training, *, keep_tru
         raise ShapeError(f"scaled_dot_product_attention: expected query [..., L, E], key [..., S, E], "
                          f"value [..., S, Ev]; got {describe(q)}, {describe(k)}, {describe(v)}")
     scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else scale
+    if (not (dropout_p and training) and q.dtype in (dt.float32, dt.float64) and k.dtype is q.dtype
+            and v.dtype is q.dtype and q.ndim == k.ndim == v.ndim and q.shape[:-2] == k.shape[:-2] == v.shape[:-2]):
+        return _attention_one_node(q, k, v, mask, is_causal, float(scale), keep_true)
     scores = L.matmul(q * scale, M.matrix_transpose(k))
     ls = scores.shape[-2:]
     if is_causal:
@@ -466,6 +469,30 @@ def _attention(q, k, v, mask, dropout_p, is_causal, scale, training, *, keep_tru
     # the weights returned are the ones applied (after dropout), as torch's MultiheadAttention
     w = dropout(w, dropout_p, training=training) if dropout_p else w
     return L.matmul(w, v), w
+
+
+def _attention_one_node(q, k, v, mask, is_causal, scale, keep_true):
+    """The fused path (``burn::attention``): causal and bool masks become one additive mask."""
+    from ..fused.attention import additive_mask, attention_fused
+    ls = (q.shape[-2], k.shape[-2])
+    add = None
+    if is_causal:
+        rows = M.reshape(arange(ls[0], device=q.device), (-1, 1))
+        add = additive_mask(E.greater_equal(rows, arange(ls[1], device=q.device)), True, q.dtype)
+    if mask is not None:
+        if not (mask.dtype.is_bool or mask.dtype.is_floating):
+            raise DTypeError(f"scaled_dot_product_attention: attn_mask must be bool or floating, got {describe(mask)}")
+        m = additive_mask(mask, keep_true, q.dtype)
+        add = m if add is None else add + m
+    if add is not None:
+        try:
+            ok = __import__("numpy").broadcast_shapes(tuple(add.shape), tuple(q.shape[:-1]) + (ls[1],))
+        except ValueError:
+            ok = None
+        if ok != tuple(q.shape[:-1]) + (ls[1],):
+            raise ShapeError(f"scaled_dot_product_attention: attn_mask {describe(mask)} does not broadcast to "
+                             f"the attention scores [..., L, S] = {tuple(q.shape[:-1]) + (ls[1],)}")
+    return attention_fused(q, k, v, add, scale)
 
 
 __all__ += ["bce_with_logits", "adaptive_avg_pool2d", "rms_norm", "batch_norm", "scaled_dot_product_attention"]

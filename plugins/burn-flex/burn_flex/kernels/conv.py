@@ -1,14 +1,35 @@
 """numpy kernels of convolution and pooling (the primitives of ``burn.ops.conv``).
 
-Convolutions are im2col + one batched BLAS matmul. The columns are laid out
+Convolutions are im2col + batched BLAS matmuls. The columns are laid out
 [N, groups, C/groups * kH * kW, OH * OW], the order of the strided window view,
 so im2col is one copy, the forward output comes out NCHW without a transpose,
-and numpy's matmul runs one small GEMM per image and group (faster here than
-one wide GEMM whose M = C_out is tiny). Inverse scatters (col2im, pooling
-gradients) loop over the kH * kW window offsets, each step one vectorized add
-into a slice; no Python loop ever runs over pixels or images. The stride-1
-input gradient (the common case) skips col2im: it runs as a full correlation
-over a batch-innermost layout, one GEMM and kH adds (``_grad_input_rows``).
+and numpy's matmul runs one small GEMM per image and group. Inverse scatters
+(col2im, pooling gradients) loop over the kH * kW window offsets, each step one
+vectorized add into a slice; no Python loop ever runs over pixels or images.
+The stride-1 input gradient (the common case) skips col2im: it runs as a full
+correlation over a batch-innermost layout, one GEMM per input row position and
+kH adds (``_grad_input_rows``).
+
+Threads (``burn_flex.threads``): every kernel splits its images (or, for the
+batch-innermost input gradient, its row positions) into contiguous chunks run
+by ``parallel_for``; each chunk does its own im2col copy, GEMMs and scatters.
+numpy releases the GIL in all of them, so the chunks run on separate cores.
+The algorithm per shape:
+
+- per-image GEMMs small enough that OpenBLAS runs them on one thread anyway
+  (``m * n * k <= _BLAS_ONE_THREAD``, OpenBLAS's own threshold): chunks of
+  images in parallel, so im2col, GEMMs and col2im all use every core;
+- larger per-image GEMMs: OpenBLAS threads each GEMM itself, so the images run
+  on the calling thread in order (splitting them as well would oversubscribe
+  the cores);
+- one GEMM with the batch folded into N ([C_out, K] @ [K, N * P]) measured
+  slower than the per-image GEMMs on the LeNet convs and on a 32->64 3x3 conv
+  (1.2-2.3x on one thread; also slower on two, measured under load): its im2col
+  writes a batch-strided layout and the output needs a transpose back to NCHW,
+  so it is not used.
+
+Chunks hold at least ``_TASK_MACS`` multiply-adds (or ``_TASK_ELEMS`` elements
+for pooling and copies), so small convolutions stay on the calling thread.
 """
 from __future__ import annotations
 
@@ -21,7 +42,37 @@ from burn.ops.conv import conv_out_hw as _out_hw
 from burn.ops.conv import pad_nchw
 from burn.ops.conv import window_offsets as _offsets
 
+from .. import threads
+
 __all__ = ["conv_kernels"]
+
+# OpenBLAS runs a GEMM on one thread when m * n * k <= SMP_THRESHOLD_MIN (65536) *
+# GEMM_MULTITHREAD_THRESHOLD (4): below it, images in parallel; above it BLAS threads
+_BLAS_ONE_THREAD = 65536 * 4
+# the least work a chunk gets, so a thread hand-off (~20-50 us) stays a small share
+_TASK_MACS = 1 << 19
+_TASK_ELEMS = 1 << 16
+
+
+def _image_chunks(n, body, *, macs_per_image=0, elems_per_image=0, gemm_macs=0, bytes_per_image=0):
+    """Run ``body(a, b)`` over images [0, n): chunks in parallel, each chunk in memory blocks.
+
+    ``gemm_macs`` is the size of one of the chunk's GEMMs: above ``_BLAS_ONE_THREAD``
+    BLAS threads it, so the chunks run one after another on the calling thread.
+    Blocks keep each chunk's im2col buffer under ``_COLS_BYTES / threads``.
+    """
+    if gemm_macs > _BLAS_ONE_THREAD:
+        min_chunk = n
+    elif macs_per_image:
+        min_chunk = -(-_TASK_MACS // macs_per_image)
+    else:
+        min_chunk = -(-_TASK_ELEMS // max(1, elems_per_image))
+    step = max(1, _COLS_BYTES // max(1, bytes_per_image * threads.num_threads()))
+
+    def work(a, b):
+        for s in range(a, b, step):
+            body(s, min(b, s + step))
+    threads.parallel_for(n, work, max(1, min_chunk))
 
 
 def _pad(x, padding, value=0):
@@ -36,13 +87,17 @@ def _windows(xp, kernel, stride, dilation, out_hw):
                       writeable=False)
 
 
-def _im2col(x, kernel, stride, padding, dilation, groups, out_hw):
-    """Columns [N, G, C/G * kH * kW, OH * OW]: one copy of the window view, in its own order."""
+def _im2col(x, kernel, stride, padding, dilation, groups, out_hw, out=None):
+    """Columns [N, G, C/G * kH * kW, OH * OW]: one copy of the window view, in its own order
+    (into ``out`` when given)."""
     v = _windows(_pad(x, padding), kernel, stride, dilation, out_hw)
-    return np.ascontiguousarray(v).reshape(x.shape[0], groups, -1, out_hw[0] * out_hw[1])
+    if out is None:
+        return np.ascontiguousarray(v).reshape(x.shape[0], groups, -1, out_hw[0] * out_hw[1])
+    np.copyto(out.reshape(v.shape), v)
+    return out
 
 
-def _im2col_wide(x, kernel, padding, dilation, groups, out_h):
+def _im2col_wide(x, kernel, padding, dilation, groups, out_h, out=None):
     """Stride-1 columns [N, G, C/G * kH * kW, OH * Wp] over the padded width Wp.
 
     Each window offset (i, j) is then one flat shift of the padded image, so the
@@ -58,7 +113,10 @@ def _im2col_wide(x, kernel, padding, dilation, groups, out_h):
     s0, s1, e = flat.strides[0], flat.strides[1], flat.strides[2]
     v = as_strided(flat, (n, c) + tuple(kernel) + (out_h * wp,),
                    (s0, s1, dilation[0] * wp * e, dilation[1] * e, e), writeable=False)
-    return np.ascontiguousarray(v).reshape(n, groups, -1, out_h * wp), wp
+    if out is None:
+        return np.ascontiguousarray(v).reshape(n, groups, -1, out_h * wp), wp
+    np.copyto(out.reshape(v.shape), v)
+    return out, wp
 
 
 # wide columns cost Wp / OW more GEMM work; past this ratio the cheaper copy does not pay
@@ -70,12 +128,6 @@ _COLS_BYTES = 64 << 20
 
 def _use_wide(stride, w, padding, ow):
     return stride == (1, 1) and w + padding[2] + padding[3] <= _WIDE_MAX * ow
-
-
-def _blocks(n, bytes_per_image):
-    step = max(1, _COLS_BYTES // max(1, bytes_per_image))
-    for b in range(0, n, step):
-        yield slice(b, min(n, b + step))
 
 
 def _cols_bytes(c, kernel, out_hw, width, itemsize):
@@ -128,22 +180,32 @@ def conv2d(x, w, *, stride, padding, dilation, groups):
     n, c = x.shape[:2]
     c_out, kernel = w.shape[0], w.shape[2:]
     oh, ow = out_hw = _out_hw(x.shape, kernel, stride, padding, dilation)
-    # one small GEMM per image and group beats one wide GEMM: M = C_out is tiny in CNNs
     wg = w.reshape(groups, c_out // groups, -1)
     wide = _use_wide(stride, x.shape[3], padding, ow)
     width = x.shape[3] + padding[2] + padding[3] if wide else ow
     y = np.empty((n, c_out) + out_hw, dtype=dt)
-    blocks = list(_blocks(n, _cols_bytes(c, kernel, out_hw, width, x.itemsize)))
-    for b in blocks:
+    per_image = _cols_bytes(c, kernel, out_hw, width, x.itemsize)
+    # the whole batch's columns are kept for the weight gradient when they are small enough
+    keep = n * per_image <= _COLS_CACHE_MAX_BYTES
+    cols_all = np.empty((n, groups, wg.shape[2], oh * width), dtype=ct) if keep else None
+    direct = not wide and dt == ct          # the GEMM writes straight into y (NCHW, contiguous)
+
+    def body(a, b):
+        out = cols_all[a:b] if keep else None
         if wide:
-            cols, wp = _im2col_wide(x[b], kernel, padding, dilation, groups, oh)
-            y[b] = np.matmul(wg, cols).reshape(-1, c_out, oh, wp)[..., :ow]
+            cols, wp = _im2col_wide(x[a:b], kernel, padding, dilation, groups, oh, out)
+            y[a:b] = np.matmul(wg, cols).reshape(-1, c_out, oh, wp)[..., :ow]
         else:
-            cols = _im2col(x[b], kernel, stride, padding, dilation, groups, out_hw)
-            y[b] = np.matmul(wg, cols).reshape((-1, c_out) + out_hw)
-    if len(blocks) == 1:
+            cols = _im2col(x[a:b], kernel, stride, padding, dilation, groups, out_hw, out)
+            if direct:
+                np.matmul(wg, cols, out=y[a:b].reshape(b - a, groups, c_out // groups, oh * ow))
+            else:
+                y[a:b] = np.matmul(wg, cols).reshape((-1, c_out) + out_hw)
+    gemm = wg.shape[1] * wg.shape[2] * oh * width
+    _image_chunks(n, body, macs_per_image=groups * gemm, gemm_macs=gemm, bytes_per_image=per_image)
+    if keep:
         key = _cols_key(x_in, kernel, stride, padding, dilation, groups)
-        _cols_put(x_in, key, (cols, wp if wide else None), cols.nbytes)
+        _cols_put(x_in, key, (cols_all, width if wide else None), cols_all.nbytes)
     return y
 
 
@@ -164,19 +226,25 @@ def conv2d_grad_weight(x, g, *, stride, padding, dilation, groups, kernel_hw):
     c_out, out_hw = g.shape[1], g.shape[2:]
     wide = _use_wide(stride, x.shape[3], padding, out_hw[1])
     width = x.shape[3] + padding[2] + padding[3] if wide else out_hw[1]
-    gw = 0
-    for b in _blocks(n, _cols_bytes(c, kernel_hw, out_hw, width, x.itemsize)):
-        if cached is not None:        # one block: the forward's columns of this very input
-            cols, wp = cached
-            gr = _widen(g[b], wp) if wide else g[b]
+    k = c // groups * kernel_hw[0] * kernel_hw[1]
+    partial = {}                 # chunk start -> its sum over images [G, C_out/G, K]
+
+    def body(a, b):
+        if cached is not None:   # the forward's columns of this very input
+            cols, wp = cached[0][a:b], cached[1]
         elif wide:
-            cols, wp = _im2col_wide(x[b], kernel_hw, padding, dilation, groups, out_hw[0])
-            gr = _widen(g[b], wp)
+            cols, wp = _im2col_wide(x[a:b], kernel_hw, padding, dilation, groups, out_hw[0])
         else:
-            cols = _im2col(x[b], kernel_hw, stride, padding, dilation, groups, out_hw)
-            gr = g[b]
-        gr = gr.reshape(cols.shape[0], groups, c_out // groups, -1)
-        gw = gw + np.matmul(gr, cols.transpose(0, 1, 3, 2)).sum(axis=0)   # [G, C_out/G, C/G*kH*kW]
+            cols = _im2col(x[a:b], kernel_hw, stride, padding, dilation, groups, out_hw)
+        gr = _widen(g[a:b], wp) if wide else g[a:b]
+        gr = gr.reshape(b - a, groups, c_out // groups, -1)
+        partial[a] = np.matmul(gr, cols.transpose(0, 1, 3, 2)).sum(axis=0)
+    gemm = c_out // groups * k * out_hw[0] * width
+    _image_chunks(n, body, macs_per_image=groups * gemm, gemm_macs=gemm,
+                  bytes_per_image=_cols_bytes(c, kernel_hw, out_hw, width, x.itemsize))
+    gw = np.zeros((groups, c_out // groups, k), dtype=ct)
+    for a in sorted(partial):    # a fixed order: the same sum for the same chunking
+        gw += partial[a]
     return gw.reshape((c_out, c // groups) + tuple(kernel_hw)).astype(dt, copy=False)
 
 
@@ -195,6 +263,7 @@ def _grad_input_rows(g, w, padding, input_hw):
     batched GEMM (``W' [(i, c), (j, o)] @ view[r]``) gives every row's contribution,
     and kH adds of long contiguous runs [R, C * N] assemble them (col2im with C * N
     elements per row instead of OW). About 2x faster than GEMM + col2im on a LeNet conv.
+    Threads split the row positions (GEMMs, adds) and the images (the copies in and out).
     """
     n, c_out, oh, ow = g.shape
     c = w.shape[1]
@@ -204,17 +273,38 @@ def _grad_input_rows(g, w, padding, input_hw):
     hp, wp = h + pt + pb, wd + pl + pr
     rows = oh * wp + kw - 1
     gpad = np.zeros((rows + kw - 1, c_out, n), dtype=g.dtype)
-    gpad[kw - 1:kw - 1 + oh * wp].reshape(oh, wp, c_out, n)[:, :ow] = g.transpose(2, 3, 1, 0)
+    gt = g.transpose(2, 3, 1, 0)
+    inner = gpad[kw - 1:kw - 1 + oh * wp].reshape(oh, wp, c_out, n)
+
+    def spread(a, b):            # gradient rows a..b-1 into the batch-innermost layout
+        inner[a:b, :ow] = gt[a:b]
+    threads.parallel_for(oh, spread, max(1, _TASK_ELEMS // (ow * c_out * n)))
     e = gpad.itemsize
     view = as_strided(gpad, (rows, kw * c_out, n), (c_out * n * e, n * e, e), writeable=False)
     # W'[(i, c), (j', o)] = w[o, c, i, kW-1-j']: view[r] holds g[r - kW + 1 + j'] at block j'
     wf = w[:, :, :, ::-1].transpose(2, 1, 3, 0).reshape(kh * c, kw * c_out)
-    part = np.matmul(wf, view).reshape(rows, kh, c * n)
+    part = np.empty((rows, kh * c, n), dtype=g.dtype)
+    gemm = kh * c * kw * c_out * n
+
+    def gemms(a, b):
+        np.matmul(wf, view[a:b], out=part[a:b])
+    threads.parallel_for(rows, gemms, rows if gemm > _BLAS_ONE_THREAD else -(-_TASK_MACS // gemm))
+    part = part.reshape(rows, kh, c * n)
     flat = np.zeros((hp * wp + kw - 1, c * n), dtype=g.dtype)
-    for i in range(kh):
-        flat[i * wp:i * wp + rows] += part[:, i]
-    gx = flat[:hp * wp].reshape(hp, wp, c, n)[pt:pt + h, pl:pl + wd]
-    return np.ascontiguousarray(gx.transpose(3, 2, 0, 1))
+
+    def assemble(a, b):          # flat positions a..b-1: each kernel row's overlap with them
+        for i in range(kh):
+            lo, hi = max(a, i * wp), min(b, i * wp + rows)
+            if lo < hi:
+                flat[lo:hi] += part[lo - i * wp:hi - i * wp, i]
+    threads.parallel_for(len(flat), assemble, max(1, _TASK_ELEMS // (kh * c * n)))
+    gx = flat[:hp * wp].reshape(hp, wp, c, n)[pt:pt + h, pl:pl + wd].transpose(3, 2, 0, 1)
+    out = np.empty(gx.shape, dtype=g.dtype)
+
+    def back(a, b):              # images a..b-1 back to NCHW
+        out[a:b] = gx[a:b]
+    threads.parallel_for(n, back, max(1, _TASK_ELEMS // (c * h * wd)))
+    return out
 
 
 def conv2d_grad_input(g, w, *, stride, padding, dilation, groups, input_hw):
@@ -225,12 +315,12 @@ def conv2d_grad_input(g, w, *, stride, padding, dilation, groups, input_hw):
         n = g.shape[0]
         per_image = (g.shape[2] * (input_hw[1] + padding[2] + padding[3]) + 2 * w.shape[3]) \
             * w.shape[2] * w.shape[1] * g.itemsize
-        blocks = list(_blocks(n, per_image))
-        if len(blocks) == 1:
+        if n * per_image <= _COLS_BYTES:
             return _grad_input_rows(g, w, padding, input_hw).astype(dt, copy=False)
         gx = np.empty((n, w.shape[1]) + tuple(input_hw), dtype=ct)
-        for b in blocks:
-            gx[b] = _grad_input_rows(g[b], w, padding, input_hw)
+        step = max(1, _COLS_BYTES // per_image)
+        for a in range(0, n, step):
+            gx[a:a + step] = _grad_input_rows(g[a:a + step], w, padding, input_hw)
         return gx.astype(dt, copy=False)
     n, c_out, oh, ow = g.shape
     c = w.shape[1] * groups
@@ -239,29 +329,36 @@ def conv2d_grad_input(g, w, *, stride, padding, dilation, groups, input_hw):
     pt, pb, pl, pr = padding
     hp, wp = h + pt + pb, wd + pl + pr
     wt = w.reshape(groups, c_out // groups, -1).transpose(0, 2, 1)     # [G, C/G*kH*kW, C_out/G]
+    gemm = wt.shape[1] * wt.shape[2] * oh * (wp if stride == (1, 1) else ow)
     if stride == (1, 1):
         # Widen the gradient rows to the padded input width: the window offset (i, j)
         # then is one flat shift i*dh*Wp + j*dw, so col2im adds long contiguous runs
         # instead of OW-element rows. The extra columns hold zeros and add nothing.
         span = oh * wp
         flat = np.zeros((n, c, hp * wp + dilation[1] * (kw - 1)), dtype=ct)
-        for b in _blocks(n, _cols_bytes(c, kernel, (oh, ow), wp, flat.itemsize)):
-            gr = _widen(g[b], wp).reshape(-1, groups, c_out // groups, span)
+
+        def body(a, b):
+            gr = _widen(g[a:b], wp).reshape(-1, groups, c_out // groups, span)
             cols = np.matmul(wt, gr).reshape(-1, c, kh * kw, span)
-            fb = flat[b]
+            fb = flat[a:b]
             for i in range(kh):
                 for j in range(kw):
                     off = i * dilation[0] * wp + j * dilation[1]
                     fb[:, :, off:off + span] += cols[:, :, i * kw + j]
+        _image_chunks(n, body, macs_per_image=groups * gemm, gemm_macs=gemm,
+                      bytes_per_image=_cols_bytes(c, kernel, (oh, ow), wp, flat.itemsize))
         gxp = flat[:, :, :hp * wp].reshape(n, c, hp, wp)
     else:
         gxp = np.zeros((n, c, hp, wp), dtype=ct)
-        for b in _blocks(n, _cols_bytes(c, kernel, (oh, ow), ow, gxp.itemsize)):
-            cols = np.matmul(wt, g[b].reshape(-1, groups, c_out // groups, oh * ow))
+
+        def body(a, b):
+            cols = np.matmul(wt, g[a:b].reshape(-1, groups, c_out // groups, oh * ow))
             cols = cols.reshape((-1, c) + tuple(kernel) + (oh, ow))
-            gb = gxp[b]
+            gb = gxp[a:b]
             for i, j, rs, cs in _offsets(kernel, stride, dilation, (oh, ow)):
                 gb[:, :, rs, cs] += cols[:, :, i, j]
+        _image_chunks(n, body, macs_per_image=groups * gemm, gemm_macs=gemm,
+                      bytes_per_image=_cols_bytes(c, kernel, (oh, ow), ow, gxp.itemsize))
     return _crop(gxp, padding, input_hw).astype(dt, copy=False)
 
 
@@ -276,27 +373,35 @@ def _lowest(dt):
     return np.iinfo(dt).min if dt.kind in "iu" else -np.inf
 
 
+def _pool_chunks(n, per_image, body):
+    """Pooling splits its images over the threads (element-wise work: ``_TASK_ELEMS`` a chunk)."""
+    threads.parallel_for(n, body, max(1, _TASK_ELEMS // max(1, per_image)))
+
+
 def max_pool2d(x, *, kernel, stride, padding, dilation):
-    xp = _pad(x, padding, _lowest(x.dtype))
     out_hw = _out_hw(x.shape, kernel, stride, padding, dilation)
-    out = None
-    for _, _, rs, cs in _offsets(kernel, stride, dilation, out_hw):
-        s = xp[:, :, rs, cs]
-        if out is None:
-            out = s.copy()
-        else:
-            np.maximum(out, s, out=out)
+    out = np.empty(x.shape[:2] + out_hw, dtype=x.dtype)
+
+    def body(a, b):
+        xp = _pad(x[a:b], padding, _lowest(x.dtype))
+        o = out[a:b]
+        for k, (_, _, rs, cs) in enumerate(_offsets(kernel, stride, dilation, out_hw)):
+            if k == 0:
+                o[...] = xp[:, :, rs, cs]
+            else:
+                np.maximum(o, xp[:, :, rs, cs], out=o)
+    _pool_chunks(x.shape[0], x.size // max(1, x.shape[0]), body)
     return out
 
 
-def _max_pool2d_grad_tiled(x, out, g, kernel):
+def _max_pool2d_grad_tiled(x, out, g, kernel, gx):
     """Windows tiling the input (stride = kernel, no padding or dilation): each input
     element belongs to one window, so every window offset writes its slice of the
-    result once (no zero fill, no accumulation, no padded copy)."""
+    result ``gx`` once (no accumulation, no padded copy)."""
     oh, ow = out.shape[2:]
     kh, kw = kernel
-    exact = x.shape[2] == oh * kh and x.shape[3] == ow * kw
-    gx = (np.empty if exact else np.zeros)(x.shape, dtype=g.dtype)
+    if not (x.shape[2] == oh * kh and x.shape[3] == ow * kw):
+        gx[...] = 0              # rows / columns past the last window get no gradient
     hit = np.empty(out.shape, dtype=bool)
     taken = None
     last = kh * kw - 1
@@ -313,12 +418,9 @@ def _max_pool2d_grad_tiled(x, out, g, kernel):
                 if i * kw + j < last:
                     taken |= hit
             np.multiply(hit, g, out=gx[:, :, rs, cs])
-    return gx
 
 
-def max_pool2d_grad(x, out, g, *, kernel, stride, padding, dilation):
-    if tuple(stride) == tuple(kernel) and not any(padding) and tuple(dilation) == (1, 1) and x.size:
-        return _max_pool2d_grad_tiled(x, out, g, kernel)
+def _max_pool2d_grad_general(x, out, g, kernel, stride, padding, dilation, gx):
     xp = _pad(x, padding, _lowest(x.dtype))
     gxp = np.zeros(xp.shape, dtype=g.dtype)
     # windows that do not overlap write each input once: assign instead of accumulate
@@ -339,18 +441,39 @@ def max_pool2d_grad(x, out, g, *, kernel, stride, padding, dilation):
             np.multiply(hit, g, out=gxp[:, :, rs, cs])
         else:
             gxp[:, :, rs, cs] += hit * g
-    return _crop(gxp, padding, x.shape[2:])
+    gx[...] = _crop(gxp, padding, x.shape[2:])
+
+
+def max_pool2d_grad(x, out, g, *, kernel, stride, padding, dilation):
+    gx = np.empty(x.shape, dtype=g.dtype)
+    tiled = tuple(stride) == tuple(kernel) and not any(padding) and tuple(dilation) == (1, 1)
+
+    def body(a, b):
+        if tiled:
+            _max_pool2d_grad_tiled(x[a:b], out[a:b], g[a:b], kernel, gx[a:b])
+        else:
+            _max_pool2d_grad_general(x[a:b], out[a:b], g[a:b], kernel, stride, padding, dilation, gx[a:b])
+    if x.size:
+        _pool_chunks(x.shape[0], x.size // x.shape[0], body)
+    else:
+        gx[...] = 0
+    return gx
 
 
 def avg_pool2d(x, *, kernel, stride, padding, count_include_pad, dilation=(1, 1)):
     dt = x.dtype
     ct = _compute_dtype(dt)
-    xp = _pad(x.astype(ct, copy=False), padding)
     out_hw = _out_hw(x.shape, kernel, stride, padding, (1, 1))
     out = np.zeros(x.shape[:2] + out_hw, dtype=ct)
-    for _, _, rs, cs in _offsets(kernel, stride, (1, 1), out_hw):
-        out += xp[:, :, rs, cs]
-    out /= _avg_divisor(x.shape[2:], kernel, stride, padding, count_include_pad, out_hw, ct)
+    div = _avg_divisor(x.shape[2:], kernel, stride, padding, count_include_pad, out_hw, ct)
+
+    def body(a, b):
+        xp = _pad(x[a:b].astype(ct, copy=False), padding)
+        o = out[a:b]
+        for _, _, rs, cs in _offsets(kernel, stride, (1, 1), out_hw):
+            o += xp[:, :, rs, cs]
+        o /= div
+    _pool_chunks(x.shape[0], x.size // max(1, x.shape[0]), body)
     return out.astype(dt, copy=False)
 
 
@@ -358,13 +481,19 @@ def avg_pool2d_grad(g, *, kernel, stride, padding, count_include_pad, input_hw, 
     dt = g.dtype
     ct = _compute_dtype(dt)
     out_hw = g.shape[2:]
-    gs = g.astype(ct) / _avg_divisor(input_hw, kernel, stride, padding, count_include_pad, out_hw, ct)
+    div = _avg_divisor(input_hw, kernel, stride, padding, count_include_pad, out_hw, ct)
     h, w = input_hw
     pt, pb, pl, pr = padding
-    gxp = np.zeros(g.shape[:2] + (h + pt + pb, w + pl + pr), dtype=ct)
-    for _, _, rs, cs in _offsets(kernel, stride, (1, 1), out_hw):
-        gxp[:, :, rs, cs] += gs
-    return _crop(gxp, padding, input_hw).astype(dt, copy=False)
+    gx = np.empty(g.shape[:2] + tuple(input_hw), dtype=ct)
+
+    def body(a, b):
+        gs = g[a:b].astype(ct) / div
+        gxp = np.zeros(gs.shape[:2] + (h + pt + pb, w + pl + pr), dtype=ct)
+        for _, _, rs, cs in _offsets(kernel, stride, (1, 1), out_hw):
+            gxp[:, :, rs, cs] += gs
+        gx[a:b] = _crop(gxp, padding, input_hw)
+    _pool_chunks(g.shape[0], g.shape[1] * h * w, body)
+    return gx.astype(dt, copy=False)
 
 
 def conv_kernels():

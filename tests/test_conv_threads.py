@@ -1,0 +1,172 @@
+"""flex convolution and pooling split over threads: every algorithm, forward and backward,
+against torch and against the same kernel on one thread.
+
+The kernels choose per shape (burn_flex.kernels.conv's docstring): chunks of images in
+parallel when a per-image GEMM is small enough for OpenBLAS to run on one thread, images
+in order (BLAS threading each GEMM) above that, the batch-innermost input gradient split
+over its row positions, pooling split over images. The size thresholds are lowered here
+so that the small test shapes do split, and each case checks which split was taken.
+"""
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as TF
+
+import burn
+import burn_flex.kernels.conv as K
+from burn.nn import functional as F
+from burn_flex import threads
+
+DEV = burn.Device.flex().autodiff()
+TOL = {np.float32: dict(rtol=2e-4, atol=2e-4), np.float64: dict(rtol=1e-10, atol=1e-10)}
+
+
+@pytest.fixture
+def splits(monkeypatch, request):
+    """Run with ``request.param`` = (threads, blas_big): threshold lowered so chunks form;
+    ``blas_big`` makes every GEMM count as one OpenBLAS threads itself. Yields the
+    parallel_for calls made, as (calling function, n_items, chunks)."""
+    n_threads, blas_big = request.param
+    calls = []
+    real = threads.parallel_for
+
+    def spy(n, work, min_chunk=1):
+        caller = sys._getframe(1).f_code.co_name
+        calls.append((caller, n, min(threads.num_threads(), n // max(1, min_chunk))))
+        real(n, work, min_chunk)
+    before = threads.num_threads()
+    threads.set_num_threads(n_threads)
+    monkeypatch.setattr(threads, "parallel_for", spy)
+    monkeypatch.setattr(K, "_TASK_MACS", 1)
+    monkeypatch.setattr(K, "_TASK_ELEMS", 1)
+    monkeypatch.setattr(K, "_BLAS_ONE_THREAD", 0 if blas_big else 1 << 62)
+    yield calls
+    threads.set_num_threads(before)
+
+
+SPLITS = [(1, False), (3, False), (3, True)]
+
+
+def _run(burn_fn, torch_fn, arrays, seed=0):
+    dt = burn.float64 if arrays[0].dtype == np.float64 else burn.float32
+    leaves = [burn.tensor(a, device=DEV, dtype=dt).require_grad() for a in arrays]
+    out = burn_fn(*leaves)
+    cot = np.random.default_rng(seed).standard_normal(out.shape).astype(arrays[0].dtype)
+    grads = (out * burn.tensor(cot, device=DEV, dtype=dt)).sum().backward()
+    got = [out.numpy()] + [t.grad(grads).numpy() for t in leaves]
+    tl = [torch.tensor(a, requires_grad=True) for a in arrays]
+    t_out = torch_fn(*tl)
+    (t_out * torch.tensor(cot)).sum().backward()
+    want = [t_out.detach().numpy()] + [t.grad.numpy() for t in tl]
+    for i, (b, t) in enumerate(zip(got, want)):
+        assert b.shape == t.shape and b.dtype == t.dtype, i
+        np.testing.assert_allclose(b, t, err_msg=f"output {i} (0 = forward, then input gradients)",
+                                   **TOL[arrays[0].dtype.type])
+
+
+CONVS = [
+    # (N, C_in, H, W), (C_out, kH, kW), stride, padding, dilation, groups: the path each takes
+    ((9, 1, 14, 14), (3, 5, 5), 1, 0, 1, 1),     # LeNet-like: wide im2col, rows input gradient
+    ((7, 3, 9, 9), (4, 3, 3), 2, 1, 1, 1),       # strided: im2col straight into y, strided col2im
+    ((5, 4, 10, 10), (6, 3, 3), 1, 2, 2, 2),     # dilated, grouped: widened stride-1 col2im
+    ((6, 2, 8, 8), (4, 3, 3), 1, 0, 1, 1),       # 3x3 without padding
+]
+
+
+@pytest.mark.parametrize("splits", SPLITS, indirect=True)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("xs, ws, stride, padding, dilation, groups", CONVS)
+def test_conv_over_threads_matches_torch(xs, ws, stride, padding, dilation, groups, dtype, splits):
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal(xs).astype(dtype)
+    w = rng.standard_normal((ws[0], xs[1] // groups) + ws[1:]).astype(dtype)
+    b = rng.standard_normal(ws[0]).astype(dtype)
+    kw = dict(stride=stride, padding=padding, dilation=dilation, groups=groups)
+    _run(lambda x, w, b: F.relu(F.conv2d(x, w, b, **kw)), lambda x, w, b: TF.relu(TF.conv2d(x, w, b, **kw)),
+         [x, w, b])
+    n_threads = threads.num_threads()
+    conv_splits = [k for caller, n, k in splits if caller == "_image_chunks"]
+    assert len(conv_splits) >= 2 and all(n == xs[0] for c, n, _ in splits if c == "_image_chunks")
+    if n_threads == 1:
+        assert max(k for _, _, k in splits) <= 1
+    elif K._BLAS_ONE_THREAD:
+        assert min(conv_splits) == n_threads         # image chunks in parallel
+        if stride == dilation == groups == 1:        # the rows input gradient splits its rows
+            assert max(k for c, _, k in splits if c == "_grad_input_rows") == n_threads
+    else:                                            # BLAS threads each GEMM: images in order
+        assert max(conv_splits) <= 1
+
+
+@pytest.mark.parametrize("splits", SPLITS, indirect=True)
+def test_conv_in_memory_blocks_over_threads(splits, monkeypatch):
+    """Columns too large to keep: each chunk in blocks, no cached columns, the same results."""
+    monkeypatch.setattr(K, "_COLS_BYTES", 1)
+    monkeypatch.setattr(K, "_COLS_CACHE_MAX_BYTES", 1)
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal((7, 2, 9, 9)).astype(np.float32)
+    w = rng.standard_normal((3, 2, 3, 3)).astype(np.float32)
+    _run(lambda x, w: F.conv2d(x, w, padding=1), lambda x, w: TF.conv2d(x, w, padding=1), [x, w])
+    _run(lambda x, w: F.conv2d(x, w, stride=2), lambda x, w: TF.conv2d(x, w, stride=2), [x, w])
+
+
+POOLS = [
+    ("max", 2, None, 0),     # tiled windows (LeNet): each input in one window
+    ("max", 3, 1, 1),        # overlapping, padded
+    ("max", 3, 2, 0),        # overlapping, rows left unread
+    ("avg", 2, None, 0),
+    ("avg", 3, 2, 1),
+]
+
+
+@pytest.mark.parametrize("splits", SPLITS[:2], indirect=True)
+@pytest.mark.parametrize("kind, k, stride, padding", POOLS)
+def test_pool_over_threads_matches_torch(kind, k, stride, padding, splits):
+    rng = np.random.default_rng(3)
+    # relu'd input: all-zero windows make ties, whose gradient goes to the first maximum
+    x = np.maximum(rng.standard_normal((9, 3, 11, 11)), 0).astype(np.float32)
+    if kind == "max":
+        fb = lambda x: F.max_pool2d(x, k, stride, padding)            # noqa: E731
+        ft = lambda x: TF.max_pool2d(x, k, stride, padding)           # noqa: E731
+    else:
+        fb = lambda x: F.avg_pool2d(x, k, stride, padding, count_include_pad=False)   # noqa: E731
+        ft = lambda x: TF.avg_pool2d(x, k, stride, padding, count_include_pad=False)  # noqa: E731
+    _run(fb, ft, [x])
+    assert max(k for c, _, k in splits if c == "_pool_chunks") == threads.num_threads()
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_kernels_on_one_and_several_threads_agree(dtype, monkeypatch):
+    """The kernels themselves, 1 thread against 3 (and default thresholds against lowered ones)."""
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((10, 6, 12, 12)).astype(dtype)
+    w = rng.standard_normal((16, 6, 5, 5)).astype(dtype)
+    attrs = dict(stride=(1, 1), padding=(0, 0, 0, 0), dilation=(1, 1), groups=1)
+
+    def all_kernels():
+        y = K.conv2d(x, w, **attrs)
+        g = np.cos(y)
+        gw = K.conv2d_grad_weight(x, g, kernel_hw=(5, 5), **attrs)
+        gx = K.conv2d_grad_input(g, w, input_hw=(12, 12), **attrs)
+        pool = dict(kernel=(2, 2), stride=(2, 2), padding=(0, 0, 0, 0), dilation=(1, 1))
+        p = K.max_pool2d(y, **pool)
+        gp = K.max_pool2d_grad(y, p, np.sin(p), **pool)
+        return y, gw, gx, p, gp
+
+    before = threads.num_threads()
+    try:
+        threads.set_num_threads(1)
+        one = all_kernels()
+        threads.set_num_threads(3)
+        monkeypatch.setattr(K, "_TASK_MACS", 1)
+        monkeypatch.setattr(K, "_TASK_ELEMS", 1)
+        several = all_kernels()
+    finally:
+        threads.set_num_threads(before)
+    tol = dict(rtol=1e-5, atol=1e-5) if dtype == np.float32 else dict(rtol=1e-12, atol=1e-12)
+    for a, b in zip(one, several):
+        assert a.dtype == b.dtype == dtype
+        np.testing.assert_allclose(a, b, **tol)
