@@ -325,3 +325,29 @@ def test_flex_bfloat16_fused_group_rounds_once_and_casts_inside_round():
     z = f.astype(burn.bfloat16).astype(burn.float32) - f
     want = (fx * np.float32(1.001)).astype(BF16).astype(np.float32) - fx * np.float32(1.001)
     np.testing.assert_array_equal(z.numpy(), want)
+
+
+def test_learner_trains_under_autocast_with_a_grad_scaler_and_checkpoints_its_state(tmp_path):
+    r = _rng(5)
+    X = r.standard_normal((64, 4)).astype(np.float32)
+    y = (X[:, 0] > X[:, 1]).astype(np.int64)
+    dev = burn.Device.flex().autodiff()
+    dev.seed(0)
+    dl = burn.data.DataLoader(burn.data.ArrayDataset(X, y), batch_size=16, shuffle=True, seed=0, device=dev)
+    model = burn.nn.Linear(4, 2, device=dev)
+    seen = []
+
+    def loss_fn(out, t):
+        seen.append(out.dtype)
+        return F.cross_entropy(out, t)
+    scaler = burn.amp.GradScaler(init_scale=1024.0, growth_interval=3)
+    learner = burn.train.Learner(model, burn.optim.Adam(model, lr=0.05), loss_fn, autocast=burn.float16,
+                                 grad_scaler=scaler, checkpoint_dir=tmp_path, progress=False)
+    history = learner.fit(dl, epochs=3)
+    assert set(seen) == {burn.float16} and model.weight.dtype is burn.float32
+    assert history["train_loss"][-1] < history["train_loss"][0]
+    assert scaler.get_scale() == 1024.0 * 2 ** 4          # 12 clean steps, growth every 3
+    other = burn.amp.GradScaler()
+    burn.train.Learner(model, burn.optim.Adam(model, lr=0.05), loss_fn, grad_scaler=other,
+                       progress=False).resume(tmp_path)
+    assert other.state_dict() == scaler.state_dict()
