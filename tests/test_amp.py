@@ -104,14 +104,18 @@ def test_parameters_and_their_gradients_stay_float32():
     assert all(p.grad(grads) is not None and p.grad(grads).dtype is burn.float32 for p in model.parameters())
 
 
-def test_wgpu_without_bfloat16_raises_at_the_call():
+@pytest.mark.parametrize("low", [burn.bfloat16, burn.float16])
+def test_wgpu_without_the_dtype_raises_at_the_call_naming_the_op(low):
     dev = wgpu_or_skip()
-    if dev.backend.supports_dtype(burn.bfloat16, dev.index):
-        pytest.skip("this OpenCL device has bfloat16")
+    if dev.backend.supports_dtype(low, dev.index):
+        pytest.skip(f"this OpenCL device has {low}")
     a = burn.ones((2, 2), device=dev)
-    with burn.autocast(burn.bfloat16):
-        with pytest.raises(burn.DTypeError, match="bfloat16"):
+    with burn.autocast(low):
+        with pytest.raises(burn.DTypeError, match=f"matmul: burn.autocast\\({low}\\) runs it in {low}"):
             a @ a
+        with pytest.raises(burn.DTypeError, match="linear: burn.autocast"):
+            F.linear(a, a)
+        assert F.softmax(a).dtype is burn.float32          # the float32 list needs nothing the device lacks
 
 
 # -- against torch.autocast (CPU, bfloat16) ----------------------------------------------------

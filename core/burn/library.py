@@ -353,7 +353,7 @@ class Extension:
         if not _plugins._loaded:
             _plugins.ensure_loaded()
         if _autocast_on[0] and self.autocast is not None:
-            args = self.autocast(*args)
+            args = self.autocast(*args, op=self.name)
         # The call's signature: per tensor its shape and dtype, per other argument its
         # type and value, and the device. A signature seen before reuses the resolved
         # kernel, the validated metas and the attrs (meta rules are pure functions of

@@ -218,7 +218,7 @@ def linear(x, weight, bias=None) -> Tensor:
         >>> y = burn.nn.functional.linear(burn.ones((2, 3)), burn.ones((3, 4)), burn.zeros((4,)))
         >>> assert y.shape == (2, 4) and y[0, 0].item() == 3.0
     """
-    x, weight, bias = lower(x, weight, bias)                # burn.autocast: linear runs in the low dtype
+    x, weight, bias = lower(x, weight, bias, op="linear")      # burn.autocast: linear runs in the low dtype
     if x.ndim > 2 and weight.ndim == 2 and x.shape[-1] == weight.shape[0]:
         # one [rows, d_in] @ [d_in, d_out] GEMM (and a 2-D weight gradient) instead of a batched matmul
         y = M.reshape(L.matmul(M.reshape(x, (-1, x.shape[-1])), weight), tuple(x.shape[:-1]) + (weight.shape[1],))

@@ -11,6 +11,7 @@ float32 gradients. Outside every autocast region each helper costs one list read
 from __future__ import annotations
 
 from .. import dtypes as dt
+from ..errors import DTypeError
 from ..tape import _autocast_on, _state
 from ..tensor import Tensor
 from .elementwise import astype
@@ -18,7 +19,7 @@ from .elementwise import astype
 __all__ = ["lower", "to_float32"]
 
 
-def lower(*tensors):
+def lower(*tensors, op="this op"):
     """``tensors`` cast to the autocast dtype where autocast lowers them (floating, not
     float64, not already in it); unchanged outside autocast. Non-tensors pass through.
 
@@ -34,11 +35,15 @@ def lower(*tensors):
     d = _state.__dict__.get("autocast")
     if d is None:
         return tensors
-    return tuple(astype(t, d) if isinstance(t, Tensor) and t.dtype is not d and t.dtype.is_floating
-                 and t.dtype is not dt.float64 else t for t in tensors)
+    try:
+        return tuple(astype(t, d) if isinstance(t, Tensor) and t.dtype is not d and t.dtype.is_floating
+                     and t.dtype is not dt.float64 else t for t in tensors)
+    except DTypeError as e:       # the device lacks the autocast dtype: say which op and why it casts
+        raise DTypeError(f"{op}: burn.autocast({d}) runs it in {d}, but {e}; use the other autocast dtype "
+                         f"or autocast(enabled=False) on this device") from None
 
 
-def to_float32(*tensors):
+def to_float32(*tensors, op=None):
     """``tensors`` with float16/bfloat16 ones cast to float32 inside autocast (the float32
     list's inputs); unchanged outside autocast.
 
