@@ -55,7 +55,7 @@ def widen(x):
     d = x.dtype
     if d.itemsize != 2 or d.kind == "i" or d.kind == "u":
         return x
-    if d == _NATIVE["float16"]:
+    if d == _NATIVE["float16"] or x.ndim == 0:      # (a ufunc on a 0-d array gives a numpy scalar)
         return x.astype(_F32)
     # bfloat16 is float32's upper half: a shift of the bits (faster than ml_dtypes' cast loop)
     return np.left_shift(x.view(np.uint16), 16, dtype=np.uint32).view(_F32)
