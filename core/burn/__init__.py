@@ -44,7 +44,7 @@ from . import fused  # noqa: F401
 from .fused import softmax, log_softmax  # noqa: F401
 
 # Imported on first use (``burn.nn`` or ``import burn.nn``), so ``import burn`` stays quick.
-_ON_FIRST_USE = ("nn", "optim", "data", "train")
+_ON_FIRST_USE = ("nn", "optim", "data", "train", "amp")
 
 bool_ = bool
 uint8 = uint8
@@ -64,6 +64,9 @@ def __getattr__(name):
     if name in _ON_FIRST_USE:
         import importlib     # deferred: see _ON_FIRST_USE; importing binds burn.<name>
         return importlib.import_module(f"{__name__}.{name}")
+    if name == "autocast":      # burn.amp.autocast, imported on first use like burn.amp
+        import importlib
+        return importlib.import_module(f"{__name__}.amp").autocast
     # burn.<namespace> (linalg, signal, fft, ...) comes from the plugin that registered it
     # with burn_register_namespaces; resolved once, later lookups are plain attribute reads
     if name == "testing":

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from .errors import AutodiffError, describe
 from .ops import creation, elementwise
-from .tape import GradNode, _clock, enable_grad, is_grad_enabled, no_grad  # noqa: F401
+from .tape import GradNode, _clock, autocast_mode, enable_grad, is_grad_enabled, no_grad  # noqa: F401
 from .tensor import Tensor
 
 _new = object.__new__
@@ -295,7 +295,8 @@ def _backward(root, grad, create_graph, stop=None, capture=None):
         want = {(id(r[0]), r[1]): r for r in capture}
         if (id(root._grad[0]), root._grad[1]) in want:
             captured[root._grad] = grad
-    with (enable_grad() if create_graph else no_grad()):
+    # backward ops run in the dtypes their forward ops ran in: autocast is off for the reverse pass
+    with (enable_grad() if create_graph else no_grad()), autocast_mode(None):
         for node in reversed(order):
             nid = id(node)
             n_out = len(node.out_handles)

@@ -250,6 +250,21 @@ class Backend:
         """
         return None
 
+    def adapt_kernel(self, fn, op: str, in_dtypes: tuple, out_dtypes: tuple):
+        """The callable a plan step runs for one node of op ``op`` whose inputs and outputs have
+        these burn dtypes; called once per planned node (plans are cached), so a backend can
+        specialise a kernel per dtype without a per-call test (flex computes half-precision
+        inputs in float32 this way). The base class runs ``fn`` itself.
+
+        Example:
+            >>> import burn
+            >>> class Mine(burn.Backend):
+            ...     name = "mine"
+            >>> f = abs
+            >>> assert Mine().adapt_kernel(f, "abs", (burn.float32,), (burn.float32,)) is f
+        """
+        return fn
+
     def sync(self, index: int) -> None:
         """Wait until every queued kernel on device ``index`` has finished.
 

@@ -197,6 +197,10 @@ def _is_elementwise(prim):
 MAX_REDUCE_PASSES = 3     # a reduce group walks its input at most this many times (var: 2)
 
 
+def _arg_dtype(a):
+    return a[0].metas[a[1]].dtype if type(a) is tuple else a.dtype
+
+
 def _arg_shape(a):
     return a[0].metas[a[1]].shape if type(a) is tuple else a.shape
 
@@ -507,6 +511,7 @@ def _build_plan(nodes, pos, backend):
 
     last_use = {}
     raw_steps = []
+    adapt = getattr(backend, "adapt_kernel", None)      # Backend's; duck-typed backends may lack it
     for gi, g in enumerate(groups):
         compiled = None
         if g.kind != "single" and len(g.positions) > 1:
@@ -537,6 +542,8 @@ def _build_plan(nodes, pos, backend):
                 raise BackendUnavailable(f"backend '{backend.name}' has no kernel for op '{n.prim.name}'")
             if getattr(n.prim, "is_extension", False):
                 fn = n.prim.adapt(fn)
+            if adapt is not None:
+                fn = adapt(fn, n.prim.name, tuple(_arg_dtype(a) for a in n.args), tuple(m.dtype for m in n.metas))
             ins = [slot_for((pos[id(a[0])], a[1]) if type(a) is tuple else ("h", id(a))) for a in n.args]
             outs = [slot_for((p, k)) for k in range(len(n.metas))]
             raw_steps.append((fn, p, ins, outs))

@@ -21,7 +21,9 @@ from . import plugins as _plugins
 from .autodiff import _backward, enable_grad, is_grad_enabled
 from .dispatch import LazyKernel, registry
 from .errors import BackendUnavailable, BurnError, ShapeError
+from .ops import autocast as _autocast
 from .ops.elementwise import conj, real
+from .tape import _autocast_on
 from .primitives import ELEMENTWISE, OPAQUE, TensorMeta
 from .tensor import Tensor, apply
 
@@ -145,10 +147,16 @@ class Extension:
 
     is_extension = True
 
-    def __init__(self, name: str, reference: Callable, *, elementwise: bool = False, n_out: int = 1):
+    def __init__(self, name: str, reference: Callable, *, elementwise: bool = False, n_out: int = 1,
+                 autocast: str | None = None):
         if "::" not in name:
             raise BurnError(f"backend_extension: op name {name!r} must be 'namespace::name'")
+        if autocast not in (None, "lower", "float32"):
+            raise BurnError(f"backend_extension: autocast must be None, 'lower' or 'float32', got {autocast!r}")
         self.name = name
+        # burn.autocast's list this op is on: its floating tensor arguments are cast down ("lower")
+        # or half ones up ("float32") inside an autocast region, as burn's own ops of that list
+        self.autocast = {"lower": _autocast.lower, "float32": _autocast.to_float32}.get(autocast)
         self.reference = reference
         self.kind = ELEMENTWISE if elementwise else OPAQUE
         self.n_out = n_out
@@ -344,6 +352,8 @@ class Extension:
     def __call__(self, *args, **kwargs):
         if not _plugins._loaded:
             _plugins.ensure_loaded()
+        if _autocast_on[0] and self.autocast is not None:
+            args = self.autocast(*args, op=self.name)
         # The call's signature: per tensor its shape and dtype, per other argument its
         # type and value, and the device. A signature seen before reuses the resolved
         # kernel, the validated metas and the attrs (meta rules are pure functions of
@@ -454,8 +464,13 @@ def kernels_only(name: str) -> Callable:
     return reference
 
 
-def backend_extension(name: str, *, elementwise: bool = False) -> Callable[[Callable], Extension]:
+def backend_extension(name: str, *, elementwise: bool = False, autocast: str | None = None
+                      ) -> Callable[[Callable], Extension]:
     """Declare a new op with per-backend kernels; decorate its reference definition.
+
+    ``autocast="lower"`` puts the op on ``burn.autocast``'s lower list (its floating tensor
+    arguments are cast to the low dtype inside an autocast region, like matmul's),
+    ``autocast="float32"`` on its float32 list (half arguments cast up, like softmax's).
 
     Example:
         >>> import burn
@@ -472,7 +487,7 @@ def backend_extension(name: str, *, elementwise: bool = False) -> Callable[[Call
         >>> assert scaled_add(x, x, 2.0).tolist() == [3.0, 3.0]
     """
     def deco(reference):
-        return Extension(name, reference, elementwise=elementwise)
+        return Extension(name, reference, elementwise=elementwise, autocast=autocast)
     return deco
 
 

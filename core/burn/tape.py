@@ -10,7 +10,7 @@ from __future__ import annotations
 import threading
 from contextlib import contextmanager
 
-__all__ = ["no_grad", "enable_grad", "is_grad_enabled", "GradNode"]
+__all__ = ["no_grad", "enable_grad", "is_grad_enabled", "GradNode", "autocast_dtype", "autocast_mode"]
 
 _state = threading.local()
 
@@ -73,6 +73,51 @@ def enable_grad():
         yield
     finally:
         _state.enabled = prev
+
+
+# Autocast (burn.amp.autocast): per thread, the low dtype the ops of its lower list run in
+# (None: off). ``_autocast_on`` counts the enabled regions open in any thread, so ops outside
+# every region pay one list read, not a thread-local lookup.
+_autocast_on = [0]
+
+
+def autocast_dtype():
+    """The dtype ``burn.autocast`` lowers matmuls to in this thread, or None outside it.
+
+    Example:
+        >>> import burn
+        >>> with burn.autocast(burn.bfloat16):
+        ...     inside = autocast_dtype()
+        >>> assert inside is burn.bfloat16 and autocast_dtype() is None
+    """
+    return _state.__dict__.get("autocast") if _autocast_on[0] else None
+
+
+@contextmanager
+def autocast_mode(dtype):
+    """Set this thread's autocast dtype (None turns it off) inside the block; burn.amp.autocast
+    is the public face, and the reverse pass runs with it off (a backward op runs in the dtype
+    its forward op ran in, as in torch).
+
+    Example:
+        >>> import burn
+        >>> with autocast_mode(burn.float16):
+        ...     with autocast_mode(None):
+        ...         off = autocast_dtype()
+        ...     on = autocast_dtype()
+        >>> assert off is None and on is burn.float16
+    """
+    prev = _state.__dict__.get("autocast")
+    if prev is None and dtype is None:
+        yield
+        return
+    _state.autocast = dtype
+    _autocast_on[0] += 1
+    try:
+        yield
+    finally:
+        _state.autocast = prev
+        _autocast_on[0] -= 1
 
 
 class GradNode:

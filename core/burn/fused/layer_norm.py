@@ -10,6 +10,7 @@ from .. import dtypes as dt
 from ..errors import DTypeError, ShapeError, describe
 from ..library import backend_extension
 from ..ops import elementwise as E, reduction as R, movement as M
+from ..ops.autocast import to_float32
 from ..primitives import TensorMeta
 from ..tensor import Tensor
 
@@ -24,6 +25,7 @@ def layer_norm(x, normalized_shape, weight=None, bias=None, eps=1e-5) -> Tensor:
         >>> y = burn.nn.functional.layer_norm(burn.tensor([[1.0, 3.0]]), (2,))
         >>> assert abs(y[0, 0].item() + 1.0) < 1e-3
     """
+    x, weight, bias = to_float32(x, weight, bias)      # burn.autocast's float32 list
     if isinstance(normalized_shape, int):
         normalized_shape = (normalized_shape,)
     k = len(normalized_shape)
@@ -50,7 +52,7 @@ def _layer_norm_ops(x, k, weight, bias, eps):
     return y
 
 
-@backend_extension("burn::layer_norm")
+@backend_extension("burn::layer_norm", autocast="float32")
 def layer_norm_fused(x, weight, bias, eps):
     """:func:`layer_norm` over the last axis with ``weight`` and ``bias`` [D], as one op.
 

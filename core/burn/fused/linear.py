@@ -21,7 +21,7 @@ from ..primitives import TensorMeta
 __all__ = ["linear_relu", "NF4_CODE", "nf4_dequantize", "nf4_matmul"]
 
 
-@backend_extension("burn::linear_relu")
+@backend_extension("burn::linear_relu", autocast="lower")
 def linear_relu(x, weight, bias):
     """Fused ``relu(x @ weight + bias)`` (weight [d_in, d_out], bias [d_out]).
 

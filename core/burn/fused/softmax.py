@@ -12,6 +12,7 @@ from .. import dtypes as dt
 from ..errors import DTypeError, ShapeError, describe
 from ..library import backend_extension
 from ..ops import elementwise as E, reduction as R, movement as M
+from ..ops.autocast import to_float32
 from ..ops.creation import arange, ones
 from ..primitives import TensorMeta
 from ..tensor import Tensor
@@ -29,6 +30,7 @@ def softmax(x, /, axis=-1) -> Tensor:
         >>> p = burn.nn.functional.softmax(burn.tensor([[1.0, 2.0, 3.0]]))
         >>> assert abs(p.sum().item() - 1.0) < 1e-6
     """
+    (x,) = to_float32(x)            # burn.autocast's float32 list
     if (x.dtype is dt.float32 or x.dtype is dt.float64) and x.ndim:
         # one node each way (flex: a few numpy passes) instead of ~5 forward and ~6 backward ops
         return softmax_fused(x, _axis(x, axis, "softmax"))
@@ -48,7 +50,7 @@ def _axis(x, axis, op):
     return axis % x.ndim
 
 
-@backend_extension("burn::softmax")
+@backend_extension("burn::softmax", autocast="float32")
 def softmax_fused(x, axis):
     """Softmax of floating ``x`` along non-negative ``axis``, as one op with an analytic backward.
 
@@ -121,6 +123,7 @@ def log_softmax(x, /, axis=-1) -> Tensor:
         >>> y = burn.nn.functional.log_softmax(burn.tensor([0.0, 0.0]))
         >>> assert abs(y[0].item() + math.log(2)) < 1e-6
     """
+    (x,) = to_float32(x)            # burn.autocast's float32 list
     if (x.dtype is dt.float32 or x.dtype is dt.float64) and x.ndim:
         # one node each way (a row kernel on wgpu/flex) instead of ~8 forward and backward ops
         return log_softmax_fused(x, _axis(x, axis, "log_softmax"))
@@ -131,7 +134,7 @@ def _log_softmax_ops(x, axis):
     return x - R.logsumexp(x, axis=axis, keepdims=True)
 
 
-@backend_extension("burn::log_softmax")
+@backend_extension("burn::log_softmax", autocast="float32")
 def log_softmax_fused(x, axis):
     """Log-softmax of floating ``x`` along non-negative ``axis``, as one op with an analytic backward.
 
@@ -187,7 +190,7 @@ def _log_softmax_grad_meta(y, g, axis):
     return TensorMeta(tuple(y.shape), y.dtype)
 
 
-@backend_extension("burn::softmax_cross_entropy")
+@backend_extension("burn::softmax_cross_entropy", autocast="float32")
 def softmax_cross_entropy(logits, target, reduction="mean", label_smoothing=0.0):
     """Cross-entropy of floating ``logits`` [N, C] against integer classes ``target`` [N].
 

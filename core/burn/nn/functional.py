@@ -10,6 +10,7 @@ from ..fused import (layer_norm, layer_norm_fused, layer_norm_grad, linear_relu,
                      log_softmax_fused, log_softmax_grad, softmax, softmax_cross_entropy,
                      softmax_cross_entropy_grad, softmax_fused, softmax_grad)
 from ..ops import elementwise as E, reduction as R, movement as M, linear as L
+from ..ops.autocast import lower, to_float32
 from ..tensor import Tensor
 
 __all__ = ["relu", "leaky_relu", "gelu", "sigmoid", "tanh", "silu", "softplus", "softmax", "log_softmax", "cross_entropy",
@@ -98,6 +99,7 @@ def nll_loss(log_probs, target, /, *, weight=None, ignore_index=None, reduction=
     """
     if not target.dtype.is_integer:
         raise DTypeError(f"nll_loss: target must hold integer class indices, got {describe(target)}")
+    log_probs, weight = to_float32(log_probs, weight)       # burn.autocast's float32 list
     if reduction not in ("mean", "sum", "none"):
         raise ValueError(f"nll_loss: reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
     lp, t, shape = _classes_last(log_probs, target, "nll_loss")
@@ -135,6 +137,7 @@ def cross_entropy(logits, target, /, *, weight=None, ignore_index=None, reductio
         >>> loss = burn.nn.functional.cross_entropy(burn.zeros((2, 4)), burn.tensor([1, 2]), weight=w)
         >>> assert abs(loss.item() - 1.3862944) < 1e-5
     """
+    logits, target, weight = to_float32(logits, target, weight)      # burn.autocast's float32 list
     # validate before recording any work, so a bad call leaves the graph untouched
     if reduction not in ("mean", "sum", "none"):
         raise ValueError(f"cross_entropy: reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
@@ -202,6 +205,7 @@ def mse_loss(input, target, /, *, reduction="mean") -> Tensor:
         >>> assert burn.nn.functional.mse_loss(burn.ones((3,)), burn.zeros((3,))).item() == 1.0
     """
     _warn_if_broadcast("mse_loss", input, target)
+    input, target = to_float32(input, target)               # burn.autocast's float32 list
     d = input - target
     return _reduce(d * d, reduction, "mse_loss")
 
@@ -214,6 +218,7 @@ def linear(x, weight, bias=None) -> Tensor:
         >>> y = burn.nn.functional.linear(burn.ones((2, 3)), burn.ones((3, 4)), burn.zeros((4,)))
         >>> assert y.shape == (2, 4) and y[0, 0].item() == 3.0
     """
+    x, weight, bias = lower(x, weight, bias, op="linear")      # burn.autocast: linear runs in the low dtype
     if x.ndim > 2 and weight.ndim == 2 and x.shape[-1] == weight.shape[0]:
         # one [rows, d_in] @ [d_in, d_out] GEMM (and a 2-D weight gradient) instead of a batched matmul
         y = M.reshape(L.matmul(M.reshape(x, (-1, x.shape[-1])), weight), tuple(x.shape[:-1]) + (weight.shape[1],))
@@ -277,6 +282,7 @@ def bce_with_logits(logits, target, /, *, weight=None, pos_weight=None, reductio
         >>> loss = burn.nn.functional.bce_with_logits(burn.zeros((4,)), burn.ones((4,)))
         >>> assert abs(loss.item() - math.log(2)) < 1e-6
     """
+    logits, target, weight, pos_weight = to_float32(logits, target, weight, pos_weight)   # autocast's float32 list
     if tuple(target.shape) != tuple(logits.shape):
         raise ShapeError(f"bce_with_logits: target must have the logits' shape, got logits {describe(logits)}, "
                          f"target {describe(target)}")
@@ -356,6 +362,7 @@ def rms_norm(x, normalized_shape, weight=None, eps=None) -> Tensor:
         >>> y = burn.nn.functional.rms_norm(burn.tensor([[3.0, -3.0]]), (2,))
         >>> assert abs(y[0, 0].item() - 1.0) < 1e-5
     """
+    x, weight = to_float32(x, weight)                       # burn.autocast's float32 list
     if isinstance(normalized_shape, int):
         normalized_shape = (normalized_shape,)
     k = len(normalized_shape)
@@ -388,6 +395,7 @@ def batch_norm(x, running_mean=None, running_var=None, weight=None, bias=None, *
     """
     if x.ndim < 2:
         raise ShapeError(f"batch_norm: expected input [N, C, ...], got {describe(x)}")
+    x, weight, bias = to_float32(x, weight, bias)           # burn.autocast's float32 list
     c = x.shape[1]
     bshape = (1, c) + (1,) * (x.ndim - 2)
     axes = (0,) + tuple(range(2, x.ndim))

@@ -17,6 +17,7 @@ from ..primitives import OPAQUE, TensorMeta, primitive
 from ..tensor import Tensor, apply
 from . import creation as C, movement as M
 from .reduction import argmax
+from .autocast import lower
 
 __all__ = ["conv1d", "conv2d", "max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d"]
 
@@ -162,6 +163,7 @@ def conv2d(x, weight, bias=None, *, stride=1, padding=0, dilation=1, groups=1) -
         >>> y = burn.nn.functional.conv2d(burn.ones((1, 2, 5, 5)), burn.ones((3, 2, 3, 3)), padding=1)
         >>> assert y.shape == (1, 3, 5, 5) and y[0, 0, 2, 2].item() == 18.0 and y[0, 0, 0, 0].item() == 8.0
     """
+    x, weight, bias = lower(x, weight, bias, op="conv2d")   # burn.autocast: convolutions run in the low dtype
     if x.ndim == 3:
         return _unbatched(conv2d, x, weight, bias, stride=stride, padding=padding, dilation=dilation,
                           groups=groups)
@@ -193,6 +195,7 @@ def conv1d(x, weight, bias=None, *, stride=1, padding=0, dilation=1, groups=1) -
         >>> y = burn.nn.functional.conv1d(burn.ones((2, 1, 6)), burn.ones((4, 1, 3)), stride=2)
         >>> assert y.shape == (2, 4, 2) and y[1, 3, 0].item() == 3.0
     """
+    x, weight, bias = lower(x, weight, bias, op="conv1d")
     if x.ndim == 2:
         return _unbatched(conv1d, x, weight, bias, stride=stride, padding=padding, dilation=dilation,
                           groups=groups)

@@ -8,6 +8,8 @@ from ..tensor import Tensor, apply
 from . import elementwise as E
 from . import movement as M
 from .reduction import sum as _sum
+from ..tape import _autocast_on
+from .autocast import lower
 
 __all__ = ["matmul", "tensordot", "vecdot", "outer", "inner", "dot"]
 
@@ -60,6 +62,8 @@ def matmul(x1, x2, /) -> Tensor:
         >>> a = burn.ones((4, 2, 3)); b = burn.ones((3, 5))
         >>> assert (a @ b).shape == (4, 2, 5) and burn.matmul(b.T, burn.ones((3,))).shape == (5,)
     """
+    if _autocast_on[0]:           # burn.autocast: a matmul runs in the low dtype
+        x1, x2 = lower(x1, x2, op="matmul")
     if isinstance(x1, Tensor) and isinstance(x2, Tensor):
         h1, h2 = x1._h, x2._h
         if h1.dtype is h2.dtype and len(h1.shape) >= 2 and len(h2.shape) >= 2:   # the common case

@@ -11,6 +11,8 @@ from ..tensor import Tensor, apply
 from ._util import normalize_axes, normalize_axis, reduced_shape
 from . import elementwise as E
 from .movement import broadcast_to, flip
+from ..tape import _autocast_on
+from .autocast import to_float32
 
 __all__ = ["sum", "prod", "max", "min", "argmax", "argmin", "any", "all", "mean", "var", "std",
            "logsumexp", "cumsum", "cumprod", "count_nonzero"]
@@ -59,6 +61,8 @@ def _reduction(name, rule, backward, doc, *, with_dtype=False):
         plain = fn
 
         def fn(x, /, *, axis=None, dtype=None, keepdims=False):   # sum/prod: no max/min check
+            if _autocast_on[0]:       # burn.autocast: sums and products accumulate in float32
+                (x,) = to_float32(x)
             if dtype is not None:
                 return _with_dtype(plain, x, dtype, axis=axis, keepdims=keepdims)
             return apply(p, (x,), {"axis": normalize_axes(name, axis, x.ndim), "keepdims": bool(keepdims)})
@@ -201,6 +205,7 @@ def mean(x, /, *, axis=None, keepdims=False) -> Tensor:
     """
     if not x.dtype.is_inexact:
         x = E.astype(x, dt.default_float)
+    (x,) = to_float32(x)            # burn.autocast's float32 list
     axes = normalize_axes("mean", axis, x.ndim)
     n = 1
     for a in axes:
@@ -218,6 +223,7 @@ def var(x, /, *, axis=None, correction=0.0, keepdims=False) -> Tensor:
     """
     if not x.dtype.is_inexact:
         x = E.astype(x, dt.default_float)
+    (x,) = to_float32(x)            # burn.autocast's float32 list
     axes = normalize_axes("var", axis, x.ndim)
     n = 1
     for a in axes:
@@ -248,6 +254,7 @@ def logsumexp(x, /, *, axis=None, keepdims=False) -> Tensor:
     """
     if not x.dtype.is_inexact:
         x = E.astype(x, dt.default_float)
+    (x,) = to_float32(x)            # burn.autocast's float32 list
     axes = normalize_axes("logsumexp", axis, x.ndim)
     with no_grad():
         m = max(x, axis=axes, keepdims=True).detach()
@@ -312,6 +319,7 @@ def cumsum(x, /, *, axis=None) -> Tensor:
     if axis is None:
         x = x.reshape((-1,))
         axis = 0
+    (x,) = to_float32(x)            # burn.autocast's float32 list
     return apply(cumsum_p, (x,), {"axis": normalize_axis("cumsum", int(axis), x.ndim)})
 
 
@@ -325,4 +333,5 @@ def cumprod(x, /, *, axis=None) -> Tensor:
     if axis is None:
         x = x.reshape((-1,))
         axis = 0
+    (x,) = to_float32(x)            # burn.autocast's float32 list
     return apply(cumprod_p, (x,), {"axis": normalize_axis("cumprod", int(axis), x.ndim)})

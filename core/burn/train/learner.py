@@ -14,7 +14,7 @@ from .history import History
 from .metrics import Loss, get_metric
 from .progress import ProgressDisplay
 from ..graph import graph_for
-from .. import optim
+from .. import amp, optim
 
 __all__ = ["Learner"]
 
@@ -46,6 +46,9 @@ class Learner:
     - ``early_stopping``: a :class:`burn.train.EarlyStopping`.
     - ``progress``: True (rich bar on a terminal, plain lines otherwise),
       False, a mode string or a :class:`burn.train.ProgressDisplay`.
+    - ``autocast``: a ``burn.autocast(...)`` (or its dtype) the forward pass and loss run
+      under; ``grad_scaler``: a ``burn.amp.GradScaler`` that scales the loss and steps the
+      optimizer (skipping steps with inf/NaN gradients); its state is checkpointed.
     - ``rngs``: ``{name: numpy Generator}`` your data pipeline draws from, saved
       and restored with the checkpoints (numpy's and Python's global
       generators always are).
@@ -68,7 +71,8 @@ class Learner:
     def __init__(self, model, optimizer, loss_fn, *, scheduler=None, metrics=(), device=None,
                  checkpoint_dir=None, keep_last: int | None = 3, early_stopping: EarlyStopping | None = None,
                  progress=True, scheduler_interval: str = "step", rngs: dict | None = None,
-                 checkpoint_every: int | None = None, plateau_monitor: str | None = None):
+                 checkpoint_every: int | None = None, plateau_monitor: str | None = None,
+                 autocast=None, grad_scaler=None):
         if not callable(model):
             raise BurnError(f"Learner: model must be callable (a burn.nn.Module), got {type(model).__name__}")
         if not hasattr(optimizer, "step") or not hasattr(optimizer, "state_dict"):
@@ -90,6 +94,11 @@ class Learner:
         if early_stopping is not None and not isinstance(early_stopping, EarlyStopping):
             raise BurnError(f"Learner: early_stopping must be a burn.train.EarlyStopping, got {early_stopping!r}")
         self.model, self.optimizer, self.loss_fn = model, optimizer, loss_fn
+        if grad_scaler is not None and not isinstance(grad_scaler, amp.GradScaler):
+            raise BurnError(f"Learner: grad_scaler must be a burn.amp.GradScaler, got {type(grad_scaler).__name__}")
+        self.grad_scaler = grad_scaler
+        self.autocast = (autocast if autocast is None or isinstance(autocast, amp.autocast)
+                         else amp.autocast(autocast))
         if isinstance(scheduler, optim.ReduceLROnPlateau):
             scheduler_interval = "epoch"        # it needs the epoch's metric, not a batch count
         elif plateau_monitor is not None:
@@ -255,12 +264,12 @@ class Learner:
             if step <= skip:                     # another iterable: read past the trained batches
                 continue
             inputs, targets = self._split(batch)
-            outputs = self.model(*inputs)
-            loss = self.loss_fn(outputs, targets)
-            if not isinstance(loss, Tensor) or loss.ndim != 0:
-                raise BurnError(f"Learner: loss_fn must return a scalar burn tensor, got "
-                                f"{type(loss).__name__}{'' if not isinstance(loss, Tensor) else tuple(loss.shape)}")
-            self.optimizer.step(loss.backward())
+            outputs, loss = self._forward(inputs, targets)
+            if self.grad_scaler is not None:
+                self.grad_scaler.step(self.optimizer, self.grad_scaler.scale(loss).backward())
+                self.grad_scaler.update()
+            else:
+                self.optimizer.step(loss.backward())
             if self.scheduler is not None and self.scheduler_interval == "step":
                 self.scheduler.step()
             self.global_step += 1
@@ -332,8 +341,8 @@ class Learner:
             with no_grad():
                 for batch in loader:
                     inputs, targets = self._split(batch)
-                    outputs = self.model(*inputs)
-                    loss_m.update_loss(self.loss_fn(outputs, targets), self._count(targets, inputs))
+                    outputs, loss = self._forward(inputs, targets)
+                    loss_m.update_loss(loss, self._count(targets, inputs))
                     out = _detach(outputs)
                     for m in self.metrics:
                         m.update(out, targets)
@@ -366,6 +375,19 @@ class Learner:
                                                      else [])]:
             devs[(d.kind, d.index)] = d.inner()
         return list(devs.values())
+
+    def _forward(self, inputs, targets):
+        if self.autocast is not None:
+            with self.autocast:
+                outputs = self.model(*inputs)
+                loss = self.loss_fn(outputs, targets)
+        else:
+            outputs = self.model(*inputs)
+            loss = self.loss_fn(outputs, targets)
+        if not isinstance(loss, Tensor) or loss.ndim != 0:
+            raise BurnError(f"Learner: loss_fn must return a scalar burn tensor, got "
+                            f"{type(loss).__name__}{'' if not isinstance(loss, Tensor) else tuple(loss.shape)}")
+        return outputs, loss
 
     def save_checkpoint(self, *, partial: dict | None = None, host_rng=None) -> str:
         """Write ``checkpoint_dir/epoch-XXXX`` for the epochs done so far (the fit calls it every epoch,
@@ -401,6 +423,7 @@ class Learner:
             "metrics": ["loss"] + [m.name for m in self.metrics],
             "epoch_step": self.epoch_step if partial is not None else 0,
             "epoch_partial": partial,
+            "grad_scaler": None if self.grad_scaler is None else self.grad_scaler.state_dict(),
         }
         self.last_checkpoint = ckpt.write_checkpoint_dir(self.checkpoint_dir, self.epoch, write, meta,
                                                          self.keep_last, step=meta["epoch_step"])
@@ -446,6 +469,8 @@ class Learner:
             optim.load(self.optimizer, os.path.join(path, ckpt.OPTIM), scheduler=self.scheduler)
             if self.early_stopping is not None:
                 self.early_stopping.load_state_dict(meta["early_stopping"])
+            if self.grad_scaler is not None and self.grad_scaler.is_enabled() and meta.get("grad_scaler"):
+                self.grad_scaler.load_state_dict(meta["grad_scaler"])
             self.epoch = int(meta["epoch"])
             self.global_step = int(meta["global_step"])
             self.epoch_step = int(meta.get("epoch_step", 0))

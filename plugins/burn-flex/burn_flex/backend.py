@@ -7,7 +7,7 @@ import burn
 from burn.primitives import ELEMENTWISE, MATMUL, REDUCE
 
 from . import threads
-from .native import native
+from .native import adapt_half, native
 from .fused import compile_elementwise, compile_matmul_epilogue
 
 
@@ -52,6 +52,10 @@ class FlexBackend(burn.Backend):
 
     def to_dlpack_source(self, native_array, index):
         return np.asarray(native_array)
+
+    def adapt_kernel(self, fn, op, in_dtypes, out_dtypes):
+        # float16/bfloat16 inputs: the float32 kernel, rounding results once (native.HalfKernel)
+        return adapt_half(fn, op, in_dtypes, out_dtypes)
 
     def compile_group(self, group):
         if group.kind == ELEMENTWISE:

@@ -19,10 +19,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from burn import float32
 from burn.dispatch import registry
 from burn.primitives import ELEMENTWISE
 
 from . import threads
+
+from .native import narrow, native, widen
 
 # Elements per block: 128 KiB per float32 temporary, so the few scratch buffers
 # of a chain stay in L2; measured best among 8K..128K on the 8-op chain benchmark
@@ -58,6 +61,9 @@ def compile_elementwise(group, backend_name="flex", blocked=True):
         if getattr(op, "is_extension", False):
             fn = op.adapt(fn)
         kernels.append((fn, attrs, tuple(args)))
+    halves = _half_plan(group, kernels)
+    if halves is not None:
+        kernels = halves[0]
     n_in = len(group.input_metas)
     # one environment per call: group inputs first, then each op's result
     steps = [(fn, attrs, tuple(k if src == "in" else n_in + k for src, k in args))
@@ -66,15 +72,72 @@ def compile_elementwise(group, backend_name="flex", blocked=True):
 
     fresh = [_ufunc_like(fn) or name == "matmul" for (fn, _, _), (name, _, _) in zip(kernels, group.ops)]
     elementwise = [getattr(registry.ops.get(name), "kind", None) == ELEMENTWISE for name, _, _ in group.ops]
-    run_whole = _WholeGroup(steps, n_in, outputs, fresh, elementwise)
+    run = _WholeGroup(steps, n_in, outputs, fresh, elementwise)
     size = _numel(out_shape)
-    if not blocked or size < MIN_FUSED_SIZE:
-        return run_whole
-    layout = _block_layout(out_shape, [tuple(m.shape) for m in group.input_metas])
-    # an op without tensor inputs (``full``) is evaluated once, as a 0-d value that broadcasts
-    if layout is None or any(not idx and "shape" not in attrs for _, attrs, idx in steps):
-        return run_whole
-    return _BlockedGroup(steps, n_in, outputs, out_shape, size, layout)
+    if blocked and size >= MIN_FUSED_SIZE:
+        layout = _block_layout(out_shape, [tuple(m.shape) for m in group.input_metas])
+        # an op without tensor inputs (``full``) is evaluated once, as a 0-d value that broadcasts
+        if layout is not None and not any(not idx and "shape" not in attrs for _, attrs, idx in steps):
+            run = _BlockedGroup(steps, n_in, outputs, out_shape, size, layout)
+    return run if halves is None else _HalfGroup(run, halves[1], halves[2])
+
+
+def _is_half(d):
+    return d is not None and getattr(d, "is_floating", False) and d.itemsize == 2
+
+
+def _half_plan(group, kernels):
+    """A group reading or making float16/bfloat16 values runs in float32 (see
+    ``burn_flex.native.HalfKernel``): half inputs are widened on entry, half outputs rounded
+    once on exit, and inside the group values stay float32, so a chain rounds once, not per
+    op. A ``cast`` to a half dtype inside still rounds (its value is the rounded one) and a
+    ``full`` of a half dtype is made in float32. Returns ``(kernels, inputs to widen, output
+    dtypes to round to)``, or None for a group without halves."""
+    wide = tuple(i for i, m in enumerate(group.input_metas) if _is_half(m.dtype))
+    outs = tuple(native(m.dtype) if _is_half(m.dtype) else None for m in group.output_metas)
+    if not wide and not any(d is not None for d in outs) and not any(_is_half(a.get("dtype")) for _, a, _ in kernels):
+        return None
+    new = []
+    for (fn, attrs, args), (name, _, _) in zip(kernels, group.ops):
+        d = attrs.get("dtype")
+        if _is_half(d):
+            if name == "cast":
+                fn, attrs = _Rounder(native(d)), {}
+            else:
+                attrs = dict(attrs, dtype=float32)
+        new.append((fn, attrs, args))
+    return new, wide, outs
+
+
+class _Rounder:
+    """``cast`` to a half dtype inside a float32-computed group: the rounded value, kept in float32."""
+
+    __slots__ = ("nd", "__name__")
+
+    def __init__(self, nd):
+        self.nd = nd
+        self.__name__ = "round_to_" + str(nd)
+
+    def __call__(self, x):
+        return widen(narrow(x, self.nd))
+
+
+class _HalfGroup:
+    """A compiled group run in float32 for half-precision inputs and outputs (see :func:`_half_plan`)."""
+
+    __slots__ = ("run", "wide", "outs", "__name__")
+
+    def __init__(self, run, wide, outs):
+        self.run, self.wide, self.outs = run, wide, outs
+        self.__name__ = run.__name__ + "_in_float32"
+
+    def __call__(self, *inputs):
+        if self.wide:
+            inputs = list(inputs)
+            for i in self.wide:
+                inputs[i] = widen(inputs[i])
+        res = self.run(*inputs)
+        return tuple(r if nd is None else narrow(r, nd) for r, nd in zip(res, self.outs))
 
 
 def compile_matmul_epilogue(group, backend_name="flex"):
