@@ -184,11 +184,16 @@ broadcast_p.backward = lambda c, g: (E._unbroadcast(g, c.inputs[0].shape),)
 
 
 def broadcast_to(x, /, shape) -> Tensor:
-    """``x`` broadcast to ``shape`` (numpy rules).
+    """``x`` broadcast to ``shape`` (numpy rules): a read-only view of ``x``, as numpy's.
+    Later in-place updates of ``x`` show through it; updating the view itself raises
+    :class:`burn.ReadOnlyError` (see :mod:`burn.views`).
 
     Example:
         >>> import burn
-        >>> assert burn.broadcast_to(burn.ones((3,)), (2, 3)).shape == (2, 3)
+        >>> x = burn.zeros((3,))
+        >>> b = burn.broadcast_to(x, (2, 3))
+        >>> x += 1
+        >>> assert b.shape == (2, 3) and b.tolist() == [[1.0] * 3] * 2
     """
     shape = tuple(int(s) for s in shape)
     if shape == x.shape:
@@ -197,7 +202,8 @@ def broadcast_to(x, /, shape) -> Tensor:
         s == t or s == 1 for s, t in zip(reversed(x.shape), reversed(shape)))
     if not ok:
         raise ShapeError(f"broadcast_to: cannot broadcast {describe(x)} to shape {shape}")
-    return apply(broadcast_p, (x,), {"shape": shape})
+    attrs = {"shape": shape}
+    return views.mark(apply(broadcast_p, (x,), attrs), x, broadcast_p, attrs)
 
 
 def broadcast_arrays(*arrays) -> list:

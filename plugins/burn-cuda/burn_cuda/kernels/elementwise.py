@@ -106,7 +106,8 @@ def layout_pattern(shape, inputs):
 
 
 # scalar kernel params: float16/bfloat16 values are computed (and passed) as float
-_PARAM_NP = {"bool": np.uint8, "uint8": np.uint8, "int8": np.int8, "int32": np.int32, "int64": np.int64,
+_PARAM_NP = {"bool": np.uint8, "uint8": np.uint8, "uint16": np.uint16, "uint32": np.uint32, "uint64": np.uint64,
+             "int8": np.int8, "int16": np.int16, "int32": np.int32, "int64": np.int64,
              "float16": np.float32, "bfloat16": np.float32, "float32": np.float32, "float64": np.float64}
 
 
@@ -222,7 +223,7 @@ def kernel_form(form) -> str:
 
 # -- element-wise --------------------------------------------------------------------------
 
-RENDERABLE = ("bool", "uint8", "int8", "int32", "int64", "float16", "bfloat16", "float32", "float64")
+RENDERABLE = ("bool", "uint8", "uint16", "uint32", "uint64", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32", "float64")
 
 
 def family_kernels(in_dtypes: tuple, out: str, unrolled: bool = False, vector: bool = False) -> list:

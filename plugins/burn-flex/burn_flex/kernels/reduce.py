@@ -1,5 +1,5 @@
-"""Reductions and scans on flex: numpy's, integers and bool accumulating in int64 (numpy's
-rule). Fused reduce groups run their element-wise prologue blocked and the reduction as one
+"""Reductions and scans on flex: numpy's, signed integers and bool accumulating in int64,
+unsigned integers in uint64 (numpy's rule and the standard's). Fused reduce groups run their element-wise prologue blocked and the reduction as one
 numpy call (:mod:`burn_flex.fused`)."""
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import numpy as np
 
 
 def _acc_dtype(x):
-    return np.int64 if x.dtype.kind in "biu" else None
+    return np.uint64 if x.dtype.kind == "u" else np.int64 if x.dtype.kind in "bi" else None
 
 
 def sum_(x, *, axis, keepdims):
