@@ -98,7 +98,7 @@ def assign_(self, value) -> "Tensor":
             return self
     v = C.as_tensor_like(value, self)
     if tuple(v.shape) != tuple(self.shape):
-        v = M.broadcast_to(v, self.shape)
+        v = M._broadcast(v, self.shape)
     if v.dtype is not self.dtype:
         v = v.astype(self.dtype)
     # an in-place op on a computed tensor (``y += b``) keeps the new value's gradient

@@ -10,7 +10,7 @@ from ..primitives import OPAQUE, REDUCE, TensorMeta, primitive
 from ..tensor import Tensor, apply
 from ._util import normalize_axes, normalize_axis, reduced_shape
 from . import elementwise as E
-from .movement import broadcast_to, flip
+from .movement import _broadcast, flip
 
 __all__ = ["sum", "prod", "max", "min", "argmax", "argmin", "any", "all", "mean", "var", "std",
            "logsumexp", "cumsum", "cumprod", "count_nonzero"]
@@ -20,7 +20,7 @@ def _expand_back(g, x_shape, axes, keepdims):
     """Broadcast a reduced gradient back over the reduced axes."""
     if not keepdims:
         g = g.reshape(reduced_shape(x_shape, axes, True))
-    return broadcast_to(g, x_shape)
+    return _broadcast(g, x_shape)
 
 
 def _reduce_meta(name, rule):
