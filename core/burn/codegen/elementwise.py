@@ -459,7 +459,8 @@ VECTOR = 4      # elements per thread of the ``name_v<pattern>`` variants (CUDA 
 # (loaded as raw bits, as uint2, and widened lane by lane), 4 bytes for the 1-byte types
 _CUDA_VEC = {"float": ("float4", 1), "int": ("int4", 1), "double": ("double2", 2), "long long": ("longlong2", 2),
              "unsigned char": ("uchar4", 1), "signed char": ("char4", 1), "__half": ("uint2", 1),
-             "__nv_bfloat16": ("uint2", 1)}
+             "__nv_bfloat16": ("uint2", 1), "short": ("short4", 1), "unsigned short": ("ushort4", 1),
+             "unsigned int": ("uint4", 1), "unsigned long long": ("ulonglong2", 2)}
 _HALF_BITS = {"__half": ("__ushort_as_half", "__half_as_ushort"),
               "__nv_bfloat16": ("__ushort_as_bfloat16", "__bfloat16_as_ushort")}
 
