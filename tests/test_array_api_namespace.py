@@ -29,8 +29,8 @@ def same(t, expected):
 
 def test_version_and_numpy_dtypes():
     assert burn.__array_api_version__ == "2024.12"
-    for d in (burn.bool, burn.uint8, burn.int8, burn.int32, burn.int64, burn.float16, burn.float32,
-              burn.float64, burn.complex64, burn.complex128):
+    for d in (burn.bool, burn.uint8, burn.uint16, burn.uint32, burn.uint64, burn.int8, burn.int16, burn.int32,
+              burn.int64, burn.float16, burn.float32, burn.float64, burn.complex64, burn.complex128):
         assert np.dtype(d) == np.dtype(d.name)
         assert burn.as_dtype(np.dtype(d)) is d
     assert np.zeros(2, dtype=burn.float64).dtype == np.float64
@@ -39,12 +39,11 @@ def test_version_and_numpy_dtypes():
 
 @pytest.mark.parametrize("a,b", [("int8", "int32"), ("uint8", "int8"), ("uint8", "int64"), ("float16", "float64"),
                                  ("float32", "complex64"), ("float64", "complex64"), ("complex64", "complex128"),
-                                 ("bool", "bool"), ("int32", "int64")])
+                                 ("bool", "bool"), ("int32", "int64"), ("uint16", "int16"), ("uint32", "int8"),
+                                 ("uint16", "uint64"), ("int16", "int64"), ("bool", "uint32")])
 def test_result_type_matches_numpy_within_kinds(a, b):
     da, db = burn.as_dtype(a), burn.as_dtype(b)
     expected = np.result_type(a, b)
-    if expected == np.int16:       # burn has no int16 yet: uint8 with int8 widens to int32
-        expected = np.dtype("int32")
     assert np.dtype(burn.result_type(da, db)) == expected
     assert burn.result_type(burn.ones(2, dtype=da), db) is burn.result_type(da, db)
 
@@ -111,7 +110,8 @@ def test_namespace_info(device):
     all_ = info.dtypes(device=device)
     assert set(all_) >= {"bool", "int8", "int32", "int64", "uint8", "float32"}
     assert all(burn.isdtype(d, "real floating") for d in info.dtypes(device=device, kind="real floating").values())
-    assert info.dtypes(device=device, kind=("bool", "unsigned integer")) == {"bool": burn.bool, "uint8": burn.uint8}
+    assert info.dtypes(device=device, kind=("bool", "unsigned integer")) == {
+        "bool": burn.bool, "uint8": burn.uint8, "uint16": burn.uint16, "uint32": burn.uint32, "uint64": burn.uint64}
 
 
 # -- Python scalar conversions --------------------------------------------------------

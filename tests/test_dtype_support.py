@@ -100,3 +100,52 @@ def test_cuda_bfloat16_support_follows_the_installed_cupy(tmp_path, version):
         assert "cuda:0" in res["zeros"] and "CuPy >= 14" in res["zeros"] and "pip install" in res["zeros"], res
     else:
         assert res["zeros"] == "no error"
+
+
+NEW_INTS = (burn.int16, burn.uint16, burn.uint32, burn.uint64)
+
+
+def test_the_standards_integer_dtypes_are_held_by_flex_and_wgpu_and_listed():
+    for dev in (burn.Device.flex(), wgpu_or_skip()):
+        info = burn.__array_namespace_info__().dtypes(device=dev)
+        for d in NEW_INTS:
+            assert dev.backend.supports_dtype(d, dev.index), (dev, d)
+            assert info[d.name] is d
+            x = burn.full((2,), np.iinfo(d.name).max, dtype=d, device=dev)
+            assert x.dtype is d and x.numpy().dtype == np.dtype(d.name)
+            assert x.tolist() == [int(np.iinfo(d.name).max)] * 2
+            assert burn.iinfo(x).max == np.iinfo(d.name).max and burn.iinfo(d).bits == 8 * d.itemsize
+
+
+def test_a_backend_that_cannot_hold_uint32_refuses_it_at_the_call(monkeypatch):
+    dev = burn.Device.flex()
+    be = dev.backend
+    real = type(be).dtype_unavailable_reason
+
+    def reason(self, d, i):
+        return "flex(test): no uint32 here; use int64" if d is burn.uint32 else real(self, d, i)
+    monkeypatch.setattr(type(be), "dtype_unavailable_reason", reason)
+    monkeypatch.setattr(graph_for(dev), "dtypes", set())
+    x = burn.arange(3, device=dev)
+    for make in (lambda: burn.zeros((2,), dtype=burn.uint32, device=dev), lambda: x.astype(burn.uint32),
+                 lambda: burn.tensor(np.zeros(2, np.uint32), device=dev)):
+        with pytest.raises(burn.DTypeError, match="uint32") as e:
+            make()
+        assert "flex:0" in str(e.value) and "use int64" in str(e.value)
+    assert "uint32" not in burn.__array_namespace_info__().dtypes(device=dev)
+    assert (x.astype(burn.uint16) + 1).tolist() == [1, 2, 3]       # the others still work
+
+
+def test_promotion_of_the_new_integer_dtypes_follows_the_standard():
+    rt = burn.result_type
+    assert rt(burn.uint8, burn.int8) is burn.int16 and rt(burn.uint16, burn.int16) is burn.int32
+    assert rt(burn.uint32, burn.int8) is burn.int64 and rt(burn.uint16, burn.uint64) is burn.uint64
+    assert rt(burn.int16, burn.int8) is burn.int16 and rt(burn.uint32, 7) is burn.uint32
+    with pytest.raises(burn.DTypeError, match="uint64 and int64|int64 and uint64"):
+        rt(burn.uint64, burn.int64)
+    with pytest.raises(burn.DTypeError, match="result_type"):
+        burn.ones((2,), dtype=burn.uint64) + burn.ones((2,), dtype=burn.int8)
+    # sums: unsigned accumulate in uint64, signed in int64 (numpy and the standard)
+    assert burn.sum(burn.ones((3,), dtype=burn.uint16)).dtype is burn.uint64
+    assert burn.sum(burn.ones((3,), dtype=burn.int16)).dtype is burn.int64
+    assert burn.can_cast(burn.uint16, burn.int32) and not burn.can_cast(burn.uint64, burn.int64)

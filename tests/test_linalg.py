@@ -166,10 +166,52 @@ def test_eig_real_spectrum_is_complex_and_errors(rng):
         L.eig(T(np.ones((2, 3))))
     with pytest.raises(burn.DTypeError, match="eigvals: needs a floating"):
         L.eigvals(burn.tensor(np.ones((2, 2), dtype=np.int64)))
-    x = T(rng.standard_normal((3, 3))).to_device(burn.Device.flex().autodiff()).require_grad()
-    for f in (lambda m: L.eigvals(m), lambda m: L.eig(m).eigenvectors):
-        with pytest.raises(burn.AutodiffError, match="no gradient .* use burn.linalg.eigh"):
-            burn.real(f(x)).sum().backward()
+
+
+def _eig_losses(xp, lib):
+    """Losses of eig's outputs that do not depend on each eigenvector's phase nor on the order of
+    the eigenpairs (numpy's and torch's geev need not order them alike)."""
+    ab = xp.abs
+
+    def values(w, c):
+        return (lib.real(w) ** 3).sum() + (lib.imag(w) ** 2 * 0.5).sum() + lib.real((w * w).sum())
+
+    def vectors(w, v, c):
+        mag = ab(v) ** 2                                # phase invariant, column by column
+        return ((mag * c[:, None]).sum(axis=-2) * lib.real(w)).sum() + (ab(v[..., 0, :]) * lib.imag(w)).sum()
+    return values, vectors
+
+
+@pytest.mark.parametrize("complex_input", [False, True])
+def test_eig_and_eigvals_gradients_match_torch(rng, complex_input):
+    torch = pytest.importorskip("torch")
+    n = 4
+    # well-separated eigenvalues: a diagonal spectrum conjugated by a well-conditioned matrix
+    lam = np.array([3.0, -2.0, 0.7, 5.5]) + (1j * np.array([0.5, -1.0, 2.0, 0.0]) if complex_input else 0)
+    P = np.eye(n) + 0.3 * rng.standard_normal((n, n))
+    if complex_input:
+        P = P + 0.3j * rng.standard_normal((n, n))
+    a = P @ np.diag(lam) @ np.linalg.inv(P)
+    if not complex_input:       # a real matrix with a complex-conjugate pair and two real eigenvalues
+        a = rng.standard_normal((n, n))
+        a = a @ a.T * 0.1 + np.array([[0, 2.0, 0, 0], [-2.0, 0, 0, 0], [0, 0, 1.0, 0], [0, 0, 0, -1.5]])
+    c = rng.standard_normal(n)
+    ad = burn.Device.flex().autodiff()
+    bv, tv = _eig_losses(burn, burn), _eig_losses(torch, torch)
+    bc, tc = burn.tensor(c, dtype=burn.float64, device=ad), torch.tensor(c)
+    for which in ("eigvals", "eig"):
+        x = burn.tensor(a, device=ad).require_grad()
+        t = torch.tensor(a, requires_grad=True)
+        if which == "eigvals":
+            lb, lt = bv[0](L.eigvals(x), bc), tv[0](torch.linalg.eigvals(t), tc)
+        else:
+            (wb, vb), (wt, vt) = L.eig(x), torch.linalg.eig(t)
+            lb, lt = bv[0](wb, bc) + bv[1](wb, vb, bc), tv[0](wt, tc) + tv[1](wt, vt, tc)
+        np.testing.assert_allclose(lb.item(), lt.item(), rtol=1e-10)
+        g = x.grad(lb.backward())
+        lt.backward()
+        assert g.dtype is x.dtype
+        np.testing.assert_allclose(g.numpy(), t.grad.numpy(), rtol=1e-8, atol=1e-10, err_msg=which)
 
 
 def test_pinv_rtol_array_one_cutoff_per_matrix(rng):

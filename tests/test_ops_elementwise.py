@@ -8,8 +8,8 @@ import burn
 
 torch = pytest.importorskip("torch")
 
-TORCH_DTYPES = {"bool": torch.bool, "uint8": torch.uint8, "int8": torch.int8, "int32": torch.int32,
-                "int64": torch.int64, "float16": torch.float16, "bfloat16": torch.bfloat16,
+TORCH_DTYPES = {"bool": torch.bool, "uint8": torch.uint8, "int8": torch.int8, "int16": torch.int16,
+                "int32": torch.int32, "int64": torch.int64, "float16": torch.float16, "bfloat16": torch.bfloat16,
                 "float32": torch.float32, "float64": torch.float64}
 
 
@@ -85,14 +85,12 @@ def test_pow_gradients_including_zero_base(grads_vs_torch):
     grads_vs_torch(lambda t, e: burn.pow(t, e), torch.pow, np.array([0.5, 2.0, 3.0]), np.array([1.5, -1.0, 0.5]))
 
 
-_PROMOTE = ["bool", "uint8", "int8", "int32", "int64", "float16", "bfloat16", "float32", "float64"]
+_PROMOTE = ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32", "float64"]
 
 
 @pytest.mark.parametrize("a,b", list(itertools.combinations_with_replacement(_PROMOTE, 2)))
 def test_result_type_agrees_with_torch_promotion(a, b):
     want = str(torch.promote_types(TORCH_DTYPES[a], TORCH_DTYPES[b])).replace("torch.", "")
-    if want == "int16":   # burn has no int16: the next signed width up
-        want = "int32"
     got = burn.result_type(burn.as_dtype(a), burn.as_dtype(b))
     assert got.name == want
     x = burn.ones((2,), dtype=a) if a != "bool" else burn.tensor([True, False])

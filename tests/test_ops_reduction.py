@@ -75,11 +75,14 @@ def test_reductions_propagate_nan_like_torch():
 
 def test_integer_sums_accumulate_in_int64_like_torch():
     x = np.full((300,), 100, dtype=np.int8)
-    for d in ("int8", "uint8", "int32", "bool"):
+    for d in ("int8", "uint8", "int16", "int32", "bool"):
         b = burn.tensor(x if d != "bool" else x > 0, dtype=d)
         t = torch.tensor(x if d != "bool" else x > 0).to(getattr(torch, d))
-        assert b.sum().dtype is burn.int64 and str(t.sum().dtype) == "torch.int64"
+        # unsigned sums accumulate in uint64 (numpy's and the Array API's rule; torch: int64)
+        want = burn.uint64 if d == "uint8" else burn.int64
+        assert b.sum().dtype is want and str(t.sum().dtype) == "torch.int64"
         assert b.sum().item() == t.sum().item()
+        assert np.sum(x.astype(d)).dtype == np.dtype(want.name)
     assert burn.cumsum(burn.tensor(x, dtype="int8")).numpy()[-1] == 30000
 
 

@@ -16,8 +16,9 @@ from __future__ import annotations
 
 from ._version import __version__  # noqa: F401
 from .errors import (BurnError, ShapeError, DTypeError, DeviceMismatch, BackendUnavailable,  # noqa: F401
-                     PluginError, AutodiffError, OutOfMemory, IndexOutOfRange)
-from .dtypes import (DType, float16, bfloat16, float32, float64, int8, int32, int64, uint8,  # noqa: F401
+                     PluginError, AutodiffError, OutOfMemory, IndexOutOfRange, ReadOnlyError)
+from .dtypes import (DType, float16, bfloat16, float32, float64, int8, int16, int32, int64,  # noqa: F401
+                     uint8, uint16, uint32, uint64,
                      complex64, complex128, as_dtype, result_type, can_cast)
 from .dtypes import bool_ as bool  # noqa: F401,A001  (Array API name)
 from .device import Device  # noqa: F401

@@ -98,7 +98,7 @@ def assign_(self, value) -> "Tensor":
             return self
     v = C.as_tensor_like(value, self)
     if tuple(v.shape) != tuple(self.shape):
-        v = M.broadcast_to(v, self.shape)
+        v = M._broadcast(v, self.shape)
     if v.dtype is not self.dtype:
         v = v.astype(self.dtype)
     # an in-place op on a computed tensor (``y += b``) keeps the new value's gradient
@@ -127,8 +127,19 @@ def _bind():
             >>> import burn
             >>> assert burn.tensor([1.7, -2.2]).astype(burn.int32).tolist() == [1, -2]
         """
-    Tensor.real = property(E.real)
-    Tensor.imag = property(E.imag)
+    def _part(fn):
+        def part(self):
+            out = fn(self)
+            # numpy's x.real / x.imag of a complex x are views: writes through them reach x
+            return views.mark(out, self, fn.prim, {}) if self.dtype.is_complex else out
+        part.__name__ = fn.__name__
+        part.__doc__ = (f"The {fn.__name__} part; of a complex tensor a view (as numpy's): an in-place update "
+                        f"of it writes that part of the tensor.\n\n    Example:\n        >>> import burn\n"
+                        f"        >>> z = burn.tensor([1 + 2j])\n        >>> p = z.{fn.__name__}\n"
+                        f"        >>> p += 10\n        >>> assert z.{fn.__name__}.tolist() == [p.tolist()[0]]\n")
+        return property(part)
+    Tensor.real = _part(E.real)
+    Tensor.imag = _part(E.imag)
     Tensor.angle = E.angle
 
     def reshape(self, *shape, copy=None):

@@ -11,8 +11,8 @@ from __future__ import annotations
 from .errors import DTypeError
 
 __all__ = [
-    "DType", "float16", "bfloat16", "float32", "float64", "int8", "int32",
-    "int64", "uint8", "bool_", "complex64", "complex128", "as_dtype",
+    "DType", "float16", "bfloat16", "float32", "float64", "int8", "int16", "int32",
+    "int64", "uint8", "uint16", "uint32", "uint64", "bool_", "complex64", "complex128", "as_dtype",
     "result_type", "can_cast", "default_float", "default_int",
 ]
 
@@ -111,7 +111,11 @@ class DType:
 
 bool_ = DType("bool", "b", 1, 0)
 uint8 = DType("uint8", "u", 1, 0)
+uint16 = DType("uint16", "u", 2, 1)
+uint32 = DType("uint32", "u", 4, 2)
+uint64 = DType("uint64", "u", 8, 3)
 int8 = DType("int8", "i", 1, 0)
+int16 = DType("int16", "i", 2, 1)
 int32 = DType("int32", "i", 4, 2)
 int64 = DType("int64", "i", 8, 3)
 float16 = DType("float16", "f", 2, 0)
@@ -121,7 +125,7 @@ float64 = DType("float64", "f", 8, 3)
 complex64 = DType("complex64", "c", 8, 2)
 complex128 = DType("complex128", "c", 16, 3)
 
-ALL = (bool_, uint8, int8, int32, int64, float16, bfloat16, float32, float64, complex64, complex128)
+ALL = (bool_, uint8, uint16, uint32, uint64, int8, int16, int32, int64, float16, bfloat16, float32, float64, complex64, complex128)
 _BY_NAME = {d.name: d for d in ALL}
 _BY_NAME.update({"bool_": bool_, "float": float32, "int": int64, "double": float64, "half": float16})
 
@@ -167,6 +171,18 @@ _FLOAT_BY_SIZE = {2: float16, 4: float32, 8: float64}
 _COMPLEX_FOR_FLOAT = {float16: complex64, bfloat16: complex64, float32: complex64, float64: complex128}
 
 
+def _no_signed_holds_uint64(a, b):
+    raise DTypeError(f"result_type: no integer dtype holds both {a} and {b} (the Array API leaves "
+                     f"uint64 with a signed integer undefined); cast one operand first, e.g. "
+                     f"x.astype(burn.int64) or x.astype(burn.float64)")
+
+
+# a signed operand of itemsize s with an unsigned one of itemsize u promote to the signed
+# dtype of itemsize max(s, 2u) (the standard's table: uint8 + int8 -> int16, uint32 + int8 -> int64)
+_SIGNED_HOLDING = {2: lambda a, b: int16, 4: lambda a, b: int32, 8: lambda a, b: int64,
+                   16: _no_signed_holds_uint64}
+
+
 def _promote2(a: DType, b: DType) -> DType:
     if a is b:
         return a
@@ -177,8 +193,7 @@ def _promote2(a: DType, b: DType) -> DType:
         if hi.kind == "c" and lo.kind == "f":
             return complex128 if (hi is complex128 or lo is float64) else complex64
         if hi.kind == "i" and lo.kind == "u":
-            # uint8 with a signed int needs a wider signed type (numpy/Array API)
-            return int32 if hi in (int8,) else hi if hi.itemsize > 1 else int32
+            return _SIGNED_HOLDING[max(hi.itemsize, 2 * lo.itemsize)](a, b)
         return hi
     if a.kind == "f" and {a, b} == {float16, bfloat16}:
         return float32

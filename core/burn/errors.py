@@ -15,7 +15,7 @@ import sys
 __all__ = [
     "require_same_dtype",
     "BurnError", "ShapeError", "DTypeError", "DeviceMismatch",
-    "BackendUnavailable", "PluginError", "AutodiffError", "IndexOutOfRange",
+    "BackendUnavailable", "PluginError", "AutodiffError", "IndexOutOfRange", "ReadOnlyError",
 ]
 
 
@@ -120,6 +120,21 @@ class AutodiffError(BurnError, RuntimeError):
         ... except burn.AutodiffError as e:
         ...     err = e
         >>> assert "autodiff()" in str(err)
+    """
+
+
+class ReadOnlyError(BurnError, ValueError):
+    """An in-place update of a read-only view (one made by ``broadcast_to``, as numpy's);
+    also a ``ValueError``, as numpy's "assignment destination is read-only".
+
+    Example:
+        >>> import burn
+        >>> b = burn.broadcast_to(burn.zeros((3,)), (2, 3))
+        >>> try:
+        ...     b[0] = 1.0
+        ... except burn.ReadOnlyError as e:
+        ...     err = e
+        >>> assert isinstance(err, ValueError) and "broadcast_to" in str(err)
     """
 
 

@@ -178,8 +178,8 @@ class _NamespaceInfo:
         Example:
             >>> import burn
             >>> info = burn.__array_namespace_info__()
-            >>> assert info.dtypes(kind="signed integer") == {"int8": burn.int8, "int32": burn.int32,
-            ...                                              "int64": burn.int64}
+            >>> assert info.dtypes(kind="signed integer") == {"int8": burn.int8, "int16": burn.int16,
+            ...                                              "int32": burn.int32, "int64": burn.int64}
             >>> assert "float64" in info.dtypes(device=burn.Device.flex())
         """
         dev = self.default_device() if device is None else device if isinstance(device, Device) else Device(device)
@@ -190,11 +190,8 @@ class _NamespaceInfo:
                 continue    # not dtypes of the standard: code written for it does not expect them
             if kind is not None and not isdtype(d, kind):
                 continue
-            try:
-                backend.native_dtype(d)
-            except DTypeError:
-                continue
-            out[d.name] = d
+            if backend.supports_dtype(d, dev.index):    # the answer tensor creation acts on
+                out[d.name] = d
         return out
 
 

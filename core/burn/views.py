@@ -1,14 +1,17 @@
 """Views: numpy's sharing semantics on an immutable lazy graph (PyTorch's functionalization).
 
-Basic indexing (slices, ints, ``...``, ``None``) and ``reshape`` / ``permute_dims`` (with
+Basic indexing (slices, ints, ``...``, ``None``), ``reshape`` / ``permute_dims`` (with
 everything built on them: ``squeeze``, ``expand_dims``, ``.T``, ``.mT``, ``swapaxes``,
-``moveaxis``) return a *view*: a tensor that remembers its base (the tensor that is not a
+``moveaxis``), ``broadcast_to`` and a complex tensor's ``.real`` / ``.imag`` return a *view*: a tensor that remembers its base (the tensor that is not a
 view itself) and the chain of view steps from the base to it. Handles stay immutable; what
 views change is what an in-place update (``assign_``, ``+=``, ``t[k] = v``) means:
 
 - on a view, the new value is written into the region of the base it covers (a slice
   becomes an ``index_put`` into its input, a reshape or permutation is undone), the base
   is rebound to the result, and every other live view of the base is marked stale;
+- a view made through ``broadcast_to`` is read-only, as numpy's: an in-place update of it
+  (or of a view of it) raises :class:`burn.ReadOnlyError` and changes nothing; updates of
+  its base still reach it;
 - on a base, every live view of it is marked stale: its next read derives it again from
   the base's value (so a write costs no ops per view, and a view never read again none).
 
@@ -22,6 +25,7 @@ from __future__ import annotations
 from weakref import ref as _ref
 
 from .dispatch import registry
+from .errors import ReadOnlyError, describe
 from .tape import _state as _ad_state
 from .tensor import Tensor, apply
 
@@ -126,6 +130,14 @@ def reshape_shares(x, shape) -> bool:
     cur = base.shape
     for prim, attrs, _ in chain:        # replay the chain on the layout alone
         name = prim.name
+        if name in ("real", "imag"):        # a part has the layout of its complex tensor
+            continue
+        if name == "broadcast_to":          # new and stretched axes step by 0
+            new = attrs["shape"]
+            pad = len(new) - len(cur)
+            strides = [0] * pad + [0 if c != n else st for c, n, st in zip(cur, new[pad:], strides)]
+            cur = tuple(new)
+            continue
         if name == "slice":
             strides = [st * c for st, c in zip(strides, attrs["steps"])]
             cur = tuple(len(range(a, b, c)) for a, b, c in zip(attrs["starts"], attrs["stops"], attrs["steps"]))
@@ -155,6 +167,11 @@ def _undo(prim, attrs, shape, x, inner):
         return apply(registry.ops["index_put"], (x, inner), {"spec": spec})
     if name == "reshape":
         return apply(prim, (inner,), {"shape": shape})
+    if name in ("real", "imag"):
+        # the other part stays bit for bit: x's parts and the new one, joined exactly
+        make = registry.ops["make_complex"]
+        other = apply(registry.ops["imag" if name == "real" else "real"], (x,), {})
+        return apply(make, (inner, other) if name == "real" else (other, inner), {})
     if name == "permute":
         axes = attrs["axes"]
         inv = [0] * len(axes)
@@ -265,6 +282,11 @@ def rebind(t, v):
         _mark_stale(t, None)
         return
     base, chain = info
+    for prim, _, shape in chain:
+        if prim.name == "broadcast_to":
+            raise ReadOnlyError(f"in-place update of {describe(t)}: it is a read-only view made by broadcast_to "
+                                f"from a tensor of shape {shape} (as in numpy); write to the tensor it was "
+                                f"made from, or copy it first (burn.asarray(t, copy=True))")
     _set(base, _write(base, chain, v))
     _set(t, v)
     _mark_stale(base, t)

@@ -13,10 +13,10 @@ Example:
     >>> k = render_group("relu_k", [("relu", {}, [("in", 0)])], ["float32"], [0], OPENCL)
     >>> assert "__kernel void relu_k" in program_source([k], OPENCL)
 """
-from .dialect import CUDA, DTYPE_INFO, OPENCL, Dialect
+from .dialect import CUDA, DTYPE_INFO, OPENCL, Dialect, sum_dtype
 from .elementwise import (ELEMENTWISE_OPS, MAX_DIMS, UNROLL, VECTOR, RenderedKernel, op_params, out_dtype,
                           param_words, program_source, render_group, supports, vector_bytes)
 
 __all__ = ["Dialect", "OPENCL", "CUDA", "DTYPE_INFO", "ELEMENTWISE_OPS", "MAX_DIMS", "UNROLL", "VECTOR",
            "RenderedKernel", "op_params", "out_dtype", "param_words", "program_source", "render_group", "supports",
-           "vector_bytes"]
+           "vector_bytes", "sum_dtype"]

@@ -12,15 +12,26 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from ..errors import DTypeError
 
-__all__ = ["Dialect", "OPENCL", "CUDA", "DTYPE_INFO"]
+__all__ = ["Dialect", "OPENCL", "CUDA", "DTYPE_INFO", "sum_dtype"]
 
 # burn dtype name -> (kind, itemsize); kind: "f" float, "i" signed, "u" unsigned, "b" bool,
 # "c" complex (a two-component vector of its part type: burn.codegen.complex)
 DTYPE_INFO = {
-    "bool": ("b", 1), "uint8": ("u", 1), "int8": ("i", 1), "int32": ("i", 4), "int64": ("i", 8),
+    "bool": ("b", 1), "uint8": ("u", 1), "uint16": ("u", 2), "uint32": ("u", 4), "uint64": ("u", 8),
+    "int8": ("i", 1), "int16": ("i", 2), "int32": ("i", 4), "int64": ("i", 8),
     "float16": ("f", 2), "bfloat16": ("f", 2), "float32": ("f", 4), "float64": ("f", 8),
     "complex64": ("c", 8), "complex128": ("c", 16),
 }
+
+
+def sum_dtype(dtype: str) -> str:
+    """The dtype sums, products and scans of ``dtype`` give (core's rule, restated for kernels):
+    floats their own, unsigned integers uint64, signed integers and bool int64.
+
+    >>> assert sum_dtype("uint8") == "uint64" and sum_dtype("int16") == "int64" and sum_dtype("float32") == "float32"
+    """
+    k = DTYPE_INFO[dtype][0]
+    return dtype if k in "fc" else "uint64" if k == "u" else "int64"
 
 
 @dataclass(frozen=True)
@@ -91,12 +102,18 @@ class Dialect:
             return self.make(dtype, self.literal(v.real, part), self.literal(v.imag, part))
         if kind == "f":
             return f"(({self.ctype(dtype)}){float(value).hex()})" if value == value else f"(({self.ctype(dtype)})NAN)"
-        return f"(({self.ctype(dtype)}){int(value)})"
+        v = int(value)
+        if kind == "u" and v >= 0:
+            return f"(({self.ctype(dtype)}){v}u)"       # a u suffix: 2^63 and above fit no signed literal
+        if v < -(1 << 62):
+            return f"(({self.ctype(dtype)})({v + 1} - 1))"   # -2^63 is no literal in C: -(2^63 - 1) - 1
+        return f"(({self.ctype(dtype)}){v})"
 
 
 OPENCL = Dialect(
     name="opencl",
-    types={"bool": "uchar", "uint8": "uchar", "int8": "char", "int32": "int", "int64": "long",
+    types={"bool": "uchar", "uint8": "uchar", "uint16": "ushort", "uint32": "uint", "uint64": "ulong",
+           "int8": "char", "int16": "short", "int32": "int", "int64": "long",
            "float16": "half", "float32": "float", "float64": "double", "complex64": "float2",
            "complex128": "double2"},
     kernel_prefix="__kernel",
@@ -111,7 +128,8 @@ OPENCL = Dialect(
 
 CUDA = Dialect(
     name="cuda",
-    types={"bool": "unsigned char", "uint8": "unsigned char", "int8": "signed char", "int32": "int",
+    types={"bool": "unsigned char", "uint8": "unsigned char", "uint16": "unsigned short", "uint32": "unsigned int",
+           "uint64": "unsigned long long", "int8": "signed char", "int16": "short", "int32": "int",
            "int64": "long long", "float16": "__half", "bfloat16": "__nv_bfloat16", "float32": "float",
            "float64": "double", "complex64": "float2", "complex128": "double2"},
     kernel_prefix='extern "C" __global__',

@@ -165,7 +165,7 @@ BINARY = {
     "sub": _arith("-"), "mul": lambda a, b, t, o, c: f"({a} * {b})" if _k(t) != "b" else f"({a} & {b})",
     "div": lambda a, b, t, o, c: f"({a} / {b})" if _k(t) == "f" else None,
     "pow": _helper("pow"), "remainder": _helper("remainder"), "floor_divide": _helper("floor_divide"),
-    "logaddexp": _helper("logaddexp"),
+    "logaddexp": _helper("logaddexp"), "nextafter": _helper("nextafter"),
     "maximum": _maxmin(">"), "minimum": _maxmin("<"),
     "atan2": _fbin("atan2"), "hypot": _fbin("hypot"), "copysign": _fbin("copysign"),
     "eq": lambda a, b, t, o, c: f"({a} == {b})", "ne": lambda a, b, t, o, c: f"({a} != {b})",
@@ -175,14 +175,22 @@ BINARY = {
     "logical_or": lambda a, b, t, o, c: f"(({a} != 0) || ({b} != 0))",
     "logical_xor": lambda a, b, t, o, c: f"(({a} != 0) != ({b} != 0))",
     "bitwise_and": _bitwise("&"), "bitwise_or": _bitwise("|"), "bitwise_xor": _bitwise("^"),
+    "make_complex": lambda a, b, t, o, c: None,      # rendered by _expr: it needs the dialect
 }
+_PARTS_OF = {"float32": "complex64", "float64": "complex128"}
 
 ELEMENTWISE_OPS = frozenset(UNARY) | frozenset(BINARY) | {"where", "clip", "cast", "full"}
 
-_INTS = ("int8", "uint8", "int32", "int64")
+_INTS = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
 _FLOATS = ("float16", "bfloat16", "float32", "float64")
 _HELPERS_OK = ({("pow", t) for t in _INTS + _FLOATS} | {("remainder", t) for t in _INTS + _FLOATS}
-               | {("floor_divide", t) for t in _INTS + _FLOATS} | {("logaddexp", t) for t in _FLOATS})
+               | {("floor_divide", t) for t in _INTS + _FLOATS} | {("logaddexp", t) for t in _FLOATS}
+               | {("nextafter", t) for t in _FLOATS})
+
+# CUDA computes float16 / bfloat16 in float, which has no nextafter of theirs: step the 16-bit
+# pattern itself (the value converts back exactly); a zero steps to the smallest subnormal of b's sign
+_NEXTAFTER16 = {"float16": ("__half_as_ushort(__float2half(a))", "__half2float(__ushort_as_half(u))"),
+                "bfloat16": ("(unsigned short)(__float_as_uint(a) >> 16)", "__uint_as_float(((unsigned int)u) << 16)")}
 
 
 def _helper_source(name, t, dialect):
@@ -218,6 +226,14 @@ def _helper_source(name, t, dialect):
             return f"{f} {T} burn_floor_divide_{t}({T} a, {T} b) {{ return b == 0 ? 0 : a / b; }}"
         return (f"{f} {T} burn_floor_divide_{t}({T} a, {T} b) {{ if (b == 0) return 0; {T} q = a / b;"
                 f" return ((a % b != 0) && ((a < 0) != (b < 0))) ? ({T})(q - 1) : q; }}")
+    if name == "nextafter":
+        if T == dialect.ctype(t):       # the dialect's own nextafter of the storage type
+            return f"{f} {T} burn_nextafter_{t}({T} a, {T} b) {{ return nextafter(a, b); }}"
+        get, put = _NEXTAFTER16[t]
+        return (f"{f} {T} burn_nextafter_{t}({T} a, {T} b) {{ if (a != a || b != b) return a + b;"
+                f" if (a == b) return b; unsigned short u = {get};"
+                f" if ((u & 0x7fff) == 0) u = (b > 0) ? 1 : 0x8001; else if ((b > a) == (a > 0)) u += 1;"
+                f" else u -= 1; return {put}; }}")
     if name == "logaddexp":
         return (f"{f} {T} burn_logaddexp_{t}({T} a, {T} b) {{ if (a == b) return a + ({T}){_LN2};"
                 f" {T} d = a - b; if (d > 0) return a + log1p(exp(-d));"
@@ -239,6 +255,8 @@ def out_dtype(op: str, in_dtypes, attrs) -> str:
         return "bool"
     if op == "where":
         return in_dtypes[1]
+    if op == "make_complex":
+        return _PARTS_OF[in_dtypes[0]]
     if op in ("abs", "real", "imag", "angle") and _k(in_dtypes[0]) == "c":
         return _cx.PART[in_dtypes[0]]
     if op == "angle" and _k(in_dtypes[0]) != "f":
@@ -275,6 +293,8 @@ def op_params(op: str, attrs, out: str) -> list:
 
 
 def _expr(op, args, in_dtypes, out, params, c, dialect):
+    if op == "make_complex":
+        return dialect.make(out, args[0], args[1]) if in_dtypes[0] == in_dtypes[1] in _PARTS_OF else None
     if _k(out) == "c" or any(_k(t) == "c" for t in in_dtypes):
         return _cx.expr(op, args, list(in_dtypes), out, params, dialect, _k)
     if op == "cast":
@@ -365,7 +385,7 @@ def _render_chain(ops, in_dtypes, dialect, in_names, sfx=""):
         e = _expr(op, names, ins, out, ps, c, dialect)
         if e is None:
             raise KeyError(f"codegen: op '{op}' cannot be rendered for dtypes {ins}")
-        for h in ("pow", "remainder", "floor_divide", "logaddexp"):
+        for h in ("pow", "remainder", "floor_divide", "logaddexp", "nextafter"):
             if f"burn_{h}_" in e:
                 key = (h, ins[0])
                 if key not in helpers:
@@ -439,7 +459,8 @@ VECTOR = 4      # elements per thread of the ``name_v<pattern>`` variants (CUDA 
 # (loaded as raw bits, as uint2, and widened lane by lane), 4 bytes for the 1-byte types
 _CUDA_VEC = {"float": ("float4", 1), "int": ("int4", 1), "double": ("double2", 2), "long long": ("longlong2", 2),
              "unsigned char": ("uchar4", 1), "signed char": ("char4", 1), "__half": ("uint2", 1),
-             "__nv_bfloat16": ("uint2", 1)}
+             "__nv_bfloat16": ("uint2", 1), "short": ("short4", 1), "unsigned short": ("ushort4", 1),
+             "unsigned int": ("uint4", 1), "unsigned long long": ("ulonglong2", 2)}
 _HALF_BITS = {"__half": ("__ushort_as_half", "__half_as_ushort"),
               "__nv_bfloat16": ("__ushort_as_bfloat16", "__bfloat16_as_ushort")}
 

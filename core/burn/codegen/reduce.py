@@ -39,7 +39,7 @@ import re
 
 import numpy as np
 
-from .dialect import CUDA, DTYPE_INFO, OPENCL, Dialect
+from .dialect import CUDA, DTYPE_INFO, OPENCL, Dialect, sum_dtype
 from .elementwise import MAX_DIMS, out_dtype, program_source, render_group
 from .segments import dtype_name as _name
 from .segments import numel
@@ -78,7 +78,7 @@ def _isf(dtype) -> bool:
 
 def _red_dtype(op, vt):
     if op in ("sum", "prod"):
-        return vt if _isf(vt) else "int64"
+        return sum_dtype(vt)
     return {"any": "bool", "all": "bool", "argmax": "int64", "argmin": "int64"}.get(op, vt)
 
 
@@ -177,7 +177,7 @@ def analyze(group, shapes, dtypes, d: Dialect | None = None):
 
 # the dtypes this kernel handles in every dialect (complex values keep the segmented path; float16
 # and bfloat16 where the dialect computes them in float, see analyze)
-_CT = {"float32", "float64", "int8", "int32", "int64", "uint8", "bool"}
+_CT = {"float32", "float64", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "bool"}
 
 
 def _first_shape(group, shapes):
@@ -207,7 +207,7 @@ def index_words(n_views: int) -> int:
 def _acc_type(op, vt, d: Dialect):
     # d.vtype: float16/bfloat16 accumulate in float (CUDA), as every other value of theirs
     if op in ("sum", "prod"):
-        return d.vtype(vt) if _isf(vt) else d.ctype("int64")
+        return d.vtype(vt) if _isf(vt) else d.ctype(sum_dtype(vt))
     if op in ("any", "all"):
         return d.ctype("bool")
     return d.vtype(vt)

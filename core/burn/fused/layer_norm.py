@@ -145,7 +145,7 @@ def _layer_norm_grad_backward(ctx, ax, aw, ab):
             if t is not None:
                 gg_ = t if gg_ is None else gg_ + t
         if gg_ is not None and tuple(gg_.shape) != tuple(g.shape):      # only ab given: [D]
-            gg_ = M.broadcast_to(gg_, tuple(g.shape))
+            gg_ = M._broadcast(gg_, tuple(g.shape))
     if weight.requires_grad and ja is not None:
         gw_ = R.sum(g * ja, axis=lead)
     if x.requires_grad:

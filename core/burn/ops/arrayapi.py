@@ -16,7 +16,7 @@ from ..tensor import Tensor
 from . import elementwise as E
 from . import reduction as R
 from .creation import full, tensor
-from .movement import broadcast_to, concat, reshape, take
+from .movement import _broadcast, concat, reshape, take
 from ._util import normalize_axis
 
 __all__ = ["broadcast_shapes", "meshgrid", "diff", "cumulative_sum", "cumulative_prod",
@@ -73,7 +73,7 @@ def meshgrid(*arrays, indexing="xy") -> list:
         pos = (1 - i if i < 2 else i) if indexing == "xy" and n >= 2 else i
         shape = [1] * n
         shape[pos] = a.shape[0]
-        out.append(broadcast_to(reshape(a, tuple(shape)), tuple(sizes)))
+        out.append(_broadcast(reshape(a, tuple(shape)), tuple(sizes)))
     return out
 
 
@@ -92,7 +92,7 @@ def _end(p, x, axis):
     if p.ndim == 0:
         shape = list(x.shape)
         shape[axis] = 1
-        p = broadcast_to(p, tuple(shape))
+        p = _broadcast(p, tuple(shape))
     return p
 
 

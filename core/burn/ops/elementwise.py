@@ -28,7 +28,7 @@ __all__ = [
     "logical_or", "logical_xor", "where", "sub", "mul", "div", "eq", "ne", "lt", "le", "gt", "ge",
     "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "atan2", "real", "imag",
     "conj", "angle", "nan_to_num", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_invert",
-    "copysign", "hypot", "logaddexp", "signbit", "square", "softplus",
+    "copysign", "hypot", "logaddexp", "signbit", "square", "softplus", "nextafter", "make_complex",
 ]
 
 
@@ -101,7 +101,8 @@ def _to_bool(d):
 # ops with no complex definition (numpy has none; they order or round real values): an
 # error at the call on every backend, not a backend's error at the flush
 _REAL_ONLY = frozenset({"floor", "ceil", "round", "trunc", "relu", "gelu", "silu", "softplus", "erf", "signbit",
-                        "atan2", "hypot", "logaddexp", "copysign", "remainder", "floor_divide", "clip"})
+                        "atan2", "hypot", "logaddexp", "copysign", "nextafter", "remainder", "floor_divide",
+                        "clip"})
 
 
 def _no_complex(name, *ts):
@@ -566,6 +567,57 @@ atan2 = _binary("atan2", _bw_atan2, pre=_float_pre, rule=_real_arith)
 hypot = _binary("hypot", _bw_hypot, pre=_float_pre, rule=_real_arith)
 logaddexp = _binary("logaddexp", _bw_logaddexp, pre=_float_pre, rule=_real_arith)
 copysign = _binary("copysign", None, pre=_float_pre, rule=_real_arith)
+nextafter = _binary("nextafter", None, pre=_float_pre, rule=_real_arith, doc="""The next representable value after ``x1`` towards ``x2``, element-wise (``x2`` itself
+    where they are equal, so ``nextafter(0.0, -0.0)`` is ``-0.0``; NaN if either is NaN).
+
+    Every backend steps the bit pattern in its own kernel (C's ``nextafter``, or the 16-bit
+    pattern of float16 / bfloat16 where the kernel computes them in float). Not differentiable
+    (the result is piecewise constant in ``x1``).
+
+    Example:
+        >>> import burn
+        >>> x = burn.tensor([1.0, 0.0], dtype=burn.float32)
+        >>> y = burn.nextafter(x, burn.tensor([2.0, -1.0], dtype=burn.float32))
+        >>> assert y.tolist()[0] == 1.0 + 2.0 ** -23 and y.tolist()[1] == -(2.0 ** -149)
+    """)
+
+
+def _parts_rule(d, name, a, b):
+    if d not in (dt.float32, dt.float64):
+        raise DTypeError(f"make_complex: needs float32 or float64 parts, got {describe(a)}, {describe(b)}")
+    return dt.complex_of(d)
+
+
+def _bw_make_complex(c, g):
+    a, b = c.inputs
+    return _unbroadcast(real(g), a.shape), _unbroadcast(imag(g), b.shape)
+
+
+_make_complex = _binary("make_complex", _bw_make_complex, rule=_parts_rule)
+
+
+def make_complex(real_part, imag_part, /) -> Tensor:
+    """The complex tensor with real part ``real_part`` and imaginary part ``imag_part``
+    (broadcast together; PyTorch's ``torch.complex``): each part is taken bit for bit, so
+    infinities, NaNs and signed zeros stay where they are (``re + 1j * im`` would turn
+    ``inf * 1j`` into ``nan + inf j``). float64 parts give complex128, other real parts
+    complex64. Differentiable: the parts' gradients are the real and imaginary parts of
+    the result's.
+
+    Example:
+        >>> import burn
+        >>> z = burn.make_complex(burn.tensor([1.0, float("inf")]), burn.tensor([-0.0, 2.0]))
+        >>> assert z.dtype is burn.complex64 and z.tolist() == [complex(1, -0.0), complex(float("inf"), 2)]
+    """
+    a, b = _operands("make_complex", real_part, imag_part)
+    if a.dtype.is_complex:
+        _no_complex("make_complex", a, b)
+    if a.dtype is not dt.float64:
+        a, b = astype(a, dt.float32), astype(b, dt.float32)
+    return _make_complex(a, b)
+
+
+make_complex.prim = _make_complex.prim
 equal = _binary("eq", None, _cmp)
 not_equal = _binary("ne", None, _cmp)
 less = _binary("lt", None, _cmp)

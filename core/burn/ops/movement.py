@@ -184,12 +184,26 @@ broadcast_p.backward = lambda c, g: (E._unbroadcast(g, c.inputs[0].shape),)
 
 
 def broadcast_to(x, /, shape) -> Tensor:
-    """``x`` broadcast to ``shape`` (numpy rules).
+    """``x`` broadcast to ``shape`` (numpy rules): a read-only view of ``x``, as numpy's.
+    Later in-place updates of ``x`` show through it; updating the view itself raises
+    :class:`burn.ReadOnlyError` (see :mod:`burn.views`).
 
     Example:
         >>> import burn
-        >>> assert burn.broadcast_to(burn.ones((3,)), (2, 3)).shape == (2, 3)
+        >>> x = burn.zeros((3,))
+        >>> b = burn.broadcast_to(x, (2, 3))
+        >>> x += 1
+        >>> assert b.shape == (2, 3) and b.tolist() == [[1.0] * 3] * 2
     """
+    out = _broadcast(x, shape)
+    if out is x:
+        return x
+    return views.mark(out, x, broadcast_p, {"shape": out.shape})
+
+
+def _broadcast(x, shape) -> Tensor:
+    """``broadcast_to`` as a new tensor, not a view: what burn's own ops use (gradients of
+    reductions, ``broadcast_arrays``, ``tile``...), whose results are the caller's to update."""
     shape = tuple(int(s) for s in shape)
     if shape == x.shape:
         return x
@@ -209,7 +223,7 @@ def broadcast_arrays(*arrays) -> list:
         >>> assert a.shape == b.shape == (2, 3)
     """
     shape = broadcast_shapes("broadcast_arrays", *arrays)
-    return [broadcast_to(a, shape) for a in arrays]
+    return [_broadcast(a, shape) for a in arrays]
 
 
 def squeeze(x, /, axis=None) -> Tensor:
@@ -407,9 +421,9 @@ def index_put(x, key, value) -> Tensor:
         rest = tuple(o for k, o in zip(new, key) if not (k is None and o is not None)) or (Ellipsis,)
         target = getitem(x, new).shape
         if not keep:
-            broadcast_to(v, target[:axis] + (0,) + target[axis + 1:])
+            _broadcast(v, target[:axis] + (0,) + target[axis + 1:])
             return x
-        v = reshape(broadcast_to(v, target), target[:axis] + target[axis + 1:])
+        v = reshape(_broadcast(v, target), target[:axis] + target[axis + 1:])
         return index_put(x, rest, v)
     spec, inputs = _index_spec(x, key)
     return record_site(apply(index_put_p, (x, v, *inputs), {"spec": spec}))
@@ -454,7 +468,7 @@ def _bw_gather(c, g):
     x, idx = c.inputs
     z = zeros(x.shape, dtype=g.dtype, device=g.device)
     ax = c.attrs["axis"]
-    full_idx = broadcast_to(idx, g.shape)
+    full_idx = _broadcast(idx, g.shape)
     return scatter_add(z, full_idx, g, axis=ax), None
 
 
@@ -705,7 +719,7 @@ def tile(x, /, repetitions) -> Tensor:
     inter = []
     for r, s in zip(reps, x.shape):
         inter += [1, s]
-    y = broadcast_to(reshape(x, tuple(inter)), tuple(v for r, s in zip(reps, x.shape) for v in (r, s)))
+    y = _broadcast(reshape(x, tuple(inter)), tuple(v for r, s in zip(reps, x.shape) for v in (r, s)))
     return reshape(y, tuple(r * s for r, s in zip(reps, x.shape)))
 
 
@@ -744,7 +758,7 @@ def repeat(x, repeats, /, *, axis=None) -> Tensor:
     y = expand_dims(x, axis + 1)
     shape = list(y.shape)
     shape[axis + 1] = int(repeats)
-    y = broadcast_to(y, tuple(shape))
+    y = _broadcast(y, tuple(shape))
     out = list(x.shape)
     out[axis] *= int(repeats)
     return reshape(y, tuple(out))

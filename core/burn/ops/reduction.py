@@ -10,7 +10,7 @@ from ..primitives import OPAQUE, REDUCE, TensorMeta, primitive
 from ..tensor import Tensor, apply
 from ._util import normalize_axes, normalize_axis, reduced_shape
 from . import elementwise as E
-from .movement import broadcast_to, flip
+from .movement import _broadcast, flip
 from ..tape import _autocast_on
 from .autocast import to_float32
 
@@ -22,7 +22,7 @@ def _expand_back(g, x_shape, axes, keepdims):
     """Broadcast a reduced gradient back over the reduced axes."""
     if not keepdims:
         g = g.reshape(reduced_shape(x_shape, axes, True))
-    return broadcast_to(g, x_shape)
+    return _broadcast(g, x_shape)
 
 
 def _reduce_meta(name, rule):
@@ -32,8 +32,9 @@ def _reduce_meta(name, rule):
 
 
 def _sum_dtype(d, name, x):
+    # the standard's (and numpy's) accumulators: signed and bool in int64, unsigned in uint64
     if d.is_bool or (d.is_integer and d.itemsize < 8):
-        return dt.int64 if d.kind == "i" or d.is_bool else dt.int64
+        return dt.uint64 if d.kind == "u" else dt.int64
     return d
 
 
@@ -114,7 +115,7 @@ def _bw_extreme(c, g):
 
 sum = _reduction("sum", _sum_dtype, _bw_sum, """Sum over ``axis`` (all axes if None).
 
-    Integers and bools sum to int64, as in numpy; ``dtype=`` casts the input to
+    Signed integers and bools sum to int64, unsigned integers to uint64, as in numpy; ``dtype=`` casts the input to
     that dtype first and gives a result of that dtype.
 
     Example:
@@ -279,7 +280,7 @@ def _scan_meta(name):
     def meta(x, *, axis):
         d = x.dtype
         if d.is_bool or (d.is_integer and d.itemsize < 8):
-            d = dt.int64
+            d = dt.uint64 if d.kind == "u" else dt.int64
         return TensorMeta(x.shape, d)
     return meta
 

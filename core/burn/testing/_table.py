@@ -64,7 +64,7 @@ class Arg:
         """
         shape, n = self.shape, int(np.prod(self.shape, dtype=np.int64))
         lo, hi = self.low, self.high
-        if self.dtype == "uint8":
+        if self.dtype.startswith("uint"):
             lo = max(lo, 0)
         if self.dtype in COMPLEX:
             return rng.uniform(lo, hi, size=shape) + 1j * rng.uniform(lo, hi, size=shape)

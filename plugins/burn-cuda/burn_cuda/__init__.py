@@ -9,7 +9,7 @@ burn-cuda without CuPy or without a GPU leaves ``import burn``, flex and
 burn-cuda depends on burn-core and numpy only (not on burn-flex). Every core
 primitive runs on the GPU (no host fallbacks): generated CUDA C for element-wise
 ops and fused groups, cuBLAS/CUB through CuPy, generated atomicAdd kernels for
-scatter-add and advanced-index gradients. dtypes: bool, (u)int8, int32, int64,
+scatter-add and advanced-index gradients. dtypes: bool, (u)int8, (u)int16, (u)int32, (u)int64,
 float16, float32, float64, complex64/128, and bfloat16 with CuPy >= 14 plus
 ml_dtypes (refused with a DTypeError saying what to upgrade otherwise).
 """

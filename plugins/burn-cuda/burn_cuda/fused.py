@@ -93,8 +93,10 @@ _INT_ACC = ("sum", "prod", "cumsum", "cumprod")
 def _value_dtype(op, ins, attrs):
     if op in ELEMENTWISE_OPS:
         return _name(out_dtype(op, ins, attrs))
-    if op in ("argmax", "argmin") or (op in _INT_ACC and ins[0] in ("bool", "uint8", "int8", "int32")):
+    if op in ("argmax", "argmin") or (op in _INT_ACC and ins[0] in ("bool", "int8", "int16", "int32")):
         return "int64"
+    if op in _INT_ACC and ins[0] in ("uint8", "uint16", "uint32"):
+        return "uint64"
     if op in ("any", "all"):
         return "bool"
     return ins[0] if ins else "float32"

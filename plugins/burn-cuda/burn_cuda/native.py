@@ -19,7 +19,7 @@ import numpy as np
 from burn.errors import DTypeError
 
 # burn dtypes CuPy arrays hold (bfloat16 only with CuPy >= 14 and ml_dtypes)
-SUPPORTED = ("bool", "uint8", "int8", "int32", "int64", "float16", "bfloat16", "float32", "float64",
+SUPPORTED = ("bool", "uint8", "uint16", "uint32", "uint64", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32", "float64",
              "complex64", "complex128")
 NUMPY = {k: np.dtype(k if k != "bool" else np.bool_) for k in SUPPORTED if k != "bfloat16"}
 

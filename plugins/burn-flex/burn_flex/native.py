@@ -7,8 +7,9 @@ import burn
 from burn.errors import DTypeError
 
 _NATIVE = {
-    "bool": np.dtype(np.bool_), "uint8": np.dtype(np.uint8), "int8": np.dtype(np.int8),
-    "int32": np.dtype(np.int32), "int64": np.dtype(np.int64), "float16": np.dtype(np.float16),
+    "bool": np.dtype(np.bool_), "uint8": np.dtype(np.uint8), "uint16": np.dtype(np.uint16),
+    "uint32": np.dtype(np.uint32), "uint64": np.dtype(np.uint64), "int8": np.dtype(np.int8),
+    "int16": np.dtype(np.int16), "int32": np.dtype(np.int32), "int64": np.dtype(np.int64), "float16": np.dtype(np.float16),
     "float32": np.dtype(np.float32), "float64": np.dtype(np.float64),
     "complex64": np.dtype(np.complex64), "complex128": np.dtype(np.complex128),
 }

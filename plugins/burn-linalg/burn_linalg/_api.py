@@ -329,8 +329,9 @@ def eig(a, /) -> EigResult:
     ``a @ v[..., :, i] = w[..., i] * v[..., :, i]`` (numpy.linalg.eig, unordered). Both are complex
     (complex64 for float32 input, complex128 for float64), also when every eigenvalue is real,
     as the Array API says (numpy returns real arrays then). LAPACK's geev on every backend: wgpu
-    and cuda run it on the host (``burn info`` lists it). Not differentiable: a gradient raises
-    AutodiffError (use :func:`eigh` for symmetric/Hermitian matrices).
+    and cuda run it on the host (``burn info`` lists it). Differentiable as PyTorch's
+    ``torch.linalg.eig``: for losses that do not depend on each vector's phase, and where the
+    eigenvalues are distinct (use :func:`eigh` for symmetric/Hermitian matrices).
 
     Example:
         >>> import burn, numpy as np
@@ -342,7 +343,7 @@ def eig(a, /) -> EigResult:
 
 def eigvals(a, /) -> Tensor:
     """Eigenvalues of general square matrices (..., N, N), complex as in :func:`eig`
-    (numpy.linalg.eigvals). Not differentiable.
+    (numpy.linalg.eigvals). Differentiable where the eigenvalues are distinct (PyTorch's rule).
 
     Example:
         >>> import burn, numpy as np

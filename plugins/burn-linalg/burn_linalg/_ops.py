@@ -505,7 +505,7 @@ def _(ctx, gw):
     return ((V * gw[..., None, :]) @ _H(V),)
 
 
-# -- eig / eigvals (general square matrices: complex results, no gradient) -----------------------------
+# -- eig / eigvals (general square matrices: complex results) -----------------------------------------
 
 
 def _eig_meta(op, a):
@@ -514,12 +514,29 @@ def _eig_meta(op, a):
     return TensorMeta(tuple(a.shape[:-1]), complex_of(a.dtype))
 
 
-def _eig_no_grad(op):
-    def backward(ctx, *grads):
-        raise burn.AutodiffError(
-            f"linalg::{op}: no gradient is implemented for the general (non-symmetric) eigendecomposition "
-            f"({_desc(ctx.inputs[0])}); for a symmetric/Hermitian matrix use burn.linalg.eigh / eigvalsh")
-    return backward
+def _eig_grad(a, w, V, gw, gV):
+    """PyTorch's rule (linalg_eig_backward): with E_ij = conj(w_j - w_i),
+    A_bar = V^-H (diag(w_bar) + (V^H V_bar - V^H V diag(Re diag(V^H V_bar))) / E) V^H,
+    off the diagonal; the projection drops the part of V_bar that only turns a column's
+    phase (the vectors are unit columns, unique up to that phase), so the gradient is that
+    of a loss that does not depend on it. Repeated eigenvalues have no eigenvector gradient
+    (1/E is infinite there), as in PyTorch. A real input gets the real part."""
+    Vh = _H(V)
+    n = w.shape[-1]
+    I = _eye(n, V)
+    inner = None
+    if gV is not None:
+        VhgV = Vh @ gV
+        d = burn.real(burn.sum(VhgV * I, axis=-1)).astype(V.dtype)
+        off = VhgV - Vh @ (V * d[..., None, :])
+        wc = burn.conj(w)
+        E = wc[..., None, :] - wc[..., :, None] + I         # 1 on the diagonal, masked below
+        inner = off / E * (1 - I)
+    if gw is not None:
+        dg = _diag_embed(gw.astype(V.dtype))
+        inner = dg if inner is None else inner + dg
+    ga = solve_op(Vh, inner @ Vh)
+    return ga if a.dtype.is_complex else burn.real(ga)
 
 
 @_ext("eig", _no_reference("eig"))
@@ -528,7 +545,12 @@ def eig_op():
 
 
 eig_op.meta(lambda a: (_eig_meta("eig", a), TensorMeta(tuple(a.shape), complex_of(a.dtype))))
-eig_op.backward(_eig_no_grad("eig"))
+
+
+@eig_op.backward
+def _(ctx, gw, gV):
+    w, V = ctx.outputs
+    return (_eig_grad(ctx.inputs[0], w, V, gw, gV),)
 
 
 @_ext("eigvals", _no_reference("eigvals"))
@@ -537,7 +559,13 @@ def eigvals_op():
 
 
 eigvals_op.meta(lambda a: _eig_meta("eigvals", a))
-eigvals_op.backward(_eig_no_grad("eigvals"))
+
+
+@eigvals_op.backward
+def _(ctx, gw):
+    (a,) = ctx.inputs
+    w, V = eig_op(a)
+    return (_eig_grad(a, w, V, gw, None),)
 
 
 # -- pinv / lstsq ------------------------------------------------------------------------------------

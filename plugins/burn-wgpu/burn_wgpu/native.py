@@ -16,7 +16,8 @@ from burn.codegen.layout import broadcast_strides as _broadcast_strides
 from burn.codegen.layout import layout_pattern as _layout_pattern
 from burn.errors import BurnError, DTypeError
 
-NUMPY = {"bool": np.bool_, "uint8": np.uint8, "int8": np.int8, "int32": np.int32, "int64": np.int64,
+NUMPY = {"bool": np.bool_, "uint8": np.uint8, "uint16": np.uint16, "uint32": np.uint32, "uint64": np.uint64,
+         "int8": np.int8, "int16": np.int16, "int32": np.int32, "int64": np.int64,
          "float16": np.float16, "float32": np.float32, "float64": np.float64,
          # float2 / double2 in kernels (burn.codegen.complex); reductions, scans and matmul in
          # burn_wgpu.kernels.reduce.complex and kernels.linear

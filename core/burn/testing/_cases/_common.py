@@ -22,7 +22,8 @@ def _float_out(ds):
 
 def _sum_out(ds):
     d = burn.as_dtype(ds[0])
-    return "int64" if d.is_bool or d.is_integer else d.name
+    # numpy's (and the standard's) accumulators: unsigned in uint64, signed and bool in int64
+    return "uint64" if d.kind == "u" else "int64" if d.is_bool or d.is_integer else d.name
 
 
 def _family(op, fn, ref, args, dtypes, *, grad=True, grad_args=None, variant="", out=None, tol=1.0,

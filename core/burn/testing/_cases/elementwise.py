@@ -254,7 +254,7 @@ def _complex():
 
 def _promotion_and_scalars():
     # the promotion rules of burn.dtypes, spelled out (not computed) so a change is visible
-    table = [("int8", "int32", "int32"), ("uint8", "int8", "int32"), ("uint8", "int64", "int64"),
+    table = [("int8", "int32", "int32"), ("uint8", "int8", "int16"), ("uint8", "int64", "int64"),
              ("int32", "int64", "int64"), ("uint8", "float32", "float32"), ("int32", "float16", "float16"),
              ("int64", "float32", "float32"), ("int64", "bfloat16", "bfloat16"),
              ("float16", "bfloat16", "float32"), ("float16", "float32", "float32"),

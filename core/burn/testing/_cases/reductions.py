@@ -35,8 +35,8 @@ def _reductions():
         for tag, axis, keep in axes_variants:
             fn = (lambda x, fn0=fn0, axis=axis, keep=keep: fn0(x, axis=axis, keepdims=keep))
             ref = (lambda x, n=name, axis=axis, keep=keep: np_red[n](
-                x, axis=axis, keepdims=keep, **({"dtype": np.int64} if n in ("sum", "prod") and
-                                                 x.dtype.kind in "biu" else {})))
+                x, axis=axis, keepdims=keep, **({"dtype": np.uint64 if x.dtype.kind == "u" else np.int64}
+                                                if n in ("sum", "prod") and x.dtype.kind in "biu" else {})))
             lo, hi = (0, 2) if kind == "index" else (-1.5, 1.5) if name == "prod" else (-2, 2)
             args = (Arg(shape, low=lo, high=hi, kind=kind),)
             per_dtype = dtypes if tag in ("axis=1", "axis=(0, 2),keepdims") else ("float32",)
@@ -95,7 +95,7 @@ def _reductions():
         for tag, axis in [("axis=None", None), ("axis=0", 0), ("axis=-1", -1)]:
             fn = (lambda x, fn0=fn0, axis=axis: fn0(x, axis=axis))
             ref = (lambda x, ref0=ref0, axis=axis: ref0(x, axis=axis, **(
-                {"dtype": np.int64} if x.dtype.kind in "biu" else {})))
+                {"dtype": np.uint64 if x.dtype.kind == "u" else np.int64} if x.dtype.kind in "biu" else {})))
             dts = FLOATS + ("int32", "int64", "bool") if tag == "axis=-1" else ("float32",)
             _family(name, fn, ref, (Arg((3, 4), low=0.5, high=1.5, kind="nonzero"),), dts, variant=tag,
                     out=_sum_out, tol=3.0, tol16=8.0)

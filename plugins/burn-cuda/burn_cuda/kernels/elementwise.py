@@ -106,7 +106,8 @@ def layout_pattern(shape, inputs):
 
 
 # scalar kernel params: float16/bfloat16 values are computed (and passed) as float
-_PARAM_NP = {"bool": np.uint8, "uint8": np.uint8, "int8": np.int8, "int32": np.int32, "int64": np.int64,
+_PARAM_NP = {"bool": np.uint8, "uint8": np.uint8, "uint16": np.uint16, "uint32": np.uint32, "uint64": np.uint64,
+             "int8": np.int8, "int16": np.int16, "int32": np.int32, "int64": np.int64,
              "float16": np.float32, "bfloat16": np.float32, "float32": np.float32, "float64": np.float64}
 
 
@@ -222,7 +223,7 @@ def kernel_form(form) -> str:
 
 # -- element-wise --------------------------------------------------------------------------
 
-RENDERABLE = ("bool", "uint8", "int8", "int32", "int64", "float16", "bfloat16", "float32", "float64")
+RENDERABLE = ("bool", "uint8", "uint16", "uint32", "uint64", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32", "float64")
 
 
 def family_kernels(in_dtypes: tuple, out: str, unrolled: bool = False, vector: bool = False) -> list:
@@ -274,9 +275,11 @@ def signatures():
             else:
                 ins = (t,) * ar
             try:
-                out.add((ins, _name(out_dtype(op, list(ins), {}))))
+                o = _name(out_dtype(op, list(ins), {}))
             except KeyError:
                 continue
+            if o in RENDERABLE:     # make_complex's complex results: CuPy's own (see elementwise)
+                out.add((ins, o))
     return sorted(out)
 
 
@@ -310,6 +313,12 @@ def elementwise(op):
         dc = _dc_of(xs)
         in_dtypes = tuple(dtype_name(x) for x in xs)
         with dc.scope():
+            if op == "make_complex":        # each part written bit for bit into CuPy's complex array
+                cp = _cp()
+                a, b = xs
+                z = cp.empty(_bshape([a.shape, b.shape]), np.complex128 if a.dtype == np.float64 else np.complex64)
+                z.real, z.imag = a, b
+                return z
             if any(t not in RENDERABLE for t in in_dtypes) or \
                     (op in ("cast", "full") and _name(attrs["dtype"]) not in RENDERABLE):
                 return _ufunc_fallback(op, xs, attrs)

@@ -25,7 +25,8 @@ target and then gathers or scatters through them:
   catastrophically, and a hand-written segmented reduction is a kernel per dtype for
   no gain; atomics exist natively for float, double, int and unsigned long long.
   int64 adds through unsigned long long (two's complement: the same bits), narrower
-  types are widened (bool/int8/uint8 -> int32, whose wrap-around agrees modulo 2^8;
+  types are widened (bool/int8/uint8/int16/uint16/uint32 -> int32, whose wrap-around agrees modulo
+  2^8 / 2^16 / 2^32; uint64 adds as int64;
   float16/bfloat16 -> float32, i.e. *more* accurate than numpy's per-step rounding),
   complex values add their real and imaginary parts as two floats. Float sums are
   thus exact per element up to the order of the additions, which atomics do not fix
@@ -45,8 +46,8 @@ from .elementwise import _cp, _dc_of
 
 # target dtype -> (accumulation dtype, kernel suffix); complex adds as its real type
 _ACC = {"float32": ("float32", "f32"), "float64": ("float64", "f64"), "int32": ("int32", "i32"),
-        "int64": ("int64", "i64"), "bool": ("int32", "i32"), "int8": ("int32", "i32"),
-        "uint8": ("int32", "i32"), "float16": ("float32", "f32"), "bfloat16": ("float32", "f32")}
+        "int64": ("int64", "i64"), "uint64": ("int64", "i64"), "bool": ("int32", "i32"), "int8": ("int32", "i32"),
+        "uint8": ("int32", "i32"), "int16": ("int32", "i32"), "uint16": ("int32", "i32"), "uint32": ("int32", "i32"), "float16": ("float32", "f32"), "bfloat16": ("float32", "f32")}
 _COMPLEX_REAL = {"complex64": "float32", "complex128": "float64"}
 
 

@@ -143,7 +143,7 @@ class FusedReduce(ReduceRunner):
 
 
 def _acc(x):
-    return np.int64 if x.dtype.kind in "biu" else None
+    return np.uint64 if x.dtype.kind == "u" else np.int64 if x.dtype.kind in "bi" else None
 
 
 def _wide(x):

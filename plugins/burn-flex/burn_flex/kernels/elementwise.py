@@ -161,11 +161,21 @@ UNARY = {
     "conj": np.conj, "real": np.real, "imag": np.imag, "angle": _angle,
 }
 
+def _make_complex(a, b):
+    # each part written bit for bit: a + 1j * b would give inf * 1j = nan + inf j
+    out = np.empty(np.broadcast_shapes(np.shape(a), np.shape(b)), np.complex128 if a.dtype == np.float64 else
+                   np.complex64)
+    out.real = a
+    out.imag = b
+    return out
+
+
 BINARY = {
-    "add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.true_divide, "pow": np.power,
+    "make_complex": _make_complex, "add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.true_divide, "pow": np.power,
     "maximum": np.maximum, "minimum": np.minimum, "remainder": np.remainder,
     "floor_divide": np.floor_divide, "atan2": np.arctan2, "hypot": np.hypot, "logaddexp": np.logaddexp,
-    "copysign": np.copysign, "eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal,
+    "copysign": np.copysign, "nextafter": np.nextafter, "eq": np.equal, "ne": np.not_equal, "lt": np.less,
+    "le": np.less_equal,
     "gt": np.greater, "ge": np.greater_equal, "logical_and": np.logical_and, "logical_or": np.logical_or,
     "logical_xor": np.logical_xor, "bitwise_and": np.bitwise_and, "bitwise_or": np.bitwise_or,
     "bitwise_xor": np.bitwise_xor,

@@ -1,6 +1,6 @@
-"""Reductions and scans on flex: numpy's, integers and bool accumulating in int64 (numpy's
-rule). Fused reduce groups run their element-wise prologue blocked and the reduction as one
-numpy call (:mod:`burn_flex.fused`).
+"""Reductions and scans on flex: numpy's, signed integers and bool accumulating in int64,
+unsigned integers in uint64 (numpy's rule and the standard's). Fused reduce groups run their
+element-wise prologue blocked and the reduction as one numpy call (:mod:`burn_flex.fused`).
 
 Large reductions run on the flex pool (:mod:`burn_flex.threads`), split over an axis that is
 kept: every output element is then reduced by the same numpy loop over the same elements as
@@ -21,7 +21,7 @@ PAR_REDUCE = 1 << 18
 
 
 def _acc_dtype(x):
-    return np.int64 if x.dtype.kind in "biu" else None
+    return np.uint64 if x.dtype.kind == "u" else np.int64 if x.dtype.kind in "bi" else None
 
 
 def _axes(x, axis):

@@ -45,11 +45,11 @@ def part_of(name: str) -> str:
 
 
 def kind(dtype: str) -> str:
-    """One letter for the family of ``dtype``: f(loat), b(ool), u(int8) or i(nteger).
+    """One letter for the family of ``dtype``: f(loat), b(ool), u(nsigned) or i(nteger).
 
-    >>> assert kind("float64") == "f" and kind("int8") == "i"
+    >>> assert kind("float64") == "f" and kind("int8") == "i" and kind("uint32") == "u"
     """
-    return "f" if dtype.startswith("float") else "b" if dtype == "bool" else "u" if dtype == "uint8" else "i"
+    return "f" if dtype.startswith("float") else "b" if dtype == "bool" else "u" if dtype.startswith("uint") else "i"
 
 
 @lru_cache(maxsize=None)

@@ -17,7 +17,7 @@ import os
 
 import numpy as np
 
-from burn.codegen import OPENCL
+from burn.codegen import OPENCL, sum_dtype
 from burn.codegen.sources import with_defines
 from burn.codegen.reduce import reduce_axes
 
@@ -82,7 +82,7 @@ def reduction(op):
         R = numel([x.shape[d] for d in axes])
         od = _REDUCE_OUT[op]
         if od is None:
-            od = x.dtype if x.dtype.startswith("float") else "int64"
+            od = sum_dtype(x.dtype)
         elif od == "same":
             od = x.dtype
         if keepdims:
@@ -111,7 +111,7 @@ def scan(op):
         if is_complex(x.dtype):
             out = _complex.scan(op, src, M, L)
         else:
-            od = x.dtype if x.dtype.startswith("float") else "int64"
+            od = sum_dtype(x.dtype)
             out = empty(dc, src.shape, od)
             dc.launch(_lib(dc, x.dtype, f"scan_{op}"), M, [np.int32(M), np.int32(L), out.buf, src.buf,
                                                            np.int32(src.offset)])

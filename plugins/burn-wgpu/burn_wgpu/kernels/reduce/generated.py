@@ -30,7 +30,8 @@ import re
 
 import numpy as np
 
-from burn.codegen import ELEMENTWISE_OPS, MAX_DIMS, OPENCL, op_params, out_dtype, program_source, render_group
+from burn.codegen import (ELEMENTWISE_OPS, MAX_DIMS, OPENCL, op_params, out_dtype, program_source, render_group,
+                          sum_dtype)
 from burn.codegen.reduce import REDUCTIONS, kahan_step, reduce_axes
 from burn.codegen.segments import LARGE, fuse_after, struct_key as _struct_key
 from burn.codegen.reduce import analyze as _analyze
@@ -319,7 +320,7 @@ class FusedReduce:
         if src_kind != "op" or vt in ("float16", "complex64", "complex128") or any(t == "float16" for t in types):
             return False        # a complex sum: prologue kernel + burn_wgpu.kernels.reduce.complex (two launches)
         if op in ("sum", "prod"):
-            od = vt if vt.startswith("float") else "int64"
+            od = sum_dtype(vt)
         elif op in ("any", "all"):
             od = "bool"
         elif op.startswith("arg"):
