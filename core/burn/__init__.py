@@ -17,6 +17,7 @@ from __future__ import annotations
 from ._version import __version__  # noqa: F401
 from .errors import (BurnError, ShapeError, DTypeError, DeviceMismatch, BackendUnavailable,  # noqa: F401
                      PluginError, AutodiffError, OutOfMemory, IndexOutOfRange)
+from .dlpack import SharedMemoryWritten  # noqa: F401
 from .dtypes import (DType, float16, bfloat16, float32, float64, int8, int32, int64, uint8,  # noqa: F401
                      complex64, complex128, as_dtype, result_type, can_cast)
 from .dtypes import bool_ as bool  # noqa: F401,A001  (Array API name)
@@ -41,6 +42,8 @@ from .library import backend_extension  # noqa: F401
 from .hookspecs import hookimpl  # noqa: F401
 from . import fused  # noqa: F401
 from .fused import softmax, log_softmax  # noqa: F401
+
+_methods.alias_dims(globals())      # dim= as PyTorch's name for axis= (docs/architecture.md, the aliases)
 
 # Imported on first use (``burn.nn`` or ``import burn.nn``), so ``import burn`` stays quick.
 _ON_FIRST_USE = ("nn", "optim", "data", "train")

@@ -8,6 +8,8 @@ those layers.
 """
 from __future__ import annotations
 
+import functools
+
 from . import autodiff, views
 from .device import Device
 from .dtypes import DType, as_dtype
@@ -387,10 +389,139 @@ def _bind_torch_habits():
         setattr(Tensor, fn.__name__, fn)
 
 
+# -- dim= (PyTorch's name for axis=) and numpy's positional method arguments -------------------------
+
+def _merge_dim(name: str, kw: dict, axis: str = "axis", dim: str = "dim") -> None:
+    value = kw.pop(dim)
+    if axis in kw:
+        raise TypeError(f"{name}: got both {axis}={kw[axis]!r} and {dim}={value!r}; {dim} is PyTorch's name "
+                        f"for {axis}: give one")
+    kw[axis] = value
+
+
+def _named(wrapper, name: str):
+    """``wrapper`` whose frames carry ``name``: errors that name the burn function the user called
+    read it from the outermost burn frame (``burn.errors.record_site``)."""
+    wrapper.__code__ = wrapper.__code__.replace(co_name=name)
+    return wrapper
+
+
+def _params(fn) -> tuple:
+    code = fn.__code__
+    return code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
+
+
+# parameters named axis-like in burn, and the PyTorch keyword accepted for each
+_DIM_NAMES = (("axis", "dim"), ("start_axis", "start_dim"), ("end_axis", "end_dim"))
+
+
+def accepts_dim(fn):
+    """``fn`` that also takes PyTorch's ``dim=`` for its ``axis=`` (``start_dim`` / ``end_dim`` for
+    ``start_axis`` / ``end_axis``); giving both names is a TypeError. ``fn`` itself when it has no axis.
+
+    Example:
+        >>> import burn
+        >>> from burn._methods import accepts_dim
+        >>> mean = accepts_dim(burn.ops.reduction.mean)
+        >>> assert mean(burn.tensor([[1.0, 3.0]]), dim=1).tolist() == [2.0]
+    """
+    names = [(a, d) for a, d in _DIM_NAMES if a in _params(fn)]
+    if not names:
+        return fn
+    label = fn.__name__
+
+    @functools.wraps(fn)
+    def f(*args, **kw):
+        for a, d in names:
+            if d in kw:
+                _merge_dim(label, kw, a, d)
+        return fn(*args, **kw)
+    return _named(f, label)
+
+
+def alias_dims(namespace: dict) -> None:
+    """Give every burn function in ``namespace`` that takes an axis the ``dim=`` alias (in place).
+
+    Example:
+        >>> import burn
+        >>> assert burn.sum(burn.ones((2, 3)), dim=0).tolist() == [2.0, 2.0, 2.0]
+    """
+    for name, fn in list(namespace.items()):
+        if (type(fn) is type(alias_dims) and not name.startswith("_")
+                and getattr(fn, "__module__", "").startswith("burn.")):
+            namespace[name] = accepts_dim(fn)
+
+
+# numpy's positional parameters of its ndarray methods (``x.sum(0)``, ``x.var(1, None, None, 1)``):
+# numpy's functions call these methods with keywords (``np.sum(t)`` is ``t.sum(axis=None, out=None)``)
+_NUMPY_METHOD_ARGS = {
+    **dict.fromkeys(("sum", "prod"), ("axis", "dtype", "out", "keepdims")),
+    **dict.fromkeys(("max", "min", "any", "all"), ("axis", "out", "keepdims")),
+    **dict.fromkeys(("argmax", "argmin"), ("axis", "out")),
+    "mean": ("axis", "dtype", "out", "keepdims"),
+    **dict.fromkeys(("var", "std"), ("axis", "dtype", "out", "ddof", "keepdims")),
+    **dict.fromkeys(("cumsum", "cumprod"), ("axis", "dtype", "out")),
+    **dict.fromkeys(("logsumexp", "count_nonzero"), ("axis",)),     # not numpy methods: the axis only
+    "take": ("indices", "axis", "out"),
+    "repeat": ("repeats", "axis"),
+}
+
+
+def _numpy_method(fn, positional: tuple):
+    """Tensor method ``fn`` taking numpy's positional arguments, ``dim=``, and the keywords numpy's
+    functions pass (``out=None``; ``ddof=`` as ``correction=``; ``dtype=`` as a cast first where
+    burn's function has none), so ``np.sum(t)`` and ``x.mean(1)`` mean what they mean in numpy."""
+    name = fn.__name__
+    takes = frozenset(_params(fn))
+    code = fn.__code__
+    lead = tuple(p for p in code.co_varnames[1:code.co_argcount] if p in positional)  # burn's own positionals
+    positional = tuple(p for p in positional if p not in lead)
+
+    def method(self, *args, **kw):
+        if len(args) > len(lead):
+            extra = args[len(lead):]
+            if len(extra) > len(positional):
+                raise TypeError(f"Tensor.{name}: takes at most {len(lead) + len(positional)} positional "
+                                f"arguments ({', '.join(lead + positional)}), got {len(args)}")
+            args = args[:len(lead)]
+            for p, v in zip(positional, extra):
+                if p in kw:
+                    raise TypeError(f"Tensor.{name}: got {p} both by position and as a keyword")
+                kw[p] = v
+        if kw:
+            if "dim" in kw:
+                _merge_dim(f"Tensor.{name}", kw)
+            if "out" in kw and kw.pop("out") is not None:
+                raise TypeError(f"Tensor.{name}: out= is not supported (burn tensors are immutable values); "
+                                f"use the result, y = x.{name}(...)")
+            if "ddof" in kw:
+                _merge_dim(f"Tensor.{name}", kw, "correction", "ddof")
+            if "dtype" in kw and "dtype" not in takes:
+                dtype = kw.pop("dtype")
+                if dtype is not None:
+                    self = E.astype(self, as_dtype(dtype))
+            bad = kw.keys() - takes
+            if bad:
+                raise TypeError(f"Tensor.{name}: no argument {', '.join(sorted(bad))} (burn's {name} takes "
+                                f"{', '.join(p for p in _params(fn)[1:] if p != 'x')})")
+        return fn(self, *args, **kw)
+    functools.update_wrapper(method, fn)      # the docstring and ``prim`` (ops reach primitives so)
+    return _named(method, name)
+
+
+def _bind_dims():
+    for name, positional in _NUMPY_METHOD_ARGS.items():
+        setattr(Tensor, name, _numpy_method(getattr(Tensor, name), positional))
+    for name, fn in list(vars(Tensor).items()):
+        if type(fn) is type(_bind_dims) and name not in _NUMPY_METHOD_ARGS and not name.startswith("__"):
+            setattr(Tensor, name, accepts_dim(fn))
+
+
 _bind()
 _bind_operators()
 _bind_inplace()
 _bind_torch_habits()
+_bind_dims()
 
 # doctest does not look inside _bind(); name the methods defined there so their examples run
 __test__ = {n: getattr(Tensor, n) for n in ("astype", "reshape", "permute", "transpose", "expand")}

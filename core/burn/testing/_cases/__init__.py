@@ -6,7 +6,8 @@ errors); each case pairs a burn call with an independent numpy reference.
 """
 from __future__ import annotations
 
-from . import dtype_support, elementwise, errors, fusion, linear_creation, movement, nn, reductions, sorting
+from . import (dtype_support, elementwise, errors, fusion, interop, linear_creation, movement, nn,  # noqa: F401
+               reductions, sorting)
 
 
 def build_all():
@@ -31,3 +32,4 @@ def build_all():
     nn._functional()
     errors._errors()
     dtype_support._dtype_support()
+    interop._dlpack()
