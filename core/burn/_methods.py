@@ -9,6 +9,8 @@ those layers.
 from __future__ import annotations
 
 import functools
+import inspect
+import os
 
 from . import autodiff, views
 from .device import Device
@@ -415,9 +417,22 @@ def _params(fn) -> tuple:
 _DIM_NAMES = (("axis", "dim"), ("start_axis", "start_dim"), ("end_axis", "end_dim"))
 
 
+_NO = object()      # "not given" for dim=, whose None means "every axis" as axis=None does
+
+
+def _pick(name: str, axis_name: str, axis, default, dim_name: str, dim):
+    if axis is not default and axis is not None:
+        raise TypeError(f"{name}: got both {axis_name}={axis!r} and {dim_name}={dim!r}; {dim_name} is "
+                        f"PyTorch's name for {axis_name}: give one")
+    return dim
+
+
 def accepts_dim(fn):
     """``fn`` that also takes PyTorch's ``dim=`` for its ``axis=`` (``start_dim`` / ``end_dim`` for
     ``start_axis`` / ``end_axis``); giving both names is a TypeError. ``fn`` itself when it has no axis.
+
+    The wrapper has ``fn``'s own signature plus the keyword-only aliases (generated once, at
+    import), so a call costs one plain Python call more, not an ``*args, **kw`` repacking.
 
     Example:
         >>> import burn
@@ -428,6 +443,46 @@ def accepts_dim(fn):
     names = [(a, d) for a, d in _DIM_NAMES if a in _params(fn)]
     if not names:
         return fn
+    sig = inspect.signature(fn)
+    env = {"_fn": fn, "_pick": _pick, "_NO": _NO}
+    params, call, slash, star = [], [], False, False
+    for p in sig.parameters.values():
+        if p.kind is p.VAR_POSITIONAL or p.kind is p.VAR_KEYWORD:
+            return _repacking(fn, names)
+        if p.kind is p.KEYWORD_ONLY and not star:
+            if slash:
+                params.append("/")
+                slash = False
+            params.append("*")
+            star = True
+        if p.kind is not p.POSITIONAL_ONLY and slash:
+            params.append("/")
+            slash = False
+        default = ""
+        if p.default is not p.empty:
+            env[f"_d_{p.name}"] = p.default
+            default = f"=_d_{p.name}"
+        params.append(p.name + default)
+        slash = slash or p.kind is p.POSITIONAL_ONLY
+        call.append(p.name if p.kind is not p.KEYWORD_ONLY else f"{p.name}={p.name}")
+    if slash:
+        params.append("/")
+    if not star:
+        params.append("*")
+    params += [f"{d}=_NO" for _, d in names]
+    picks = "".join(f"    if {d} is not _NO: {a} = _pick({fn.__name__!r}, {a!r}, {a}, _d_{a}, {d!r}, {d})\n"
+                    for a, d in names if f"_d_{a}" in env)
+    src = f"def {fn.__name__}({', '.join(params)}):\n{picks}    return _fn({', '.join(call)})\n"
+    _define(src, env)
+    return functools.wraps(fn)(env[fn.__name__])
+
+
+def _define(src: str, env: dict) -> None:
+    # the file name sits in burn's directory: burn.errors.record_site skips the frame as burn's own
+    exec(compile(src, os.path.join(os.path.dirname(__file__), "<generated wrapper>"), "exec"), env)  # noqa: S102
+
+
+def _repacking(fn, names):
     label = fn.__name__
 
     @functools.wraps(fn)
@@ -467,46 +522,49 @@ _NUMPY_METHOD_ARGS = {
 }
 
 
+def _no_out(name):
+    raise TypeError(f"Tensor.{name}: out= is not supported (burn tensors are immutable values); "
+                    f"use the result, y = x.{name}(...)")
+
+
 def _numpy_method(fn, positional: tuple):
     """Tensor method ``fn`` taking numpy's positional arguments, ``dim=``, and the keywords numpy's
     functions pass (``out=None``; ``ddof=`` as ``correction=``; ``dtype=`` as a cast first where
-    burn's function has none), so ``np.sum(t)`` and ``x.mean(1)`` mean what they mean in numpy."""
+    burn's function has none), so ``np.sum(t)`` and ``x.mean(1)`` mean what they mean in numpy.
+    Generated with explicit parameters (no ``*args, **kw`` repacking on the hot path)."""
     name = fn.__name__
-    takes = frozenset(_params(fn))
-    code = fn.__code__
-    lead = tuple(p for p in code.co_varnames[1:code.co_argcount] if p in positional)  # burn's own positionals
-    positional = tuple(p for p in positional if p not in lead)
+    sig = inspect.signature(fn)
+    ps = list(sig.parameters.values())
+    lead = [p.name for p in ps[1:] if p.kind is p.POSITIONAL_ONLY and p.default is p.empty]
+    own = {p.name: p for p in ps[1:] if p.name not in lead}
+    env = {"_fn": fn, "_pick": _pick, "_NO": _NO, "_no_out": _no_out, "_cast": E.astype, "_as_dtype": as_dtype}
+    head, body, call = [], [], [f"{q}" for q in lead]
 
-    def method(self, *args, **kw):
-        if len(args) > len(lead):
-            extra = args[len(lead):]
-            if len(extra) > len(positional):
-                raise TypeError(f"Tensor.{name}: takes at most {len(lead) + len(positional)} positional "
-                                f"arguments ({', '.join(lead + positional)}), got {len(args)}")
-            args = args[:len(lead)]
-            for p, v in zip(positional, extra):
-                if p in kw:
-                    raise TypeError(f"Tensor.{name}: got {p} both by position and as a keyword")
-                kw[p] = v
-        if kw:
-            if "dim" in kw:
-                _merge_dim(f"Tensor.{name}", kw)
-            if "out" in kw and kw.pop("out") is not None:
-                raise TypeError(f"Tensor.{name}: out= is not supported (burn tensors are immutable values); "
-                                f"use the result, y = x.{name}(...)")
-            if "ddof" in kw:
-                _merge_dim(f"Tensor.{name}", kw, "correction", "ddof")
-            if "dtype" in kw and "dtype" not in takes:
-                dtype = kw.pop("dtype")
-                if dtype is not None:
-                    self = E.astype(self, as_dtype(dtype))
-            bad = kw.keys() - takes
-            if bad:
-                raise TypeError(f"Tensor.{name}: no argument {', '.join(sorted(bad))} (burn's {name} takes "
-                                f"{', '.join(p for p in _params(fn)[1:] if p != 'x')})")
-        return fn(self, *args, **kw)
-    functools.update_wrapper(method, fn)      # the docstring and ``prim`` (ops reach primitives so)
-    return _named(method, name)
+    def default(n, fallback="None"):
+        if n in own and own[n].default is not own[n].empty:
+            env[f"_d_{n}"] = own[n].default
+            return f"_d_{n}"
+        return fallback
+    for n in positional:
+        if n in lead:
+            continue
+        head.append(f"{n}={default(n)}" if n != "keepdims" else f"keepdims={default(n, 'False')}")
+    rest = [n for n in own if n not in positional]
+    tail = [f"{n}={default(n)}" for n in rest] + ["dim=_NO"]
+    if "axis" in own:
+        body.append(f"    if dim is not _NO: axis = _pick('Tensor.{name}', 'axis', axis, {default('axis')}, 'dim', dim)")
+    if "out" in positional:
+        body.append(f"    if out is not None: _no_out({name!r})")
+    if "dtype" in positional and "dtype" not in own:
+        body.append("    if dtype is not None: self = _cast(self, _as_dtype(dtype))")
+    if "ddof" in positional:
+        body.append(f"    if ddof is not None: correction = _pick('Tensor.{name}', 'correction', correction, "
+                    f"{default('correction')}, 'ddof', ddof)")
+    call += [f"{n}={n}" for n in own]
+    src = (f"def {name}(self, {', '.join(lead + head)}, *, {', '.join(tail)}):\n" + "\n".join(body)
+           + f"\n    return _fn(self, {', '.join(call)})\n").replace("(self, , ", "(self, ")
+    _define(src, env)
+    return functools.update_wrapper(env[name], fn)     # the docstring and ``prim`` (ops reach primitives so)
 
 
 def _bind_dims():
