@@ -348,9 +348,11 @@ def test_from_dlpack_copy(device):
     a[0] = 9.0
     same(c, np.arange(4.0))
     if device.kind == "flex":
-        s = burn.from_dlpack(a, device=device, copy=False)
-        a[1] = 8.0
-        assert s.numpy()[1] == 8.0
+        s = burn.from_dlpack(a, device=device, copy=False)     # shared, checked at each read
+        assert s.numpy()[0] == 9.0
+        a[1] = 8.0                                              # an owner's write is found, not read
+        with pytest.raises(burn.SharedMemoryWritten):
+            s.numpy()
     else:
         with pytest.raises(BufferError, match="copy=False"):
             burn.from_dlpack(a, device=device, copy=False)

@@ -17,6 +17,7 @@ from __future__ import annotations
 from ._version import __version__  # noqa: F401
 from .errors import (BurnError, ShapeError, DTypeError, DeviceMismatch, BackendUnavailable,  # noqa: F401
                      PluginError, AutodiffError, OutOfMemory, IndexOutOfRange, ReadOnlyError)
+from .dlpack import SharedMemoryWritten  # noqa: F401
 from .dtypes import (DType, float16, bfloat16, float32, float64, int8, int16, int32, int64,  # noqa: F401
                      uint8, uint16, uint32, uint64,
                      complex64, complex128, as_dtype, result_type, can_cast)
@@ -43,6 +44,8 @@ from .library import backend_extension  # noqa: F401
 from .hookspecs import hookimpl  # noqa: F401
 from . import fused  # noqa: F401
 from .fused import softmax, log_softmax  # noqa: F401
+
+_methods.alias_dims(globals())      # dim= as PyTorch's name for axis= (docs/architecture.md, the aliases)
 
 # Imported on first use (``burn.nn`` or ``import burn.nn``), so ``import burn`` stays quick.
 _ON_FIRST_USE = ("nn", "optim", "data", "train", "amp")

@@ -8,6 +8,10 @@ those layers.
 """
 from __future__ import annotations
 
+import functools
+import inspect
+import os
+
 from . import autodiff, views
 from .device import Device
 from .dtypes import DType, as_dtype
@@ -398,10 +402,195 @@ def _bind_torch_habits():
         setattr(Tensor, fn.__name__, fn)
 
 
+# -- dim= (PyTorch's name for axis=) and numpy's positional method arguments -------------------------
+
+def _merge_dim(name: str, kw: dict, axis: str = "axis", dim: str = "dim") -> None:
+    value = kw.pop(dim)
+    if axis in kw:
+        raise TypeError(f"{name}: got both {axis}={kw[axis]!r} and {dim}={value!r}; {dim} is PyTorch's name "
+                        f"for {axis}: give one")
+    kw[axis] = value
+
+
+def _named(wrapper, name: str):
+    """``wrapper`` whose frames carry ``name``: errors that name the burn function the user called
+    read it from the outermost burn frame (``burn.errors.record_site``)."""
+    wrapper.__code__ = wrapper.__code__.replace(co_name=name)
+    return wrapper
+
+
+def _params(fn) -> tuple:
+    code = fn.__code__
+    return code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
+
+
+# parameters named axis-like in burn, and the PyTorch keyword accepted for each
+_DIM_NAMES = (("axis", "dim"), ("start_axis", "start_dim"), ("end_axis", "end_dim"))
+
+
+_NO = object()      # "not given" for dim=, whose None means "every axis" as axis=None does
+
+
+def _pick(name: str, axis_name: str, axis, default, dim_name: str, dim):
+    if axis is not default and axis is not None:
+        raise TypeError(f"{name}: got both {axis_name}={axis!r} and {dim_name}={dim!r}; {dim_name} is "
+                        f"PyTorch's name for {axis_name}: give one")
+    return dim
+
+
+def accepts_dim(fn):
+    """``fn`` that also takes PyTorch's ``dim=`` for its ``axis=`` (``start_dim`` / ``end_dim`` for
+    ``start_axis`` / ``end_axis``); giving both names is a TypeError. ``fn`` itself when it has no axis.
+
+    The wrapper has ``fn``'s own signature plus the keyword-only aliases (generated once, at
+    import), so a call costs one plain Python call more, not an ``*args, **kw`` repacking.
+
+    Example:
+        >>> import burn
+        >>> from burn._methods import accepts_dim
+        >>> mean = accepts_dim(burn.ops.reduction.mean)
+        >>> assert mean(burn.tensor([[1.0, 3.0]]), dim=1).tolist() == [2.0]
+    """
+    names = [(a, d) for a, d in _DIM_NAMES if a in _params(fn)]
+    if not names:
+        return fn
+    sig = inspect.signature(fn)
+    env = {"_fn": fn, "_pick": _pick, "_NO": _NO}
+    params, call, slash, star = [], [], False, False
+    for p in sig.parameters.values():
+        if p.kind is p.VAR_POSITIONAL or p.kind is p.VAR_KEYWORD:
+            return _repacking(fn, names)
+        if p.kind is p.KEYWORD_ONLY and not star:
+            if slash:
+                params.append("/")
+                slash = False
+            params.append("*")
+            star = True
+        if p.kind is not p.POSITIONAL_ONLY and slash:
+            params.append("/")
+            slash = False
+        default = ""
+        if p.default is not p.empty:
+            env[f"_d_{p.name}"] = p.default
+            default = f"=_d_{p.name}"
+        params.append(p.name + default)
+        slash = slash or p.kind is p.POSITIONAL_ONLY
+        call.append(p.name if p.kind is not p.KEYWORD_ONLY else f"{p.name}={p.name}")
+    if slash:
+        params.append("/")
+    if not star:
+        params.append("*")
+    params += [f"{d}=_NO" for _, d in names]
+    picks = "".join(f"    if {d} is not _NO: {a} = _pick({fn.__name__!r}, {a!r}, {a}, _d_{a}, {d!r}, {d})\n"
+                    for a, d in names if f"_d_{a}" in env)
+    src = f"def {fn.__name__}({', '.join(params)}):\n{picks}    return _fn({', '.join(call)})\n"
+    _define(src, env)
+    return functools.wraps(fn)(env[fn.__name__])
+
+
+def _define(src: str, env: dict) -> None:
+    # the file name sits in burn's directory: burn.errors.record_site skips the frame as burn's own
+    exec(compile(src, os.path.join(os.path.dirname(__file__), "<generated wrapper>"), "exec"), env)  # noqa: S102
+
+
+def _repacking(fn, names):
+    label = fn.__name__
+
+    @functools.wraps(fn)
+    def f(*args, **kw):
+        for a, d in names:
+            if d in kw:
+                _merge_dim(label, kw, a, d)
+        return fn(*args, **kw)
+    return _named(f, label)
+
+
+def alias_dims(namespace: dict) -> None:
+    """Give every burn function in ``namespace`` that takes an axis the ``dim=`` alias (in place).
+
+    Example:
+        >>> import burn
+        >>> assert burn.sum(burn.ones((2, 3)), dim=0).tolist() == [2.0, 2.0, 2.0]
+    """
+    for name, fn in list(namespace.items()):
+        if (type(fn) is type(alias_dims) and not name.startswith("_")
+                and getattr(fn, "__module__", "").startswith("burn.")):
+            namespace[name] = accepts_dim(fn)
+
+
+# numpy's positional parameters of its ndarray methods (``x.sum(0)``, ``x.var(1, None, None, 1)``):
+# numpy's functions call these methods with keywords (``np.sum(t)`` is ``t.sum(axis=None, out=None)``)
+_NUMPY_METHOD_ARGS = {
+    **dict.fromkeys(("sum", "prod"), ("axis", "dtype", "out", "keepdims")),
+    **dict.fromkeys(("max", "min", "any", "all"), ("axis", "out", "keepdims")),
+    **dict.fromkeys(("argmax", "argmin"), ("axis", "out")),
+    "mean": ("axis", "dtype", "out", "keepdims"),
+    **dict.fromkeys(("var", "std"), ("axis", "dtype", "out", "ddof", "keepdims")),
+    **dict.fromkeys(("cumsum", "cumprod"), ("axis", "dtype", "out")),
+    **dict.fromkeys(("logsumexp", "count_nonzero"), ("axis",)),     # not numpy methods: the axis only
+    "take": ("indices", "axis", "out"),
+    "repeat": ("repeats", "axis"),
+}
+
+
+def _no_out(name):
+    raise TypeError(f"Tensor.{name}: out= is not supported (burn tensors are immutable values); "
+                    f"use the result, y = x.{name}(...)")
+
+
+def _numpy_method(fn, positional: tuple):
+    """Tensor method ``fn`` taking numpy's positional arguments, ``dim=``, and the keywords numpy's
+    functions pass (``out=None``; ``ddof=`` as ``correction=``; ``dtype=`` as a cast first where
+    burn's function has none), so ``np.sum(t)`` and ``x.mean(1)`` mean what they mean in numpy.
+    Generated with explicit parameters (no ``*args, **kw`` repacking on the hot path)."""
+    name = fn.__name__
+    sig = inspect.signature(fn)
+    ps = list(sig.parameters.values())
+    lead = [p.name for p in ps[1:] if p.kind is p.POSITIONAL_ONLY and p.default is p.empty]
+    own = {p.name: p for p in ps[1:] if p.name not in lead}
+    env = {"_fn": fn, "_pick": _pick, "_NO": _NO, "_no_out": _no_out, "_cast": E.astype, "_as_dtype": as_dtype}
+    head, body, call = [], [], [f"{q}" for q in lead]
+
+    def default(n, fallback="None"):
+        if n in own and own[n].default is not own[n].empty:
+            env[f"_d_{n}"] = own[n].default
+            return f"_d_{n}"
+        return fallback
+    for n in positional:
+        if n in lead:
+            continue
+        head.append(f"{n}={default(n)}" if n != "keepdims" else f"keepdims={default(n, 'False')}")
+    rest = [n for n in own if n not in positional]
+    tail = [f"{n}={default(n)}" for n in rest] + ["dim=_NO"]
+    if "axis" in own:
+        body.append(f"    if dim is not _NO: axis = _pick('Tensor.{name}', 'axis', axis, {default('axis')}, 'dim', dim)")
+    if "out" in positional:
+        body.append(f"    if out is not None: _no_out({name!r})")
+    if "dtype" in positional and "dtype" not in own:
+        body.append("    if dtype is not None: self = _cast(self, _as_dtype(dtype))")
+    if "ddof" in positional:
+        body.append(f"    if ddof is not None: correction = _pick('Tensor.{name}', 'correction', correction, "
+                    f"{default('correction')}, 'ddof', ddof)")
+    call += [f"{n}={n}" for n in own]
+    src = (f"def {name}(self, {', '.join(lead + head)}, *, {', '.join(tail)}):\n" + "\n".join(body)
+           + f"\n    return _fn(self, {', '.join(call)})\n").replace("(self, , ", "(self, ")
+    _define(src, env)
+    return functools.update_wrapper(env[name], fn)     # the docstring and ``prim`` (ops reach primitives so)
+
+
+def _bind_dims():
+    for name, positional in _NUMPY_METHOD_ARGS.items():
+        setattr(Tensor, name, _numpy_method(getattr(Tensor, name), positional))
+    for name, fn in list(vars(Tensor).items()):
+        if type(fn) is type(_bind_dims) and name not in _NUMPY_METHOD_ARGS and not name.startswith("__"):
+            setattr(Tensor, name, accepts_dim(fn))
+
+
 _bind()
 _bind_operators()
 _bind_inplace()
 _bind_torch_habits()
+_bind_dims()
 
 # doctest does not look inside _bind(); name the methods defined there so their examples run
 __test__ = {n: getattr(Tensor, n) for n in ("astype", "reshape", "permute", "transpose", "expand")}

@@ -92,6 +92,9 @@ class Backend:
     name: str = ""
     #: does the backend own device memory (pool statistics are meaningful)
     owns_memory: bool = False
+    #: does ``to_dlpack_source`` share the native array's memory (True) or return a fresh copy
+    #: (False: a download)? A shared export is made read-only or copied (burn.dlpack)
+    dlpack_shares: bool = True
 
     # -- devices ----------------------------------------------------------
     def device_indices(self) -> list[int]:
@@ -209,6 +212,19 @@ class Backend:
             >>> assert be.to_numpy(be.from_dlpack(np.arange(2.0), 0), 0).tolist() == [0.0, 1.0]
         """
         return self.from_numpy(np.from_dlpack(obj), None, index)
+
+    def dlpack_import_shares(self, obj, index: int) -> bool:
+        """Whether :meth:`from_dlpack` of ``obj`` shares its memory (True) or copies it (False).
+
+        ``burn.from_dlpack(copy=None)`` copies memory that would be shared (its owner may
+        write it later); ``copy=False`` needs True. The default suits backends whose
+        ``from_numpy`` keeps host arrays; a backend that uploads them returns False.
+
+        Example:
+            >>> import burn, numpy as np
+            >>> assert burn.Device.flex().backend.dlpack_import_shares(np.zeros(2), 0)
+        """
+        return True
 
     def native_meta(self, native) -> tuple:
         """``(shape, DType)`` of a native array, without touching its data.

@@ -10,6 +10,7 @@ not materialise.
 from __future__ import annotations
 
 from weakref import ref as _weakref
+from . import dlpack as _dlpack
 from .errors import BurnError, FailedValue
 
 __all__ = ["Handle", "Node", "record", "materialized"]
@@ -58,6 +59,10 @@ class Handle:
                     f"the value of this tensor (op '{node.prim.name}', shape {self.shape}) was never computed: "
                     f"an op in the same pending graph failed: {node.error}") from node.error
         data = self.data
+        if _dlpack.GUARDS:
+            err = _dlpack.written(data)     # memory shared by from_dlpack(copy=False), written by its owner
+            if err is not None:
+                raise err
         if data.__class__ is FailedValue:
             # a data-dependent error of this value's computation (or of one it depends on)
             raise data.error.with_traceback(None)

@@ -33,6 +33,7 @@ from operator import itemgetter
 from math import copysign as _copysign
 
 from .dispatch import registry
+from . import dlpack as _dlpack
 from .errors import BackendUnavailable, BurnError, FailedValue, deferred_index_error
 from .primitives import ELEMENTWISE, MATMUL, REDUCE
 
@@ -352,10 +353,18 @@ class Plan:
         """
         env = [None] * self.n_slots
         failed = False
+        guarded = bool(_dlpack.GUARDS)
         for slot, h in zip(self.ext_slots, externals):
             d = env[slot] = h.data
             if d.__class__ is FailedValue:
                 failed = True
+            elif guarded:
+                # memory shared by from_dlpack(copy=False) and written by its owner since: its
+                # dependents fail, every other value of the flush is still computed
+                err = _dlpack.written(d)
+                if err is not None:
+                    env[slot] = FailedValue(err)
+                    failed = True
         if failed:
             self._run_failing(nodes, env, 0, None)
         else:

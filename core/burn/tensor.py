@@ -13,7 +13,7 @@ from weakref import ref as _weakref
 
 import numpy as np
 
-from . import tape
+from . import dlpack as _dlpack, tape
 from .bridge import Handle, Node, record
 from .errors import AutodiffError, DeviceMismatch, DTypeError, ShapeError, describe
 from .graph import graph_for
@@ -350,16 +350,15 @@ class Tensor:
         return f"tensor({body}, dtype={self.dtype}, device={self.device}{grad})"
 
     def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
-        # the Array API's keywords, passed on only when given: older producers
-        # (CuPy < 13) take fewer of them
-        h = self._h
-        kw = {k: v for k, v in (("stream", stream), ("max_version", max_version), ("dl_device", dl_device),
-                                ("copy", copy)) if v is not None}
-        return h.graph.backend.to_dlpack_source(h.value(), h.graph.index).__dlpack__(**kw)
+        # the Array API's copy rules, one meaning on every backend (burn.dlpack)
+        return _dlpack.export(self, stream, max_version, dl_device, copy)
 
     def __dlpack_device__(self):
         h = self._h
-        return h.graph.backend.to_dlpack_source(h.value(), h.graph.index).__dlpack_device__()
+        backend = h.graph.backend
+        if not backend.dlpack_shares:
+            return (1, 0)       # kDLCPU: the export is a host copy (burn.dlpack)
+        return backend.to_dlpack_source(h.value(), h.graph.index).__dlpack_device__()
 
     def __array_namespace__(self, *, api_version=None):
         # the namespace is the package this module belongs to: always imported before it

@@ -3,8 +3,9 @@
 A dataset is anything with ``__len__`` and ``__getitem__`` (:class:`Dataset`);
 :class:`ArrayDataset` / :class:`TensorDataset` wrap arrays that share their
 first axis. :class:`DataLoader` batches a dataset into tuples of burn tensors
-on a device, with a seeded shuffle that is deterministic per epoch and an
-optional background prefetch thread.
+on a device, with a seeded shuffle that is deterministic per epoch, an
+optional background prefetch thread, and optional worker processes
+(``num_workers=``, :mod:`burn.data.workers`).
 
 Example:
     >>> import burn, numpy as np
@@ -14,5 +15,6 @@ Example:
 """
 from .dataset import Dataset, ArrayDataset, TensorDataset  # noqa: F401
 from .loader import DataLoader, default_collate  # noqa: F401
+from .workers import get_worker_info  # noqa: F401
 
-__all__ = ["Dataset", "ArrayDataset", "TensorDataset", "DataLoader", "default_collate"]
+__all__ = ["Dataset", "ArrayDataset", "TensorDataset", "DataLoader", "default_collate", "get_worker_info"]

@@ -4,9 +4,11 @@ from __future__ import annotations
 import math
 import queue
 import threading
+from collections.abc import Mapping
 
 import numpy as np
 
+from . import workers
 from ..errors import BurnError
 from ..tensor import Tensor
 from ..ops.creation import _device, from_numpy
@@ -19,19 +21,44 @@ def _host(x) -> np.ndarray:
 
 
 def default_collate(samples: list):
-    """Stack samples field by field: tuples -> tuple of arrays, dicts -> dict, arrays -> 1-tuple.
+    """Stack a list of samples into a batch with ``torch.utils.data.default_collate``'s meaning,
+    as numpy arrays: arrays (and burn tensors) are stacked along a new first axis; Python floats
+    become float64, ints int64 and bools bool arrays; numpy scalars an array of their dtype;
+    dicts collate per key, named tuples per field, tuples and lists per position (a tuple stays
+    a tuple, where torch gives a list); strings and bytes stay a list.
 
     Example:
         >>> import burn, numpy as np
         >>> x, y = burn.data.default_collate([(np.zeros(2), 1), (np.ones(2), 0)])
-        >>> assert x.shape == (2, 2) and y.tolist() == [1, 0]
+        >>> assert x.shape == (2, 2) and y.tolist() == [1, 0] and y.dtype == np.int64
+        >>> d = burn.data.default_collate([{"a": 1.5, "s": "u"}, {"a": 2.0, "s": "v"}])
+        >>> assert d["a"].dtype == np.float64 and d["s"] == ["u", "v"]
     """
     first = samples[0]
-    if isinstance(first, dict):
-        return {k: np.stack([_host(s[k]) for s in samples]) for k in first}
+    if isinstance(first, (Tensor, np.ndarray)):
+        return np.stack([_host(s) for s in samples])
+    if isinstance(first, np.generic):
+        return np.array(samples)
+    if isinstance(first, bool):
+        return np.array(samples, dtype=np.bool_)
+    if isinstance(first, int):
+        return np.array(samples, dtype=np.int64)
+    if isinstance(first, float):
+        return np.array(samples, dtype=np.float64)
+    if isinstance(first, (str, bytes)):
+        return list(samples)
+    if isinstance(first, Mapping):
+        return {k: default_collate([s[k] for s in samples]) for k in first}
     if isinstance(first, (tuple, list)):
-        return tuple(np.stack([_host(s[i]) for s in samples]) for i in range(len(first)))
-    return (np.stack([_host(s) for s in samples]),)
+        if any(len(s) != len(first) for s in samples):
+            raise BurnError(f"default_collate: every sample must have the same number of fields, got "
+                            f"{sorted({len(s) for s in samples})}")
+        fields = [default_collate(list(f)) for f in zip(*samples)]
+        if hasattr(first, "_fields"):
+            return type(first)(*fields)
+        return tuple(fields) if isinstance(first, tuple) else fields
+    raise BurnError(f"default_collate: samples must be arrays, tensors, numbers, strings, dicts, tuples or "
+                    f"lists, got {type(first).__name__}; pass collate_fn= to build batches of it")
 
 
 class DataLoader:
@@ -45,9 +72,20 @@ class DataLoader:
     - ``collate(samples) -> tuple | dict`` builds a batch from ``[ds[i], ...]``;
       by default datasets with ``get_batch`` (ArrayDataset) are indexed once
       per batch, others are stacked by :func:`default_collate`.
+      ``collate_fn=`` is the same argument under torch's name.
     - ``prefetch=N``: a background thread prepares up to ``N`` batches ahead
       (host work: indexing, collate). An exception there is raised in the
       loop; stopping the loop early stops the thread.
+    - ``num_workers=N``: ``N`` worker processes load whole batches by index
+      (:mod:`burn.data.workers`: 'forkserver' or 'spawn', never 'fork'), at most
+      ``prefetch_factor`` (default 2) batches in flight per worker, yielded in order;
+      the batches cross as numpy arrays and become tensors here, on ``device``.
+      ``persistent_workers=True`` keeps them between epochs; ``worker_init_fn(id)``
+      runs first in each; ``timeout`` (s, 0: none) bounds the wait for a batch.
+      Each worker seeds ``random`` and ``numpy.random`` from the loader's seed, the
+      epoch and its id. A worker's exception is raised here naming the batch and
+      the worker's traceback; stopping the loop shuts the workers down. The dataset,
+      ``collate_fn`` and ``worker_init_fn`` must pickle (module-level definitions).
 
     Arrays keep their dtype (a float64 array gives float64 tensors).
 
@@ -62,7 +100,13 @@ class DataLoader:
     """
 
     def __init__(self, dataset, batch_size: int = 1, shuffle: bool = False, seed: int | None = None,
-                 drop_last: bool = False, device=None, collate=None, prefetch: int = 0):
+                 drop_last: bool = False, device=None, collate=None, prefetch: int = 0, *, collate_fn=None,
+                 num_workers: int = 0, prefetch_factor: int | None = None, persistent_workers: bool = False,
+                 worker_init_fn=None, multiprocessing_context=None, timeout: float = 0.0):
+        if collate_fn is not None:
+            if collate is not None:
+                raise TypeError("DataLoader: got both collate= and collate_fn= (the same argument): give one")
+            collate = collate_fn
         if not (hasattr(dataset, "__len__") and hasattr(dataset, "__getitem__")):
             raise BurnError(f"DataLoader: dataset must have __len__ and __getitem__, "
                             f"got {type(dataset).__name__}")
@@ -73,6 +117,14 @@ class DataLoader:
                             f"got {prefetch!r}")
         if collate is not None and not callable(collate):
             raise BurnError(f"DataLoader: collate must be callable, got {collate!r}")
+        self._check_workers(num_workers, prefetch_factor, persistent_workers, worker_init_fn, timeout)
+        self.num_workers = int(num_workers)
+        self.prefetch_factor = 2 if prefetch_factor is None else int(prefetch_factor)
+        self.persistent_workers = bool(persistent_workers)
+        self.worker_init_fn = worker_init_fn
+        self.multiprocessing_context = workers.start_method(multiprocessing_context) if num_workers else None
+        self.timeout = float(timeout)
+        self._pool = None
         self.dataset = dataset
         self.batch_size = int(batch_size)
         self.shuffle = bool(shuffle)
@@ -139,10 +191,68 @@ class DataLoader:
         self.epoch += 1
         start, self._start_batch = self._start_batch, 0
         self.host_rng_after_batch = None
-        batches = self._host_batches(order, start)
-        if self.prefetch:
-            batches = _prefetched(batches, self.prefetch)
+        if self.num_workers:
+            batches = self._worker_batches(order, start)
+        else:
+            batches = self._host_batches(order, start)
+            if self.prefetch:
+                batches = _prefetched(batches, self.prefetch)
         return self._to_device(batches)
+
+    @staticmethod
+    def _check_workers(num_workers, prefetch_factor, persistent_workers, worker_init_fn, timeout):
+        if not workers.worker_count_ok(num_workers):
+            raise BurnError(f"DataLoader: num_workers must be an int >= 0 (worker processes), got {num_workers!r}")
+        if prefetch_factor is not None and (isinstance(prefetch_factor, bool) or not isinstance(
+                prefetch_factor, (int, np.integer)) or prefetch_factor < 1 or not num_workers):
+            raise BurnError(f"DataLoader: prefetch_factor must be an int >= 1 and needs num_workers > 0 "
+                            f"(batches in flight per worker), got {prefetch_factor!r} with num_workers={num_workers}")
+        if persistent_workers and not num_workers:
+            raise BurnError("DataLoader: persistent_workers=True needs num_workers > 0")
+        if worker_init_fn is not None and not callable(worker_init_fn):
+            raise BurnError(f"DataLoader: worker_init_fn must be callable, got {worker_init_fn!r}")
+        if not isinstance(timeout, (int, float)) or timeout < 0:
+            raise BurnError(f"DataLoader: timeout must be a number of seconds >= 0, got {timeout!r}")
+
+    def _worker_batches(self, order, start):
+        """(batch, None) from worker processes (no host random state to track: it is theirs)."""
+        bs, n = self.batch_size, len(order)
+        stop = n - n % bs if self.drop_last else n
+        index_lists = [order[i:i + bs] for i in range(start * bs, stop, bs)]
+        pool = self._pool
+        if pool is None or not pool.alive():
+            fast = self.collate is None and hasattr(self.dataset, "get_batch")
+            seed = int(np.random.SeedSequence([self.seed, self.epoch]).generate_state(1)[0])
+            pool = workers.WorkerPool(self.dataset, self.collate or default_collate, fast, self.num_workers,
+                                      seed=seed, prefetch_factor=self.prefetch_factor,
+                                      init_fn=self.worker_init_fn, context=self.multiprocessing_context,
+                                      timeout=self.timeout)
+            if self.persistent_workers:
+                self._pool = pool
+        try:
+            for batch in pool.batches(index_lists):
+                yield batch, None
+        finally:
+            if not self.persistent_workers:
+                pool.shutdown()
+
+    def close(self) -> None:
+        """Stop persistent worker processes now (they also stop when the loader is collected).
+
+        Example:
+            >>> import burn, numpy as np
+            >>> dl = burn.data.DataLoader(burn.data.ArrayDataset(np.arange(4)), 2)
+            >>> dl.close()                      # no workers: nothing to do
+        """
+        pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.shutdown()
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:  # noqa: BLE001 - interpreter shutdown: the daemons end with it
+            pass
 
     # -- internals ---------------------------------------------------------------------
     def _host_batches(self, order, start=0):
@@ -166,6 +276,13 @@ class DataLoader:
         def convert(x):
             if isinstance(x, Tensor):
                 return x.to_device(device)
+            if isinstance(x, dict):                 # nested structures keep their shape (collate_fn)
+                return {k: convert(v) for k, v in x.items()}
+            if isinstance(x, (tuple, list)):
+                items = [convert(v) for v in x]
+                return type(x)(*items) if hasattr(x, "_fields") else type(x)(items)
+            if isinstance(x, (str, bytes)) or x is None:
+                return x
             a = np.asarray(x)
             if a.base is not None or not a.flags.c_contiguous or not a.flags.writeable:
                 a = np.array(a, copy=True)   # never alias the dataset's own arrays
@@ -177,7 +294,8 @@ class DataLoader:
                 if isinstance(batch, dict):
                     yield {k: convert(v) for k, v in batch.items()}
                 elif isinstance(batch, (tuple, list)):
-                    yield tuple(convert(v) for v in batch)
+                    yield type(batch)(*map(convert, batch)) if hasattr(batch, "_fields") else \
+                        tuple(convert(v) for v in batch)
                 else:
                     yield (convert(batch),)
         finally:

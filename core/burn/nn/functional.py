@@ -504,3 +504,8 @@ def _attention_one_node(q, k, v, mask, is_causal, scale, keep_true):
 
 
 __all__ += ["bce_with_logits", "adaptive_avg_pool2d", "rms_norm", "batch_norm", "scaled_dot_product_attention"]
+
+
+from .._methods import alias_dims as _alias_dims  # noqa: E402
+
+_alias_dims(globals())      # F.softmax(x, dim=1) as in torch.nn.functional (dim is PyTorch's axis)

@@ -133,6 +133,10 @@ def _atomic_write(path: str, write) -> None:
             break
         except FileExistsError:
             continue
+        except OSError as e:    # name the user's path, not the hidden temporary file
+            why = "its directory does not exist (create it first, e.g. os.makedirs)" \
+                if isinstance(e, FileNotFoundError) else e.strerror or str(e)
+            raise BurnError(f"cannot save {path!r}: {why}") from e
     try:
         with os.fdopen(fd, "wb") as f:
             write(f)

@@ -8,6 +8,7 @@ import numpy as np
 from .. import dtypes as dt
 from ..bridge import Handle
 from ..device import Device
+from ..dlpack import guard
 from ..errors import BurnError, DTypeError, ShapeError
 from ..graph import graph_for
 from ..primitives import CREATION, ELEMENTWISE, TensorMeta, primitive
@@ -154,45 +155,69 @@ def _dlpack_dtype(x, on_cpu: bool):
 
 
 def from_dlpack(x, /, *, device=None, copy=None) -> Tensor:
-    """A tensor from a DLPack-capable object (Array API ``from_dlpack``).
+    """A tensor from a DLPack-capable object (Array API ``from_dlpack``), with the same
+    meaning on every backend (see :mod:`burn.dlpack`):
 
-    ``copy=None`` shares memory where the backend can (flex with CPU arrays, cuda
-    with CUDA arrays) and copies otherwise; ``copy=True`` always copies, at the
-    call; ``copy=False`` never does and raises ``BufferError`` where the memory
-    cannot be shared (a CPU array into a wgpu device).
+    - ``copy=True`` always copies, at the call;
+    - ``copy=None`` copies foreign memory (its owner may write it later, and burn's values
+      are immutable) and shares a burn tensor's value on the same device;
+    - ``copy=False`` shares the memory (flex with CPU arrays, cuda with CUDA arrays) or raises
+      ``BufferError`` where it cannot (a CPU array into a wgpu device). It promises not to write
+      the array while the tensor is in use; burn checks a checksum at each read and raises
+      :class:`burn.SharedMemoryWritten` after the owner wrote it.
 
     Example:
         >>> import burn, numpy as np
         >>> a = np.arange(3.0)
-        >>> assert burn.from_dlpack(a).tolist() == [0.0, 1.0, 2.0]
-        >>> b = burn.from_dlpack(a, copy=True); a[0] = 9.0
+        >>> b = burn.from_dlpack(a); a[0] = 9.0            # copy=None: a copy
         >>> assert b.tolist() == [0.0, 1.0, 2.0]
+        >>> s = burn.from_dlpack(a, copy=False)            # shared, checked at each read
+        >>> assert s.tolist() == [9.0, 1.0, 2.0]
     """
     device = _device(device)
+    if isinstance(x, Tensor):
+        return _from_tensor(x, device, copy)
     graph = graph_for(device)
     backend = graph.backend
     on_cpu = getattr(x, "__dlpack_device__", None) is not None and x.__dlpack_device__()[0] == _DL_CPU
     dl_dtype = _dlpack_dtype(x, on_cpu)
     if dl_dtype is not None:
         graph.check_dtype(dl_dtype, "from_dlpack")     # before the backend's own import error
-    if copy and on_cpu:
+    shares = backend.dlpack_import_shares(x, device.index)
+    if copy is False and not shares:
+        raise BufferError(f"from_dlpack: copy=False, but {device} cannot share the memory of a "
+                          f"{type(x).__name__} ({'CPU' if on_cpu else 'device'} memory): it must copy; "
+                          f"pass copy=None to allow a copy")
+    if (copy or copy is None and shares) and on_cpu:
         arr = np.from_dlpack(x, copy=True)
         native = backend.from_numpy(arr, dt.as_dtype(arr.dtype), device.index)
     else:
         native = backend.from_dlpack(x, device.index)
-        if copy:
+        if copy or copy is None and shares:
             # a device producer: copy through the host (no backend API copies device to device)
             host = np.array(backend.to_numpy(native, device.index), copy=True)
             native = backend.from_numpy(host, dt.as_dtype(host.dtype), device.index)
-        elif copy is False and on_cpu:
-            src = backend.to_dlpack_source(native, device.index)
-            shared = src.__dlpack_device__()[0] == _DL_CPU and _host_pointer(src) == _host_pointer(x)
-            if not shared:
-                raise BufferError(f"from_dlpack: copy=False, but {device} cannot share the memory of a CPU "
-                                  f"array; pass copy=None to allow a copy")
+        elif copy is False:
+            if on_cpu:
+                src = backend.to_dlpack_source(native, device.index)
+                if src.__dlpack_device__()[0] != _DL_CPU or _host_pointer(src) != _host_pointer(x):
+                    raise BufferError(f"from_dlpack: copy=False, but {device} did not share the memory of "
+                                      f"the {type(x).__name__}; pass copy=None to allow a copy")
+            guard(native, x, backend, device.index)
     shape, d = backend.native_meta(native)      # no download: the native array knows
     graph.check_dtype(d, "from_dlpack")
     return Tensor._wrap(Handle(shape, d, graph, native), device)
+
+
+def _from_tensor(x: Tensor, device: Device, copy) -> Tensor:
+    """``from_dlpack`` of a burn tensor: its value is immutable, so it is shared on its own
+    device (a new leaf, as ``to_device``); another device or ``copy=True`` copies."""
+    same = x.device.kind == device.kind and x.device.index == device.index
+    if not same and copy is False:
+        raise BufferError(f"from_dlpack: copy=False, but the tensor is on {x.device} and {device} "
+                          f"cannot share its memory; pass copy=None to allow a copy")
+    out = Tensor._wrap(x._h, device) if same else _transfer(x, device)
+    return out.astype(out.dtype, copy=True) if copy and same else out
 
 
 def _transfer(t: Tensor, device: Device) -> Tensor:

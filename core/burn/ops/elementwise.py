@@ -39,6 +39,7 @@ def _unbroadcast(g: Tensor, shape) -> Tensor:
     # ops.reduction builds on this module: its sum is reached as the Tensor method
     # (bound by burn._methods), and its primitive as that function's ``prim``
     _sum = Tensor.sum
+    _sum = getattr(_sum, "__wrapped__", _sum)     # the function itself, not numpy's method spelling
     lead = g.ndim - len(shape)
     kept = tuple(i + lead for i, s in enumerate(shape) if s == 1 and g.shape[i + lead] != 1)
     if not kept:           # only leading axes go (a bias gradient): one sum, no reshape

@@ -96,6 +96,10 @@ class CudaBackend(ContextBackend):
                                      f"({e}); upgrade CuPy, or convert to float32 before from_dlpack") from None
         return self.from_numpy(np.from_dlpack(obj), None, index)
 
+    def dlpack_import_shares(self, obj, index):
+        dev = getattr(obj, "__dlpack_device__", None)
+        return dev is not None and dev()[0] in (2, 13)      # CUDA producers are shared, host ones copied
+
     def to_dlpack_source(self, native, index):
         # cupy.ndarray implements __dlpack__ / __dlpack_device__: consumers share its memory
         return native

@@ -19,6 +19,7 @@ class WgpuBackend(ContextBackend):
 
     name = "wgpu"
     owns_memory = True
+    dlpack_shares = False       # to_dlpack_source downloads: exports are host copies
 
     def __init__(self):
         self._devices = runtime.list_devices()
@@ -91,7 +92,10 @@ class WgpuBackend(ContextBackend):
         return self.from_numpy(np.from_dlpack(obj), None, index)
 
     def to_dlpack_source(self, native, index):
-        return self.to_numpy(native, index)
+        return self.to_numpy(native, index)     # a download: dlpack_shares is False
+
+    def dlpack_import_shares(self, obj, index):
+        return False            # from_dlpack uploads a copy into OpenCL memory
 
     # -- execution --------------------------------------------------------------
     def context(self, index):

@@ -6,8 +6,8 @@ errors); each case pairs a burn call with an independent numpy reference.
 """
 from __future__ import annotations
 
-from . import (dtype_support, elementwise, errors, fusion, int_dtypes, linear_creation, movement, nn, reductions,
-               sorting)
+from . import (dtype_support, elementwise, errors, fusion, int_dtypes, interop, linear_creation, movement,  # noqa: F401
+               nn, reductions, sorting)
 
 
 def build_all():
@@ -33,3 +33,4 @@ def build_all():
     errors._errors()
     dtype_support._dtype_support()
     int_dtypes._int_dtypes()
+    interop._dlpack()
