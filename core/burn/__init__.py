@@ -35,6 +35,7 @@ from .ops.linear import *  # noqa: F401,F403
 from .ops.arrayapi import *  # noqa: F401,F403
 from .ops.sorting import *  # noqa: F401,F403
 from .ops.utility import *  # noqa: F401,F403
+from .ops.einsum import *  # noqa: F401,F403
 from . import _methods  # noqa: F401  (binds Tensor methods and operators)
 from . import fusion, plugins, dispatch  # noqa: F401
 from .library import backend_extension  # noqa: F401
