@@ -1,7 +1,9 @@
-"""LeNet-style convolution stack, forward + backward: burn-flex against torch CPU.
+"""LeNet-style convolution stack and a transposed convolution, forward + backward: burn-flex against torch CPU.
 
 x [64, 1, 28, 28] -> conv 1->6 5x5 (+bias) -> max pool 2 -> conv 6->16 5x5 (+bias) -> max pool 2,
-gradients of both weights and biases. One BLAS / torch thread, interleaved repetitions
+gradients of both weights and biases. Then a decoder's upsampling ConvTranspose2d
+(x [32, 16, 14, 14], weight [16, 8, 4, 4], stride 2, padding 1 -> [32, 8, 28, 28]), forward and
+forward + backward (input, weight, bias gradients), at default threads and at one. One BLAS / torch thread, interleaved repetitions
 (burn, torch, burn, ...) so a busy neighbour slows both alike; medians, the ratio burn/torch of
 the medians, and the median of the per-pair ratios.
 
@@ -70,6 +72,38 @@ def make_torch_forward(arrays):
     return step
 
 
+CT_ARGS = dict(stride=2, padding=1)
+
+
+def make_burn_transposed(arrays, backward):
+    dev = burn.Device.flex().autodiff() if backward else burn.Device.flex()
+    x, w, b = (burn.tensor(a, device=dev) for a in arrays)
+    if not backward:
+        return lambda: F.conv_transpose2d(x, w, b, **CT_ARGS).numpy()
+    leaves = [t.require_grad() for t in (x, w, b)]
+
+    def step():
+        grads = F.conv_transpose2d(*leaves, **CT_ARGS).sum().backward()
+        return [t.grad(grads).numpy() for t in leaves]
+    return step
+
+
+def make_torch_transposed(arrays, backward):
+    x, w, b = (torch.tensor(a, requires_grad=backward) for a in arrays)
+    if not backward:
+        def fwd():
+            with torch.no_grad():
+                return TF.conv_transpose2d(x, w, b, **CT_ARGS).numpy()
+        return fwd
+
+    def step():
+        for t in (x, w, b):
+            t.grad = None
+        TF.conv_transpose2d(x, w, b, **CT_ARGS).sum().backward()
+        return [t.grad.numpy() for t in (x, w, b)]
+    return step
+
+
 def timed(fn):
     t0 = time.perf_counter()
     fn()
@@ -104,10 +138,24 @@ def main():
     for b, t in zip(bg, tg):                 # the comparison is only meaningful if both agree
         np.testing.assert_allclose(b, t, rtol=1e-3, atol=1e-3)
 
+    ct = [rng.standard_normal(s).astype(np.float32) * 0.1 for s in [(32, 16, 14, 14), (16, 8, 4, 4), (8,)]]
+    for b, t in zip(make_burn_transposed(ct, True)(), make_torch_transposed(ct, True)()):
+        np.testing.assert_allclose(b, t, rtol=1e-3, atol=1e-3)
+
+    threads = torch.get_num_threads()
+    print(f"default threads (torch {threads})")
+    compare("ConvTranspose2d forward", make_burn_transposed(ct, False), make_torch_transposed(ct, False), args.reps)
+    compare("ConvTranspose2d fwd+bwd", make_burn_transposed(ct, True), make_torch_transposed(ct, True), args.reps)
+    print("one thread")
     torch.set_num_threads(1)
     with threadpool_limits(limits=1):
         compare("LeNet convs forward", make_burn_forward(arrays), make_torch_forward(arrays), args.reps)
         compare("LeNet convs forward+backward", make_burn(arrays), make_torch(arrays), args.reps)
+        compare("ConvTranspose2d forward", make_burn_transposed(ct, False), make_torch_transposed(ct, False),
+                args.reps)
+        compare("ConvTranspose2d fwd+bwd", make_burn_transposed(ct, True), make_torch_transposed(ct, True),
+                args.reps)
+    torch.set_num_threads(threads)
 
 
 if __name__ == "__main__":
