@@ -315,17 +315,17 @@ def _operands(ops):
         ops = tuple(ops[0])               # torch's einsum(spec, [a, b])
     if not ops:
         raise ValueError("einsum: needs at least one operand")
-    dev = next((o.device for o in ops if isinstance(o, Tensor)), None)
-    ts = [o if isinstance(o, Tensor) else C.tensor(o, device=dev) for o in ops]
-    for t in ts:
-        if t.dtype.is_bool:
-            raise DTypeError(f"einsum: not defined for bool operands ({', '.join(describe(u) for u in ts)}); "
-                             f"cast them with .astype(burn.int64) or a float dtype")
-    d = ts[0].dtype
-    for t in ts[1:]:
-        if t.dtype is not d:
-            d = dt.result_type(d, t.dtype)
-    return [t if t.dtype is d else E.astype(t, d) for t in ts]
+    if not all(isinstance(o, Tensor) for o in ops):
+        dev = next((o.device for o in ops if isinstance(o, Tensor)), None)
+        ops = [o if isinstance(o, Tensor) else C.tensor(o, device=dev) for o in ops]
+    dts = {t.dtype for t in ops}
+    if any(d.is_bool for d in dts):
+        raise DTypeError(f"einsum: not defined for bool operands ({', '.join(describe(u) for u in ops)}); "
+                         f"cast them with .astype(burn.int64) or a float dtype")
+    if len(dts) == 1:
+        return ops
+    d = dt.result_type(*dts)
+    return [t if t.dtype is d else E.astype(t, d) for t in ops]
 
 
 def einsum(subscripts, /, *operands) -> Tensor:
