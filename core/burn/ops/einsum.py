@@ -156,19 +156,21 @@ def _diagonal_steps(labels, shape, spec, shapes, k):
     return steps, labels, shape
 
 
-def _reduce_steps(labels, shape, sizes, needed):
-    """Drop broadcast size-1 axes and sum the labels nothing else needs."""
-    steps = []
+def _drop_broadcast(labels, shape, sizes):
+    """Drop the size-1 axes that broadcast against a longer axis of another operand."""
     keep = [i for i, lab in enumerate(labels) if not (shape[i] == 1 and sizes[lab] != 1)]
-    if len(keep) != len(labels):
-        labels, shape = [labels[i] for i in keep], [shape[i] for i in keep]
-        steps.append(("reshape", tuple(shape)))
+    if len(keep) == len(labels):
+        return [], labels, shape
+    labels, shape = [labels[i] for i in keep], [shape[i] for i in keep]
+    return [("reshape", tuple(shape))], labels, shape
+
+
+def _sum_unneeded(labels, shape, needed):
+    """Sum the labels that neither another operand nor the output has."""
     gone = tuple(i for i, lab in enumerate(labels) if lab not in needed)
-    if gone:
-        steps.append(("sum", gone))
-        labels = [lab for i, lab in enumerate(labels) if i not in gone]
-        shape = [n for i, n in enumerate(shape) if i not in gone]
-    return steps, labels, shape
+    if not gone:
+        return [], labels
+    return [("sum", gone)], [lab for i, lab in enumerate(labels) if i not in gone]
 
 
 def _is_run(order, group):
@@ -260,14 +262,17 @@ def _plan(spec, shapes):
     """The steps of ``einsum(spec, *operands)`` for operands of ``shapes`` (cached)."""
     ins, out = _parse(spec, len(shapes))
     labels, sizes, outl = _expand(spec, shapes, ins, out)
-    pre = []
-    cur = []
+    pre, cur, dims = [], [], []
     for k, (t, shp) in enumerate(zip(labels, shapes)):
         steps, t2, s2 = _diagonal_steps(t, shp, spec, shapes, k)
-        needed = set(outl).union(*(set(o) for j, o in enumerate(labels) if j != k))
-        more, t2, s2 = _reduce_steps(t2, s2, sizes, needed)
-        pre.append(tuple(steps + more))
+        more, t2, s2 = _drop_broadcast(t2, s2, sizes)
+        pre.append(steps + more)
         cur.append(t2)
+        dims.append(s2)
+    for k, t in enumerate(cur):      # after the drops: a broadcast axis needs nothing of its own
+        needed = set(outl).union(*(set(o) for j, o in enumerate(cur) if j != k))
+        more, cur[k] = _sum_unneeded(t, dims[k], needed)
+        pre[k] = tuple(pre[k] + more)
     pairs = []
     for step in _path(cur, sizes, outl):
         if len(step) == 1:
