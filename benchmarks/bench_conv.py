@@ -83,8 +83,11 @@ def make_burn_transposed(arrays, backward):
     leaves = [t.require_grad() for t in (x, w, b)]
 
     def step():
-        grads = F.conv_transpose2d(*leaves, **CT_ARGS).sum().backward()
-        return [t.grad(grads).numpy() for t in leaves]
+        loss = F.conv_transpose2d(*leaves, **CT_ARGS).sum()
+        grads = loss.backward()
+        # the loss is read too: otherwise burn would never compute the forward (only its sum's
+        # gradient, which does not need it) while torch does
+        return [loss.item()] + [t.grad(grads).numpy() for t in leaves]
     return step
 
 
@@ -99,8 +102,9 @@ def make_torch_transposed(arrays, backward):
     def step():
         for t in (x, w, b):
             t.grad = None
-        TF.conv_transpose2d(x, w, b, **CT_ARGS).sum().backward()
-        return [t.grad.numpy() for t in (x, w, b)]
+        loss = TF.conv_transpose2d(x, w, b, **CT_ARGS).sum()
+        loss.backward()
+        return [loss.item()] + [t.grad.numpy() for t in (x, w, b)]
     return step
 
 
