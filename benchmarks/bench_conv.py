@@ -4,7 +4,8 @@ Conv-level cases: the LeNet convolution stack (x [64, 1, 28, 28] -> conv 1->6 5x
 pool 2 -> conv 6->16 5x5 (+bias) -> max pool 2) forward, and forward + backward (gradients of both
 weights and biases); one 32->64 3x3 conv (padding 1) on [32, 32, 16, 16] forward + backward (the
 per-image GEMMs OpenBLAS threads itself); scaled dot-product attention [16, 4, 64, 32] forward +
-backward. Step cases (bench_nn.py's workloads, imported, not copied): the LeNet CNN SGD step and
+backward; a decoder's upsampling ConvTranspose2d (x [32, 16, 14, 14], weight [16, 8, 4, 4],
+stride 2, padding 1 -> [32, 8, 28, 28]) forward and forward + backward. Step cases (bench_nn.py's workloads, imported, not copied): the LeNet CNN SGD step and
 the Transformer encoder layer forward + backward.
 
 Each case runs twice: with default thread settings (torch's intra-op threads, OpenBLAS's and
@@ -15,7 +16,7 @@ per-pair ratios, and per case the speed-up from one thread to the default for bu
 The load average is printed at start and end: on a shared machine, numbers taken under load are
 noise (threads wait for cores).
 
-    .venv/bin/python benchmarks/bench_conv.py [--reps 30] [--only lenet,conv3x3,sdpa,cnn_sgd,encoder]
+    .venv/bin/python benchmarks/bench_conv.py [--reps 30] [--only lenet,conv3x3,sdpa,convT,cnn_sgd,encoder]
 """
 from __future__ import annotations
 
@@ -80,6 +81,42 @@ def make_torch_forward(arrays):
     return step
 
 
+CT_ARGS = dict(stride=2, padding=1)
+
+
+def make_burn_transposed(arrays, backward):
+    dev = burn.Device.flex().autodiff() if backward else burn.Device.flex()
+    x, w, b = (burn.tensor(a, device=dev) for a in arrays)
+    if not backward:
+        return lambda: F.conv_transpose2d(x, w, b, **CT_ARGS).numpy()
+    leaves = [t.require_grad() for t in (x, w, b)]
+
+    def step():
+        loss = F.conv_transpose2d(*leaves, **CT_ARGS).sum()
+        grads = loss.backward()
+        # the loss is read too: otherwise burn would never compute the forward (only its sum's
+        # gradient, which does not need it) while torch does
+        return [loss.item()] + [t.grad(grads).numpy() for t in leaves]
+    return step
+
+
+def make_torch_transposed(arrays, backward):
+    x, w, b = (torch.tensor(a, requires_grad=backward) for a in arrays)
+    if not backward:
+        def fwd():
+            with torch.no_grad():
+                return TF.conv_transpose2d(x, w, b, **CT_ARGS).numpy()
+        return fwd
+
+    def step():
+        for t in (x, w, b):
+            t.grad = None
+        loss = TF.conv_transpose2d(x, w, b, **CT_ARGS).sum()
+        loss.backward()
+        return [loss.item()] + [t.grad.numpy() for t in (x, w, b)]
+    return step
+
+
 def timed(fn):
     t0 = time.perf_counter()
     fn()
@@ -136,6 +173,16 @@ def make_sdpa(arrays=None):
     return step_burn, step_torch
 
 
+def _transposed_arrays():
+    rng = np.random.default_rng(3)
+    return [rng.standard_normal(s).astype(np.float32) * 0.1 for s in [(32, 16, 14, 14), (16, 8, 4, 4), (8,)]]
+
+
+def _transposed(backward):
+    return lambda arrays: (make_burn_transposed(_transposed_arrays(), backward),
+                           make_torch_transposed(_transposed_arrays(), backward))
+
+
 def _nn(name):
     import bench_nn
     return lambda arrays: bench_nn.WORKLOADS[name][1](burn, torch)
@@ -146,6 +193,8 @@ CASES = {
               ("LeNet convs forward+backward", lambda a: (make_burn(a), make_torch(a)))],
     "conv3x3": [("conv 32->64 3x3 [32,32,16,16] fwd+bwd", make_conv3x3)],
     "sdpa": [("sdpa [16,4,64,32] fwd+bwd", make_sdpa)],
+    "convT": [("ConvTranspose2d [32,16,14,14] -> [32,8,28,28] forward", _transposed(False)),
+              ("ConvTranspose2d fwd+bwd", _transposed(True))],
     "cnn_sgd": [("LeNet CNN SGD step (bench_nn)", _nn("cnn_sgd"))],
     "encoder": [("encoder layer fwd+bwd (bench_nn)", _nn("encoder"))],
 }

@@ -37,6 +37,7 @@ from .ops.linear import *  # noqa: F401,F403
 from .ops.arrayapi import *  # noqa: F401,F403
 from .ops.sorting import *  # noqa: F401,F403
 from .ops.utility import *  # noqa: F401,F403
+from .ops.einsum import *  # noqa: F401,F403
 from . import _methods  # noqa: F401  (binds Tensor methods and operators)
 from . import fusion, plugins, dispatch  # noqa: F401
 from .threads import set_num_threads, get_num_threads  # noqa: F401

@@ -5,8 +5,8 @@ from .layers import Linear, ReLU, GELU, Sequential  # noqa: F401
 from .containers import ModuleList, ModuleDict, ParameterList, ParameterDict  # noqa: F401
 from .layers import Identity, Dropout, Embedding  # noqa: F401
 from .activations import Tanh, Sigmoid, LeakyReLU, SiLU, Softmax  # noqa: F401
-from .conv_layers import (Conv1d, Conv2d, MaxPool1d, MaxPool2d, AvgPool1d, AvgPool2d,  # noqa: F401
-                          AdaptiveAvgPool2d, Flatten)
+from .conv_layers import (Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d, MaxPool1d, MaxPool2d,  # noqa: F401
+                          AvgPool1d, AvgPool2d, AdaptiveAvgPool2d, Flatten)
 from .norm import BatchNorm1d, BatchNorm2d, LayerNorm, RMSNorm  # noqa: F401
 from .attention import MultiHeadAttention, TransformerEncoderLayer, TransformerEncoder  # noqa: F401
 from .losses import CrossEntropyLoss, NLLLoss, MSELoss, BCEWithLogitsLoss  # noqa: F401

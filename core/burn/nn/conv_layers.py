@@ -10,7 +10,7 @@ from . import functional as F
 from . import init
 from .module import Module, Parameter
 
-__all__ = ["Conv1d", "Conv2d", "MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d", "AdaptiveAvgPool2d",
+__all__ = ["Conv1d", "Conv2d", "ConvTranspose1d", "ConvTranspose2d", "MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d", "AdaptiveAvgPool2d",
            "Flatten"]
 
 
@@ -116,6 +116,132 @@ class Conv2d(_ConvNd):
     """
     _n = 2
     _fn = staticmethod(F.conv2d)
+    _layout = "[N, {c}, H, W] or [{c}, H, W]"
+
+
+class _ConvTransposeNd(Module):
+    _n = 0
+    _fn = None
+    _layout = ""
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0, output_padding=0,
+                 groups: int = 1, bias: bool = True, dilation=1, padding_mode: str = "zeros", *, device=None,
+                 dtype=None):
+        name = type(self).__name__
+        if in_channels % groups or out_channels % groups:
+            raise ValueError(f"{name}: in_channels ({in_channels}) and out_channels ({out_channels}) must be "
+                             f"divisible by groups ({groups})")
+        if padding_mode != "zeros":
+            raise ValueError(f"{name}: only padding_mode='zeros' is supported (as in PyTorch), "
+                             f"got {padding_mode!r}")
+        device = _device(device)
+        n = self._n
+        self.in_channels, self.out_channels, self.groups = in_channels, out_channels, groups
+        self.kernel_size = _tuple(kernel_size, n, "kernel_size", name)
+        self.stride = _tuple(stride, n, "stride", name)
+        self.padding = _tuple(padding, n, "padding", name)
+        self.output_padding = _tuple(output_padding, n, "output_padding", name)
+        self.dilation = _tuple(dilation, n, "dilation", name)
+        for o, s, d in zip(self.output_padding, self.stride, self.dilation):
+            if o >= s and o >= d:
+                raise ValueError(f"{name}: output_padding {self.output_padding} must be smaller than either "
+                                 f"stride {self.stride} or dilation {self.dilation}, as in PyTorch")
+        # PyTorch's default, with its fan-in of a [C_in, C_out/groups, *k] weight: C_out/groups * prod(k)
+        fan_in = out_channels // groups * math.prod(self.kernel_size)
+        shape = (in_channels, out_channels // groups) + self.kernel_size
+        self.weight = Parameter(init.kaiming_uniform(shape, fan_in, gain=math.sqrt(1.0 / 3.0), device=device,
+                                                     dtype=dtype))
+        bound = 1.0 / math.sqrt(fan_in)
+        self.bias = Parameter(init.uniform((out_channels,), bound, device=device, dtype=dtype)) if bias else None
+
+    def _output_padding(self, x, output_size):
+        """torch's rule: the output_padding that gives ``output_size`` (the spatial sizes, or the
+        full shape), which must lie within one stride of the smallest output."""
+        n = self._n
+        size = list(output_size)
+        if len(size) in (n + 1, n + 2):
+            size = size[-n:]
+        if len(size) != n:
+            raise ShapeError(f"{_label(self)}: output_size must have {n} (or {n + 2}) elements, got {output_size!r}")
+        pads = []
+        for i in range(n):
+            lo = ((x.shape[x.ndim - n + i] - 1) * self.stride[i] - 2 * self.padding[i]
+                  + self.dilation[i] * (self.kernel_size[i] - 1) + 1)
+            hi = lo + self.stride[i] - 1
+            if not lo <= size[i] <= hi:
+                raise ShapeError(f"{_label(self)}: requested output_size {tuple(output_size)}, but valid sizes "
+                                 f"along axis {i} range from {lo} to {hi} for input {describe(x)}")
+            pads.append(size[i] - lo)
+        return tuple(pads)
+
+    def forward(self, x, output_size=None):
+        """Transposed convolution of ``x`` [N, C_in, *spatial] (or [C_in, *spatial]); ``output_size``
+        (spatial sizes) picks the output_padding that reaches it, as PyTorch.
+
+        Example:
+            >>> import burn
+            >>> up = burn.nn.ConvTranspose1d(2, 4, 3, stride=2, padding=1)
+            >>> assert up.forward(burn.ones((1, 2, 5)), output_size=[10]).shape == (1, 4, 10)
+        """
+        n = self._n
+        if x.ndim not in (n + 1, n + 2) or x.shape[-n - 1] != self.in_channels:
+            raise ShapeError(f"{_label(self)}: expected input {self._layout.format(c=self.in_channels)}, "
+                             f"got {describe(x)}")
+        out_pad = self.output_padding if output_size is None else self._output_padding(x, output_size)
+        one = (lambda t: t[0]) if n == 1 else (lambda t: t)
+        return type(self)._fn(x, self.weight, self.bias, one(self.stride), one(self.padding), one(out_pad),
+                              self.groups, one(self.dilation))
+
+    def extra_repr(self) -> str:
+        """Channels and non-default settings, shown in ``repr``.
+
+        Example:
+            >>> import burn
+            >>> assert burn.nn.ConvTranspose1d(2, 4, 3).extra_repr() == "2, 4, kernel_size=(3,), stride=(1,)"
+        """
+        s = f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, stride={self.stride}"
+        for what, v, default in (("padding", self.padding, 0), ("output_padding", self.output_padding, 0),
+                                 ("dilation", self.dilation, 1)):
+            if v != (default,) * self._n:
+                s += f", {what}={v}"
+        if self.groups != 1:
+            s += f", groups={self.groups}"
+        if self.bias is None:
+            s += ", bias=False"
+        return s
+
+
+class ConvTranspose1d(_ConvTransposeNd):
+    """1-D transposed convolution of [N, C_in, L] (or [C_in, L]) with ``weight`` [C_in, C_out/groups, K].
+
+    Options as :func:`burn.nn.functional.conv_transpose1d` and ``torch.nn.ConvTranspose1d``
+    (same argument names and weight layout, so torch's state dicts load as they are);
+    initialized as PyTorch's. ``forward(x, output_size=)`` as in PyTorch.
+
+    Example:
+        >>> import burn
+        >>> up = burn.nn.ConvTranspose1d(4, 2, 4, stride=2, padding=1)
+        >>> assert up.weight.shape == (4, 2, 4) and up(burn.ones((3, 4, 8))).shape == (3, 2, 16)
+    """
+    _n = 1
+    _fn = staticmethod(F.conv_transpose1d)
+    _layout = "[N, {c}, L] or [{c}, L]"
+
+
+class ConvTranspose2d(_ConvTransposeNd):
+    """2-D transposed convolution of [N, C_in, H, W] (or [C_in, H, W]) with ``weight`` [C_in, C_out/groups, kH, kW].
+
+    Options as :func:`burn.nn.functional.conv_transpose2d` and ``torch.nn.ConvTranspose2d``
+    (same argument names and weight layout); initialized as PyTorch's.
+    ``forward(x, output_size=)`` picks the output padding, as in PyTorch.
+
+    Example:
+        >>> import burn
+        >>> up = burn.nn.ConvTranspose2d(8, 3, 3, stride=2, padding=1, output_padding=1)
+        >>> assert up(burn.ones((2, 8, 4, 4))).shape == (2, 3, 8, 8) and up.num_params() == 8 * 27 + 3
+    """
+    _n = 2
+    _fn = staticmethod(F.conv_transpose2d)
     _layout = "[N, {c}, H, W] or [{c}, H, W]"
 
 

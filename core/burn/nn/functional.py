@@ -259,11 +259,12 @@ def dropout(x, p=0.5, *, training=True) -> Tensor:
 
 
 # convolution and pooling live with their primitives in burn.ops.conv
-from ..ops.conv import conv1d, conv2d, max_pool1d, max_pool2d, avg_pool1d, avg_pool2d  # noqa: E402
+from ..ops.conv import (conv1d, conv2d, conv_transpose1d, conv_transpose2d, max_pool1d, max_pool2d,  # noqa: E402
+                        avg_pool1d, avg_pool2d)
 from ..ops.creation import arange, rand, tensor
 from ..autodiff import no_grad
 
-__all__ += ["conv1d", "conv2d", "max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d"]
+__all__ += ["conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d"]
 
 
 # -- ops of the layer modules (burn.nn.norm, conv_layers, attention, losses) --------------

@@ -19,7 +19,7 @@ from . import creation as C, movement as M
 from .reduction import argmax
 from .autocast import lower
 
-__all__ = ["conv1d", "conv2d", "max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d"]
+__all__ = ["conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d"]
 
 
 # -- argument normalization -------------------------------------------------------
@@ -217,6 +217,113 @@ def _single(op, name, v, minimum):
     if not isinstance(v, (int, np.integer)) or v < minimum:
         raise ValueError(f"{op}: {name} must be an int >= {minimum}, got {v!r}")
     return int(v)
+
+
+# -- transposed convolution ------------------------------------------------------------
+# A transposed convolution is the input gradient of a convolution: it runs as the
+# primitive conv2d_grad_input, whose backward rules (a conv2d and a conv2d weight
+# gradient) give the gradients of input and weight, on every backend.
+
+def _transpose_layout(op, size, k, s, p, d, op_pad):
+    """Padding (lo, hi) of the underlying convolution and zero rows to append for one
+    spatial axis: output padding first uses up the high-side padding (so the conv of the
+    result has exactly the input's length); past it, the extra rows lie beyond every
+    window and are zeros."""
+    full = (size - 1) * s + d * (k - 1) + 1
+    out = full - 2 * p + op_pad
+    if out < 1:
+        raise ShapeError(f"{op}: the output would have size {out} along an axis of input size {size} "
+                         f"(kernel {k}, stride {s}, padding {p}, dilation {d}, output_padding {op_pad}); "
+                         f"use less padding")
+    hi = p - op_pad if op_pad <= p else 0
+    return (p, hi), max(op_pad - p, 0), out
+
+
+def _transpose_args(op, x, weight, stride, padding, output_padding, groups, dilation):
+    if x.ndim != 4 or weight.ndim != 4:
+        raise ShapeError(f"{op}: expected input [N, C_in, H, W] and weight [C_in, C_out/groups, kH, kW], "
+                         f"got input {describe(x)}, weight {describe(weight)}")
+    _check_float(op, x, weight)
+    if not isinstance(groups, (int, np.integer)) or groups < 1:
+        raise ValueError(f"{op}: groups must be a positive int, got {groups!r}")
+    c_in = x.shape[1]
+    if weight.shape[0] != c_in:
+        raise ShapeError(f"{op}: channel mismatch: input {describe(x)} has {c_in} channels but weight "
+                         f"{describe(weight)} expects {weight.shape[0]} (weight.shape[0], the input channels)")
+    if c_in % groups:
+        raise ShapeError(f"{op}: groups={groups} must divide the input channels ({c_in}, input {describe(x)})")
+    stride = _pair(op, "stride", stride, 1)
+    dilation = _pair(op, "dilation", dilation, 1)
+    if isinstance(padding, str):
+        raise ValueError(f"{op}: padding must be an int or a pair of ints (no {padding!r}, as in PyTorch)")
+    pad = _pair(op, "padding", padding, 0)
+    out_pad = _pair(op, "output_padding", output_padding, 0)
+    for o, s, d in zip(out_pad, stride, dilation):
+        if o >= s and o >= d:
+            raise ValueError(f"{op}: output_padding {out_pad} must be smaller than either stride {stride} or "
+                             f"dilation {dilation} in each dimension, as in PyTorch")
+    return stride, pad, out_pad, dilation
+
+
+def conv_transpose2d(x, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
+                     dilation=1) -> Tensor:
+    """2-D transposed convolution of ``x`` [N, C_in, H, W] with ``weight`` [C_in, C_out/groups, kH, kW].
+
+    The adjoint of :func:`conv2d` (its input gradient), often called a deconvolution:
+    the output has size ``(H - 1) * stride - 2 * padding + dilation * (kH - 1) +
+    output_padding + 1`` per axis. ``output_padding`` (smaller than stride or dilation)
+    adds rows and columns at the bottom/right. Arguments and weight layout as
+    ``torch.nn.functional.conv_transpose2d``. A 3-D ``x`` [C_in, H, W] is one image.
+
+    Example:
+        >>> import burn
+        >>> y = burn.nn.functional.conv_transpose2d(burn.ones((1, 2, 3, 3)), burn.ones((2, 4, 2, 2)), stride=2)
+        >>> assert y.shape == (1, 4, 6, 6) and y[0, 1, 0, 0].item() == 2.0
+    """
+    if x.ndim == 3:
+        return _unbatched(conv_transpose2d, x, weight, bias, stride, padding, output_padding, groups, dilation)
+    op = "conv_transpose2d"
+    stride, pad, out_pad, dilation = _transpose_args(op, x, weight, stride, padding, output_padding, groups,
+                                                     dilation)
+    (pt, pb), eh, oh = _transpose_layout(op, x.shape[2], weight.shape[2], stride[0], pad[0], dilation[0],
+                                         out_pad[0])
+    (pl, pr), ew, ow = _transpose_layout(op, x.shape[3], weight.shape[3], stride[1], pad[1], dilation[1],
+                                         out_pad[1])
+    y = apply(conv2d_grad_input_p, (x, weight), {"stride": stride, "padding": (pt, pb, pl, pr),
+                                                 "dilation": dilation, "groups": int(groups),
+                                                 "input_hw": (oh - eh, ow - ew)})
+    if eh or ew:
+        y = M.pad(y, ((0, 0), (0, 0), (0, eh), (0, ew)))
+    return _add_bias(y, bias, op, weight.shape[1] * int(groups))
+
+
+def conv_transpose1d(x, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
+                     dilation=1) -> Tensor:
+    """1-D transposed convolution of ``x`` [N, C_in, L] with ``weight`` [C_in, C_out/groups, K].
+
+    Same options as :func:`conv_transpose2d` (ints instead of pairs); runs as one of
+    height one. Matches ``torch.nn.functional.conv_transpose1d``.
+
+    Example:
+        >>> import burn
+        >>> y = burn.nn.functional.conv_transpose1d(burn.ones((1, 1, 3)), burn.ones((1, 2, 3)))
+        >>> assert y.shape == (1, 2, 5) and y[0, 0].tolist() == [1.0, 2.0, 3.0, 2.0, 1.0]
+    """
+    if x.ndim == 2:
+        return _unbatched(conv_transpose1d, x, weight, bias, stride, padding, output_padding, groups, dilation)
+    op = "conv_transpose1d"
+    if x.ndim != 3 or weight.ndim != 3:
+        raise ShapeError(f"{op}: expected input [N, C_in, L] and weight [C_in, C_out/groups, K], "
+                         f"got input {describe(x)}, weight {describe(weight)}")
+    args = [(1, _single(op, name, v, low)) for name, v, low in
+            (("stride", stride, 1), ("padding", padding, 0), ("output_padding", output_padding, 0),
+             ("dilation", dilation, 1))]
+    args[1], args[2] = (0, args[1][1]), (0, args[2][1])
+    y = conv_transpose2d(M.reshape(x, (x.shape[0], x.shape[1], 1, x.shape[2])),
+                         M.reshape(weight, weight.shape[:2] + (1, weight.shape[2])), None,
+                         args[0], args[1], args[2], groups, args[3])
+    y = M.reshape(y, (y.shape[0], y.shape[1], y.shape[3]))
+    return _add_bias(y, bias, op, weight.shape[1] * int(groups))
 
 
 # -- pooling ----------------------------------------------------------------------------

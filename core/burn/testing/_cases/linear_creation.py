@@ -32,6 +32,13 @@ def _linear():
     _family("outer", F.outer, np.outer, (Arg((3,)), Arg((4,))), ("float32", "int64"))
     _family("inner", F.inner, np.inner, (Arg((2, 3)), Arg((4, 3))), ("float32",), tol=3.0)
     _family("dot", F.dot, np.dot, (Arg((3,)), Arg((3,))), ("float32",), tol=3.0)
+    einsums = [("bij,bjk->bik", [(2, 2, 3), (2, 3, 4)]), ("bhqd,bhkd->bhqk", [(1, 2, 3, 4), (1, 2, 5, 4)]),
+               ("bn,anm,bm->ba", [(2, 3), (4, 3, 2), (2, 2)]), ("ii->i", [(3, 3)]),
+               ("...ij,j->...i", [(2, 1, 3, 4), (4,)]), ("ij->", [(2, 3)])]
+    for spec, shapes in einsums:
+        _family("einsum", lambda *ops, spec=spec: F.einsum(spec, *ops),
+                lambda *ops, spec=spec: np.einsum(spec, *ops), tuple(Arg(s) for s in shapes),
+                ("float32", "int64") if spec == "bij,bjk->bik" else ("float32",), variant=spec, tol=3.0)
 
 
 # -- creation ------------------------------------------------------------------------------

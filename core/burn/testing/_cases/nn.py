@@ -37,6 +37,25 @@ def _conv2d_ref(x, w, b=None, stride=1, padding=0, dilation=1, groups=1):
     return y if b is None else y + b[None, :, None, None]
 
 
+def _conv_transpose2d_ref(x, w, b=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    """Each input pixel scatters ``x[n, c, h, w] * w[c, o]`` over its window, then the padding is cropped."""
+    two = (lambda v: (v, v) if isinstance(v, int) else tuple(v))
+    s, p, op, d = two(stride), two(padding), two(output_padding), two(dilation)
+    n, c, hh, ww = x.shape
+    cg, og, kh, kw = c // groups, w.shape[1], w.shape[2], w.shape[3]
+    full = ((hh - 1) * s[0] + d[0] * (kh - 1) + 1, (ww - 1) * s[1] + d[1] * (kw - 1) + 1)
+    y = np.zeros((n, groups * og, full[0] + op[0], full[1] + op[1]), dtype=x.dtype)
+    for g in range(groups):
+        for i in range(kh):
+            for j in range(kw):
+                y[:, g * og:(g + 1) * og, i * d[0]:i * d[0] + s[0] * (hh - 1) + 1:s[0],
+                  j * d[1]:j * d[1] + s[1] * (ww - 1) + 1:s[1]] += np.einsum(
+                    "nchw,co->nohw", x[:, g * cg:(g + 1) * cg], w[g * cg:(g + 1) * cg, :, i, j])
+    out = (full[0] - 2 * p[0] + op[0], full[1] - 2 * p[1] + op[1])
+    y = y[:, :, p[0]:p[0] + out[0], p[1]:p[1] + out[1]]
+    return y if b is None else y + b[None, :, None, None]
+
+
 def _pool_ref(x, k, s, p, kind):
     two = (lambda v: (v, v) if isinstance(v, int) else tuple(v))
     k, p = two(k), two(p)
@@ -67,6 +86,20 @@ def _conv():
     _family("conv1d", lambda x, w, b: NF.conv1d(x, w, b, stride=2, padding=1),
             lambda x, w, b: conv1d_ref(x, w, b, 2, 1), (Arg((2, 2, 7)), Arg((3, 2, 3)), Arg((3,))),
             ("float32",), variant="stride=2,padding=1", tol=5.0)
+    transposed = [  # variant, x shape, w shape, kwargs
+        ("basic", (2, 2, 3, 3), (2, 3, 3, 3), {}),
+        ("stride=2,padding=1,output_padding=1", (1, 2, 3, 4), (2, 2, 3, 3),
+         {"stride": 2, "padding": 1, "output_padding": 1}),
+        ("groups=2,dilation=2", (1, 4, 3, 3), (4, 1, 2, 2), {"groups": 2, "dilation": 2, "output_padding": 1}),
+    ]
+    for variant, xs, ws, kw in transposed:
+        _family("conv_transpose2d", lambda x, w, b, kw=kw: NF.conv_transpose2d(x, w, b, **kw),
+                lambda x, w, b, kw=kw: _conv_transpose2d_ref(x, w, b, **kw),
+                (Arg(xs), Arg(ws), Arg((ws[1] * kw.get("groups", 1),))), ("float32",), variant=variant, tol=5.0)
+    _family("conv_transpose1d", lambda x, w, b: NF.conv_transpose1d(x, w, b, 2, 0, 1),
+            lambda x, w, b: _conv_transpose2d_ref(x[:, :, None], w[:, :, None], b, (1, 2), 0, (0, 1))[:, :, 0],
+            (Arg((2, 2, 5)), Arg((2, 3, 3)), Arg((3,))), ("float32",), variant="stride=2,output_padding=1",
+            tol=5.0)
     pools = [("k=2", 2, None, 0), ("k=3,s=2,p=1", 3, 2, 1), ("k=(2,3),s=1", (2, 3), 1, 0)]
     for variant, k, st, p in pools:
         for kind, fn in [("max", NF.max_pool2d), ("avg", NF.avg_pool2d)]:
