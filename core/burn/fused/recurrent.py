@@ -13,7 +13,8 @@ Layouts are PyTorch's: ``xp`` [T, B, G*H] time-major, ``w_hh`` [G*H, H] with the
 torch's order (LSTM ``i, f, g, o``; GRU ``r, z, n``), ``h0`` / ``c0`` [B, H]. ``reverse``
 runs the steps from T-1 down to 0 (a bidirectional layer's second direction); outputs stay
 at their time index. The extra outputs (the activated gates, the cell states) are what the
-backward reads; they take no gradient.
+backward reads; a gradient reaching them (a second-order pass) is differentiated through the
+reference definition.
 
 The reference definitions (burn ops, a Python loop over steps) run where a backend has no
 kernel and define the ops' meaning; the flex, wgpu and cuda kernels compute the same.
@@ -21,7 +22,7 @@ kernel and define the ops' meaning; the flex, wgpu and cuda kernels compute the 
 from __future__ import annotations
 
 from .. import dtypes as dt
-from ..errors import AutodiffError, DTypeError, ShapeError, describe
+from ..errors import DTypeError, ShapeError, describe
 from ..library import backend_extension
 from ..ops import elementwise as E, movement as M, reduction as R
 from ..ops.creation import zeros
@@ -85,10 +86,11 @@ def _nonzero(g):
     return g
 
 
-def _no_saved_grads(op, grads):
-    if any(_nonzero(g) is not None for g in grads):
-        raise AutodiffError(f"{op}: its saved gates / cell states (the extra outputs the backward reads) "
-                            f"take no gradient; differentiate through output, h_n and c_n only")
+def _saved_grads(grads):
+    """Whether a gradient reached the saved outputs (gates, cells): only in a second-order pass,
+    where the gradient ops' references read them. Then the VJP runs through the reference
+    definition, which computes those outputs from the inputs too (slow, and exact)."""
+    return any(_nonzero(g) is not None for g in grads)
 
 
 # -- LSTM ------------------------------------------------------------------------------------
@@ -134,7 +136,8 @@ def _lstm_layer_meta(xp, w_hh, h0, c0, reverse=False):
 
 @lstm_layer.backward
 def _lstm_layer_backward(ctx, g_out, g_hn, g_cn, g_gates, g_cells):
-    _no_saved_grads("lstm_layer", (g_gates, g_cells))
+    if _saved_grads((g_gates, g_cells)):
+        return lstm_layer._vjp_reference(ctx._ctx, g_out, g_hn, g_cn, g_gates, g_cells)
     xp, w_hh, h0, c0 = ctx.inputs
     out, _, _, gates, cells = ctx.outputs
     reverse = ctx.args[4] if len(ctx.args) > 4 else ctx.kwargs.get("reverse", False)
@@ -241,7 +244,8 @@ def _gru_layer_meta(xp, w_hh, b_hh, h0, reverse=False):
 
 @gru_layer.backward
 def _gru_layer_backward(ctx, g_out, g_hn, g_saved):
-    _no_saved_grads("gru_layer", (g_saved,))
+    if _saved_grads((g_saved,)):
+        return gru_layer._vjp_reference(ctx._ctx, g_out, g_hn, g_saved)
     xp, w_hh, b_hh, h0 = ctx.args[:4]
     out, _, saved = ctx.outputs
     reverse = ctx.args[4] if len(ctx.args) > 4 else ctx.kwargs.get("reverse", False)

@@ -113,11 +113,11 @@ class _RNNBase(Module):
         return (M.permute_dims(x, (1, 0, 2)) if self.batch_first else x), False
 
     def _state(self, what, s, B, unbatched, x):
-        """An initial state [L*D, B, H] (zeros if None), checked as torch checks it."""
+        """An initial state [L*D, B, H] checked as torch checks it (None: zeros)."""
         L = self.num_layers * (2 if self.bidirectional else 1)
         want = (L, self.hidden_size) if unbatched else (L, B, self.hidden_size)
         if s is None:
-            return zeros((L, B, self.hidden_size), dtype=x.dtype, device=x.device)
+            return None
         if tuple(s.shape) != want:
             raise ShapeError(f"{self._name}: expected {what} of shape {want} for input {describe(x)}, got "
                              f"{describe(s)}")
@@ -130,12 +130,16 @@ class _RNNBase(Module):
         T, B = x.shape[0], x.shape[1]
         dirs = 2 if self.bidirectional else 1
         finals = [[] for _ in states]
+        zero = None
+        if any(s is None for s in states):      # one zero state serves every layer and direction
+            zero = zeros((B, self.hidden_size), dtype=x.dtype, device=x.device)
         for layer in range(self.num_layers):
             x2 = M.reshape(x, (T * B, x.shape[2]))
             outs = []
             for d in range(dirs):
                 k = layer * dirs + d
-                out, fin = self._direction(x2, T, B, layer, ("", "_reverse")[d], [s[k] for s in states], d == 1)
+                init = [zero if s is None else s[k] for s in states]
+                out, fin = self._direction(x2, T, B, layer, ("", "_reverse")[d], init, d == 1)
                 outs.append(out)
                 for f, v in zip(finals, fin):
                     f.append(v)
