@@ -53,9 +53,10 @@ def _rec(self, grid, block, args):
     n, H = int(n), int(H)
     B = n // H
     A = lambda a, k: _np.asarray(a).reshape(B, k, H)
+    Gm = lambda a: _np.asarray(a).reshape(4, B, H)        # the saved gates: gate-major
     if self.name.startswith("burn_lstm_step_grad_"):
         dmm, has, gout, gates, cells, cp_, dc, d = args[2:]
-        i, f, g, o = (A(gates, 4)[:, k] for k in range(4))
+        i, f, g, o = Gm(gates)
         dh = A(dmm, 1)[:, 0] + (A(gout, 1)[:, 0] if has else 0)
         tc = _np.tanh(A(cells, 1)[:, 0])
         dcc = A(dc, 1)[:, 0] + dh * o * (1 - tc * tc)
@@ -68,13 +69,13 @@ def _rec(self, grid, block, args):
         a = A(xp, 4) + A(hh, 4)
         i, f, g, o = _sig(a[:, 0]), _sig(a[:, 1]), _np.tanh(a[:, 2]), _sig(a[:, 3])
         c = f * A(cp_, 1)[:, 0] + i * g
-        G = A(gates, 4)
-        G[:, 0], G[:, 1], G[:, 2], G[:, 3] = i, f, g, o
+        G = Gm(gates)
+        G[0], G[1], G[2], G[3] = i, f, g, o
         A(cells, 1)[:, 0] = c
         A(out, 1)[:, 0] = o * _np.tanh(c)
     elif self.name.startswith("burn_gru_step_grad_"):
         dmm, carry, has, gout, saved, hp, dx, dg = args[2:]
-        r, z, nn, ghn = (A(saved, 4)[:, k] for k in range(4))
+        r, z, nn, ghn = Gm(saved)
         dh = A(dmm, 1)[:, 0] + A(carry, 1)[:, 0] + (A(gout, 1)[:, 0] if has else 0)
         dn = dh * (1 - z) * (1 - nn * nn)
         dr = dn * ghn * r * (1 - r)
@@ -90,8 +91,8 @@ def _rec(self, grid, block, args):
         r, z = _sig(x[:, 0] + a[:, 0] + b[0]), _sig(x[:, 1] + a[:, 1] + b[1])
         ghn = a[:, 2] + b[2]
         nn = _np.tanh(x[:, 2] + r * ghn)
-        S = A(saved, 4)
-        S[:, 0], S[:, 1], S[:, 2], S[:, 3] = r, z, nn, ghn
+        S = Gm(saved)
+        S[0], S[1], S[2], S[3] = r, z, nn, ghn
         A(out, 1)[:, 0] = nn + z * (A(hp, 1)[:, 0] - nn)
     cupy.LAUNCHES.append(self.name)
 cupy._Kernel.__call__ = _rec

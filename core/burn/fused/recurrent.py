@@ -13,7 +13,8 @@ Layouts are PyTorch's: ``xp`` [T, B, G*H] time-major, ``w_hh`` [G*H, H] with the
 torch's order (LSTM ``i, f, g, o``; GRU ``r, z, n``), ``h0`` / ``c0`` [B, H]. ``reverse``
 runs the steps from T-1 down to 0 (a bidirectional layer's second direction); outputs stay
 at their time index. The extra outputs (the activated gates, the cell states) are what the
-backward reads; a gradient reaching them (a second-order pass) is differentiated through the
+backward reads, gate-major per step ([T, 4, B, H]: each gate a contiguous [B, H] block, so the
+kernels' point-wise passes run on contiguous memory); a gradient reaching them (a second-order pass) is differentiated through the
 reference definition.
 
 The reference definitions (burn ops, a Python loop over steps) run where a backend has no
@@ -93,6 +94,21 @@ def _saved_grads(grads):
     return any(_nonzero(g) is not None for g in grads)
 
 
+def _saved_check(op, gates, w_hh, states, out, saved, cells=None):
+    """The backward's operands: w_hh [G*H, H], states [B, H], out (and cells) [T, B, H], the
+    saved gates [T, 4, B, H]; one float32/float64 dtype."""
+    ts = [w_hh, *states, out, saved] + ([cells] if cells is not None else [])
+    T, B, H = out.shape if out.ndim == 3 else (-1, -1, -1)
+    if (out.ndim != 3 or tuple(w_hh.shape) != (gates * H, H) or any(tuple(s.shape) != (B, H) for s in states)
+            or tuple(saved.shape) != (T, 4, B, H) or (cells is not None and tuple(cells.shape) != (T, B, H))):
+        raise ShapeError(f"{op}: expected w_hh [{gates}H, H], states [B, H], out [T, B, H], saved gates "
+                         f"[T, 4, B, H]{' and cells [T, B, H]' if cells is not None else ''}; got "
+                         f"{', '.join(describe(t) for t in ts)}")
+    if out.dtype not in (dt.float32, dt.float64) or any(t.dtype is not out.dtype for t in ts):
+        raise DTypeError(f"{op}: needs float32 or float64 operands of one dtype, got "
+                         f"{', '.join(describe(t) for t in ts)}")
+
+
 # -- LSTM ------------------------------------------------------------------------------------
 
 @backend_extension("burn::lstm_layer")
@@ -102,7 +118,7 @@ def lstm_layer(xp, w_hh, h0, c0, reverse=False):
     ``xp`` [T, B, 4H] is the projected input with both biases (``x @ W_ih^T + b_ih + b_hh``),
     ``w_hh`` [4H, H] (torch's ``weight_hh_l*``), ``h0``, ``c0`` [B, H]. Per step, with
     ``a = xp[t] + h @ w_hh^T`` split as ``i, f, g, o``: ``c = sigmoid(f) * c + sigmoid(i) * tanh(g)``,
-    ``h = sigmoid(o) * tanh(c)``. ``out`` [T, B, H] holds every ``h``, ``gates`` [T, B, 4H] the
+    ``h = sigmoid(o) * tanh(c)``. ``out`` [T, B, H] holds every ``h``, ``gates`` [T, 4, B, H] the
     activated gates and ``cells`` [T, B, H] every ``c`` (saved for the backward).
 
     Example:
@@ -121,7 +137,7 @@ def lstm_layer(xp, w_hh, h0, c0, reverse=False):
         g, o = E.tanh(a[:, 2 * H:3 * H]), E.sigmoid(a[:, 3 * H:])
         c = f * c + i * g
         h = o * E.tanh(c)
-        outs[t], cells[t], gates[t] = h, c, M.concat([i, f, g, o], axis=-1)
+        outs[t], cells[t], gates[t] = h, c, M.stack([i, f, g, o], axis=0)
     return M.stack(outs), h, c, M.stack(gates), M.stack(cells)
 
 
@@ -131,7 +147,7 @@ def _lstm_layer_meta(xp, w_hh, h0, c0, reverse=False):
     T, B, G = xp.shape
     H = G // 4
     return (TensorMeta((T, B, H), xp.dtype), TensorMeta((B, H), xp.dtype), TensorMeta((B, H), xp.dtype),
-            TensorMeta((T, B, G), xp.dtype), TensorMeta((T, B, H), xp.dtype))
+            TensorMeta((T, 4, B, H), xp.dtype), TensorMeta((T, B, H), xp.dtype))
 
 
 @lstm_layer.backward
@@ -170,7 +186,7 @@ def lstm_layer_grad(w_hh, h0, c0, out, gates, cells, g_out, g_hn, g_cn, reverse=
         p = _prev(t, T, reverse)
         c_prev = c0 if p is None else cells[p]
         a = gates[t]
-        i, f, g, o = a[:, :H], a[:, H:2 * H], a[:, 2 * H:3 * H], a[:, 3 * H:]
+        i, f, g, o = a[0], a[1], a[2], a[3]
         if g_out is not None:
             dh = dh + g_out[t]
         tc = E.tanh(cells[t])
@@ -189,10 +205,7 @@ def lstm_layer_grad(w_hh, h0, c0, out, gates, cells, g_out, g_hn, g_cn, reverse=
 @lstm_layer_grad.meta
 def _lstm_layer_grad_meta(w_hh, h0, c0, out, gates, cells, g_out, g_hn, g_cn, reverse=False):
     T, B, H = out.shape if out.ndim == 3 else (0, 0, 0)
-    _check("lstm_layer backward", 4, gates, w_hh, (h0, c0))
-    if tuple(out.shape) != tuple(cells.shape) or tuple(gates.shape[:2]) != (T, B) or out.dtype is not gates.dtype:
-        raise ShapeError(f"lstm_layer backward: saved {describe(out)}, {describe(gates)}, {describe(cells)} "
-                         f"do not match")
+    _saved_check("lstm_layer backward", 4, w_hh, (h0, c0), out, gates, cells)
     _check_grads("lstm_layer backward", out, (("g_out", g_out, (T, B, H)), ("g_hn", g_hn, (B, H)),
                                                ("g_cn", g_cn, (B, H))))
     m = out.dtype
@@ -208,7 +221,7 @@ def gru_layer(xp, w_hh, b_hh, h0, reverse=False):
     ``xp`` [T, B, 3H] is the projected input with ``b_ih`` (``x @ W_ih^T + b_ih``), ``w_hh``
     [3H, H], ``b_hh`` [3H] or None, ``h0`` [B, H]. Per step, with ``gh = h @ w_hh^T + b_hh``
     split as ``r, z, n`` (torch's): ``r = sigmoid(xp_r + gh_r)``, ``z = sigmoid(xp_z + gh_z)``,
-    ``n = tanh(xp_n + r * gh_n)``, ``h = (1 - z) * n + z * h``. ``saved`` [T, B, 4H] holds
+    ``n = tanh(xp_n + r * gh_n)``, ``h = (1 - z) * n + z * h``. ``saved`` [T, 4, B, H] holds
     ``r, z, n, gh_n`` per step for the backward.
 
     Example:
@@ -230,7 +243,7 @@ def gru_layer(xp, w_hh, b_hh, h0, reverse=False):
         ghn = gh[:, 2 * H:]
         n = E.tanh(x[:, 2 * H:] + r * ghn)
         h = n + z * (h - n)
-        outs[t], saved[t] = h, M.concat([r, z, n, ghn], axis=-1)
+        outs[t], saved[t] = h, M.stack([r, z, n, ghn], axis=0)
     return M.stack(outs), h, M.stack(saved)
 
 
@@ -239,7 +252,7 @@ def _gru_layer_meta(xp, w_hh, b_hh, h0, reverse=False):
     _check("gru_layer", 3, xp, w_hh, (h0,), b_hh)
     T, B, G = xp.shape
     H = G // 3
-    return (TensorMeta((T, B, H), xp.dtype), TensorMeta((B, H), xp.dtype), TensorMeta((T, B, 4 * H), xp.dtype))
+    return (TensorMeta((T, B, H), xp.dtype), TensorMeta((B, H), xp.dtype), TensorMeta((T, 4, B, H), xp.dtype))
 
 
 @gru_layer.backward
@@ -276,7 +289,7 @@ def gru_layer_grad(w_hh, h0, out, saved, g_out, g_hn, reverse=False):
         p = _prev(t, T, reverse)
         h_prev = h0 if p is None else out[p]
         s = saved[t]
-        r, z, n, ghn = s[:, :H], s[:, H:2 * H], s[:, 2 * H:3 * H], s[:, 3 * H:]
+        r, z, n, ghn = s[0], s[1], s[2], s[3]
         if g_out is not None:
             dh = dh + g_out[t]
         dn = dh * (1.0 - z) * (1.0 - n * n)
@@ -296,13 +309,7 @@ def gru_layer_grad(w_hh, h0, out, saved, g_out, g_hn, reverse=False):
 @gru_layer_grad.meta
 def _gru_layer_grad_meta(w_hh, h0, out, saved, g_out, g_hn, reverse=False):
     T, B, H = out.shape if out.ndim == 3 else (0, 0, 0)
-    if (out.ndim != 3 or tuple(saved.shape) != (T, B, 4 * H) or tuple(w_hh.shape) != (3 * H, H)
-            or tuple(h0.shape) != (B, H)):
-        raise ShapeError(f"gru_layer backward: expected w_hh [3H, H], h0 [B, H], out [T, B, H], saved [T, B, 4H]; "
-                         f"got {describe(w_hh)}, {describe(h0)}, {describe(out)}, {describe(saved)}")
-    if out.dtype not in (dt.float32, dt.float64) or any(t.dtype is not out.dtype for t in (w_hh, h0, saved)):
-        raise DTypeError(f"gru_layer backward: needs float32 or float64 operands of one dtype, got "
-                         f"{describe(w_hh)}, {describe(h0)}, {describe(out)}, {describe(saved)}")
+    _saved_check("gru_layer backward", 3, w_hh, (h0,), out, saved)
     _check_grads("gru_layer backward", out, (("g_out", g_out, (T, B, H)), ("g_hn", g_hn, (B, H))))
     m = out.dtype
     return (TensorMeta((T, B, 3 * H), m), TensorMeta((3 * H, H), m), TensorMeta((3 * H,), m), TensorMeta((B, H), m))

@@ -2,8 +2,10 @@
 (``burn.fused.recurrent`` defines them). Per time step one BLAS matmul written into its
 destination (``out=``) and the cell's point-wise part as in-place ufuncs on the step's slices
 of the saved arrays: no temporary bigger than one [B, H] scratch per step. ``dW_hh`` is one
-matmul over all steps after the reverse loop. Inputs may be strided views (numpy reads them
-as they are)."""
+matmul over all steps after the reverse loop. The saved gates are gate-major ([T, 4, B, H]):
+numpy's passes over a contiguous [B, H] block run ~4x faster than over a column block of a
+[B, 4H] row (measured), and a per-gate [H, H] product is no slower than one [H, 4H]. Inputs may be
+strided views (numpy reads them as they are)."""
 from __future__ import annotations
 
 import numpy as np
@@ -34,22 +36,35 @@ def _dw(d, h0, out, reverse):
     return dw
 
 
+def _per_gate(w_hh, G):
+    """``[G, H, H]`` contiguous: each gate's block of ``w_hh`` transposed, so ``h @ it`` gives the
+    gate-major pre-activations [G, B, H] (G BLAS calls, each gate contiguous)."""
+    H = w_hh.shape[1]
+    return np.ascontiguousarray(w_hh.reshape(G, H, H).transpose(0, 2, 1))
+
+
+def _gate_major(x, G):
+    """A view of ``x`` [B, G*H] as [G, B, H] (strided: read once per step)."""
+    B = x.shape[0]
+    return x.reshape(B, G, -1).transpose(1, 0, 2)
+
+
 def lstm_layer(xp, w_hh, h0, c0, reverse=False):
-    """burn::lstm_layer: ``(out, h_n, c_n, gates, cells)``; gates [T, B, 4H] activated (i, f, g, o)."""
+    """burn::lstm_layer: ``(out, h_n, c_n, gates, cells)``; gates [T, 4, B, H] activated (i, f, g, o)."""
     T, B, G = xp.shape
     H = G // 4
     dt = xp.dtype
     out, cells = np.empty((T, B, H), dt), np.empty((T, B, H), dt)
-    gates = np.empty((T, B, G), dt)
-    wt = np.ascontiguousarray(w_hh.T)       # BLAS runs the per-step product ~25% faster on it
+    gates = np.empty((T, 4, B, H), dt)
+    w4 = _per_gate(w_hh, 4)
     tmp = np.empty((B, H), dt)
     h, c = h0, c0
     for t in _order(T, reverse):
         a = gates[t]
-        np.matmul(h, wt, out=a)
-        a += xp[t]
-        i, f, g, o = a[:, :H], a[:, H:2 * H], a[:, 2 * H:3 * H], a[:, 3 * H:]
-        _sigmoid_(a[:, :2 * H])
+        np.matmul(h, w4, out=a)
+        np.add(a, _gate_major(xp[t], 4), out=a)
+        i, f, g, o = a
+        _sigmoid_(a[:2])
         np.tanh(g, out=g)
         _sigmoid_(o)
         cn, hn = cells[t], out[t]
@@ -63,7 +78,8 @@ def lstm_layer(xp, w_hh, h0, c0, reverse=False):
 
 
 def lstm_layer_grad(w_hh, h0, c0, out, gates, cells, g_out, g_hn, g_cn, reverse=False):
-    """burn::lstm_layer_grad: ``(d_xp, d_w_hh, d_h0, d_c0)`` by the reverse recurrence."""
+    """burn::lstm_layer_grad: ``(d_xp, d_w_hh, d_h0, d_c0)`` by the reverse recurrence; the gate
+    gradients are computed gate-major (contiguous passes), then written into d_xp[t] once."""
     T, B, H = out.shape
     dt = out.dtype
     w_hh = np.ascontiguousarray(w_hh)
@@ -71,12 +87,12 @@ def lstm_layer_grad(w_hh, h0, c0, out, gates, cells, g_out, g_hn, g_cn, reverse=
     dh = np.zeros((B, H), dt) if g_hn is None else np.array(g_hn, dtype=dt)
     dc = np.zeros((B, H), dt) if g_cn is None else np.array(g_cn, dtype=dt)
     tc, s = np.empty((B, H), dt), np.empty((B, H), dt)
+    d4 = np.empty((4, B, H), dt)
+    di, df, dg, do = d4
     for t in _order(T, not reverse):
         p = t + 1 if reverse else t - 1
         c_prev = c0 if not 0 <= p < T else cells[p]
-        a, d = gates[t], d_xp[t]
-        i, f, g, o = a[:, :H], a[:, H:2 * H], a[:, 2 * H:3 * H], a[:, 3 * H:]
-        di, df, dg, do = d[:, :H], d[:, H:2 * H], d[:, 2 * H:3 * H], d[:, 3 * H:]
+        i, f, g, o = gates[t]
         if g_out is not None:
             dh += g_out[t]
         np.tanh(cells[t], out=tc)
@@ -102,52 +118,56 @@ def lstm_layer_grad(w_hh, h0, c0, out, gates, cells, g_out, g_hn, g_cn, reverse=
         s *= c_prev
         np.multiply(dc, s, out=df)
         dc *= f
+        d = d_xp[t]
+        np.copyto(_gate_major(d, 4), d4)
         dh = d @ w_hh
     return d_xp, _dw(d_xp, h0, out, reverse), dh, dc
 
 
 def gru_layer(xp, w_hh, b_hh, h0, reverse=False):
-    """burn::gru_layer: ``(out, h_n, saved)``; saved [T, B, 4H] holds r, z, n and gh_n per step."""
+    """burn::gru_layer: ``(out, h_n, saved)``; saved [T, 4, B, H] holds r, z, n and gh_n per step."""
     T, B, G = xp.shape
     H = G // 3
     dt = xp.dtype
-    out, saved = np.empty((T, B, H), dt), np.empty((T, B, 4 * H), dt)
-    wt = np.ascontiguousarray(w_hh.T)
-    gh = np.empty((B, G), dt)
+    out, saved = np.empty((T, B, H), dt), np.empty((T, 4, B, H), dt)
+    w3 = _per_gate(w_hh, 3)
+    b3 = None if b_hh is None else np.asarray(b_hh).reshape(3, 1, H)
+    gh = np.empty((3, B, H), dt)
     h = h0
     for t in _order(T, reverse):
-        np.matmul(h, wt, out=gh)
-        if b_hh is not None:
-            gh += b_hh
-        x, s, hn = xp[t], saved[t], out[t]
-        rz, n, ghn = s[:, :2 * H], s[:, 2 * H:3 * H], s[:, 3 * H:]
-        np.add(x[:, :2 * H], gh[:, :2 * H], out=rz)
-        _sigmoid_(rz)
-        ghn[...] = gh[:, 2 * H:]
-        np.multiply(s[:, :H], ghn, out=n)           # n = tanh(x_n + r * gh_n)
-        n += x[:, 2 * H:]
+        np.matmul(h, w3, out=gh)
+        if b3 is not None:
+            gh += b3
+        x, s, hn = _gate_major(xp[t], 3), saved[t], out[t]
+        r, z, n, ghn = s
+        np.add(x[:2], gh[:2], out=s[:2])
+        _sigmoid_(s[:2])
+        np.copyto(ghn, gh[2])
+        np.multiply(r, ghn, out=n)                  # n = tanh(x_n + r * gh_n)
+        n += x[2]
         np.tanh(n, out=n)
         np.subtract(h, n, out=hn)                   # h = n + z * (h - n)
-        hn *= s[:, H:2 * H]
+        hn *= z
         hn += n
         h = hn
     return out, h.copy(), saved
 
 
 def gru_layer_grad(w_hh, h0, out, saved, g_out, g_hn, reverse=False):
-    """burn::gru_layer_grad: ``(d_xp, d_w_hh, d_b_hh, d_h0)`` by the reverse recurrence."""
+    """burn::gru_layer_grad: ``(d_xp, d_w_hh, d_b_hh, d_h0)`` by the reverse recurrence (gate-major
+    passes, written into d_xp[t] and d_gh[t] once per step)."""
     T, B, H = out.shape
     dt = out.dtype
     w_hh = np.ascontiguousarray(w_hh)
     d_xp, d_gh = np.empty((T, B, 3 * H), dt), np.empty((T, B, 3 * H), dt)
     dh = np.zeros((B, H), dt) if g_hn is None else np.array(g_hn, dtype=dt)
     s1 = np.empty((B, H), dt)
+    d3 = np.empty((3, B, H), dt)
+    dr, dz, dn = d3
     for t in _order(T, not reverse):
         p = t + 1 if reverse else t - 1
         h_prev = h0 if not 0 <= p < T else out[p]
-        sv, dx, dg = saved[t], d_xp[t], d_gh[t]
-        r, z, n, ghn = sv[:, :H], sv[:, H:2 * H], sv[:, 2 * H:3 * H], sv[:, 3 * H:]
-        dr, dz, dn = dx[:, :H], dx[:, H:2 * H], dx[:, 2 * H:]
+        r, z, n, ghn = saved[t]
         if g_out is not None:
             dh += g_out[t]
         np.subtract(1.0, z, out=dn)                 # dn = dh (1 - z) (1 - n^2)
@@ -164,10 +184,12 @@ def gru_layer_grad(w_hh, h0, out, saved, g_out, g_hn, reverse=False):
         np.subtract(1.0, z, out=s1)
         s1 *= z
         dz *= s1
-        dg[:, :2 * H] = dx[:, :2 * H]
-        np.multiply(dn, r, out=dg[:, 2 * H:])
+        np.copyto(_gate_major(d_xp[t], 3), d3)
+        dg = _gate_major(d_gh[t], 3)
+        np.copyto(dg[:2], d3[:2])
+        np.multiply(dn, r, out=dg[2])
         dh = dh * z
-        dh += dg @ w_hh
+        dh += d_gh[t] @ w_hh
     d_b = np.ones(T * B, dt) @ d_gh.reshape(T * B, 3 * H)
     return d_xp, _dw(d_gh, h0, out, reverse), d_b, dh
 

@@ -68,7 +68,7 @@ def lstm_layer(xp, w_hh, h0, c0, reverse=False):
     dc, dtype = xp.dc, xp.dtype
     T, B, G = xp.shape
     H = G // 4
-    out, cells, gates = empty(dc, (T, B, H), dtype), empty(dc, (T, B, H), dtype), empty(dc, (T, B, G), dtype)
+    out, cells, gates = empty(dc, (T, B, H), dtype), empty(dc, (T, B, H), dtype), empty(dc, (T, 4, B, H), dtype)
     k = _kernel(dc, dtype, "lstm_step")
     wt = permute(w_hh, axes=(1, 0))
     h, c, c_off = h0, c0.buf, _i32(c0.offset)
@@ -109,7 +109,7 @@ def gru_layer(xp, w_hh, b_hh, h0, reverse=False):
     dc, dtype = xp.dc, xp.dtype
     T, B, G = xp.shape
     H = G // 3
-    out, saved = empty(dc, (T, B, H), dtype), empty(dc, (T, B, 4 * H), dtype)
+    out, saved = empty(dc, (T, B, H), dtype), empty(dc, (T, 4, B, H), dtype)
     bias = contiguous(b_hh) if b_hh is not None else xp
     k = _kernel(dc, dtype, "gru_step")
     wt = permute(w_hh, axes=(1, 0))

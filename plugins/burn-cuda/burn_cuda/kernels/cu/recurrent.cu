@@ -1,8 +1,8 @@
 // The point-wise part of one LSTM / GRU time step and of its gradient (burn::lstm_layer,
 // burn::gru_layer and their _grad ops): one thread per element (b, j) of the [B, H] state.
-// Every pointer is the step's C-contiguous slice; gate layouts are torch's: LSTM [B, 4H] as
-// i, f, g, o; GRU [B, 3H] as r, z, n; the GRU's saved [B, 4H] holds r, z, n and gh_n
-// (W_hn h + b_hn). Defines: T (float or double); kernels are named burn_<name>_DTYPE.
+// Every pointer is the step's C-contiguous slice; xp, hh, gh and d_xp are torch's [B, G*H]
+// rows (LSTM i, f, g, o; GRU r, z, n); the saved gates are gate-major [4, B, H] (LSTM i, f, g, o;
+// GRU r, z, n, gh_n = W_hn h + b_hn). Defines: T (float or double); kernels: burn_<name>_DTYPE.
 
 __device__ __forceinline__ T sigm(T x) { return (T)1 / ((T)1 + exp(-x)); }
 
@@ -16,7 +16,7 @@ extern "C" __global__ void burn_lstm_step_DTYPE(long long n, int H, const T* __r
     T i = sigm(xp[r] + hh[r]), f = sigm(xp[r + H] + hh[r + H]);
     T g = tanh(xp[r + 2 * H] + hh[r + 2 * H]), o = sigm(xp[r + 3 * H] + hh[r + 3 * H]);
     T c = f * cp[k] + i * g;
-    gates[r] = i; gates[r + H] = f; gates[r + 2 * H] = g; gates[r + 3 * H] = o;
+    gates[k] = i; gates[k + n] = f; gates[k + 2 * n] = g; gates[k + 3 * n] = o;
     cells[k] = c;
     out[k] = o * tanh(c);
 }
@@ -29,7 +29,7 @@ extern "C" __global__ void burn_lstm_step_grad_DTYPE(long long n, int H, const T
     if (k >= n) return;
     long long b = k / H, j = k - b * H, r = b * 4 * H + j;
     T dh = dmm[k] + (has_gout ? gout[k] : (T)0);
-    T i = gates[r], f = gates[r + H], g = gates[r + 2 * H], o = gates[r + 3 * H];
+    T i = gates[k], f = gates[k + n], g = gates[k + 2 * n], o = gates[k + 3 * n];
     T tc = tanh(cells[k]);
     T dcc = dc[k] + dh * o * ((T)1 - tc * tc);
     d[r] = dcc * g * i * ((T)1 - i);
@@ -45,13 +45,13 @@ extern "C" __global__ void burn_gru_step_DTYPE(long long n, int H, const T* __re
         T* __restrict__ saved, T* __restrict__ out) {
     long long k = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     if (k >= n) return;
-    long long b = k / H, j = k - b * H, r3 = b * 3 * H + j, r4 = b * 4 * H + j;
+    long long b = k / H, j = k - b * H, r3 = b * 3 * H + j;
     T br = 0, bz = 0, bn = 0;
     if (has_bias) { br = bhh[j]; bz = bhh[H + j]; bn = bhh[2 * H + j]; }
     T r = sigm(xp[r3] + gh[r3] + br), z = sigm(xp[r3 + H] + gh[r3 + H] + bz);
     T ghn = gh[r3 + 2 * H] + bn;
     T nn = tanh(xp[r3 + 2 * H] + r * ghn);
-    saved[r4] = r; saved[r4 + H] = z; saved[r4 + 2 * H] = nn; saved[r4 + 3 * H] = ghn;
+    saved[k] = r; saved[k + n] = z; saved[k + 2 * n] = nn; saved[k + 3 * n] = ghn;
     out[k] = nn + z * (hp[k] - nn);
 }
 
@@ -62,9 +62,9 @@ extern "C" __global__ void burn_gru_step_grad_DTYPE(long long n, int H, const T*
         const T* __restrict__ hp, T* __restrict__ dx, T* __restrict__ dg) {
     long long k = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     if (k >= n) return;
-    long long b = k / H, j = k - b * H, r3 = b * 3 * H + j, r4 = b * 4 * H + j;
+    long long b = k / H, j = k - b * H, r3 = b * 3 * H + j;
     T dh = dmm[k] + carry[k] + (has_gout ? gout[k] : (T)0);
-    T r = saved[r4], z = saved[r4 + H], nn = saved[r4 + 2 * H], ghn = saved[r4 + 3 * H];
+    T r = saved[k], z = saved[k + n], nn = saved[k + 2 * n], ghn = saved[k + 3 * n];
     T dn = dh * ((T)1 - z) * ((T)1 - nn * nn);
     T dr = dn * ghn * r * ((T)1 - r);
     T dz = dh * (hp[k] - nn) * z * ((T)1 - z);

@@ -1,8 +1,8 @@
 // The point-wise part of one LSTM / GRU time step and of its gradient (burn::lstm_layer,
 // burn::gru_layer and their _grad ops): one work-item per element (b, j) of the [B, H] state.
-// Every array is contiguous; *_off are element offsets of the step's slice. Gate layouts are
-// torch's: LSTM [B, 4H] as i, f, g, o; GRU [B, 3H] as r, z, n; the GRU's saved [B, 4H] holds
-// r, z, n and gh_n (W_hn h + b_hn). Defines: T (float or double).
+// Every array is contiguous; *_off are element offsets of the step's slice. xp, hh, gh and
+// d_xp are torch's [B, G*H] rows (LSTM i, f, g, o; GRU r, z, n); the saved gates are gate-major
+// [4, B, H] (LSTM i, f, g, o; GRU r, z, n, gh_n = W_hn h + b_hn). Defines: T (float or double).
 
 inline T sigm(T x) { return (T)1 / ((T)1 + exp(-x)); }
 
@@ -18,8 +18,9 @@ __kernel void lstm_step(const int B, const int H, __global const T* xp, const in
   __global const T* a = hh + hh_off + r;
   T i = sigm(x[0] + a[0]), f = sigm(x[H] + a[H]), g = tanh(x[2 * H] + a[2 * H]), o = sigm(x[3 * H] + a[3 * H]);
   T c = f * cp[cp_off + k] + i * g;
-  __global T* gt = gates + g_off + r;
-  gt[0] = i; gt[H] = f; gt[2 * H] = g; gt[3 * H] = o;
+  int n = B * H;
+  __global T* gt = gates + g_off + k;
+  gt[0] = i; gt[n] = f; gt[2 * n] = g; gt[3 * n] = o;
   cells[c_off + k] = c;
   out[o_off + k] = o * tanh(c);
 }
@@ -34,8 +35,9 @@ __kernel void lstm_step_grad(const int B, const int H, __global const T* dmm, co
   int b = k / H, j = k - b * H;
   int r = b * 4 * H + j;
   T dh = dmm[dm_off + k] + (has_gout ? gout[go_off + k] : (T)0);
-  __global const T* gt = gates + g_off + r;
-  T i = gt[0], f = gt[H], g = gt[2 * H], o = gt[3 * H];
+  int n = B * H;
+  __global const T* gt = gates + g_off + k;
+  T i = gt[0], f = gt[n], g = gt[2 * n], o = gt[3 * n];
   T tc = tanh(cells[c_off + k]);
   T dcc = dc[k] + dh * o * ((T)1 - tc * tc);
   __global T* d = dxp + d_off + r;
@@ -62,8 +64,9 @@ __kernel void gru_step(const int B, const int H, __global const T* xp, const int
   T ghn = a[2 * H] + bn;
   T n = tanh(x[2 * H] + r * ghn);
   T hprev = hp[hp_off + k];
-  __global T* s = saved + s_off + b * 4 * H + j;
-  s[0] = r; s[H] = z; s[2 * H] = n; s[3 * H] = ghn;
+  int m = B * H;
+  __global T* s = saved + s_off + k;
+  s[0] = r; s[m] = z; s[2 * m] = n; s[3 * m] = ghn;
   out[o_off + k] = n + z * (hprev - n);
 }
 
@@ -77,8 +80,9 @@ __kernel void gru_step_grad(const int B, const int H, __global const T* dmm, con
   int b = k / H, j = k - b * H;
   int r3 = b * 3 * H + j;
   T dh = dmm[dm_off + k] + carry[k] + (has_gout ? gout[go_off + k] : (T)0);
-  __global const T* s = saved + s_off + b * 4 * H + j;
-  T r = s[0], z = s[H], n = s[2 * H], ghn = s[3 * H];
+  int m = B * H;
+  __global const T* s = saved + s_off + k;
+  T r = s[0], z = s[m], n = s[2 * m], ghn = s[3 * m];
   T dn = dh * ((T)1 - z) * ((T)1 - n * n);
   T dr = dn * ghn * r * ((T)1 - r);
   T dz = dh * (hp[hp_off + k] - n) * z * ((T)1 - z);
