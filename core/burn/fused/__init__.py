@@ -17,6 +17,7 @@ op name                                     defined in
 ``burn::nf4_dequantize``, ``burn::nf4_matmul``  :mod:`burn.fused.linear`
 ``burn::adam_update``, ``burn::sgd_update``  :mod:`burn.fused.updates`
 ``burn::attention``, ``..._grad``            :mod:`burn.fused.attention`
+``burn::lstm_layer``, ``burn::gru_layer``, ``..._grad``  :mod:`burn.fused.recurrent`
 ==========================================  ==============================
 
 Example:
@@ -31,9 +32,11 @@ from .layer_norm import layer_norm, layer_norm_fused, layer_norm_grad
 from .linear import NF4_CODE, linear_relu, nf4_dequantize, nf4_matmul
 from .softmax import (log_softmax, log_softmax_fused, log_softmax_grad, softmax, softmax_cross_entropy,
                       softmax_cross_entropy_grad, softmax_fused, softmax_grad)
+from .recurrent import gru_layer, gru_layer_grad, lstm_layer, lstm_layer_grad
 from .updates import adam_update, sgd_update
 
 __all__ = ["softmax", "log_softmax", "softmax_fused", "softmax_grad", "log_softmax_fused", "log_softmax_grad",
            "softmax_cross_entropy", "softmax_cross_entropy_grad", "layer_norm", "layer_norm_fused",
            "layer_norm_grad", "linear_relu", "NF4_CODE", "nf4_dequantize", "nf4_matmul", "adam_update",
-           "sgd_update", "attention_fused", "attention_grad"]
+           "sgd_update", "attention_fused", "attention_grad", "lstm_layer", "lstm_layer_grad", "gru_layer",
+           "gru_layer_grad"]

@@ -8,6 +8,7 @@ from .activations import Tanh, Sigmoid, LeakyReLU, SiLU, Softmax  # noqa: F401
 from .conv_layers import (Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d, MaxPool1d, MaxPool2d,  # noqa: F401
                           AvgPool1d, AvgPool2d, AdaptiveAvgPool2d, Flatten)
 from .norm import BatchNorm1d, BatchNorm2d, LayerNorm, RMSNorm  # noqa: F401
+from .recurrent import LSTM, GRU, LSTMCell, GRUCell  # noqa: F401
 from .attention import MultiHeadAttention, TransformerEncoderLayer, TransformerEncoder  # noqa: F401
 from .losses import CrossEntropyLoss, NLLLoss, MSELoss, BCEWithLogitsLoss  # noqa: F401
 from . import losses  # noqa: F401

@@ -55,7 +55,8 @@ def burn_register_backends(registry):
 
 #: the ``burn::`` extension ops with a wgpu kernel; every core primitive has one too
 EXTENSION_OPS = ("burn::linear_relu", "burn::softmax", "burn::softmax_grad", "burn::log_softmax",
-                 "burn::log_softmax_grad", "burn::layer_norm", "burn::layer_norm_grad")
+                 "burn::log_softmax_grad", "burn::layer_norm", "burn::layer_norm_grad", "burn::lstm_layer",
+                 "burn::lstm_layer_grad", "burn::gru_layer", "burn::gru_layer_grad")
 
 
 def burn_register_kernels(registry):

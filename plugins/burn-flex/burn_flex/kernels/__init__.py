@@ -5,11 +5,11 @@ Kernels receive numpy arrays (operands of one dtype for binary ops, numpy broadc
 between them) and the primitive's attributes; they return an array of the dtype the
 primitive's meta rule promised. :mod:`.elementwise`, :mod:`.creation`, :mod:`.movement`,
 :mod:`.reduce`, :mod:`.linear`, :mod:`.nn`, :mod:`.indexing`, :mod:`.optim`, :mod:`.conv`,
-:mod:`.quant` (NF4), :mod:`.sorting`, :mod:`.attention`.
+:mod:`.quant` (NF4), :mod:`.sorting`, :mod:`.attention`, :mod:`.recurrent` (LSTM / GRU layers).
 """
 from __future__ import annotations
 
-from . import attention, creation, elementwise, indexing, linear, movement, nn, optim, reduce, sorting
+from . import attention, creation, elementwise, indexing, linear, movement, nn, optim, recurrent, reduce, sorting
 
 
 def all_kernels() -> dict:
@@ -46,4 +46,5 @@ def extension_kernels() -> dict:
             "burn::softmax": nn.softmax, "burn::softmax_grad": nn.softmax_grad,
             "burn::log_softmax": nn.log_softmax, "burn::log_softmax_grad": nn.log_softmax_grad,
             "burn::layer_norm": nn.layer_norm, "burn::layer_norm_grad": nn.layer_norm_grad,
-            "burn::attention": attention.attention, "burn::attention_grad": attention.attention_grad}
+            "burn::attention": attention.attention, "burn::attention_grad": attention.attention_grad,
+            **recurrent.KERNELS}
