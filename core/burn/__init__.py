@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from ._version import __version__  # noqa: F401
 from .errors import (BurnError, ShapeError, DTypeError, DeviceMismatch, BackendUnavailable,  # noqa: F401
-                     PluginError, AutodiffError, OutOfMemory, IndexOutOfRange)
+                     PluginError, AutodiffError, OutOfMemory, IndexOutOfRange, CaptureError)
 from .dtypes import (DType, float16, bfloat16, float32, float64, int8, int32, int64, uint8,  # noqa: F401
                      complex64, complex128, as_dtype, result_type, can_cast)
 from .dtypes import bool_ as bool  # noqa: F401,A001  (Array API name)
@@ -41,6 +41,8 @@ from .library import backend_extension  # noqa: F401
 from .hookspecs import hookimpl  # noqa: F401
 from . import fused  # noqa: F401
 from .fused import softmax, log_softmax  # noqa: F401
+from . import capture  # noqa: F401  (burn.capture: the decorator and its namespace)
+from .capture import Graph  # noqa: F401
 
 # Imported on first use (``burn.nn`` or ``import burn.nn``), so ``import burn`` stays quick.
 _ON_FIRST_USE = ("nn", "optim", "data", "train")

@@ -12,10 +12,15 @@ from __future__ import annotations
 from weakref import ref as _weakref
 from .errors import BurnError, FailedValue
 
-__all__ = ["Handle", "Node", "record", "materialized"]
+__all__ = ["Handle", "Node", "record", "materialized", "TRACE"]
 
 
 _new = object.__new__
+
+# The trace in progress (``burn.capture``), or None. While one is set, reading a value on its
+# thread raises (``trace.on_read``): a trace records ops, it does not run them, and a Python
+# value read from one could not change on replay. In-place updates report to it (tensor._stamp).
+TRACE = [None]
 
 
 class Node:
@@ -50,6 +55,8 @@ class Handle:
 
     def value(self):
         """The native array, running the pending graph if needed."""
+        if TRACE[0] is not None:
+            TRACE[0].on_read(self)
         if self.node is not None:
             self.graph.flush()
             node = self.node
