@@ -105,7 +105,9 @@ class Trace:
             return
         old = self.mutated.get(id(t))
         if old is None or old[0]() is not t:
-            self.mutated[id(t)] = (_weakref(t), _H.__get__(t))
+            h = _H.__get__(t)
+            # a value made inside the trace is not kept alive here (it would look like an escape)
+            self.mutated[id(t)] = (_weakref(t), h if h.node is None else None)
 
     def on_new_graph(self, g):
         if g not in self.graphs:
@@ -275,12 +277,13 @@ def state_names(fn, args, kwargs) -> dict:
 class _Builder:
     """Turns a finished trace's pending nodes into a :class:`Graph`."""
 
-    def __init__(self, tr, nodes, leaves, names):
+    def __init__(self, tr, nodes, leaves, start, names):
         self.tr, self.nodes, self.leaves, self.names = tr, nodes, leaves, names
         self.refs = {}              # id(handle) -> ref of an outside value
-        self.inputs = [Slot(f"in{i}", t._h.shape, t._h.dtype, t.device.is_autodiff) for i, t in enumerate(leaves)]
-        for i, t in enumerate(leaves):
-            self.refs.setdefault(id(t._h), ("in", i))
+        # the arguments' handles when the call began (an in-place update rebinds them)
+        self.inputs = [Slot(f"in{i}", h.shape, h.dtype, t.device.is_autodiff) for i, (t, h) in enumerate(zip(leaves, start))]
+        for i, h in enumerate(start):
+            self.refs.setdefault(id(h), ("in", i))
         self.state, self.state_refs, self.updates = [], [], []
         self.consts, self.const_values = [], []
         self.hosts = []
@@ -326,7 +329,7 @@ class _Builder:
                     raise CaptureError(f"burn.capture: the traced function writes into its argument {ids[id(t)]}, "
                                        f"a view of another tensor; pass the base tensor itself")
                 continue            # a view: derived again from its base, which is the state
-            if h0.node is not None:
+            if h0 is None:
                 continue            # made inside the trace: a result, a temporary, or an escape
             if id(t) in ids:
                 target = ("in", ids[id(t)])
@@ -346,7 +349,7 @@ class _Builder:
     def _label(self, target):
         return repr(self.state[target[1]].name) if target[0] == "state" else f"argument {target[1]}"
 
-    def resolve_outside(self, extra=()):
+    def resolve_outside(self, extra=(), results=()):
         """Values read from outside that are neither inputs nor updated state: state when a live
         tensor holds them (read at replay), else constants (fixed at trace time)."""
         left = {id(h): h for h in extra if id(h) not in self.refs}
@@ -357,8 +360,9 @@ class _Builder:
         if not left:
             return
         owners = {}
+        skip = {id(t) for t in results}     # the call's own (detached) results hold no state
         for o in gc.get_referrers(*left.values()):
-            if isinstance(o, Tensor):
+            if isinstance(o, Tensor) and id(o) not in skip:
                 h = _H.__get__(o)
                 if id(h) in left:
                     best = owners.get(id(h))
@@ -434,6 +438,7 @@ def trace_call(fn, args, kwargs, *, name=None, strict=True):
     if TRACE[0] is not None:
         raise CaptureError("burn.capture: a trace is already in progress; captured functions do not nest")
     flush_all()
+    start = [t._h for t in leaves]
     tr = Trace()
     for g in list(GRAPHS.values()):
         tr.on_new_graph(g)
@@ -445,7 +450,7 @@ def trace_call(fn, args, kwargs, *, name=None, strict=True):
         for g, mp in tr.graphs.items():
             g.max_pending = mp
     lg, nodes = _collect(tr)
-    b = _Builder(tr, nodes, leaves, state_names(fn, args, kwargs))
+    b = _Builder(tr, nodes, leaves, start, state_names(fn, args, kwargs))
     finals = b.classify_mutated()
     outside = []
 
@@ -459,7 +464,7 @@ def trace_call(fn, args, kwargs, *, name=None, strict=True):
     tree = output_tree(out, add)
     result = _detached(out)
     del out     # the traced results' gradient records (and the temporaries they hold) go now
-    b.resolve_outside(outside + [h for _, h in finals if h.node is None])
+    b.resolve_outside(outside + [h for _, h in finals if h.node is None], _tensors(result))
     tree = _fill(tree, lambda i: _outside_ref(b, outside[i]))
     gnodes = b.graph_nodes()
     updates = [(target, b.node_ref(h) or _outside_ref(b, h)) for target, h in finals]
@@ -509,6 +514,19 @@ def _plain_device(leaves, lg):
         return leaves[0].device.inner() if leaves else None
     from ..device import Device
     return Device(lg.kind, lg.index)
+
+
+def _tensors(obj, out=None):
+    out = [] if out is None else out
+    if isinstance(obj, Tensor):
+        out.append(obj)
+    elif type(obj) in (tuple, list):
+        for o in obj:
+            _tensors(o, out)
+    elif type(obj) is dict:
+        for o in obj.values():
+            _tensors(o, out)
+    return out
 
 
 def _detached(obj):
