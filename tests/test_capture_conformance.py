@@ -4,6 +4,7 @@ results, and the gradients of a weighted sum of them). Ops whose output shape de
 the data cannot be one graph: their cases must raise burn.CaptureError at the trace."""
 import os
 import re
+import tempfile
 
 import numpy as np
 import pytest
@@ -22,6 +23,9 @@ DATA_DEPENDENT_CASES = ("getitem[x[mask]", "getitem[x[row-mask]", "setitem[mask"
 
 def _outs(out):
     return [o for o in (out if isinstance(out, (tuple, list)) else (out,))]
+
+
+_TMP = tempfile.mkdtemp(prefix="burn-capture-")
 
 
 def _np(t):
@@ -75,6 +79,13 @@ def _check_forward(case, device):
     assert len(got) == len(want)
     for i, (a, b) in enumerate(zip(got, want)):
         _same(a, b, f"{case.name} output {i}")
+    # the same program saved and loaded (every op's attributes through the file format)
+    path = os.path.join(_TMP, "g.burngraph")
+    g.save(path)
+    device.seed(7)
+    loaded = _outs(burn.Graph.load(path, device=device)(*_fresh(case, device, 1)))
+    for i, (a, b) in enumerate(zip(loaded, want)):
+        _same(a, b, f"{case.name} output {i} (saved and loaded)")
 
 
 def _check_grad(case, device):

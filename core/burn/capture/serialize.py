@@ -19,6 +19,7 @@ from .. import dtypes as dt
 from .._version import __version__
 from ..dispatch import registry
 from ..errors import CaptureError
+from ..library import _TENSOR
 from .ir import GraphNode, Slot
 from .replay import missing_op_error
 
@@ -56,6 +57,8 @@ def encode_attr(v, where: str):
         return {"$slice": [encode_attr(v.start, where), encode_attr(v.stop, where), encode_attr(v.step, where)]}
     if v is Ellipsis:
         return {"$ellipsis": True}
+    if v is _TENSOR:                # an extension op's call template: "a tensor argument goes here"
+        return {"$tensor": True}
     if t is complex:
         return {"$c": [encode_attr(v.real, where), encode_attr(v.imag, where)]}
     if isinstance(v, np.generic):
@@ -84,6 +87,8 @@ def decode_attr(v):
         return slice(*[decode_attr(x) for x in v["$slice"]])
     if "$ellipsis" in v:
         return Ellipsis
+    if "$tensor" in v:
+        return _TENSOR
     if "$c" in v:
         return complex(*[decode_attr(x) for x in v["$c"]])
     if "$array" in v:

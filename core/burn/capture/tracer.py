@@ -291,6 +291,7 @@ class _Builder:
             self.hosts.append(Slot(name, h.shape, dtype))
             self.refs[id(h)] = ("host", k)
         self.keep = []              # handles whose ids the refs use
+        self.view_values = []       # values of updated views: a replay derives them from their base
 
     def add_state(self, t, h):
         j = len(self.state)
@@ -328,6 +329,7 @@ class _Builder:
                 if id(t) in ids:
                     raise CaptureError(f"burn.capture: the traced function writes into its argument {ids[id(t)]}, "
                                        f"a view of another tensor; pass the base tensor itself")
+                self.view_values.append(_H.__get__(t))
                 continue            # a view: derived again from its base, which is the state
             if h0 is None:
                 continue            # made inside the trace: a result, a temporary, or an escape
@@ -405,9 +407,10 @@ def _escaped(nodes, kept):
             if (p, k) not in kept and w() is not None]
 
 
-def check_escapes(graph, nodes):
+def check_escapes(graph, nodes, rederived=()):
     """Raise EscapeError if a tensor computed in the trace is referenced outside its results."""
     kept = {(r[1], r[2]) for r in graph.result_refs() if r[0] == "node"}
+    kept.update((h.node.pos, h.index) for h in rederived if h.node is not None)
     bad = _escaped(nodes, kept)
     if bad:
         gc.collect()        # garbage in reference cycles is not an escape
@@ -475,7 +478,7 @@ def trace_call(fn, args, kwargs, *, name=None, strict=True):
     g.device = _plain_device(leaves, lg)
     g._keep = b.keep
     try:
-        check_escapes(g, nodes)
+        check_escapes(g, nodes, b.view_values)
     except EscapeError:
         if strict:
             raise
