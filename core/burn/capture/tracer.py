@@ -292,6 +292,7 @@ class _Builder:
             self.refs[id(h)] = ("host", k)
         self.keep = []              # handles whose ids the refs use
         self.view_values = []       # values of updated views: a replay derives them from their base
+        self.const_keys = {}        # (shape, dtype, bytes) -> ref of a small constant
 
     def add_state(self, t, h):
         j = len(self.state)
@@ -375,11 +376,28 @@ class _Builder:
             if t is not None:
                 self.add_state(t, h)
             else:
-                k = len(self.consts)
-                self.consts.append(Slot(f"const{k}", h.shape, h.dtype))
-                self.const_values.append((h.graph.backend, h.graph.index, h.data))
-                self.refs[hid] = ("const", k)
-                self.keep.append(h)
+                self.refs[hid] = self.add_const(h)
+
+    def add_const(self, h):
+        """A constant slot for ``h``; small constants of equal value share one (``x + 1.0`` in a
+        loop makes a new scalar each time: one slot binds them all at replay)."""
+        key = None
+        size = 1
+        for d in h.shape:
+            size *= d
+        if size <= 16:
+            arr = np.asarray(h.graph.backend.to_numpy(h.data, h.graph.index))
+            key = (h.shape, h.dtype, arr.tobytes())
+            ref = self.const_keys.get(key)
+            if ref is not None:
+                return ref
+        k = len(self.consts)
+        self.consts.append(Slot(f"const{k}", h.shape, h.dtype))
+        self.const_values.append((h.graph.backend, h.graph.index, h.data))
+        self.keep.append(h)
+        if key is not None:
+            self.const_keys[key] = ("const", k)
+        return ("const", k)
 
     def graph_nodes(self):
         out = []
@@ -504,12 +522,9 @@ def _outside_ref(b, h):
     r = b.refs.get(id(h))
     if r is not None:
         return r
-    k = len(b.consts)
-    b.consts.append(Slot(f"const{k}", h.shape, h.dtype))
-    b.const_values.append((h.graph.backend, h.graph.index, h.value()))
-    b.refs[id(h)] = ("const", k)
-    b.keep.append(h)
-    return ("const", k)
+    h.value()       # a value made from the host inside the trace is materialized already
+    r = b.refs[id(h)] = b.add_const(h)
+    return r
 
 
 def _plain_device(leaves, lg):
