@@ -18,9 +18,12 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+import numpy as np
+
 from ..bridge import Handle
 from ..errors import CaptureError, DeviceMismatch, DTypeError, ShapeError
 from ..graph import graph_for
+from ..ops.creation import _default_device
 from ..tensor import Tensor
 from ..views import _mark_stale
 from .replay import Prepared
@@ -248,7 +251,6 @@ class Graph:
         if dev is None:
             dev = getattr(self, "device", None)
             if dev is None:
-                from ..ops.creation import _default_device
                 dev = _default_device()
         return dev.inner() if dev.is_autodiff else dev
 
@@ -315,7 +317,6 @@ class Graph:
             values[("const", k)] = v
 
     def _run_events(self, values, backend, lg):
-        import numpy as np
         have = set()
         for ev in self.events:
             if ev[0] == "call":

@@ -14,12 +14,15 @@ import math
 import os
 
 import numpy as np
+import safetensors
+import safetensors.numpy
 
 from .. import dtypes as dt
 from .._version import __version__
 from ..dispatch import registry
 from ..errors import CaptureError
 from ..library import _TENSOR
+from ..ops.creation import _device, tensor
 from .ir import GraphNode, Slot
 from .replay import missing_op_error
 
@@ -152,7 +155,6 @@ def structure(graph) -> dict:
 
 def save(graph, path) -> None:
     """Write ``graph`` to ``path`` (see the module docstring)."""
-    import safetensors.numpy
     doc = structure(graph)
     arrays = {}
     for k, (s, v) in enumerate(zip(graph.consts, graph.const_values)):
@@ -180,7 +182,6 @@ def save(graph, path) -> None:
 
 
 def _read(path):
-    import safetensors
     with open(path, "rb") as f:
         blob = f.read()
     try:
@@ -223,7 +224,6 @@ def load(cls, path, device=None):
     consts, hosts = [_unslot(x) for x in doc["consts"]], [_unslot(x) for x in doc["hosts"]]
     g = cls(nodes, inputs, state, consts, hosts, _tree(doc["outputs"], tuple),
             [(tuple(a), tuple(b)) for a, b in doc["updates"]], op_plugins=plugins, name=doc.get("name", "graph"))
-    from ..ops.creation import _device, tensor
     dev = _device(device)
     g.device = dev.inner() if dev.is_autodiff else dev
     g.const_values = [_value(tensors, f"const.{k}", s) for k, s in enumerate(consts)]
