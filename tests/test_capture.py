@@ -264,3 +264,22 @@ def test_graph_file_is_not_pickle_and_has_a_version(tmp_path):
     safetensors.numpy.save_file({}, str(tmp_path / "new.burngraph"), metadata={"burn.graph": json.dumps(doc)})
     with pytest.raises(burn.CaptureError, match="upgrade burn"):
         burn.Graph.load(tmp_path / "new.burngraph")
+
+
+class _Holder:
+    pass
+
+
+def test_state_held_by_any_live_tensor_is_read_at_replay():
+    holder = _Holder()
+    holder.scale = burn.tensor([2.0])       # not reachable by name from the function's code
+
+    def make():
+        h = holder
+        return lambda x: x * h.scale
+    g = burn.capture.trace(make(), burn.ones((1,)))
+    assert len(g.state) == 1 and not g.consts
+    holder.scale.assign_(burn.tensor([7.0]))
+    assert g(burn.ones((1,))).item() == 7.0
+    inside = burn.capture.trace(lambda x: x * burn.tensor([3.0]), burn.ones((1,)))   # made in the call
+    assert len(inside.consts) == 1 and not inside.state

@@ -52,6 +52,8 @@ class Handle:
         self.data = data
         self.node = node
         self.index = index
+        if TRACE[0] is not None:        # a value made inside a trace is one of its constants
+            TRACE[0].on_create(self)
 
     def value(self):
         """The native array, running the pending graph if needed."""

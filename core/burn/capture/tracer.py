@@ -26,6 +26,7 @@ from ..dispatch import registry
 from ..errors import CaptureError
 from ..fusion import GRAPHS
 from ..graph import flush_all
+from ..ops import creation as _creation, elementwise as _elementwise
 from ..ops.creation import tensor
 from ..tensor import Tensor
 from .ir import Graph, GraphNode, Slot
@@ -98,6 +99,7 @@ class Trace:
         self.events = []        # ("call", fn) / ("host", k, fn), in order
         self.guards = []        # (fn, value at trace time, what)
         self.graphs = {}        # LazyGraph -> its max_pending before the trace
+        self.fresh = {}         # id -> handle of every value made from host data during the trace
 
     def on_read(self, h):
         if threading.get_ident() == self.thread:
@@ -111,6 +113,10 @@ class Trace:
             h = _H.__get__(t)
             # a value made inside the trace is not kept alive here (it would look like an escape)
             self.mutated[id(t)] = (_weakref(t), h if h.node is None else None)
+
+    def on_create(self, h):
+        if threading.get_ident() == self.thread:
+            self.fresh[id(h)] = h
 
     def on_new_graph(self, g):
         if g not in self.graphs:
@@ -238,22 +244,22 @@ def _roots(fn, args, kwargs):
 
 def _walk(name, obj, names, depth=0):
     if isinstance(obj, Tensor):
-        names.setdefault(id(obj), name)
+        names.setdefault(id(obj), (obj, name))
         return
     if depth > 2 or isinstance(obj, (str, bytes, int, float, type)) or obj is None:
         return
     if callable(getattr(obj, "named_parameters", None)) and callable(getattr(obj, "named_buffers", None)):
         for p, t in obj.named_parameters():
-            names.setdefault(id(t), f"{name}.{p}")
+            names.setdefault(id(t), (t, f"{name}.{p}"))
         for p, t in obj.named_buffers():
-            names.setdefault(id(t), f"{name}.{p}")
+            names.setdefault(id(t), (t, f"{name}.{p}"))
         return
     st = getattr(obj, "state", None)
     if isinstance(st, dict) and hasattr(obj, "param_groups"):      # an optimizer
         for path, entries in st.items():
             for k, v in (entries.items() if isinstance(entries, dict) else ()):
                 if isinstance(v, Tensor):
-                    names.setdefault(id(v), f"{name}.state.{path}.{k}")
+                    names.setdefault(id(v), (v, f"{name}.state.{path}.{k}"))
         return
     if isinstance(obj, dict):
         for k, v in list(obj.items())[:256]:
@@ -264,7 +270,7 @@ def _walk(name, obj, names, depth=0):
 
 
 def state_names(fn, args, kwargs) -> dict:
-    """``{id(tensor): name}`` for the tensors reachable from ``fn``'s roots (see :func:`_roots`)."""
+    """``{id(tensor): (tensor, name)}`` for the tensors reachable from ``fn``'s roots (see :func:`_roots`)."""
     names = {}
     for name, obj in _roots(fn, args, kwargs):
         try:
@@ -280,7 +286,9 @@ class _Builder:
     """Turns a finished trace's pending nodes into a :class:`Graph`."""
 
     def __init__(self, tr, nodes, leaves, start, names):
-        self.tr, self.nodes, self.leaves, self.names = tr, nodes, leaves, names
+        self.tr, self.nodes, self.leaves = tr, nodes, leaves
+        self.names = {k: v[1] for k, v in names.items()}
+        self.named = [v[0] for v in names.values()]
         self.refs = {}              # id(handle) -> ref of an outside value
         # the arguments' handles when the call began (an in-place update rebinds them)
         self.inputs = [Slot(f"in{i}", h.shape, h.dtype, t.device.is_autodiff) for i, (t, h) in enumerate(zip(leaves, start))]
@@ -365,13 +373,22 @@ class _Builder:
         if not left:
             return
         owners = {}
+        for t in self.named:        # state reachable from the function's roots, by name
+            h = _H.__get__(t)
+            if id(h) in left and (id(h) not in owners or t._leaf):
+                owners[id(h)] = t
+        # made during the trace (a constant of this call) or a cached scalar operand: a
+        # constant; anything else may be held by a tensor the roots do not reach: ask gc
+        cached = _cached_scalars()
+        unknown = [h for hid, h in left.items() if hid not in owners and hid not in self.tr.fresh
+                   and hid not in cached]
         skip = {id(t) for t in results}     # the call's own (detached) results hold no state
-        for o in gc.get_referrers(*left.values()):
+        for o in gc.get_referrers(*unknown) if unknown else ():
             if isinstance(o, Tensor) and id(o) not in skip:
                 h = _H.__get__(o)
                 if id(h) in left:
                     best = owners.get(id(h))
-                    if best is None or (o._leaf and not best._leaf) or id(o) in self.names:
+                    if best is None or (o._leaf and not best._leaf):
                         owners[id(h)] = o
         for hid, h in left.items():
             t = owners.get(hid)
@@ -407,6 +424,13 @@ class _Builder:
             ins = tuple(self.node_ref(a) if type(a) is not tuple else ("node", a[0].pos, a[1]) for a in n.args)
             out.append(GraphNode(n.prim.name, dict(n.attrs), ins, tuple((m.shape, m.dtype) for m in n.metas)))
         return out
+
+
+def _cached_scalars() -> set:
+    """ids of the memoized scalar operands of burn.ops (immutable constants)."""
+    out = {id(e[1]) for e in _elementwise._SCALAR_TENSORS.values()}
+    out.update(id(h) for h in _creation._SCALARS.values())
+    return out
 
 
 def _op_plugins(nodes) -> dict:
