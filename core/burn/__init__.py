@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from ._version import __version__  # noqa: F401
 from .errors import (BurnError, ShapeError, DTypeError, DeviceMismatch, BackendUnavailable,  # noqa: F401
-                     PluginError, AutodiffError, OutOfMemory, IndexOutOfRange, ReadOnlyError)
+                     PluginError, AutodiffError, OutOfMemory, IndexOutOfRange, ReadOnlyError, CaptureError)
 from .dlpack import SharedMemoryWritten  # noqa: F401
 from .dtypes import (DType, float16, bfloat16, float32, float64, int8, int16, int32, int64,  # noqa: F401
                      uint8, uint16, uint32, uint64,
@@ -45,6 +45,8 @@ from .library import backend_extension  # noqa: F401
 from .hookspecs import hookimpl  # noqa: F401
 from . import fused  # noqa: F401
 from .fused import softmax, log_softmax  # noqa: F401
+from . import capture  # noqa: F401  (burn.capture: the decorator and its namespace)
+from .capture import Graph  # noqa: F401
 
 _methods.alias_dims(globals())      # dim= as PyTorch's name for axis= (docs/architecture.md, the aliases)
 

@@ -9,6 +9,7 @@ gradient computation itself is recorded lazily and fused like any other work.
 """
 from __future__ import annotations
 
+from .bridge import TRACE
 from .errors import AutodiffError, describe
 from .ops import creation, elementwise
 from .tape import GradNode, _clock, autocast_mode, enable_grad, is_grad_enabled, no_grad  # noqa: F401
@@ -234,6 +235,8 @@ def _raise_deferred(root):
     """Raise here, at ``backward()``, a data-dependent error (an index out of range) of the
     computation of ``root``: its graph is run first when it holds ops that can raise one."""
     h = root._h
+    if TRACE[0] is not None:    # traced (burn.capture): the replay raises the error when it runs
+        return
     if h.node is not None and h.graph.checked:
         h.graph.flush()
     if h.node is None:

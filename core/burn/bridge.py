@@ -13,10 +13,15 @@ from weakref import ref as _weakref
 from . import dlpack as _dlpack
 from .errors import BurnError, FailedValue
 
-__all__ = ["Handle", "Node", "record", "materialized"]
+__all__ = ["Handle", "Node", "record", "materialized", "TRACE"]
 
 
 _new = object.__new__
+
+# The trace in progress (``burn.capture``), or None. While one is set, reading a value on its
+# thread raises (``trace.on_read``): a trace records ops, it does not run them, and a Python
+# value read from one could not change on replay. In-place updates report to it (tensor._stamp).
+TRACE = [None]
 
 
 class Node:
@@ -48,9 +53,13 @@ class Handle:
         self.data = data
         self.node = node
         self.index = index
+        if TRACE[0] is not None:        # a value made inside a trace is one of its constants
+            TRACE[0].on_create(self)
 
     def value(self):
         """The native array, running the pending graph if needed."""
+        if TRACE[0] is not None:
+            TRACE[0].on_read(self)
         if self.node is not None:
             self.graph.flush()
             node = self.node

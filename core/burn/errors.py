@@ -15,7 +15,7 @@ import sys
 __all__ = [
     "require_same_dtype",
     "BurnError", "ShapeError", "DTypeError", "DeviceMismatch",
-    "BackendUnavailable", "PluginError", "AutodiffError", "IndexOutOfRange", "ReadOnlyError",
+    "BackendUnavailable", "PluginError", "AutodiffError", "IndexOutOfRange", "ReadOnlyError", "CaptureError",
 ]
 
 
@@ -197,6 +197,22 @@ def deferred_index_error(cause: BaseException, node) -> IndexOutOfRange:
     err = IndexOutOfRange(msg)
     err.__cause__ = cause
     return err
+
+
+class CaptureError(BurnError, RuntimeError):
+    """A function cannot be captured as written (``burn.capture``): it reads a value inside
+    the trace (``item``, ``numpy``, ``bool(t)``, an op whose output shape depends on values),
+    returns a Python number, keeps a tensor computed inside it, or its signature changed
+    past the cache bound. The message names the op and says why and what to do.
+
+    Example:
+        >>> import burn
+        >>> try:
+        ...     burn.capture.trace(lambda x: float(x.sum()), burn.ones((2,)))
+        ... except burn.CaptureError as e:
+        ...     err = e
+        >>> assert "float(t)" in str(err) and "sum" in str(err)
+    """
 
 
 class OutOfMemory(BurnError, MemoryError):

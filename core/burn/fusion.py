@@ -37,7 +37,7 @@ from . import dlpack as _dlpack
 from .errors import BackendUnavailable, BurnError, FailedValue, deferred_index_error
 from .primitives import ELEMENTWISE, MATMUL, REDUCE
 
-__all__ = ["FusedGroup", "Plan", "explain", "Explanation", "plan_cache_info", "clear_plan_cache"]
+__all__ = ["FusedGroup", "Plan", "explain", "Explanation", "plan_cache_info", "clear_plan_cache", "build_plan"]
 
 _PLAN_CACHE: dict = {}
 _GROUP_CACHE: dict = {}
@@ -574,6 +574,23 @@ def _build_plan(nodes, pos, backend):
 
 def _collect_externals(nodes):
     return [a for n in nodes for a in n.args if type(a) is not tuple]
+
+
+def build_plan(nodes, backend):
+    """``(plan, externals)`` for ``nodes``, built now and not cached: ``burn.capture`` prepares
+    a graph's replay with it once per backend (see :mod:`burn.capture.replay`).
+
+    Example:
+        >>> import burn
+        >>> from burn.fusion import build_plan
+        >>> from burn.graph import graph_for
+        >>> x = burn.ones((3,)); _ = x.numpy()
+        >>> g = graph_for(x.device); g.flush()
+        >>> y = (x * x).exp()
+        >>> plan, ext = build_plan(g.pending, x.device.backend)
+        >>> assert ext == [x._h, x._h] and plan.steps
+    """
+    return _build_plan(nodes, _positions(nodes), backend), _collect_externals(nodes)
 
 
 def get_plan(nodes, backend):

@@ -11,6 +11,7 @@ import os
 import threading
 
 from .backend import running_on
+from .bridge import TRACE
 from .errors import DTypeError
 from .fusion import GRAPHS as _GRAPHS, get_plan
 
@@ -84,6 +85,8 @@ class LazyGraph:
 
     def flush(self) -> None:
         """Run every pending node; materialize the outputs someone still holds."""
+        if TRACE[0] is not None:
+            TRACE[0].on_read(None)    # a flush inside a trace (sync, seed, a transfer) raises there
         with self.lock:
             nodes = self.pending
             if not nodes:
@@ -109,6 +112,8 @@ def graph_for(device) -> LazyGraph:
     g = _GRAPHS.get(key)
     if g is None:
         g = _GRAPHS[key] = LazyGraph(device.kind, device.index, device.backend)
+        if TRACE[0] is not None:
+            TRACE[0].on_new_graph(g)      # a trace keeps every op pending, on new devices too
     return g
 
 

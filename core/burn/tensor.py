@@ -14,7 +14,7 @@ from weakref import ref as _weakref
 import numpy as np
 
 from . import dlpack as _dlpack, tape
-from .bridge import Handle, Node, record
+from .bridge import TRACE as _TRACE, Handle, Node, record
 from .errors import AutodiffError, DeviceMismatch, DTypeError, ShapeError, describe
 from .graph import graph_for
 
@@ -442,3 +442,5 @@ class Tensor:
         clock = _clock
         clock[0] += 1
         self._mutated = clock[0]
+        if _TRACE[0] is not None:       # a trace learns which state the function updates
+            _TRACE[0].on_mutate(self)

@@ -26,8 +26,9 @@ import json
 
 import numpy as np
 
+from .. import capture
 from ..autodiff import Gradients, no_grad
-from ..errors import BurnError
+from ..errors import BurnError, CaptureError
 from ..fused import adam_update, sgd_update  # noqa: F401  (re-exported: the per-parameter steps)
 from ..ops.creation import tensor as _tensor, zeros_like
 from .clip import GradClip
@@ -64,6 +65,9 @@ class Optimizer:
 
     # state entries shaped like their parameter (checked on load)
     param_shaped_state: tuple = ()
+    # whether step() can be captured (burn.capture): its Python-side values (step counts,
+    # step-dependent scalars) are replayed through capture's callbacks and host values
+    capturable: bool = False
 
     def __init__(self, params, *, groups=None, grad_clip=None, **defaults):
         entries = named_params(params)
@@ -197,6 +201,8 @@ class Optimizer:
             grads = mine
         self.steps += 1
         self._hyper_cache = {}
+        if capture.tracing():
+            self._capture_hooks()
         with no_grad():
             for group in self.param_groups:
                 for path, p in zip(group["paths"], group["params"]):
@@ -206,6 +212,31 @@ class Optimizer:
                     if g is None:
                         continue
                     p.assign_(self.update(p, g, self.state.setdefault(path, {}), group))
+
+    def _capture_hooks(self):
+        """Inside a trace: replay this step's bookkeeping, and guard the values the graph bakes in."""
+        name = type(self).__name__
+        if not self.capturable:
+            raise CaptureError(f"burn.capture: {name}.step cannot be captured (its update bakes step-dependent "
+                               f"Python values into the graph); capture a step of SGD, Adam or AdamW, or call "
+                               f"{name}.step outside the captured function")
+        if self.grad_clip is not None:
+            raise CaptureError(f"burn.capture: {name}.step with grad_clip cannot be captured yet (the clip keeps "
+                               f"its norm in opt.last_grad_norm); clip inside the function with tensor ops instead")
+        capture.on_replay(self._count_step)
+        capture.guard(self._baked_hyperparameters, f"{name}'s hyperparameters (other than those read per step)")
+
+    def _count_step(self):
+        self.steps += 1
+        self._hyper_cache = {}
+
+    # hyperparameters the update reads per step (host values): changing them needs no new trace
+    _per_step_hyperparameters: tuple = ()
+
+    def _baked_hyperparameters(self):
+        skip = ("name", "paths", "params", "initial_lr") + self._per_step_hyperparameters
+        return tuple(tuple((k, v) for k, v in g.items() if k not in skip) + (("wd_on", bool(g.get("weight_decay"))),)
+                     for g in self.param_groups)
 
     def update(self, p, g, state, group):
         """The new value of ``p`` given its gradient ``g``, its ``state`` dict (to update) and ``group``.
@@ -361,11 +392,17 @@ class SGD(Optimizer):
     """
 
     param_shaped_state = ("momentum",)
+    capturable = True
 
     def __init__(self, params, lr=1e-2, momentum=0.0, nesterov=False, weight_decay=0.0, dampening=0.0, *,
                  groups=None, grad_clip=None):
         super().__init__(params, groups=groups, grad_clip=grad_clip, lr=lr, momentum=momentum,
                          nesterov=nesterov, weight_decay=weight_decay, dampening=dampening)
+
+    @property
+    def _per_step_hyperparameters(self):
+        # with momentum every group's numbers travel in a host tensor; without, lr is an attribute
+        return ("lr", "weight_decay", "dampening") if all(g["momentum"] for g in self.param_groups) else ()
 
     def _check_group(self, group, where):
         super()._check_group(group, where)
@@ -391,9 +428,11 @@ class SGD(Optimizer):
         if mom:
             # one fused node per parameter instead of ~6 recorded ops
             buf = state.get("momentum")
-            h = _hyper(self._hyper_cache, p, (group["lr"], group["weight_decay"], mom, 1 - group["dampening"]))
+            h = _hyper(self._hyper_cache, p, lambda: (group["lr"], group["weight_decay"], group["momentum"],
+                                                      1 - group["dampening"]))
             mode = ("first" if buf is None else "next", bool(group["weight_decay"]), bool(group["nesterov"]))
-            p_new, state["momentum"] = sgd_update(p, g, g if buf is None else buf, h, mode)
+            p_new, new_buf = sgd_update(p, g, g if buf is None else buf, h, mode)
+            _keep(state, "momentum", new_buf)
             return p_new
         if group["weight_decay"]:
             g = g + p * group["weight_decay"]
@@ -414,6 +453,8 @@ class Adam(Optimizer):
 
     decoupled = False
     param_shaped_state = ("m", "v")
+    capturable = True
+    _per_step_hyperparameters = ("lr", "betas", "eps", "weight_decay")
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0, *,
                  groups=None, grad_clip=None):
@@ -441,18 +482,18 @@ class Adam(Optimizer):
             >>> new = opt.update(p, burn.tensor([3.0]), state, opt.param_groups[0])
             >>> assert abs(new.item() - 0.9) < 1e-5 and state["t"] == 1     # Adam's first step moves by lr
         """
-        b1, b2 = group["betas"]
-        lr, wd = group["lr"], group["weight_decay"]
         if "m" not in state:
             state["m"], state["v"], state["t"] = zeros_like(p), zeros_like(p), 0
         state["t"] += 1
-        t = state["t"]
+        if capture.tracing():
+            capture.on_replay(lambda: state.__setitem__("t", state["t"] + 1))
         # the step-dependent numbers travel as one small tensor, not as attributes, so
         # every step records the same graph structure and reuses its cached plan
-        h = _hyper(self._hyper_cache, p, (lr, b1, 1 - b1, b2, 1 - b2, 1.0 / (1 - b1 ** t), 1.0 / (1 - b2 ** t),
-                                          group["eps"], wd, 1 - lr * wd))
-        mode = ("decoupled" if self.decoupled else "l2") if wd else "none"
-        p_new, state["m"], state["v"] = adam_update(p, g, state["m"], state["v"], h, mode)
+        h = _hyper(self._hyper_cache, p, lambda: _adam_numbers(group, state["t"]))
+        mode = ("decoupled" if self.decoupled else "l2") if group["weight_decay"] else "none"
+        p_new, m, v = adam_update(p, g, state["m"], state["v"], h, mode)
+        _keep(state, "m", m)
+        _keep(state, "v", v)
         return p_new
 
 
@@ -479,13 +520,37 @@ class AdamW(Adam):
 # Each step is one call of a backend extension of burn.fused (burn::adam_update,
 # burn::sgd_update), through the extension's ordinary call path.
 
-def _hyper(cache, p, values):
-    """The float64 tensor of an update's scalars on ``p``'s device (one per distinct tuple and step)."""
+def _adam_numbers(group, t):
+    b1, b2 = group["betas"]
+    lr, wd = group["lr"], group["weight_decay"]
+    return (lr, b1, 1 - b1, b2, 1 - b2, 1.0 / (1 - b1 ** t), 1.0 / (1 - b2 ** t), group["eps"], wd, 1 - lr * wd)
+
+
+def _hyper(cache, p, numbers):
+    """The float64 tensor of an update's scalars ``numbers()`` on ``p``'s device (one per
+    distinct tuple and step). Inside a trace it is a host value: computed again, from the
+    group and state of the moment, before each replay."""
+    values = numbers()
     key = (id(p.device), values)
     h = cache.get(key)
     if h is None:
-        h = cache[key] = _tensor(np.asarray(values, dtype=np.float64), device=p.device)
+        if capture.tracing():
+            h = capture.host_value(lambda: np.asarray(numbers(), dtype=np.float64), dtype="float64",
+                                   device=p.device, name="optimizer scalars")
+        else:
+            h = _tensor(np.asarray(values, dtype=np.float64), device=p.device)
+        cache[key] = h
     return h
+
+
+def _keep(state, key, value):
+    """Store a state tensor: in place when there is one (so a captured step updates it, as
+    ``assign_`` is what a trace sees), else as a new entry."""
+    old = state.get(key)
+    if isinstance(old, Tensor) and old.shape == value.shape and old.dtype is value.dtype:
+        old.assign_(value)
+    else:
+        state[key] = value
 
 
 # -- files ----------------------------------------------------------------------------------

@@ -1,0 +1,253 @@
+"""burn.capture: eager vs replayed steps, against PyTorch CPU eager and torch.compile, in one run.
+
+    .venv/bin/python benchmarks/bench_capture.py                 # default threads, then one thread
+    .venv/bin/python benchmarks/bench_capture.py --only chain,mlp --rounds 15 --threads 1
+
+Workloads (issue 13's targets, as ratios of the same run):
+
+- ``chain``: 10,000 chained adds of shape [8], read once (per op: replay <= 0.5 us; torch eager ~2 us);
+- ``mlp``: the digits MLP 64-256-256-10 Adam step, batch 128 (replay <= 0.6x torch eager);
+- ``cnn``: LeNet CNN [64,1,28,28] Adam step (replay <= 1.0x torch eager);
+- ``encoder``: TransformerEncoderLayer d128 h4 ff512 [16,64] forward + backward (replay <= 1.0x torch);
+- ``trace``: trace + first replay of the MLP step against one eager step (<= 3x).
+
+Each round runs every contender once in turn (A B C D A B C D ...); the table gives medians.
+torch.compile runs where it compiles here (else the reason is printed).
+"""
+from __future__ import annotations
+
+import argparse
+import gc
+import os
+import statistics
+import sys
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+N_CHAIN = 10_000
+
+
+def _medians(fns, rounds):
+    for f in fns.values():
+        f()
+    gc.collect()
+    times = {k: [] for k in fns}
+    for _ in range(rounds):
+        for k, f in fns.items():
+            t0 = time.perf_counter()
+            f()
+            times[k].append(time.perf_counter() - t0)
+    return {k: statistics.median(v) for k, v in times.items()}
+
+
+def _compiled(torch, fn, *args):
+    """torch.compile(fn) and one call, or the reason it does not run here."""
+    try:
+        c = torch.compile(fn)
+        c(*args)
+        return c, None
+    except Exception as e:      # no C compiler, unsupported op...: report, do not fail the run
+        return None, f"{type(e).__name__}: {str(e).splitlines()[0][:100]}"
+
+
+def w_chain(burn, torch, rounds):
+    x0 = burn.ones((8,))
+
+    def chain(x):
+        for _ in range(N_CHAIN):
+            x = x + 1.0
+        return x
+    cap = burn.capture(chain)
+    cap(x0).numpy()
+    tx = torch.ones(8)
+
+    def torch_chain(x):
+        for _ in range(N_CHAIN):
+            x = x + 1.0
+        return x
+    fns = {"burn eager": lambda: chain(x0).numpy(), "burn replay": lambda: cap(x0).numpy(),
+           "torch eager": lambda: torch_chain(tx).numpy()}
+    assert float(cap(x0).numpy()[0]) == 1.0 + N_CHAIN
+    med = _medians(fns, max(3, rounds // 3))
+    return {k: v / N_CHAIN * 1e6 for k, v in med.items()}, "us/op", \
+        "torch.compile skipped: a 10,000-op Python loop unrolls into a graph it takes minutes to compile"
+
+
+def _burn_mlp(burn):
+    import bench_core
+    nb = bench_core.BurnMLP(burn)
+    F = burn.nn.functional
+
+    def body(x, y):
+        l1, l2, l3 = nb.layers
+        h = burn.relu(l2(burn.relu(l1(x))))
+        loss = F.cross_entropy(l3(h), y)
+        nb.opt.step(loss.backward())
+        return loss
+    return nb, body
+
+
+def w_mlp(burn, torch, rounds):
+    import bench_core
+    nb, body = _burn_mlp(burn)
+    cap = burn.capture(body)
+    ne, body_e = _burn_mlp(burn)
+    nt = bench_core.TorchMLP(torch)
+    fns = {"burn eager": lambda: body_e(ne.x, ne.y).item(), "burn replay": lambda: cap(nb.x, nb.y).item(),
+           "torch eager": nt.step}
+    tc = bench_core.TorchMLP(torch)
+    comp, why = _compiled(torch, _torch_mlp_grads(torch), tc.p, tc.x, tc.y)
+    if comp is not None:
+        fns["torch.compile"] = lambda: _torch_adam(torch, tc, comp(tc.p, tc.x, tc.y))
+    return _medians(fns, rounds), "ms", why and f"torch.compile: {why}"
+
+
+def _torch_mlp_grads(torch):
+    def grads(p, x, y):
+        w1, b1, w2, b2, w3, b3 = p
+        h = torch.relu(torch.relu(x @ w1 + b1) @ w2 + b2)
+        loss = torch.nn.functional.cross_entropy(h @ w3 + b3, y)
+        return (loss,) + tuple(torch.autograd.grad(loss, p))
+    return grads
+
+
+def _torch_adam(torch, tm, out):
+    import bench_core as bc
+    loss, grads = out[0], out[1:]
+    tm.t += 1
+    c1, c2 = 1 - bc.B1 ** tm.t, 1 - bc.B2 ** tm.t
+    with torch.no_grad():
+        for i, g in enumerate(grads):
+            tm.m[i] = bc.B1 * tm.m[i] + (1 - bc.B1) * g
+            tm.v[i] = bc.B2 * tm.v[i] + (1 - bc.B2) * (g * g)
+            tm.p[i].sub_(bc.LR * (tm.m[i] / c1) / (torch.sqrt(tm.v[i] / c2) + bc.EPS))
+    return loss.item()
+
+
+def _burn_cnn(burn):
+    nn, F = burn.nn, burn.nn.functional
+    dev = burn.Device.flex().autodiff()
+    m = nn.Sequential(nn.Conv2d(1, 6, 5, device=dev), nn.ReLU(), nn.MaxPool2d(2), nn.Conv2d(6, 16, 5, device=dev),
+                      nn.ReLU(), nn.MaxPool2d(2), nn.Flatten(), nn.Linear(256, 120, device=dev), nn.ReLU(),
+                      nn.Linear(120, 84, device=dev), nn.ReLU(), nn.Linear(84, 10, device=dev))
+    opt = burn.optim.Adam(m, lr=1e-3)
+    rng = np.random.default_rng(0)
+    x = burn.tensor(rng.standard_normal((64, 1, 28, 28), dtype=np.float32), device=dev)
+    y = burn.tensor(rng.integers(0, 10, 64), device=dev)
+
+    def body(x, y):
+        loss = F.cross_entropy(m(x), y)
+        opt.step(loss.backward())
+        return loss
+    return body, x, y
+
+
+def w_cnn(burn, torch, rounds):
+    import bench_nn
+    be, xe, ye = _burn_cnn(burn)
+    br, xr, yr = _burn_cnn(burn)
+    cap = burn.capture(br)
+    _, step_torch = bench_nn.make_cnn(burn, torch, "adam")
+    fns = {"burn eager": lambda: be(xe, ye).item(), "burn replay": lambda: cap(xr, yr).item(),
+           "torch eager": step_torch}
+    return _medians(fns, rounds), "ms", None
+
+
+def _burn_encoder(burn):
+    d, heads, ff, n, s = 128, 4, 512, 16, 64
+    dev = burn.Device.flex().autodiff()
+    layer = burn.nn.TransformerEncoderLayer(d, heads, dim_feedforward=ff, dropout=0.0, device=dev)
+    params = [p for _, p in layer.named_parameters()]
+    rng = np.random.default_rng(1)
+    x = burn.tensor(rng.standard_normal((n, s, d), dtype=np.float32), device=dev).require_grad()
+    r = burn.tensor(rng.standard_normal((n, s, d), dtype=np.float32), device=dev)
+
+    def body(x, r):
+        grads = (layer(x) * r).sum().backward()
+        return [x.grad(grads)] + [p.grad(grads) for p in params]
+    return body, x, r
+
+
+def w_encoder(burn, torch, rounds):
+    import bench_nn
+    be, xe, re_ = _burn_encoder(burn)
+    br, xr, rr = _burn_encoder(burn)
+    cap = burn.capture(br)
+    _, step_torch = bench_nn.make_encoder(burn, torch)
+    fns = {"burn eager": lambda: [g.numpy() for g in be(xe, re_)],
+           "burn replay": lambda: [g.numpy() for g in cap(xr, rr)], "torch eager": step_torch}
+    return _medians(fns, rounds), "ms", None
+
+
+def w_trace(burn, torch, rounds):
+    """A fresh trace + first replay (after the warm-up call) against one eager step."""
+    import bench_core
+    eager_times, first_times = [], []
+    for _ in range(max(3, rounds // 4)):
+        ne, body_e = _burn_mlp(burn)
+        body_e(ne.x, ne.y).item()
+        t0 = time.perf_counter()
+        body_e(ne.x, ne.y).item()
+        eager_times.append(time.perf_counter() - t0)
+        nb, body = _burn_mlp(burn)
+        cap = burn.capture(body)
+        cap(nb.x, nb.y).item()          # warm-up: Adam makes its moments
+        t0 = time.perf_counter()
+        cap(nb.x, nb.y).item()          # the trace (the call runs too)
+        cap(nb.x, nb.y).item()          # the first replay (prepares the plan)
+        first_times.append(time.perf_counter() - t0)
+    del bench_core
+    return {"burn eager": statistics.median(eager_times), "trace+first replay": statistics.median(first_times)}, \
+        "ms", None
+
+
+WORKLOADS = {"chain": ("10,000 chained adds of [8], one read", w_chain),
+             "mlp": ("MLP 64-256-256-10 Adam step, batch 128", w_mlp),
+             "cnn": ("LeNet CNN [64,1,28,28] Adam step", w_cnn),
+             "encoder": ("TransformerEncoderLayer d128 [16,64] fwd+bwd", w_encoder),
+             "trace": ("trace + first replay vs one eager MLP step", w_trace)}
+
+
+def _report(name, med, unit, note):
+    desc = WORKLOADS[name][0]
+    ref = med.get("torch eager") or med["burn eager"]
+    scale = 1.0 if unit == "us/op" else 1e3
+    cells = "  ".join(f"{k} {v * scale:8.3f} {unit} ({v / ref:4.2f}x)" for k, v in med.items())
+    print(f"{desc:46s} {cells}", flush=True)
+    if note:
+        print(f"{'':46s} ({note})", flush=True)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--only", default="", help="comma-separated: " + ",".join(WORKLOADS))
+    ap.add_argument("--rounds", type=int, default=21)
+    ap.add_argument("--threads", default="default,1", help="'default', '1', or both")
+    args = ap.parse_args(argv)
+    import threadpoolctl
+    import torch
+    import burn
+    names = [w for w in args.only.split(",") if w] or list(WORKLOADS)
+    print("load average at start:", os.getloadavg())
+    default_threads = torch.get_num_threads()
+    for setting in args.threads.split(","):
+        limits = None
+        if setting == "1":
+            torch.set_num_threads(1)
+            limits = threadpoolctl.threadpool_limits(1)
+        else:
+            torch.set_num_threads(default_threads)
+        print(f"-- threads: {setting} (ratios against torch eager; trace: against one eager step)")
+        for name in names:
+            med, unit, note = WORKLOADS[name][1](burn, torch, args.rounds)
+            _report(name, med, unit, note)
+        if limits is not None:
+            limits.restore_original_limits()
+    print("load average at end:", os.getloadavg())
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,123 @@
+"""Replay: a graph's nodes prepared once per backend into a fusion plan, then run per call.
+
+Preparing builds bridge nodes from the graph's data (with placeholder handles for its
+inputs, state, constants and host values) and hands them to the fusion planner once: the
+element-wise chains, reduction prologues and matmul epilogues are compiled then, as for
+any flush. A replay only binds the placeholders' values, gives each random op a fresh key
+from its device (so a replay draws the numbers the eager call would have drawn), and runs
+the plan's steps: no Python per recorded op beyond the plan's own loop.
+"""
+from __future__ import annotations
+
+from weakref import ref as _weakref
+
+from ..backend import running_on
+from ..bridge import Handle, Node
+from ..dispatch import registry
+from ..errors import CaptureError
+from ..fusion import build_plan
+from ..primitives import TensorMeta
+
+__all__ = ["Prepared", "missing_op_error"]
+
+_new = object.__new__
+_DEAD = _weakref(Handle((), None, None))      # an output nobody holds: the planner may drop it
+
+
+def missing_op_error(op: str, where: str, plugin: str | None = None, distribution: str | None = None):
+    """The error for a graph op this process does not know, saying which plugin provides it."""
+    if plugin or distribution:
+        who = f"plugin '{plugin}'" if plugin else "its plugin"
+        hint = f"; it comes from {who}" + (f": pip install {distribution}" if distribution and distribution != "?" else "")
+    else:
+        ns = op.partition("::")[0] if "::" in op else None
+        hint = (f"; it is an extension op of namespace '{ns}': install and enable the plugin that registers it"
+                if ns else "; it is not a primitive of this burn version")
+    return CaptureError(f"{where}: the graph uses op '{op}', which is not registered in this process{hint} "
+                        f"(`burn info` lists the installed plugins)")
+
+
+def _handle(meta):
+    h = _new(Handle)
+    h.shape, h.dtype, h.graph, h.data, h.node, h.index = tuple(meta[0]), meta[1], None, None, None, 0
+    return h
+
+
+class Prepared:
+    """A graph's nodes and plan on one backend (built on its first replay there).
+
+    Example:
+        >>> import burn
+        >>> g = burn.capture.trace(lambda x: (x * 2).exp(), burn.ones((3,)))
+        >>> _ = g(burn.ones((3,)))
+        >>> prep = g._prepared["flex"]
+        >>> assert len(prep.nodes) == 2 and prep.plan.steps
+    """
+
+    __slots__ = ("nodes", "plan", "externals", "sources", "held", "rng")
+
+    def __init__(self, graph, backend):
+        metas = {"in": graph.inputs, "state": graph.state, "const": graph.consts, "host": graph.hosts}
+        placeholders = {}
+        needed = set()
+        for ref in graph.result_refs():
+            if ref[0] == "node":
+                needed.add((ref[1], ref[2]))
+        nodes, held = [], {}
+        ops = registry.ops
+        if graph.nodes:
+            registry.ensure_loaded()
+        for p, gn in enumerate(graph.nodes):
+            prim = ops.get(gn.op)
+            if prim is None:
+                info = graph.op_plugins.get(gn.op, {})
+                raise missing_op_error(gn.op, "burn.Graph replay", info.get("plugin"), info.get("distribution"))
+            args = []
+            for r in gn.inputs:
+                if r[0] == "node":
+                    args.append((nodes[r[1]], r[2]))
+                else:
+                    h = placeholders.get(r)
+                    if h is None:
+                        slot = metas[r[0]][r[1]]
+                        h = placeholders[r] = _handle((slot.shape, slot.dtype))
+                    args.append(h)
+            n = _new(Node)
+            n.prim, n.args, n.attrs, n.error, n.pos = prim, tuple(args), dict(gn.attrs), None, p
+            n.metas = tuple(TensorMeta(tuple(s), d) for s, d in gn.outputs)
+            outs = []
+            for k, m in enumerate(gn.outputs):
+                if (p, k) in needed:
+                    h = held[(p, k)] = _handle(m)
+                    outs.append(_weakref(h))
+                else:
+                    outs.append(_DEAD)
+            n.outs = tuple(outs)
+            nodes.append(n)
+        self.nodes = nodes
+        self.plan, self.externals = build_plan(nodes, backend) if nodes else (None, [])
+        self.sources = list(placeholders.items())
+        self.held = held
+        self.rng = [n for n in nodes if "_key" in n.attrs]
+
+    def run(self, values, lazy_graph):
+        """Run once: ``values`` maps each source ref to its native array; returns
+        ``{(node, output): native array}`` for the results the graph keeps."""
+        for ref, h in self.sources:
+            h.data = values[ref]
+        for n in self.rng:
+            attrs = dict(n.attrs)
+            attrs["_key"] = lazy_graph.next_key()
+            n.attrs = attrs
+        try:
+            if self.plan is not None:
+                with lazy_graph.lock, running_on(lazy_graph.index):
+                    self.plan.run(self.nodes, self.externals, lazy_graph.index)
+            out = {}
+            for key, h in self.held.items():
+                out[key] = h.data
+                h.data = None
+            return out
+        finally:
+            for _, h in self.sources:
+                h.data = None
