@@ -25,7 +25,7 @@ from burn.primitives import ELEMENTWISE
 
 from . import threads
 
-from .native import narrow, native, widen
+from .native import HALF_NATIVE, narrow, native, widen
 
 # Elements per block: 128 KiB per float32 temporary, so the few scratch buffers
 # of a chain stay in L2; measured best among 8K..128K on the 8-op chain benchmark
@@ -93,6 +93,8 @@ def _half_plan(group, kernels):
     op. A ``cast`` to a half dtype inside still rounds (its value is the rounded one) and a
     ``full`` of a half dtype is made in float32. Returns ``(kernels, inputs to widen, output
     dtypes to round to)``, or None for a group without halves."""
+    if any(name in HALF_NATIVE for name, _, _ in group.ops):
+        return None         # a bit-level op (nextafter) must see the half values themselves
     wide = tuple(i for i, m in enumerate(group.input_metas) if _is_half(m.dtype))
     outs = tuple(native(m.dtype) if _is_half(m.dtype) else None for m in group.output_metas)
     if not wide and not any(d is not None for d in outs) and not any(_is_half(a.get("dtype")) for _, a, _ in kernels):
@@ -173,7 +175,7 @@ def compile_matmul_epilogue(group, backend_name="flex"):
     keep = [j - 1 for j in group.outputs if j != 0]
     if not keep:
         return None
-    metas = [group.input_metas[k] for k in used] + [_Meta(mm_shape)]
+    metas = [group.input_metas[k] for k in used] + [_Meta(mm_shape, group.output_metas[0].dtype)]
     epi = compile_elementwise(type(group)(group.kind, ops, metas, keep,
                                           [m for j, m in zip(group.outputs, group.output_metas) if j != 0]),
                               backend_name)
@@ -185,10 +187,11 @@ def compile_matmul_epilogue(group, backend_name="flex"):
 
 
 class _Meta:
-    __slots__ = ("shape",)
+    """The matmul result's meta as the epilogue group's last input (shape and dtype)."""
+    __slots__ = ("shape", "dtype")
 
-    def __init__(self, shape):
-        self.shape = shape
+    def __init__(self, shape, dtype):
+        self.shape, self.dtype = shape, dtype
 
 
 class _MatmulEpilogue:

@@ -37,6 +37,9 @@ def native(dtype) -> np.dtype:
 _F32 = np.dtype(np.float32)
 _MOVES = frozenset({"reshape", "permute", "broadcast_to", "slice", "slice_grad", "pad", "concat", "index",
                     "take_along_axis", "index_put", "where", "cast"})
+# ops whose result depends on the half dtype's own bit layout (the next representable value):
+# computed in float32 they would step by a float32 ulp, so they run on the half arrays as they are
+HALF_NATIVE = frozenset({"nextafter"})
 
 
 def half_dtypes() -> tuple:
@@ -113,7 +116,7 @@ def adapt_half(fn, op, in_dtypes, out_dtypes):
     >>> assert adapt_half(np.add, "add", (burn.float32,) * 2, (burn.float32,)) is np.add
     >>> assert isinstance(adapt_half(np.add, "add", (burn.bfloat16,) * 2, (burn.bfloat16,)), HalfKernel)
     """
-    if op in _MOVES:
+    if op in _MOVES or op in HALF_NATIVE:
         return fn
     wide = tuple(d.is_floating and d.itemsize == 2 for d in in_dtypes)
     if not any(wide):
