@@ -23,13 +23,12 @@ thread (threadpoolctl + torch.set_num_threads(1)).
 from __future__ import annotations
 
 import argparse
-import gc
 import json
 import os
-import statistics
-import time
 
 import numpy as np
+
+from common import interleaved_times, medians  # benchmarks/ is sys.path[0] when run as a script
 
 SIZES = (64, 256, 256, 10)
 MODES = ("float32", "bfloat16", "autocast_bf16", "autocast_fp16")
@@ -114,21 +113,7 @@ def measure(burn, torch, rounds, modes):
     for m in modes:
         fns[("burn", m)] = burn_step(burn, m)
         fns[("torch", m)] = torch_step(torch, m)
-    for f in fns.values():
-        for _ in range(3):
-            f()
-    gc.collect()
-    gc.freeze()
-    times = {k: [] for k in fns}
-    try:
-        for _ in range(rounds):
-            for k, f in fns.items():
-                t0 = time.perf_counter()
-                f()
-                times[k].append(time.perf_counter() - t0)
-    finally:
-        gc.unfreeze()
-    med = {k: statistics.median(v) for k, v in times.items()}
+    med = medians(interleaved_times(fns, rounds, warmup=3, freeze_gc=True))
     out = {}
     base = med[("burn", "float32")]
     for m in modes:

@@ -11,11 +11,10 @@ the per-round ratios burn/torch. Once at default thread settings, once pinned to
 from __future__ import annotations
 
 import argparse
-import gc
-import statistics
-import time
 
 import numpy as np
+
+from common import interleaved_times, medians, paired_ratio  # benchmarks/ is sys.path[0] when run as a script
 import torch
 from threadpoolctl import threadpool_limits
 
@@ -57,23 +56,8 @@ def _backward(spec, arrays, cot):
 
 
 def _rounds(fns, reps):
-    for f in fns.values():          # warm up: plans, kernel caches, allocators
-        f()
-        f()
-    gc.collect()
-    gc.freeze()
-    times = {k: [] for k in fns}
-    try:
-        for _ in range(reps):
-            for k, f in fns.items():
-                t0 = time.perf_counter()
-                f()
-                times[k].append(time.perf_counter() - t0)
-    finally:
-        gc.unfreeze()
-    med = {k: statistics.median(v) for k, v in times.items()}
-    pair = statistics.median(b / t for b, t in zip(times["burn"], times["torch"]))
-    return med, pair
+    times = interleaved_times(fns, reps, warmup=2, freeze_gc=True)
+    return medians(times), paired_ratio(times, "burn", "torch")
 
 
 def _report(name, med, pair):

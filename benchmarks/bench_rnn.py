@@ -22,13 +22,12 @@ Before timing, burn and torch are checked to agree (losses over three steps and 
 from __future__ import annotations
 
 import argparse
-import gc
 import json
 import os
-import statistics
-import time
 
 import numpy as np
+
+from common import interleaved_times, medians, paired_ratio  # benchmarks/ is sys.path[0] when run as a script
 
 F32 = np.float32
 SIZES = dict(T=64, B=32, I=128, H=256, L=2)
@@ -140,22 +139,8 @@ def check(burn, torch, kind):
 def run(name, burn, torch, rounds):
     sb, st, sn = make(burn, torch, name)
     fns = {"burn": sb, "torch": st, "numpy": sn}
-    for f in fns.values():      # warm up: plans, workspaces
-        f()
-        f()
-    gc.collect()
-    gc.freeze()
-    times = {k: [] for k in fns}
-    try:
-        for _ in range(rounds):
-            for k, f in fns.items():
-                t0 = time.perf_counter()
-                f()
-                times[k].append(time.perf_counter() - t0)
-    finally:
-        gc.unfreeze()
-    med = {k: statistics.median(v) for k, v in times.items()}
-    paired = statistics.median(b / t for b, t in zip(times["burn"], times["torch"]))
+    times = interleaved_times(fns, rounds, warmup=2, freeze_gc=True)
+    med, paired = medians(times), paired_ratio(times, "burn", "torch")
     res = {"burn_ms": med["burn"] * 1e3, "torch_ms": med["torch"] * 1e3, "numpy_ms": med["numpy"] * 1e3,
            "burn/torch": med["burn"] / med["torch"], "burn/numpy": med["burn"] / med["numpy"], "paired": paired}
     print(f"{name:5s} burn {res['burn_ms']:7.1f} ms  torch {res['torch_ms']:7.1f} ms  numpy {res['numpy_ms']:7.1f} ms"

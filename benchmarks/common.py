@@ -18,14 +18,15 @@ def wgpu_device():
         return None
 
 
-def interleaved_medians(fns: dict, reps: int, *, freeze_gc: bool = False) -> dict:
-    """Median seconds of each ``{name: fn}`` over ``reps`` rounds that run every fn once in turn
-    (a busy neighbour slows all alike), after one warm-up call each; ``"pair"`` is the median of
-    the per-round ratios burn/scipy (robust to load spikes). ``freeze_gc`` keeps the warm-up's
-    objects out of the collector's way during the rounds."""
+def interleaved_times(fns: dict, reps: int, *, warmup: int = 1, freeze_gc: bool = False) -> dict:
+    """Seconds of each ``{name: fn}`` per round, over ``reps`` rounds that run every fn once in
+    turn (a busy neighbour slows all alike), after ``warmup`` calls each (plans, workspaces,
+    kernel compilation). ``freeze_gc`` keeps the warm-up's objects out of the collector's way
+    during the rounds. Returns ``{name: [seconds per round]}``."""
     times = {k: [] for k in fns}
-    for f in fns.values():      # warm up (plans, workspaces, kernel compilation)
-        f()
+    for f in fns.values():
+        for _ in range(warmup):
+            f()
     if freeze_gc:
         gc.collect()
         gc.freeze()
@@ -38,8 +39,25 @@ def interleaved_medians(fns: dict, reps: int, *, freeze_gc: bool = False) -> dic
     finally:
         if freeze_gc:
             gc.unfreeze()
-    med = {k: statistics.median(v) for k, v in times.items()}
-    med["pair"] = statistics.median(b / s for b, s in zip(times["burn"], times["scipy"]))
+    return times
+
+
+def medians(times: dict) -> dict:
+    """The median of each list of :func:`interleaved_times`."""
+    return {k: statistics.median(v) for k, v in times.items()}
+
+
+def paired_ratio(times: dict, a, b) -> float:
+    """The median of the per-round ratios ``a / b`` (robust to load spikes)."""
+    return statistics.median(x / y for x, y in zip(times[a], times[b]))
+
+
+def interleaved_medians(fns: dict, reps: int, *, freeze_gc: bool = False) -> dict:
+    """Median seconds of each ``{name: fn}`` (see :func:`interleaved_times`, one warm-up call
+    each); ``"pair"`` is the median of the per-round ratios burn/scipy."""
+    times = interleaved_times(fns, reps, freeze_gc=freeze_gc)
+    med = medians(times)
+    med["pair"] = paired_ratio(times, "burn", "scipy")
     return med
 
 
