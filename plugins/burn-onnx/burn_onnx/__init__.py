@@ -1,0 +1,14 @@
+"""burn-onnx: ``burn.onnx``, ONNX export of captured burn models and import of ONNX models as
+trainable ``burn.nn.Module``s (DESIGN §13).
+
+Installed, it is found through the ``burn.plugins`` entry point ``onnx`` and appears as
+``burn.onnx``:
+
+    >>> import burn
+    >>> import burn_onnx
+    >>> assert burn.onnx is burn_onnx
+"""
+from __future__ import annotations
+
+__version__ = "0.1.0"
+__all__: list = []
