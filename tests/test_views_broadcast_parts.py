@@ -48,6 +48,20 @@ def test_broadcast_to_is_a_read_only_view_of_its_base(dev):
 
 
 @pytest.mark.parametrize("dev", DEVS, ids=IDS)
+def test_broadcast_to_its_own_shape_is_still_a_read_only_view(dev):
+    # numpy: np.broadcast_to(x, x.shape) is a new read-only view, never x itself
+    base = np.arange(3, dtype=np.float32)
+    a = burn.tensor(base, device=dev)
+    b = burn.broadcast_to(a, (3,))
+    assert b is not a
+    with pytest.raises(burn.ReadOnlyError, match="broadcast_to"):
+        b += 1.0
+    a += 1.0
+    _same(b, base + 1)
+    _same(a, base + 1)
+
+
+@pytest.mark.parametrize("dev", DEVS, ids=IDS)
 def test_writes_through_real_and_imag_reach_the_complex_base(dev):
     def case(xp, z):
         r, i = z.real, z.imag

@@ -196,8 +196,8 @@ def broadcast_to(x, /, shape) -> Tensor:
         >>> assert b.shape == (2, 3) and b.tolist() == [[1.0] * 3] * 2
     """
     out = _broadcast(x, shape)
-    if out is x:
-        return x
+    if out is x:   # same shape: still a new read-only view, as numpy's (never ``x`` itself, writable)
+        out = apply(broadcast_p, (x,), {"shape": x.shape})
     return views.mark(out, x, broadcast_p, {"shape": out.shape})
 
 
