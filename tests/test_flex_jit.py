@@ -66,8 +66,13 @@ def test_jit_kernels_are_bit_identical_to_the_numpy_kernels(k, name):
 def test_jit_kernels_reject_other_dtypes(k):
     with pytest.raises(TypeError, match="erf_f32: expected float32 input, got float64"):
         k.erf(np.zeros(3))
-    with pytest.raises(TypeError, match="gelu_f32: expected a float32 out="):
+    with pytest.raises(TypeError, match="gelu_f32: expected a writeable float32 out=, got float64"):
         k.gelu(np.zeros(3, np.float32), np.zeros(3))
+    ro = np.zeros(3, np.float32)
+    ro.flags.writeable = False
+    with pytest.raises(TypeError, match=r"erf_f32: expected a writeable float32 out=, got float32 \(read-only\)"):
+        k.erf(ro, ro)
+    assert k.erf(np.float32(0.5) * np.ones((), np.float32)).shape == ()          # 0-d
 
 
 @pytest.mark.parametrize("jit_on", [True, False])

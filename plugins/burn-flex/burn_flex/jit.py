@@ -225,8 +225,9 @@ class _Unary:
             raise TypeError(f"{self.__name__}: expected float32 input, got {x.dtype}")
         if out is None:
             out = np.empty(x.shape, np.float32)
-        elif out.dtype != np.float32:
-            raise TypeError(f"{self.__name__}: expected a float32 out=, got {out.dtype}")
+        elif out.dtype != np.float32 or not out.flags.writeable:
+            raise TypeError(f"{self.__name__}: expected a writeable float32 out=, got "
+                            f"{out.dtype}{'' if out.flags.writeable else ' (read-only)'}")
         if x.shape != out.shape:
             x = np.broadcast_to(x, out.shape)
         n = out.size
