@@ -94,6 +94,38 @@ def test_worker_errors_propagate_after_every_chunk_finished(restore_threads, bad
     assert out.sum() == 300
 
 
+def test_pieces_cover_every_item_once_and_a_slow_thread_costs_one_piece(restore_threads):
+    import time
+    threads.set_num_threads(2)
+    seen = np.zeros(1000, np.int64)
+    by = {}
+
+    def work(a, b):
+        me = threading.current_thread().name
+        if me.startswith("burn-flex") and not by.get(me):
+            time.sleep(0.5)                # a worker that lost its core: the caller takes the rest
+        else:
+            time.sleep(0.005)              # (lets the worker wake up and take its first piece)
+        seen[a:b] += 1
+        by.setdefault(me, []).append((a, b))
+    threads.parallel_for(1000, work, min_chunk=10, pieces=8)
+    assert (seen == 1).all()
+    sizes = sorted(b - a for p in by.values() for a, b in p)
+    assert len(sizes) == 16 and sizes[0] >= 62, sizes        # ~8 pieces per thread, fixed bounds
+    worker = [p for name, p in by.items() if name.startswith("burn-flex")]
+    assert len(worker) == 1 and len(worker[0]) == 1, by       # the slow worker ran one piece
+    # at most min_chunk-sized pieces; and errors stop the hand-out and propagate
+    calls = []
+    threads.parallel_for(40, lambda a, b: calls.append(b - a), min_chunk=10, pieces=8)
+    assert sorted(calls) == [10, 10, 10, 10]
+
+    def bad(a, b):
+        if a == 0:
+            raise KeyError("piece 0")
+    with pytest.raises(KeyError, match="piece 0"):
+        threads.parallel_for(1000, bad, min_chunk=10, pieces=8)
+
+
 def test_nested_parallel_for_does_not_deadlock(restore_threads):
     threads.set_num_threads(2)
     out = np.zeros((8, 64))

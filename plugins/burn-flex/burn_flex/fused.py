@@ -17,6 +17,8 @@ that broadcast over it, such as a bias row, are read whole by every block).
 """
 from __future__ import annotations
 
+from threading import get_ident
+
 import numpy as np
 
 from burn import float32
@@ -34,6 +36,8 @@ BLOCK = 32768
 MIN_FUSED_SIZE = 4 * BLOCK   # below this whole-array temporaries fit in L2 anyway
 PAR_BLOCKS = 2               # blocks per thread at least (docs/benchmarks.md, round 7)
 PAR_WHOLE = 65536            # elements per thread at least when a whole-array op is split
+PIECES = 8                   # element-wise work is handed out in ~8 pieces per thread, dynamically
+                             # (threads.parallel_for): a late or preempted thread costs one piece
 
 
 def compile_elementwise(group, backend_name="flex", blocked=True):
@@ -330,7 +334,7 @@ def _split_elementwise(fn, attrs, args, out, ufunc):
         else:
             out[a:b] = fn(*part, **attrs)
 
-    threads.parallel_for(rows, work, min_chunk=max(1, PAR_WHOLE // per_row))
+    threads.parallel_for(rows, work, min_chunk=max(1, PAR_WHOLE // per_row), pieces=PIECES)
 
 
 def _block_layout(out_shape, input_shapes):
@@ -428,14 +432,18 @@ class _BlockedGroup:
         prog, buf_dtypes = self._assign_buffers(mode, out_pos)
         n_blocks = -(-(axis_len - stop) // rows)
 
-        def run_blocks(b0, b1):    # blocks [b0, b1) after the first, with this chunk's own scratch buffers
-            bufs = [np.empty((rows,) + row_shape, dtype=d) for d in buf_dtypes]
+        scratch = {}               # thread id -> its scratch buffers, reused by every piece it runs
+
+        def run_blocks(b0, b1):    # blocks [b0, b1) after the first, with this thread's scratch buffers
+            bufs = scratch.get(get_ident())
+            if bufs is None:
+                bufs = scratch[get_ident()] = [np.empty((rows,) + row_shape, dtype=d) for d in buf_dtypes]
             for start in range(stop + b0 * rows, min(stop + b1 * rows, axis_len), rows):
                 self._run_block(prog, bufs, inputs, sliced, results, start, min(start + rows, axis_len), rows)
 
         # blocks are independent (element-wise, disjoint output slices): results do not
         # depend on the thread count
-        threads.parallel_for(n_blocks, run_blocks, min_chunk=PAR_BLOCKS)
+        threads.parallel_for(n_blocks, run_blocks, min_chunk=PAR_BLOCKS, pieces=PIECES)
         return tuple(r.reshape(self.out_shape) for r in results)
 
     @staticmethod

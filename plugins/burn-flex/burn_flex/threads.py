@@ -31,6 +31,7 @@ runs on one thread too (correct, only slower).
 """
 from __future__ import annotations
 
+import itertools
 import os
 import threading
 
@@ -220,7 +221,7 @@ def blas_threads() -> int | None:
     return libs[0].get_num_threads() if libs else None
 
 
-def parallel_for(n_items: int, work, min_chunk: int = 1, *, blas: bool = False) -> None:
+def parallel_for(n_items: int, work, min_chunk: int = 1, *, blas: bool = False, pieces: int = 1) -> None:
     """Run ``work(start, stop)`` over ``range(n_items)`` split into contiguous chunks.
 
     Chunks have at least ``min_chunk`` items; with fewer than two chunks' worth
@@ -231,6 +232,13 @@ def parallel_for(n_items: int, work, min_chunk: int = 1, *, blas: bool = False) 
     any chunk is re-raised here after every chunk has finished, so no chunk is
     still writing when the caller sees the error. ``blas=True`` says the chunks
     call BLAS: it is pinned to one thread while they run (module docstring).
+
+    ``pieces=k`` (k > 1) schedules dynamically: the range is cut into about k pieces per
+    thread (each at least ``min_chunk`` items, boundaries fixed by the sizes alone), and
+    every thread takes the next untaken piece until none is left. A thread that starts
+    late or loses its core to another process then costs at most one piece instead of
+    holding the region up for a whole 1/N share. ``work`` must not depend on which
+    thread runs a piece (element-wise blocks: each element computed the same way).
 
     Example::
 
@@ -248,6 +256,9 @@ def parallel_for(n_items: int, work, min_chunk: int = 1, *, blas: bool = False) 
         work(0, n_items)
         return
     bounds = [n_items * k // chunks for k in range(chunks + 1)]
+    if pieces > 1:
+        n_pieces = max(chunks, min(n_items // max(1, min_chunk), chunks * pieces))
+        work = _Pieces(work, [n_items * k // n_pieces for k in range(n_pieces + 1)])
     if not _region.acquire(blocking=False):     # another Python thread's region has the workers
         work(0, n_items)
         return
@@ -255,6 +266,32 @@ def parallel_for(n_items: int, work, min_chunk: int = 1, *, blas: bool = False) 
         _run_region(work, bounds, blas)
     finally:
         _region.release()
+
+
+class _Pieces:
+    """Dynamic scheduling for :func:`parallel_for`: every thread of the region calls this
+    (its static bounds are ignored) and runs the next untaken piece until none is left.
+    ``next`` on an ``itertools.count`` is atomic under the GIL. After an error no thread
+    takes another piece; the region re-raises it once every thread has stopped."""
+
+    __slots__ = ("work", "bounds", "next", "failed")
+
+    def __init__(self, work, bounds):
+        self.work, self.bounds = work, bounds
+        self.next = itertools.count().__next__
+        self.failed = False
+
+    def __call__(self, _start, _stop):
+        b, n = self.bounds, len(self.bounds) - 1
+        while not self.failed:
+            i = self.next()
+            if i >= n:
+                return
+            try:
+                self.work(b[i], b[i + 1])
+            except BaseException:
+                self.failed = True
+                raise
 
 
 def _run_region(work, bounds, blas):

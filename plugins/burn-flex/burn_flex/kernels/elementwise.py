@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import jit
 from ..native import native
 
 _SQRT1_2 = np.sqrt(0.5)
@@ -89,7 +90,16 @@ def _horner(coefs, x2, out):
     return out
 
 
-def _erf(x):
+def _erf(x, out=None):
+    """erf; float32 runs flex's JIT kernel (burn_flex.jit), bit-identical to :func:`_erf_numpy`."""
+    if x.dtype == np.float32:
+        k = jit.kernels()
+        if k is not None:
+            return k.erf(x, out)
+    return _into(_erf_numpy(x), out)
+
+
+def _erf_numpy(x):
     if x.dtype != np.float32:
         r = _sps().erf(x)
         return r.astype(x.dtype, copy=False) if r.dtype != x.dtype else r
@@ -112,13 +122,35 @@ def _erf(x):
     return out.reshape(x.shape)
 
 
-def _gelu(x):
+def _gelu(x, out=None):
+    """gelu (erf form); float32 runs flex's JIT kernel, bit-identical to :func:`_gelu_numpy`."""
+    if x.dtype == np.float32:
+        k = jit.kernels()
+        if k is not None:
+            return k.gelu(x, out)
+    return _into(_gelu_numpy(x), out)
+
+
+def _gelu_numpy(x):
     r = np.multiply(x, np.asarray(_SQRT1_2, x.dtype))
-    r = _erf(r)
+    r = _erf_numpy(r)
     r += 1
     r *= x
     r *= np.asarray(0.5, x.dtype)
     return r
+
+
+def _into(r, out):
+    if out is None:
+        return r
+    out[...] = r
+    return out
+
+
+# both write their result into ``out=`` like a ufunc and never return a view of their input:
+# fused groups run them into their scratch buffers (fused.py)
+_erf.accepts_out = True
+_gelu.accepts_out = True
 
 
 def _silu(x):

@@ -1,0 +1,199 @@
+"""flex's JIT kernels (burn_flex.jit: float32 erf and gelu compiled by LLVM): bit-identical to the
+numpy kernels they replace, on every input class (NaN, +-inf, -0.0, subnormals, the 2-ulp region
+near |x| = 3.3), distinct / in-place / overlapping / strided / broadcast operands; inside fused
+groups with one and several flex threads; the disk cache (written, read back, a damaged file
+recompiled); the fallback (warned once, reason kept, same results) and its first-use cost."""
+from __future__ import annotations
+
+import math
+import os
+
+import numpy as np
+import pytest
+import torch
+
+import burn
+from burn_flex import fused, jit, threads
+from burn_flex.kernels import elementwise as kernels
+
+
+def _inputs(n=70_000):
+    rng = np.random.default_rng(7)
+    specials = np.array([0.0, -0.0, 1e-45, -1e-45, 1e-40, -1e-38, 1e-8, 0.5, -0.5, 3.3, -3.3, 3.9999,
+                         4.0, -4.0, 4.0001, 10.0, -10.0, 3.4e38, -3.4e38, np.inf, -np.inf, np.nan], np.float32)
+    return np.concatenate([specials, np.linspace(-6, 6, 24001, dtype=np.float32),
+                           (rng.standard_normal(n) * 2).astype(np.float32),
+                           np.geomspace(1e-45, 1e-30, 50, dtype=np.float32)])
+
+
+def _same_bits(a, b):
+    assert a.dtype == b.dtype == np.float32 and a.shape == b.shape
+    np.testing.assert_array_equal(a.view(np.int32), b.view(np.int32))
+
+
+@pytest.fixture
+def k():
+    got = jit.kernels()
+    if got is None:
+        pytest.fail(f"flex's JIT is unavailable here: {jit.status()['reason']}")
+    return got
+
+
+@pytest.mark.parametrize("name", ["erf", "gelu"])
+def test_jit_kernels_are_bit_identical_to_the_numpy_kernels(k, name):
+    x = _inputs()
+    ref = {"erf": kernels._erf_numpy, "gelu": kernels._gelu_numpy}[name]
+    with np.errstate(all="ignore"):
+        want = ref(x)
+    fn = getattr(k, name)
+    _same_bits(fn(x), want)
+    out = np.full_like(x, 7.0)
+    assert fn(x, out) is out
+    _same_bits(out, want)
+    y = x.copy()                                   # in place (the fused groups' scratch reuse)
+    _same_bits(fn(y, y), want)
+    z = np.concatenate([x[:1], x])                 # partially overlapping operands
+    _same_bits(fn(z[1:], z[:-1]).copy(), want)
+    s = np.repeat(x, 2)[::2]                       # strided input and output
+    o2 = np.zeros(2 * x.size, np.float32)
+    fn(s, o2[::2])
+    _same_bits(o2[::2].copy(), want)
+    b = fn(x[:7].reshape(1, 7), np.empty((3, 7), np.float32))      # broadcast into out
+    _same_bits(b, np.broadcast_to(want[:7], (3, 7)).copy())
+    assert fn(x[:0]).shape == (0,)
+
+
+def test_jit_kernels_reject_other_dtypes(k):
+    with pytest.raises(TypeError, match="erf_f32: expected float32 input, got float64"):
+        k.erf(np.zeros(3))
+    with pytest.raises(TypeError, match="gelu_f32: expected a writeable float32 out=, got float64"):
+        k.gelu(np.zeros(3, np.float32), np.zeros(3))
+    ro = np.zeros(3, np.float32)
+    ro.flags.writeable = False
+    with pytest.raises(TypeError, match=r"erf_f32: expected a writeable float32 out=, got float32 \(read-only\)"):
+        k.erf(ro, ro)
+    assert k.erf(np.float32(0.5) * np.ones((), np.float32)).shape == ()          # 0-d
+
+
+@pytest.mark.parametrize("jit_on", [True, False])
+def test_burn_erf_is_within_two_ulp_and_keeps_nan_positions_with_and_without_the_jit(monkeypatch, jit_on):
+    sps = pytest.importorskip("scipy.special")
+    if not jit_on:
+        monkeypatch.setitem(jit._state, "kernels", None)
+        monkeypatch.setitem(jit._state, "tried", True)
+    x = _inputs()
+    got = burn.erf(burn.from_numpy(x)).numpy()
+    ref = sps.erf(x.astype(np.float64))
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(ref))
+    fin = ~np.isnan(ref)
+    ulp = np.spacing(np.abs(ref[fin]).astype(np.float32)).astype(np.float64)
+    assert np.max(np.abs(got[fin] - ref[fin]) / ulp) <= 2.0
+
+
+@pytest.fixture
+def restore_threads():
+    n = threads.num_threads()
+    yield
+    threads.set_num_threads(n)
+
+
+def _gelu_step(xn):
+    """The benchmark's custom gelu (erf form, written from elementary ops), forward + backward,
+    and flex's own gelu; returns (y, dy/dx, gelu(x))."""
+    x = burn.tensor(xn, device=burn.Device.flex().autodiff()).require_grad()
+    y = x * 0.5 * (burn.erf(x * float(np.float32(math.sqrt(0.5)))) + 1.0)
+    g = y.sum().backward()
+    return y.numpy(), x.grad(g).numpy(), burn.nn.functional.gelu(burn.from_numpy(xn)).numpy()
+
+
+def test_fused_erf_and_gelu_groups_match_torch_with_one_and_several_threads(restore_threads, monkeypatch):
+    monkeypatch.setattr(fused, "PAR_BLOCKS", 1)
+    xn = (np.random.default_rng(5).standard_normal((8, 64, 256)) * 2).astype(np.float32)   # 32 blocks
+    xn[0, 0, :4] = [np.nan, np.inf, -np.inf, -0.0]
+    runs = []
+    for n in (1, 4):
+        threads.set_num_threads(n)
+        before = threads.stats["regions"]
+        runs.append(_gelu_step(xn))
+        assert n == 1 or threads.stats["regions"] > before, "nothing ran on the pool"
+    for a, b in zip(*runs):                      # element-wise blocks: identical for any thread count
+        np.testing.assert_array_equal(a, b)
+    xt = torch.from_numpy(xn.copy()).requires_grad_()
+    yt = xt * 0.5 * (torch.erf(xt * float(np.float32(math.sqrt(0.5)))) + 1.0)
+    yt.sum().backward()
+    y, dy, g = runs[0]
+    # torch's gelu(inf) is NaN, flex's the limit inf (as before the JIT: the numpy kernel's value):
+    # flex's gelu is compared on finite inputs here, bit for bit on every input above
+    fx = np.isfinite(xn)
+    for got, want in ((y, yt.detach().numpy()), (dy, xt.grad.numpy()),
+                      (g[fx], torch.nn.functional.gelu(torch.from_numpy(xn)).numpy()[fx])):
+        np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+        fin = np.isfinite(want)
+        np.testing.assert_array_equal(got[~fin & ~np.isnan(want)], want[~fin & ~np.isnan(want)])
+        # erf(x) + 1 cancels for x << 0 in both (float32 erf near -1 has ulp 6e-8): an absolute
+        # bound scaled by |x| there, relative elsewhere
+        np.testing.assert_allclose(got[fin], want[fin], rtol=3e-6, atol=2e-6)
+
+
+@pytest.fixture
+def fresh_jit(monkeypatch, tmp_path):
+    monkeypatch.setenv("BURN_FLEX_JIT_CACHE_DIR", str(tmp_path))
+    monkeypatch.delenv("BURN_FLEX_JIT_CACHE", raising=False)
+    monkeypatch.delenv("BURN_FLEX_JIT", raising=False)
+    saved = dict(jit._state)
+    jit.reset()
+    yield tmp_path
+    jit._state.update(saved)
+
+
+def test_compiled_kernels_are_cached_on_disk_and_a_damaged_file_is_recompiled(fresh_jit):
+    assert jit.kernels() is not None and jit.status()["source"] == "compiled"
+    files = [f for f in os.listdir(fresh_jit) if f.endswith(".o")]
+    assert len(files) == 1, files
+    compiled_s = jit.status()["seconds"]
+    jit.reset()
+    x = _inputs(1000)
+    assert jit.kernels() is not None and jit.status()["source"] == "disk cache"
+    _same_bits(jit.kernels().erf(x), kernels._erf_numpy(x))
+    # the first-use cost: reading the cache is far cheaper than compiling (llvmlite is imported
+    # already in both; what remains is LLVM's codegen against reading ~11 KB)
+    assert jit.status()["seconds"] < 0.5 * compiled_s, (jit.status()["seconds"], compiled_s)
+    path = os.path.join(fresh_jit, files[0])
+    with open(path, "r+b") as f:                   # damage the object code behind the header
+        f.seek(-16, os.SEEK_END)
+        f.write(b"\0" * 16)
+    jit.reset()
+    assert jit.kernels() is not None and jit.status()["source"] == "compiled"
+    jit.reset()
+    assert jit.kernels() is not None and jit.status()["source"] == "disk cache"    # rewritten
+    _same_bits(jit.kernels().gelu(x), kernels._gelu_numpy(x))
+
+
+def test_the_fallback_warns_once_keeps_the_reason_and_gives_the_same_results(fresh_jit, monkeypatch):
+    def broken():
+        raise ImportError("No module named 'llvmlite'")
+    monkeypatch.setattr(jit, "_load", broken)
+    x = _inputs(1000)
+    want = kernels._erf_numpy(x)
+    with pytest.warns(RuntimeWarning, match=r"JIT kernels \(erf, gelu on float32\) are unavailable "
+                                            r"\(ImportError: No module named 'llvmlite'\)"):
+        got = burn.erf(burn.from_numpy(x)).numpy()
+    _same_bits(got, want)
+    st = jit.status()
+    assert st["available"] is False and "llvmlite" in st["reason"]
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")             # once per process: no second warning
+        _same_bits(burn.erf(burn.from_numpy(x)).numpy(), want)
+
+
+def test_burn_flex_jit_0_disables_it_without_a_warning(fresh_jit, monkeypatch):
+    monkeypatch.setenv("BURN_FLEX_JIT", "0")
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert jit.kernels() is None
+    assert jit.status() == dict(jit.status(), enabled=False, available=False,
+                                reason="disabled by BURN_FLEX_JIT=0")
+    x = _inputs(1000)
+    _same_bits(burn.nn.functional.gelu(burn.from_numpy(x)).numpy(), kernels._gelu_numpy(x))
