@@ -30,19 +30,30 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from operator import itemgetter
-from math import copysign as _copysign
 
 from .dispatch import registry
 from . import dlpack as _dlpack
 from .errors import BackendUnavailable, BurnError, FailedValue, deferred_index_error
 from .primitives import ELEMENTWISE, MATMUL, REDUCE
+from .shapekey import attrs_key as _attrs_key, relative_key
 
 __all__ = ["FusedGroup", "Plan", "explain", "Explanation", "plan_cache_info", "clear_plan_cache", "build_plan"]
 
 _PLAN_CACHE: dict = {}
 _GROUP_CACHE: dict = {}
+_TEMPLATES: dict = {}      # (backend, relative key) -> a plan to bind new sizes to (burn.shapekey)
+_SEEN: dict = {}           # relative keys of small flushes run once without planning
 _MAX_CACHED_PLANS = 4096
-_STATS = {"hits": 0, "misses": 0, "uncacheable": 0}
+# misses: flushes not found by their exact key; of those, "rebinds" reused the plan of the same
+# graph at other sizes, "light" ran a small first flush op by op, "planned" ran the planner
+_STATS = {"hits": 0, "misses": 0, "uncacheable": 0, "rebinds": 0, "light": 0, "planned": 0}
+
+# A flush of at most this many nodes, each result smaller than SMALL_FLUSH_ELEMENTS, whose
+# structure (relative key) was never seen runs op by op without the planner (its groups would
+# run op by op on a first call anyway: flex below its blocking size, wgpu/cuda before
+# ``fuse_after``); seen again, it is planned and fused.
+SMALL_FLUSH_NODES = 8
+SMALL_FLUSH_ELEMENTS = 1 << 16
 
 # (kind, index) -> LazyGraph of that device: burn.graph.graph_for creates and keeps them
 # here, so explain() finds a device's pending work without importing the layer above
@@ -94,31 +105,6 @@ class PlannedGroup:
     positions: list                # node positions in the flushed list
     reason: str = ""               # why the group ended
     compiled: bool = False
-
-
-def _attrs_key(attrs):
-    """The attributes' part of a plan key. Attributes whose name starts with "_" vary per call
-    (e.g. random keys) and are read from the node at run time, so they are left out. Values
-    that compare equal but compute differently get distinct keys: a float carries its sign
-    (0.0 == -0.0, but clip(x, -0.0, 5) must give -0.0: a compiled group bakes the value in)
-    and its type (1 == 1.0 == True).
-
-    >>> assert _attrs_key({"min": 0.0}) != _attrs_key({"min": -0.0}) != _attrs_key({"min": 0})
-    >>> assert _attrs_key({"keepdims": True}) != _attrs_key({"keepdims": 1})
-    >>> assert _attrs_key({"axis": 1, "_key": 7}) == _attrs_key({"axis": 1, "_key": 8})
-    """
-    out = []
-    for k, v in attrs.items():
-        if k[0] == "_":
-            continue
-        t = type(v)
-        if t is float:
-            out.append((k, v, _copysign(1.0, v)))
-        elif t is bool:
-            out.append((k, v, bool))
-        else:
-            out.append((k, v))
-    return tuple(out)
 
 
 def _structure_key(nodes):
@@ -332,7 +318,7 @@ class Plan:
         >>> assert p.steps == [] and p.run([], [], 0) is None     # an empty plan does nothing
     """
 
-    __slots__ = ("steps", "n_slots", "ext_slots", "results", "groups", "step_ins")
+    __slots__ = ("steps", "n_slots", "ext_slots", "results", "groups", "step_ins", "sites", "light")
 
     def __init__(self):
         self.steps = []        # see _step: (fn, node_pos or None, n_in, a, b, out, free_slots)
@@ -341,6 +327,8 @@ class Plan:
         self.results = []      # (node_pos, out_index, slot) for outputs someone holds
         self.n_slots = 0
         self.groups = []
+        self.sites = []        # groups offered to compile_group: (step or None, kind, positions, needed, compiled)
+        self.light = False     # built without the planner: planned when seen again
 
     def run(self, nodes, externals, index):
         """Execute the steps: ``nodes`` is the flushed node list, ``externals`` the
@@ -479,7 +467,8 @@ def _live_nodes(nodes, pos):
     return live
 
 
-def _build_plan(nodes, pos, backend):
+def _build_plan(nodes, pos, backend, fuse=True):
+    """The plan of ``nodes``; ``fuse=False``: one step per live node, no grouping (a small first flush)."""
     plan = Plan()
     slots = {}               # (node_pos, out_idx) or ("h", id) -> slot
     ext_order = []
@@ -501,7 +490,11 @@ def _build_plan(nodes, pos, backend):
 
     consumers_outside = {}   # (node_pos, k) -> set of group ids consuming it
     live = _live_nodes(nodes, pos)
-    groups = plan_groups(nodes, pos, [i for i in range(len(nodes)) if live[i]])
+    if fuse:
+        groups = plan_groups(nodes, pos, [i for i in range(len(nodes)) if live[i]])
+    else:
+        groups = [PlannedGroup("single", [i], "a small first flush runs op by op") for i in range(len(nodes)) if live[i]]
+        plan.light = True
     plan.groups = groups
     group_of = {}
     for gi, g in enumerate(groups):
@@ -529,15 +522,9 @@ def _build_plan(nodes, pos, backend):
                 if (p, 0) in held or any(c != gi for c in consumers_outside.get((p, 0), ())):
                     needed_outside.add(p)
             fg, inputs = _make_fused_group(g.kind, g.positions, nodes, pos, needed_outside)
-            try:
-                gkey = (backend.name, fg.key())
-                compiled = _GROUP_CACHE.get(gkey)
-                if compiled is None:
-                    compiled = backend.compile_group(fg)
-                    if compiled is not None:
-                        _GROUP_CACHE[gkey] = compiled
-            except TypeError:      # unhashable attrs: compile without caching
-                compiled = backend.compile_group(fg)
+            compiled = _compile(backend, fg)
+            plan.sites.append((len(raw_steps) if compiled is not None else None, g.kind, g.positions,
+                               needed_outside, compiled))
             if compiled is not None:
                 g.compiled = True
                 ins = [slot_for(ident) for ident in inputs]
@@ -593,8 +580,94 @@ def build_plan(nodes, backend):
     return _build_plan(nodes, _positions(nodes), backend), _collect_externals(nodes)
 
 
+def _compile(backend, fg, like=None):
+    """The backend's callable for group ``fg`` (None: declined), cached by the group's exact key.
+    ``like``, compiled for the same group at other sizes, binds the new sizes cheaply where it
+    has a ``bind(group)`` method; one whose ``any_size`` is true runs every size of its relative
+    key as it is (the compiled-group contract in docs/plugins.md)."""
+    try:
+        gkey = (backend.name, fg.key())
+        compiled = _GROUP_CACHE.get(gkey)
+    except TypeError:      # unhashable attrs: compile without caching
+        return backend.compile_group(fg)
+    if compiled is None:
+        bind = getattr(like, "bind", None)
+        compiled = bind(fg) if bind is not None else None
+        if compiled is None:
+            compiled = backend.compile_group(fg)
+        if compiled is not None:
+            if len(_GROUP_CACHE) >= _MAX_CACHED_PLANS:
+                _GROUP_CACHE.clear()
+            _GROUP_CACHE[gkey] = compiled
+    return compiled
+
+
+def _rebind(template, nodes, backend):
+    """``template``'s plan for ``nodes``, the same graph at other sizes (one relative key): the
+    slots and steps are the template's, each compiled group is bound to the new sizes. None
+    when a group compiles differently at these sizes (declined here, accepted there): the
+    caller plans from scratch."""
+    sites = [st for st in template.sites if not getattr(st[4], "any_size", False)]
+    if not sites:
+        return template         # every compiled group runs at any sizes (see _compile)
+    pos = _positions(nodes)
+    steps = list(template.steps)
+    for si, kind, positions, needed, old in sites:
+        fg, _ = _make_fused_group(kind, positions, nodes, pos, needed)
+        new = _compile(backend, fg, old)
+        if (new is None) != (old is None):
+            return None
+        if new is not None:
+            steps[si] = (new,) + steps[si][1:]
+    plan = Plan()
+    plan.steps, plan.n_slots, plan.ext_slots, plan.results = steps, template.n_slots, template.ext_slots, template.results
+    plan.groups, plan.step_ins, plan.sites = template.groups, template.step_ins, template.sites
+    return plan
+
+
+def _small(nodes):
+    if len(nodes) > SMALL_FLUSH_NODES:
+        return False
+    for n in nodes:
+        for m in n.metas:
+            size = 1
+            for d in m.shape:
+                size *= d
+            if size >= SMALL_FLUSH_ELEMENTS:
+                return False
+    return True
+
+
+def _plan_new(key, nodes, backend, light_ok):
+    """The plan for a flush its exact key did not find: the plan of the same graph at other
+    sizes bound to these (:mod:`burn.shapekey`), else a light one for a small first flush
+    (``light_ok``), else a new one, kept for binding other sizes to."""
+    rkey = (backend.name, relative_key(key, nodes))
+    template = _TEMPLATES.get(rkey)
+    if template is not None:
+        plan = _rebind(template, nodes, backend)
+        if plan is not None:
+            _STATS["rebinds"] += 1
+            return plan
+    elif light_ok and rkey not in _SEEN and _small(nodes):
+        if len(_SEEN) >= _MAX_CACHED_PLANS:
+            _SEEN.clear()
+        _SEEN[rkey] = None
+        _STATS["light"] += 1
+        return _build_plan(nodes, _positions(nodes), backend, fuse=False)
+    _STATS["planned"] += 1
+    plan = _build_plan(nodes, _positions(nodes), backend)
+    if template is None:
+        if len(_TEMPLATES) >= _MAX_CACHED_PLANS:
+            _TEMPLATES.clear()
+        _TEMPLATES[rkey] = plan
+    return plan
+
+
 def get_plan(nodes, backend):
-    """The (cached) plan for these nodes and the external handles it reads."""
+    """The (cached) plan for these nodes and the external handles it reads: found by the exact
+    structure key, else by the relative one (new sizes), else planned (see :func:`_plan_new`);
+    a light plan found again is replaced by a planned one."""
     key, externals = _structure_key(nodes)
     full_key = (backend.name, key)
     try:
@@ -602,9 +675,12 @@ def get_plan(nodes, backend):
     except TypeError:
         _STATS["uncacheable"] += 1
         return _build_plan(nodes, _positions(nodes), backend), externals
-    if plan is None:
-        _STATS["misses"] += 1
-        plan = _build_plan(nodes, _positions(nodes), backend)
+    if plan is None or plan.light:
+        if plan is None:
+            _STATS["misses"] += 1
+        else:
+            _STATS["hits"] += 1
+        plan = _plan_new(key, nodes, backend, plan is None)
         if len(_PLAN_CACHE) >= _MAX_CACHED_PLANS:
             _PLAN_CACHE.clear()
         _PLAN_CACHE[full_key] = plan
@@ -637,6 +713,8 @@ def clear_plan_cache() -> None:
     """
     _PLAN_CACHE.clear()
     _GROUP_CACHE.clear()
+    _TEMPLATES.clear()
+    _SEEN.clear()
 
 
 def _format_groups(groups, nodes):
