@@ -11,18 +11,23 @@ dims, size-1 (broadcast) dims, ranks and dtypes, so every decision the planner m
 of the other, with the per-size part (a backend's compiled groups) bound again
 (``burn.fusion``'s rebinding; Burn keys its fusion plans by relative shapes the same way).
 
-Attributes stay exact (a reshape's target shape, a slice's bounds, a reduction's axes are
-part of the key as values), and node output shapes are in the key, so sizes computed from
+Attributes of ops that fuse stay exact (a reduction's axes, a clip's bounds, a full's shape);
+those of boundary ops (a slice's bounds, a reshape's target) are left out, as each runs with
+its own node's attributes. Node output shapes are in the key, so sizes computed from
 attributes (``x[:5]``, ``reshape(-1, 4)``) can never make two graphs with different
 groupings share a key.
 
-Layering: this module sits below :mod:`burn.fusion` and imports only :mod:`burn.dtypes`.
+Layering: this module sits below :mod:`burn.fusion` and imports only :mod:`burn.dtypes` and
+:mod:`burn.primitives`.
 """
 from __future__ import annotations
 
 from math import copysign as _copysign
 
 from .dtypes import DType
+from .primitives import ELEMENTWISE, MATMUL, REDUCE
+
+_FUSIBLE = frozenset((ELEMENTWISE, REDUCE, MATMUL))     # the kinds whose attributes the planner reads
 
 __all__ = ["attrs_key", "relative_key", "symbolic_shape"]
 
@@ -76,7 +81,10 @@ def symbolic_shape(shape, dims: dict) -> tuple:
 def relative_key(key, nodes) -> tuple:
     """The relative key of a flushed node list from its exact key (``burn.fusion._structure_key``,
     see the module docstring): every external input's ``(shape, dtype)`` entry becomes
-    ``(symbolic shape, dtype)`` and the symbolic output shapes of every node follow.
+    ``(symbolic shape, dtype)``, the symbolic output shapes of every node follow its entries, and
+    the attributes of ops that never fuse (movement, creation, opaque: always a kernel of their
+    own, run with their node's attributes) are left out, so ``x[1:]`` or ``x.reshape(-1)`` on a
+    new size reuses the plan too.
 
     Example:
         >>> import burn
@@ -97,17 +105,24 @@ def relative_key(key, nodes) -> tuple:
     shapes: dict = {}        # shape -> its symbolic form (shapes repeat along a chain)
     out = []
     add = out.append
-    for e in key:
-        # an external's entry is the only pair whose second item is a DType (attributes are
-        # pairs of pairs, held flags bools, references ints)
-        if type(e) is tuple and len(e) == 2 and type(e[1]) is DType:
-            s = shapes.get(e[0])
-            if s is None:
-                s = shapes[e[0]] = symbolic_shape(e[0], dims)
-            add((s, e[1]))
-        else:
-            add(e)
+    i = 0
     for n in nodes:
+        na = len(n.args)
+        add(key[i])
+        # a boundary's attributes (a slice's bounds, a reshape's target) are read from its node
+        # when it runs and decide nothing the planner does: its output shapes stand for them
+        add(key[i + 1] if n.prim.kind in _FUSIBLE else None)
+        add(na)
+        for e in key[i + 3:i + 3 + na]:
+            if type(e) is tuple and len(e) == 2 and type(e[1]) is DType:       # an external input
+                s = shapes.get(e[0])
+                if s is None:
+                    s = shapes[e[0]] = symbolic_shape(e[0], dims)
+                add((s, e[1]))
+            else:
+                add(e)
+        add(key[i + 3 + na])
+        i += 4 + na
         for m in n.metas:
             s = shapes.get(m.shape)
             if s is None:
