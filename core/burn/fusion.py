@@ -81,6 +81,7 @@ class FusedGroup:
     input_metas: list
     outputs: list
     output_metas: list
+    warm: int = 0           # calls of these nodes that already ran op by op (a small first flush)
 
     def key(self):
         """A hashable key: equal for groups with the same ops, attrs, input shapes and dtypes.
@@ -467,8 +468,9 @@ def _live_nodes(nodes, pos):
     return live
 
 
-def _build_plan(nodes, pos, backend, fuse=True):
-    """The plan of ``nodes``; ``fuse=False``: one step per live node, no grouping (a small first flush)."""
+def _build_plan(nodes, pos, backend, fuse=True, warm=0):
+    """The plan of ``nodes``; ``fuse=False``: one step per live node, no grouping (a small first
+    flush); ``warm``: how often these nodes already ran so (``FusedGroup.warm``)."""
     plan = Plan()
     slots = {}               # (node_pos, out_idx) or ("h", id) -> slot
     ext_order = []
@@ -522,6 +524,7 @@ def _build_plan(nodes, pos, backend, fuse=True):
                 if (p, 0) in held or any(c != gi for c in consumers_outside.get((p, 0), ())):
                     needed_outside.add(p)
             fg, inputs = _make_fused_group(g.kind, g.positions, nodes, pos, needed_outside)
+            fg.warm = warm
             compiled = _compile(backend, fg)
             plan.sites.append((len(raw_steps) if compiled is not None else None, g.kind, g.positions,
                                needed_outside, compiled))
@@ -656,7 +659,8 @@ def _plan_new(key, nodes, backend, light_ok):
         _STATS["light"] += 1
         return _build_plan(nodes, _positions(nodes), backend, fuse=False)
     _STATS["planned"] += 1
-    plan = _build_plan(nodes, _positions(nodes), backend)
+    # a structure that ran without the planner counts that run for the groups' first calls
+    plan = _build_plan(nodes, _positions(nodes), backend, warm=1 if rkey in _SEEN else 0)
     if template is None:
         if len(_TEMPLATES) >= _MAX_CACHED_PLANS:
             _TEMPLATES.clear()
