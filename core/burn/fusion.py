@@ -42,18 +42,10 @@ __all__ = ["FusedGroup", "Plan", "explain", "Explanation", "plan_cache_info", "c
 _PLAN_CACHE: dict = {}
 _GROUP_CACHE: dict = {}
 _TEMPLATES: dict = {}      # (backend, relative key) -> a plan to bind new sizes to (burn.shapekey)
-_SEEN: dict = {}           # relative keys of small flushes run once without planning
 _MAX_CACHED_PLANS = 4096
 # misses: flushes not found by their exact key; of those, "rebinds" reused the plan of the same
-# graph at other sizes, "light" ran a small first flush op by op, "planned" ran the planner
-_STATS = {"hits": 0, "misses": 0, "uncacheable": 0, "rebinds": 0, "light": 0, "planned": 0}
-
-# A flush of at most this many nodes, each result smaller than SMALL_FLUSH_ELEMENTS, whose
-# structure (relative key) was never seen runs op by op without the planner (its groups would
-# run op by op on a first call anyway: flex below its blocking size, wgpu/cuda before
-# ``fuse_after``); seen again, it is planned and fused.
-SMALL_FLUSH_NODES = 8
-SMALL_FLUSH_ELEMENTS = 1 << 16
+# graph at other sizes (no planner), "planned" ran the planner
+_STATS = {"hits": 0, "misses": 0, "uncacheable": 0, "rebinds": 0, "planned": 0}
 
 # (kind, index) -> LazyGraph of that device: burn.graph.graph_for creates and keeps them
 # here, so explain() finds a device's pending work without importing the layer above
@@ -81,7 +73,6 @@ class FusedGroup:
     input_metas: list
     outputs: list
     output_metas: list
-    warm: int = 0           # calls of these nodes that already ran op by op (a small first flush)
 
     def key(self):
         """A hashable key: equal for groups with the same ops, attrs, input shapes and dtypes.
@@ -319,7 +310,7 @@ class Plan:
         >>> assert p.steps == [] and p.run([], [], 0) is None     # an empty plan does nothing
     """
 
-    __slots__ = ("steps", "n_slots", "ext_slots", "results", "groups", "step_ins", "sites", "light")
+    __slots__ = ("steps", "n_slots", "ext_slots", "results", "groups", "step_ins", "sites")
 
     def __init__(self):
         self.steps = []        # see _step: (fn, node_pos or None, n_in, a, b, out, free_slots)
@@ -329,7 +320,6 @@ class Plan:
         self.n_slots = 0
         self.groups = []
         self.sites = []        # groups offered to compile_group: (step or None, kind, positions, needed, compiled)
-        self.light = False     # built without the planner: planned when seen again
 
     def run(self, nodes, externals, index):
         """Execute the steps: ``nodes`` is the flushed node list, ``externals`` the
@@ -468,9 +458,7 @@ def _live_nodes(nodes, pos):
     return live
 
 
-def _build_plan(nodes, pos, backend, fuse=True, warm=0):
-    """The plan of ``nodes``; ``fuse=False``: one step per live node, no grouping (a small first
-    flush); ``warm``: how often these nodes already ran so (``FusedGroup.warm``)."""
+def _build_plan(nodes, pos, backend):
     plan = Plan()
     slots = {}               # (node_pos, out_idx) or ("h", id) -> slot
     ext_order = []
@@ -492,11 +480,7 @@ def _build_plan(nodes, pos, backend, fuse=True, warm=0):
 
     consumers_outside = {}   # (node_pos, k) -> set of group ids consuming it
     live = _live_nodes(nodes, pos)
-    if fuse:
-        groups = plan_groups(nodes, pos, [i for i in range(len(nodes)) if live[i]])
-    else:
-        groups = [PlannedGroup("single", [i], "a small first flush runs op by op") for i in range(len(nodes)) if live[i]]
-        plan.light = True
+    groups = plan_groups(nodes, pos, [i for i in range(len(nodes)) if live[i]])
     plan.groups = groups
     group_of = {}
     for gi, g in enumerate(groups):
@@ -524,7 +508,6 @@ def _build_plan(nodes, pos, backend, fuse=True, warm=0):
                 if (p, 0) in held or any(c != gi for c in consumers_outside.get((p, 0), ())):
                     needed_outside.add(p)
             fg, inputs = _make_fused_group(g.kind, g.positions, nodes, pos, needed_outside)
-            fg.warm = warm
             compiled = _compile(backend, fg)
             plan.sites.append((len(raw_steps) if compiled is not None else None, g.kind, g.positions,
                                needed_outside, compiled))
@@ -628,23 +611,9 @@ def _rebind(template, nodes, backend):
     return plan
 
 
-def _small(nodes):
-    if len(nodes) > SMALL_FLUSH_NODES:
-        return False
-    for n in nodes:
-        for m in n.metas:
-            size = 1
-            for d in m.shape:
-                size *= d
-            if size >= SMALL_FLUSH_ELEMENTS:
-                return False
-    return True
-
-
-def _plan_new(key, nodes, backend, light_ok):
+def _plan_new(key, nodes, backend):
     """The plan for a flush its exact key did not find: the plan of the same graph at other
-    sizes bound to these (:mod:`burn.shapekey`), else a light one for a small first flush
-    (``light_ok``), else a new one, kept for binding other sizes to."""
+    sizes bound to these (:mod:`burn.shapekey`), else a new one, kept for binding other sizes to."""
     rkey = (backend.name, relative_key(key, nodes))
     template = _TEMPLATES.get(rkey)
     if template is not None:
@@ -652,15 +621,8 @@ def _plan_new(key, nodes, backend, light_ok):
         if plan is not None:
             _STATS["rebinds"] += 1
             return plan
-    elif light_ok and rkey not in _SEEN and _small(nodes):
-        if len(_SEEN) >= _MAX_CACHED_PLANS:
-            _SEEN.clear()
-        _SEEN[rkey] = None
-        _STATS["light"] += 1
-        return _build_plan(nodes, _positions(nodes), backend, fuse=False)
     _STATS["planned"] += 1
-    # a structure that ran without the planner counts that run for the groups' first calls
-    plan = _build_plan(nodes, _positions(nodes), backend, warm=1 if rkey in _SEEN else 0)
+    plan = _build_plan(nodes, _positions(nodes), backend)
     if template is None:
         if len(_TEMPLATES) >= _MAX_CACHED_PLANS:
             _TEMPLATES.clear()
@@ -670,8 +632,7 @@ def _plan_new(key, nodes, backend, light_ok):
 
 def get_plan(nodes, backend):
     """The (cached) plan for these nodes and the external handles it reads: found by the exact
-    structure key, else by the relative one (new sizes), else planned (see :func:`_plan_new`);
-    a light plan found again is replaced by a planned one."""
+    structure key, else by the relative one (new sizes), else planned (see :func:`_plan_new`)."""
     key, externals = _structure_key(nodes)
     full_key = (backend.name, key)
     try:
@@ -679,12 +640,9 @@ def get_plan(nodes, backend):
     except TypeError:
         _STATS["uncacheable"] += 1
         return _build_plan(nodes, _positions(nodes), backend), externals
-    if plan is None or plan.light:
-        if plan is None:
-            _STATS["misses"] += 1
-        else:
-            _STATS["hits"] += 1
-        plan = _plan_new(key, nodes, backend, plan is None)
+    if plan is None:
+        _STATS["misses"] += 1
+        plan = _plan_new(key, nodes, backend)
         if len(_PLAN_CACHE) >= _MAX_CACHED_PLANS:
             _PLAN_CACHE.clear()
         _PLAN_CACHE[full_key] = plan
@@ -718,7 +676,6 @@ def clear_plan_cache() -> None:
     _PLAN_CACHE.clear()
     _GROUP_CACHE.clear()
     _TEMPLATES.clear()
-    _SEEN.clear()
 
 
 def _format_groups(groups, nodes):

@@ -234,7 +234,7 @@ class SegmentedGroup:
         if self.plan is None:
             # the first calls of a small group run op by op (compiling costs more than they do);
             # once it has run fused it stays fused, so later calls skip reading the environment
-            if size < LARGE and self.calls + getattr(g, "warm", 0) <= fuse_after(self.fuse_after_var):
+            if size < LARGE and self.calls <= fuse_after(self.fuse_after_var):
                 return self.op_by_op(inputs)
             self.plan = [None] * len(self.segs)
         env = list(inputs) + [None] * len(g.ops)
