@@ -81,7 +81,7 @@ def symbolic_shape(shape, dims: dict) -> tuple:
 def relative_key(key, nodes) -> tuple:
     """The relative key of a flushed node list from its exact key (``burn.fusion._structure_key``,
     see the module docstring): every external input's ``(shape, dtype)`` entry becomes
-    ``(symbolic shape, dtype)``, the symbolic output shapes of every node follow its entries, and
+    ``(symbolic shape, dtype)``, the symbolic output shapes of every node follow in one tuple, and
     the attributes of ops that never fuse (movement, creation, opaque: always a kernel of their
     own, run with their node's attributes) are left out, so ``x[1:]`` or ``x.reshape(-1)`` on a
     new size reuses the plan too.
@@ -103,29 +103,27 @@ def relative_key(key, nodes) -> tuple:
     """
     dims: dict = {}
     shapes: dict = {}        # shape -> its symbolic form (shapes repeat along a chain)
-    out = []
-    add = out.append
+    out = list(key)
+    outs = []
     i = 0
     for n in nodes:
         na = len(n.args)
-        add(key[i])
-        # a boundary's attributes (a slice's bounds, a reshape's target) are read from its node
-        # when it runs and decide nothing the planner does: its output shapes stand for them
-        add(key[i + 1] if n.prim.kind in _FUSIBLE else None)
-        add(na)
-        for e in key[i + 3:i + 3 + na]:
+        if n.prim.kind not in _FUSIBLE:
+            # a boundary's attributes (a slice's bounds, a reshape's target) are read from its node
+            # when it runs and decide nothing the planner does: its output shapes stand for them
+            out[i + 1] = None
+        for j in range(i + 3, i + 3 + na):
+            e = out[j]
             if type(e) is tuple and len(e) == 2 and type(e[1]) is DType:       # an external input
                 s = shapes.get(e[0])
                 if s is None:
                     s = shapes[e[0]] = symbolic_shape(e[0], dims)
-                add((s, e[1]))
-            else:
-                add(e)
-        add(key[i + 3 + na])
-        i += 4 + na
+                out[j] = (s, e[1])
+        i += 4 + na          # name, attributes, argument count, arguments, held outputs
         for m in n.metas:
             s = shapes.get(m.shape)
             if s is None:
                 s = shapes[m.shape] = symbolic_shape(m.shape, dims)
-            add(s)
+            outs.append(s)
+    out.append(tuple(outs))
     return tuple(out)
