@@ -14,7 +14,11 @@ another output shape, and extension ops unless they opt in to fusion. The
 backend is offered each group (``Backend.compile_group``); if it declines,
 the group's nodes run one kernel each. Plans are cached by the structure of
 the flushed graph (ops, static attributes, input shapes/dtypes, which outputs
-are still held), so a repeated training step is planned once.
+are still held), so a repeated training step is planned once; a miss looks again
+by the graph's relative key (:mod:`burn.shapekey`: sizes symbolic, ranks, dtypes and
+equal/size-1 dims kept), so the same graph at new sizes (a new batch size or sequence
+length) reuses the plan with its compiled groups bound to the new sizes (``any_size`` or
+``bind``, see :func:`_compile`) and only a structure never seen is planned.
 
 ``burn.fusion.explain(*tensors)`` shows the groups the pending work of those
 tensors' devices would be planned into, and why each boundary was placed;
@@ -652,12 +656,14 @@ def get_plan(nodes, backend):
 
 
 def plan_cache_info() -> dict:
-    """Plan-cache hits/misses, e.g. to check a training loop is planned once.
+    """Plan-cache counters, e.g. to check a training loop is planned once: ``hits`` (found by
+    the exact key), ``misses`` (not found), and of the misses ``rebinds`` (the plan of the same
+    graph at other sizes, bound to these) and ``planned`` (the planner ran); ``size``: plans held.
 
     Example:
         >>> import burn
         >>> info = burn.fusion.plan_cache_info()
-        >>> assert {"hits", "misses", "size"} <= set(info)
+        >>> assert {"hits", "misses", "rebinds", "planned", "size"} <= set(info)
     """
     return dict(_STATS, size=len(_PLAN_CACHE))
 
