@@ -347,7 +347,7 @@ class _WholeGroup(_Bindable):
 
     def __call__(self, *inputs):
         several = threads.num_threads() > 1
-        big = several and any(x.size >= 2 * PAR_WHOLE for x in inputs)
+        big = several and any(getattr(x, "size", 0) >= 2 * PAR_WHOLE for x in inputs)
         prog = self.progs.get((several, big))
         env = list(inputs)
         if prog is None:
