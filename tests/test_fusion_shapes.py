@@ -149,6 +149,10 @@ def test_sizes_across_flex_blocking_and_splitting_thresholds():
             a = r.standard_normal((m, n)).astype(F32) * F32(0.1)
             s = (burn.tensor(a) * 2.0 + 1.0).exp().sum(axis=1)
             np.testing.assert_allclose(s.numpy(), np.exp(a * F32(2) + F32(1)).sum(axis=1), rtol=1e-5)
+        for m, n in [(500, 300), (20, 30), (640, 260)]:     # a transposed view read block by block
+            a, c = r.standard_normal((m, n)).astype(F32), r.standard_normal(m).astype(F32)
+            y = (burn.tensor(a).T * 2.0 + burn.tensor(c)).exp()
+            np.testing.assert_allclose(y.numpy(), np.exp(a.T * F32(2) + c), rtol=1e-6)
         for m in [20_000, 30, 17_000, 3]:            # matmul epilogue: BLAS + blocked, or whole-array
             x, w, b = _inputs("matmul", m, 8)
             y = burn.relu(burn.tensor(x) @ burn.tensor(w) + burn.tensor(b)) * 2.0
@@ -221,3 +225,21 @@ def test_groups_that_depend_on_derived_sizes_are_not_shared():
         b = (burn.tensor(y) * 3.0).exp()
         np.testing.assert_allclose(a.numpy(), np.exp(x[:k] * F32(2)), rtol=1e-6)
         np.testing.assert_allclose(b.numpy(), np.exp(y * F32(3)), rtol=1e-6)
+
+
+@pytest.mark.parametrize("name", list(PROGRAMS))
+def test_a_reused_plan_computes_exactly_what_a_fresh_plan_does(name):
+    fn, _ = PROGRAMS[name]
+    dev = burn.Device.flex()
+
+    def run(m, n):
+        return [g.numpy() for g in fn(*[burn.tensor(x, device=dev) for x in _inputs(name, m, n, dev)])]
+    for m, n in SAME_PATTERN[1:] + OTHER_PATTERNS:
+        burn.fusion.clear_plan_cache()
+        fresh = run(m, n)                    # planned for these sizes
+        run(*SAME_PATTERN[0])                # another size ...
+        burn.fusion.clear_plan_cache()
+        run(*SAME_PATTERN[0])                # ... planned first: the plan is its
+        reused = run(m, n)
+        for f, r in zip(fresh, reused):
+            np.testing.assert_array_equal(f, r, err_msg=f"{name} at {(m, n)}")
