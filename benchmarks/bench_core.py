@@ -364,10 +364,51 @@ def w_mlp(burn, torch, quick):
             {"burn": nb.step, "numpy": nn_.step, "torch": nt.step})
 
 
+PROBE_N = 200      # probes per timed call: 200 fresh shapes (issue 13's eager target)
+
+
+def w_eager_shapes(burn, torch, quick):
+    """Issue 13's eager probe ``float((a * 2.0 + 1.0).exp().sum().item())`` on 200 shapes never
+    seen before per call (each call takes the next set: [m, n] with 3 <= m, n < 83, all
+    distinct), against torch and numpy on the same shapes. Extra lines: burn on the same 200
+    shapes again (their plans cached: the time at repeated sizes) and on one [40, 41] shape
+    repeated 200 times. Unit: per probe (one flush each)."""
+    pairs = [(m, n) for m in range(3, 83) for n in range(3, 83)]
+    np.random.default_rng(13).shuffle(pairs)
+    rng = np.random.default_rng(0)
+    n_sets = min(len(pairs) // PROBE_N, 2 * (ROUNDS["eager_shapes"] + 2) + 2)
+    sets = [[rng.standard_normal(s).astype(F32) * F32(0.1) for s in pairs[k * PROBE_N:(k + 1) * PROBE_N]]
+            for k in range(n_sets)]
+    burn_sets = [[burn.tensor(a) for a in arrs] for arrs in sets]
+    torch_sets = [[torch.from_numpy(a) for a in arrs] for arrs in sets]
+    one = burn.tensor(rng.standard_normal((40, 41)).astype(F32) * F32(0.1))
+    cur = [-1]
+
+    def probe(xs):
+        for a in xs:
+            float((a * 2.0 + 1.0).exp().sum().item())
+
+    def run_burn():            # the next set of never-seen shapes (the other fns reuse it)
+        cur[0] += 1
+        if cur[0] >= n_sets:
+            raise RuntimeError("eager_shapes: out of fresh shapes; lower the rounds")
+        probe(burn_sets[cur[0]])
+
+    def run_numpy():
+        for a in sets[cur[0]]:
+            float(np.exp(a * F32(2) + F32(1)).sum())
+
+    return (f"eager probe on {PROBE_N} fresh shapes (per flush)", 1e6 / PROBE_N, "µs",
+            {"burn": run_burn, "numpy": run_numpy, "torch": lambda: probe(torch_sets[cur[0]]),
+             "burn, same shapes again": lambda: probe(burn_sets[cur[0]]),
+             "burn, one shape repeated": lambda: probe([one] * PROBE_N)})
+
+
 WORKLOADS = {"per_op": w_per_op, "ext_call": w_ext_call, "chain": w_chain, "matmul_gelu": w_matmul_gelu,
-             "gelu_erf": w_gelu_erf, "gelu_erf_fwd": w_gelu_erf_fwd, "sum": w_sum, "argmin": w_argmin, "mlp": w_mlp}
+             "gelu_erf": w_gelu_erf, "gelu_erf_fwd": w_gelu_erf_fwd, "sum": w_sum, "argmin": w_argmin, "mlp": w_mlp,
+             "eager_shapes": w_eager_shapes}
 ROUNDS = {"per_op": 15, "ext_call": 15, "chain": 15, "matmul_gelu": 21, "gelu_erf": 11, "gelu_erf_fwd": 11, "sum": 21, "argmin": 15,
-          "mlp": 41}
+          "mlp": 41, "eager_shapes": 11}
 
 
 def import_times(rounds: int) -> dict:
@@ -446,8 +487,8 @@ def main(argv=None):
             print(f"{label:78s} burn {r['burn']:9.3f} {unit:5s} numpy {r['numpy']:9.3f}  torch {r['torch']:9.3f}"
                   f"  burn/numpy {r['burn'] / r['numpy']:5.2f}x  burn/torch {r['burn'] / r['torch']:5.2f}x",
                   flush=True)
-            for k in r.keys() - {"burn", "numpy", "torch"}:      # a workload's extra comparisons
-                print(f"{'':78s} {k} {r[k]:9.3f} {unit}", flush=True)
+            for k in [k for k in r if k not in ("burn", "numpy", "torch")]:      # a workload's extra comparisons
+                print(f"{'':78s} {k} {r[k]:9.3f} {unit}  burn/this {r['burn'] / r[k]:5.2f}x", flush=True)
         if len(settings) == 2:
             up = {k: med["one"][k] / med["default"][k] for k in ("burn", "numpy", "torch")}
             results[name]["speedup_1_to_default"] = up

@@ -1,4 +1,4 @@
-"""``import burn`` leaves burn.nn, burn.optim, burn.train and burn.data for their first use
+"""``import burn`` leaves burn.nn, burn.optim, burn.train, burn.data and burn.capture for their first use
 (issue 19: ``import burn`` within 100 ms of ``import numpy``), in fresh processes."""
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-LATER = ["burn.nn", "burn.optim", "burn.train", "burn.data"]
+LATER = ["burn.nn", "burn.optim", "burn.train", "burn.data", "burn.capture"]
 
 
 def _loaded_after(code: str) -> list[str]:
@@ -28,6 +28,8 @@ def test_import_burn_loads_no_nn_optim_train_data():
     ("burn.optim.Adam", "burn.optim"),
     ("burn.train.Learner", "burn.train"),
     ("burn.data.DataLoader", "burn.data"),
+    ("burn.capture.trace", "burn.capture"),
+    ("burn.Graph", "burn.capture"),
 ])
 def test_first_attribute_use_imports_the_subpackage(use, loads):
     loaded = _loaded_after(f"import burn; {use}")
@@ -37,6 +39,14 @@ def test_first_attribute_use_imports_the_subpackage(use, loads):
 def test_import_statement_of_a_subpackage_binds_it():
     loaded = _loaded_after("import burn.optim, burn; assert burn.optim.SGD")
     assert "burn.optim" in loaded and "burn.train" not in loaded
+
+
+def test_capture_loaded_on_first_use_is_the_decorator():
+    loaded = _loaded_after("import burn\n"
+                           "f = burn.capture(lambda x: x * 2.0)\n"
+                           "assert f(burn.ones((2,))).numpy().tolist() == [2.0, 2.0]\n"
+                           "assert burn.Graph is burn.capture.Graph")
+    assert "burn.capture" in loaded and "burn.nn" not in loaded
 
 
 def test_unknown_attribute_is_still_an_attribute_error():

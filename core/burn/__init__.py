@@ -45,13 +45,11 @@ from .library import backend_extension  # noqa: F401
 from .hookspecs import hookimpl  # noqa: F401
 from . import fused  # noqa: F401
 from .fused import softmax, log_softmax  # noqa: F401
-from . import capture  # noqa: F401  (burn.capture: the decorator and its namespace)
-from .capture import Graph  # noqa: F401
 
 _methods.alias_dims(globals())      # dim= as PyTorch's name for axis= (docs/architecture.md, the aliases)
 
 # Imported on first use (``burn.nn`` or ``import burn.nn``), so ``import burn`` stays quick.
-_ON_FIRST_USE = ("nn", "optim", "data", "train", "amp")
+_ON_FIRST_USE = ("nn", "optim", "data", "train", "amp", "capture")     # burn.capture: decorator and namespace
 
 bool_ = bool
 uint8 = uint8
@@ -71,6 +69,9 @@ def __getattr__(name):
     if name in _ON_FIRST_USE:
         import importlib     # deferred: see _ON_FIRST_USE; importing binds burn.<name>
         return importlib.import_module(f"{__name__}.{name}")
+    if name == "Graph":         # burn.capture.Graph, imported on first use like burn.capture
+        import importlib
+        return importlib.import_module(f"{__name__}.capture").Graph
     if name == "autocast":      # burn.amp.autocast, imported on first use like burn.amp
         import importlib
         return importlib.import_module(f"{__name__}.amp").autocast

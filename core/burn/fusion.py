@@ -14,7 +14,11 @@ another output shape, and extension ops unless they opt in to fusion. The
 backend is offered each group (``Backend.compile_group``); if it declines,
 the group's nodes run one kernel each. Plans are cached by the structure of
 the flushed graph (ops, static attributes, input shapes/dtypes, which outputs
-are still held), so a repeated training step is planned once.
+are still held), so a repeated training step is planned once; a miss looks again
+by the graph's relative key (:mod:`burn.shapekey`: sizes symbolic, ranks, dtypes and
+equal/size-1 dims kept), so the same graph at new sizes (a new batch size or sequence
+length) reuses the plan with its compiled groups bound to the new sizes (``any_size`` or
+``bind``, see :func:`_compile`) and only a structure never seen is planned.
 
 ``burn.fusion.explain(*tensors)`` shows the groups the pending work of those
 tensors' devices would be planned into, and why each boundary was placed;
@@ -30,19 +34,22 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from operator import itemgetter
-from math import copysign as _copysign
 
 from .dispatch import registry
 from . import dlpack as _dlpack
 from .errors import BackendUnavailable, BurnError, FailedValue, deferred_index_error
 from .primitives import ELEMENTWISE, MATMUL, REDUCE
+from .shapekey import attrs_key as _attrs_key, relative_key
 
 __all__ = ["FusedGroup", "Plan", "explain", "Explanation", "plan_cache_info", "clear_plan_cache", "build_plan"]
 
 _PLAN_CACHE: dict = {}
 _GROUP_CACHE: dict = {}
+_TEMPLATES: dict = {}      # (backend, relative key) -> a plan to bind new sizes to (burn.shapekey)
 _MAX_CACHED_PLANS = 4096
-_STATS = {"hits": 0, "misses": 0, "uncacheable": 0}
+# misses: flushes not found by their exact key; of those, "rebinds" reused the plan of the same
+# graph at other sizes (no planner), "planned" ran the planner
+_STATS = {"hits": 0, "misses": 0, "uncacheable": 0, "rebinds": 0, "planned": 0}
 
 # (kind, index) -> LazyGraph of that device: burn.graph.graph_for creates and keeps them
 # here, so explain() finds a device's pending work without importing the layer above
@@ -94,31 +101,6 @@ class PlannedGroup:
     positions: list                # node positions in the flushed list
     reason: str = ""               # why the group ended
     compiled: bool = False
-
-
-def _attrs_key(attrs):
-    """The attributes' part of a plan key. Attributes whose name starts with "_" vary per call
-    (e.g. random keys) and are read from the node at run time, so they are left out. Values
-    that compare equal but compute differently get distinct keys: a float carries its sign
-    (0.0 == -0.0, but clip(x, -0.0, 5) must give -0.0: a compiled group bakes the value in)
-    and its type (1 == 1.0 == True).
-
-    >>> assert _attrs_key({"min": 0.0}) != _attrs_key({"min": -0.0}) != _attrs_key({"min": 0})
-    >>> assert _attrs_key({"keepdims": True}) != _attrs_key({"keepdims": 1})
-    >>> assert _attrs_key({"axis": 1, "_key": 7}) == _attrs_key({"axis": 1, "_key": 8})
-    """
-    out = []
-    for k, v in attrs.items():
-        if k[0] == "_":
-            continue
-        t = type(v)
-        if t is float:
-            out.append((k, v, _copysign(1.0, v)))
-        elif t is bool:
-            out.append((k, v, bool))
-        else:
-            out.append((k, v))
-    return tuple(out)
 
 
 def _structure_key(nodes):
@@ -332,7 +314,7 @@ class Plan:
         >>> assert p.steps == [] and p.run([], [], 0) is None     # an empty plan does nothing
     """
 
-    __slots__ = ("steps", "n_slots", "ext_slots", "results", "groups", "step_ins")
+    __slots__ = ("steps", "n_slots", "ext_slots", "results", "groups", "step_ins", "sites")
 
     def __init__(self):
         self.steps = []        # see _step: (fn, node_pos or None, n_in, a, b, out, free_slots)
@@ -341,6 +323,7 @@ class Plan:
         self.results = []      # (node_pos, out_index, slot) for outputs someone holds
         self.n_slots = 0
         self.groups = []
+        self.sites = []        # groups offered to compile_group: (step or None, kind, positions, needed, compiled)
 
     def run(self, nodes, externals, index):
         """Execute the steps: ``nodes`` is the flushed node list, ``externals`` the
@@ -529,15 +512,9 @@ def _build_plan(nodes, pos, backend):
                 if (p, 0) in held or any(c != gi for c in consumers_outside.get((p, 0), ())):
                     needed_outside.add(p)
             fg, inputs = _make_fused_group(g.kind, g.positions, nodes, pos, needed_outside)
-            try:
-                gkey = (backend.name, fg.key())
-                compiled = _GROUP_CACHE.get(gkey)
-                if compiled is None:
-                    compiled = backend.compile_group(fg)
-                    if compiled is not None:
-                        _GROUP_CACHE[gkey] = compiled
-            except TypeError:      # unhashable attrs: compile without caching
-                compiled = backend.compile_group(fg)
+            compiled = _compile(backend, fg)
+            plan.sites.append((len(raw_steps) if compiled is not None else None, g.kind, g.positions,
+                               needed_outside, compiled))
             if compiled is not None:
                 g.compiled = True
                 ins = [slot_for(ident) for ident in inputs]
@@ -593,8 +570,73 @@ def build_plan(nodes, backend):
     return _build_plan(nodes, _positions(nodes), backend), _collect_externals(nodes)
 
 
+def _compile(backend, fg, like=None):
+    """The backend's callable for group ``fg`` (None: declined), cached by the group's exact key.
+    ``like``, compiled for the same group at other sizes, binds the new sizes cheaply where it
+    has a ``bind(group)`` method; one whose ``any_size`` is true runs every size of its relative
+    key as it is (the compiled-group contract in docs/plugins.md)."""
+    try:
+        gkey = (backend.name, fg.key())
+        compiled = _GROUP_CACHE.get(gkey)
+    except TypeError:      # unhashable attrs: compile without caching
+        return backend.compile_group(fg)
+    if compiled is None:
+        bind = getattr(like, "bind", None)
+        compiled = bind(fg) if bind is not None else None
+        if compiled is None:
+            compiled = backend.compile_group(fg)
+        if compiled is not None:
+            if len(_GROUP_CACHE) >= _MAX_CACHED_PLANS:
+                _GROUP_CACHE.clear()
+            _GROUP_CACHE[gkey] = compiled
+    return compiled
+
+
+def _rebind(template, nodes, backend):
+    """``template``'s plan for ``nodes``, the same graph at other sizes (one relative key): the
+    slots and steps are the template's, each compiled group is bound to the new sizes. None
+    when a group compiles differently at these sizes (declined here, accepted there): the
+    caller plans from scratch."""
+    sites = [st for st in template.sites if not getattr(st[4], "any_size", False)]
+    if not sites:
+        return template         # every compiled group runs at any sizes (see _compile)
+    pos = _positions(nodes)
+    steps = list(template.steps)
+    for si, kind, positions, needed, old in sites:
+        fg, _ = _make_fused_group(kind, positions, nodes, pos, needed)
+        new = _compile(backend, fg, old)
+        if (new is None) != (old is None):
+            return None
+        if new is not None:
+            steps[si] = (new,) + steps[si][1:]
+    plan = Plan()
+    plan.steps, plan.n_slots, plan.ext_slots, plan.results = steps, template.n_slots, template.ext_slots, template.results
+    plan.groups, plan.step_ins, plan.sites = template.groups, template.step_ins, template.sites
+    return plan
+
+
+def _plan_new(key, nodes, backend):
+    """The plan for a flush its exact key did not find: the plan of the same graph at other
+    sizes bound to these (:mod:`burn.shapekey`), else a new one, kept for binding other sizes to."""
+    rkey = (backend.name, relative_key(key, nodes))
+    template = _TEMPLATES.get(rkey)
+    if template is not None:
+        plan = _rebind(template, nodes, backend)
+        if plan is not None:
+            _STATS["rebinds"] += 1
+            return plan
+    _STATS["planned"] += 1
+    plan = _build_plan(nodes, _positions(nodes), backend)
+    if template is None:
+        if len(_TEMPLATES) >= _MAX_CACHED_PLANS:
+            _TEMPLATES.clear()
+        _TEMPLATES[rkey] = plan
+    return plan
+
+
 def get_plan(nodes, backend):
-    """The (cached) plan for these nodes and the external handles it reads."""
+    """The (cached) plan for these nodes and the external handles it reads: found by the exact
+    structure key, else by the relative one (new sizes), else planned (see :func:`_plan_new`)."""
     key, externals = _structure_key(nodes)
     full_key = (backend.name, key)
     try:
@@ -604,7 +646,7 @@ def get_plan(nodes, backend):
         return _build_plan(nodes, _positions(nodes), backend), externals
     if plan is None:
         _STATS["misses"] += 1
-        plan = _build_plan(nodes, _positions(nodes), backend)
+        plan = _plan_new(key, nodes, backend)
         if len(_PLAN_CACHE) >= _MAX_CACHED_PLANS:
             _PLAN_CACHE.clear()
         _PLAN_CACHE[full_key] = plan
@@ -614,12 +656,14 @@ def get_plan(nodes, backend):
 
 
 def plan_cache_info() -> dict:
-    """Plan-cache hits/misses, e.g. to check a training loop is planned once.
+    """Plan-cache counters, e.g. to check a training loop is planned once: ``hits`` (found by
+    the exact key), ``misses`` (not found), and of the misses ``rebinds`` (the plan of the same
+    graph at other sizes, bound to these) and ``planned`` (the planner ran); ``size``: plans held.
 
     Example:
         >>> import burn
         >>> info = burn.fusion.plan_cache_info()
-        >>> assert {"hits", "misses", "size"} <= set(info)
+        >>> assert {"hits", "misses", "rebinds", "planned", "size"} <= set(info)
     """
     return dict(_STATS, size=len(_PLAN_CACHE))
 
@@ -637,6 +681,7 @@ def clear_plan_cache() -> None:
     """
     _PLAN_CACHE.clear()
     _GROUP_CACHE.clear()
+    _TEMPLATES.clear()
 
 
 def _format_groups(groups, nodes):

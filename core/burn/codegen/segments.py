@@ -247,7 +247,9 @@ class SegmentedGroup:
                 xs = [env[s] for s in in_slots]
                 key = (i, tuple(tuple(x.shape) for x in xs))
                 shape = self._shapes.get(key)
-                if shape is None:      # the plan fixes the shapes: computed once per step
+                if shape is None:      # computed once per step and input shapes
+                    if len(self._shapes) >= 4096:       # sizes that never repeat: do not grow forever
+                        self._shapes.clear()
                     shape = self._shapes[key] = broadcast_shape([x.shape for x in xs] +
                                                                 [tuple(g.ops[j][1]["shape"]) for j in fulls])
                 params = []

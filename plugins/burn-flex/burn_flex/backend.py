@@ -8,7 +8,7 @@ from burn.primitives import ELEMENTWISE, MATMUL, REDUCE
 
 from . import threads
 from .native import adapt_half, native
-from .fused import compile_elementwise, compile_matmul_epilogue
+from .fused import compile_elementwise
 
 
 class FlexBackend(burn.Backend):
@@ -62,7 +62,7 @@ class FlexBackend(burn.Backend):
             return compile_elementwise(group)
         if group.kind == MATMUL:
             # the matmul as one BLAS call, a large epilogue blocked on the pool
-            return compile_matmul_epilogue(group) or compile_elementwise(group, blocked=False)
+            return compile_elementwise(group, blocked=False, matmul=True)
         if group.kind == REDUCE:
             # prologue + reduction: whole-array ops (large ones split on the pool)
             return compile_elementwise(group, blocked=False)

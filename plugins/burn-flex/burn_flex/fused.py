@@ -40,11 +40,15 @@ PIECES = 8                   # element-wise work is handed out in ~8 pieces per 
                              # (threads.parallel_for): a late or preempted thread costs one piece
 
 
-def compile_elementwise(group, backend_name="flex", blocked=True):
+def compile_elementwise(group, backend_name="flex", blocked=True, matmul=False):
     """A callable running ``group`` (a burn.fusion.FusedGroup) block by block, or None.
 
     ``blocked=False`` runs the ops whole-array in order (matmul epilogues and
-    reduction prologues, whose shapes change inside the group).
+    reduction prologues, whose shapes change inside the group); ``matmul=True``: a
+    matmul group, one BLAS call and a blocked epilogue where it is large enough
+    (:func:`compile_matmul_epilogue`). The callable's ``bind(group)`` runs the same
+    group at other sizes (same ops, dtypes and pattern of equal and size-1 dims):
+    the kernels are looked up once, only the per-size choices are made again.
 
     Example:
         >>> import burn, numpy as np
@@ -55,7 +59,6 @@ def compile_elementwise(group, backend_name="flex", blocked=True):
     """
     if not group.output_metas:
         return None
-    out_shape = tuple(group.output_metas[0].shape)
     kernels = []
     for name, attrs, args in group.ops:
         fn = registry.kernel(name, backend_name)
@@ -72,18 +75,102 @@ def compile_elementwise(group, backend_name="flex", blocked=True):
     # one environment per call: group inputs first, then each op's result
     steps = [(fn, attrs, tuple(k if src == "in" else n_in + k for src, k in args))
              for fn, attrs, args in kernels]
-    outputs = [n_in + j for j in group.outputs]
-
     fresh = [_ufunc_like(fn) or name == "matmul" for (fn, _, _), (name, _, _) in zip(kernels, group.ops)]
     elementwise = [getattr(registry.ops.get(name), "kind", None) == ELEMENTWISE for name, _, _ in group.ops]
-    run = _WholeGroup(steps, n_in, outputs, fresh, elementwise)
-    size = _numel(out_shape)
-    if blocked and size >= MIN_FUSED_SIZE:
-        layout = _block_layout(out_shape, [tuple(m.shape) for m in group.input_metas])
-        # an op without tensor inputs (``full``) is evaluated once, as a 0-d value that broadcasts
-        if layout is not None and not any(not idx and "shape" not in attrs for _, attrs, idx in steps):
-            run = _BlockedGroup(steps, n_in, outputs, out_shape, size, layout)
-    return run if halves is None else _HalfGroup(run, halves[1], halves[2])
+    return _Prepared(backend_name, blocked, matmul, steps, n_in, [n_in + j for j in group.outputs], fresh,
+                     elementwise, halves).bind(group)
+
+
+class _Prepared:
+    """What a compiled group keeps at every size: its kernels and steps. ``bind(group)`` makes the
+    runner for one set of sizes (whole-array, blocked, or matmul + blocked epilogue)."""
+
+    __slots__ = ("backend_name", "blocked", "matmul", "steps", "n_in", "outputs", "fresh", "elementwise", "halves")
+
+    def __init__(self, backend_name, blocked, matmul, steps, n_in, outputs, fresh, elementwise, halves):
+        self.backend_name, self.blocked, self.matmul, self.steps, self.n_in = backend_name, blocked, matmul, steps, n_in
+        self.outputs, self.fresh, self.elementwise, self.halves = outputs, fresh, elementwise, halves
+
+    def bind(self, group):
+        if self.matmul:
+            run = compile_matmul_epilogue(group, self.backend_name)
+            if run is not None:
+                run.prep = self
+                return run
+        if self.blocked:
+            return _BySize(self, group)
+        return self.runner(tuple(group.output_metas[0].shape), [tuple(m.shape) for m in group.input_metas])
+
+    def runner(self, out_shape, in_shapes):
+        """The runner at these sizes: block by block for a large element-wise group, else
+        whole-array (at any sizes, but for a matmul group, which is bound per size)."""
+        size = _numel(out_shape)
+        if self.blocked and size >= MIN_FUSED_SIZE:
+            layout = _block_layout(out_shape, in_shapes)
+            # an op without tensor inputs (``full``) is evaluated once, as a 0-d value that broadcasts
+            if layout is not None and not any(not idx and "shape" not in attrs for _, attrs, idx in self.steps):
+                return self._wrap(_BlockedGroup(self.steps, self.n_in, self.outputs, out_shape, size, layout))
+        run = _WholeGroup(self.steps, self.n_in, self.outputs, self.fresh, self.elementwise)
+        run.any_size = not self.matmul
+        return self._wrap(run)
+
+    def _wrap(self, run):
+        if self.halves is not None:
+            run = _HalfGroup(run, self.halves[1], self.halves[2])
+        run.prep = self
+        return run
+
+
+class _BySize:
+    """An element-wise group at any sizes of its relative key (``burn.shapekey``): whole-array
+    below ``MIN_FUSED_SIZE`` elements (one runner for every size), above it block by block with
+    a layout per input shapes. The output's size is read off the inputs: each output dim is an
+    input's dim of equal size in the compiled group, or a constant (a ``full``'s shape), and
+    one relative key keeps those equal."""
+
+    __slots__ = ("prep", "whole", "recipe", "by_shapes", "__name__")
+    any_size = True
+
+    def __init__(self, prep, group):
+        self.prep = prep
+        self.whole = prep.runner((), [])        # () is never blocked: the whole-array runner
+        out = tuple(group.output_metas[0].shape)
+        ins = [tuple(m.shape) for m in group.input_metas]
+        recipe = []
+        for i, v in enumerate(out):
+            r = len(out) - i                     # axes align from the right (broadcasting)
+            src = next((k for k, sh in enumerate(ins) if v > 1 and len(sh) >= r and sh[-r] == v), None)
+            recipe.append((-1, 0, v) if src is None else (src, len(ins[src]) - r, 0))
+        self.recipe = recipe
+        self.by_shapes = {}
+        self.__name__ = "fused_elementwise"
+
+    def __call__(self, *inputs):
+        size = 1
+        for k, a, c in self.recipe:
+            size *= c if k < 0 else inputs[k].shape[a]
+        if size < MIN_FUSED_SIZE:
+            return self.whole(*inputs)
+        key = tuple([x.shape for x in inputs])
+        run = self.by_shapes.get(key)
+        if run is None:
+            if len(self.by_shapes) >= 64:
+                self.by_shapes.clear()
+            out = tuple(c if k < 0 else inputs[k].shape[a] for k, a, c in self.recipe)
+            run = self.by_shapes[key] = self.prep.runner(out, [x.shape for x in inputs])
+        return run(*inputs)
+
+    def bind(self, group):
+        return self
+
+
+class _Bindable:
+    """A compiled group's ``bind(group)``: the same group at other sizes (see :func:`compile_elementwise`)."""
+
+    __slots__ = ()
+
+    def bind(self, group):
+        return self.prep.bind(group) if self.prep is not None else None
 
 
 def _is_half(d):
@@ -128,14 +215,18 @@ class _Rounder:
         return widen(narrow(x, self.nd))
 
 
-class _HalfGroup:
+class _HalfGroup(_Bindable):
     """A compiled group run in float32 for half-precision inputs and outputs (see :func:`_half_plan`)."""
 
-    __slots__ = ("run", "wide", "outs", "__name__")
+    __slots__ = ("run", "wide", "outs", "prep", "__name__")
 
     def __init__(self, run, wide, outs):
-        self.run, self.wide, self.outs = run, wide, outs
+        self.run, self.wide, self.outs, self.prep = run, wide, outs, None
         self.__name__ = run.__name__ + "_in_float32"
+
+    @property
+    def any_size(self):
+        return getattr(self.run, "any_size", False)
 
     def __call__(self, *inputs):
         if self.wide:
@@ -183,6 +274,8 @@ def compile_matmul_epilogue(group, backend_name="flex"):
     epi = compile_elementwise(type(group)(group.kind, ops, metas, keep,
                                           [m for j, m in zip(group.outputs, group.output_metas) if j != 0]),
                               backend_name)
+    if isinstance(epi, _BySize):        # the epilogue at the matmul's size
+        epi = epi.prep.runner(mm_shape, [tuple(m.shape) for m in metas])
     mm = registry.kernel("matmul", backend_name)
     if not isinstance(epi, _BlockedGroup) or mm is None:
         return None
@@ -198,13 +291,14 @@ class _Meta:
         self.shape, self.dtype = shape, dtype
 
 
-class _MatmulEpilogue:
+class _MatmulEpilogue(_Bindable):
     """``matmul`` on the calling thread (BLAS's own threads), then the blocked epilogue."""
 
-    __slots__ = ("mm", "attrs", "idx", "used", "epi", "where", "__name__")
+    __slots__ = ("mm", "attrs", "idx", "used", "epi", "where", "prep", "__name__")
 
     def __init__(self, mm, attrs, idx, used, epi, where):
         self.mm, self.attrs, self.idx, self.used, self.epi, self.where = mm, attrs, idx, used, epi, where
+        self.prep = None
         self.__name__ = "fused_matmul_epilogue"
 
     def __call__(self, *inputs):
@@ -227,12 +321,12 @@ def _liveness(steps, n_in):
     return [[i for i, j2 in last.items() if j2 == j and i >= n_in] for j in range(len(steps))]
 
 
-class _WholeGroup:
+class _WholeGroup(_Bindable):
     """Runs a group whole-array, op by op, writing in place where that is safe.
 
     The first call runs the plain kernels and learns each result's shape and
-    dtype (fixed for a compiled group: its inputs' shapes and dtypes are part of
-    the cache key). Later calls let a ufunc write over an input that (a) this
+    dtype (their equalities and dtypes are fixed for a compiled group: its relative
+    key, see :meth:`_plan`). Later calls let a ufunc write over an input that (a) this
     group allocated (a ufunc or matmul result), (b) is read for the last time,
     (c) does not leave the group, (d) was never read by a kernel that might
     return a view of it, and (e) has the result's shape and dtype. That saves
@@ -241,30 +335,35 @@ class _WholeGroup:
     flex pool (:func:`_split_elementwise`); matmuls and reductions run whole
     (BLAS's threads; reduction kernels split themselves)."""
 
-    __slots__ = ("steps", "n_in", "outputs", "fresh", "elementwise", "progs", "__name__")
+    __slots__ = ("steps", "n_in", "outputs", "fresh", "elementwise", "progs", "prep", "any_size", "__name__")
 
     def __init__(self, steps, n_in, outputs, fresh, elementwise):
+        self.prep = None
         self.steps = steps
         self.n_in = n_in
         self.outputs = outputs
         self.fresh = fresh
         self.elementwise = elementwise
-        self.progs = [None, None]      # learned plans: one thread, several threads (splits ops)
+        # learned plans by (several threads, large inputs): at several threads large ops split
+        self.progs = {}
+        self.any_size = True
         self.__name__ = "fused_whole"
 
     def __call__(self, *inputs):
         several = threads.num_threads() > 1
-        prog = self.progs[several]
+        big = several and any(getattr(x, "size", 0) >= 2 * PAR_WHOLE for x in inputs)
+        prog = self.progs.get((several, big))
         env = list(inputs)
         if prog is None:
             for fn, attrs, idx in self.steps:
                 env.append(fn(*[env[i] for i in idx], **attrs))
-            self.progs[several] = self._plan(env, several)
+            self.progs[(several, big)] = self._plan(env, several)
         else:
             for fn, attrs, idx, t, split in prog:
                 if split is not None:
-                    out = env[t] if t is not None else np.empty(split[0], split[1])
-                    _split_elementwise(fn, attrs, [env[i] for i in idx], out, split[2])
+                    args = [env[i] for i in idx]
+                    out = env[t] if t is not None else np.empty(np.broadcast_shapes(*[a.shape for a in args]), split[0])
+                    _split_elementwise(fn, attrs, args, out, split[1])
                     env.append(out)
                 elif t is None:
                     env.append(fn(*[env[i] for i in idx], **attrs))
@@ -275,6 +374,9 @@ class _WholeGroup:
         return tuple(np.asarray(env[j]) for j in self.outputs)
 
     def _plan(self, env, split_ok):
+        """The program of later calls, from this call's values. Its choices hold at other sizes
+        of the group (one relative key: the same ranks, dtypes and equal shapes), so the group
+        runs at any sizes: a split op allocates its result at the size of the call."""
         n_in = self.n_in
         last_use = _liveness(self.steps, n_in)
         leaving = set(self.outputs)
@@ -286,7 +388,7 @@ class _WholeGroup:
             ufunc = _ufunc_like(fn) and not attrs
             # a large element-wise result is computed by chunks into an array allocated
             # here (a plain kernel's chunk results are copied in, never a view of an input)
-            split = ((v.shape, v.dtype, ufunc) if split_ok and self.elementwise[j] and idx and type(v) is np.ndarray
+            split = ((v.dtype, ufunc) if split_ok and self.elementwise[j] and idx and type(v) is np.ndarray
                      and v.ndim and v.size >= 2 * PAR_WHOLE and v.dtype.kind in "biufc"
                      and all(isinstance(env[i], np.ndarray) for i in idx) else None)
             if ufunc and type(v) is np.ndarray:
@@ -388,12 +490,13 @@ def _block_inputs(inputs, layout):
     return out, sl
 
 
-class _BlockedGroup:
+class _BlockedGroup(_Bindable):
     """Runs a fused element-wise group block by block with reused scratch buffers."""
 
-    __slots__ = ("steps", "n_in", "outputs", "out_shape", "size", "layout", "last_use", "__name__")
+    __slots__ = ("steps", "n_in", "outputs", "out_shape", "size", "layout", "last_use", "prep", "__name__")
 
     def __init__(self, steps, n_in, outputs, out_shape, size, layout):
+        self.prep = None
         self.steps = steps
         self.n_in = n_in
         self.outputs = outputs

@@ -186,6 +186,10 @@ def _complex_renderable(group, in_dtypes) -> bool:
 class _FusedGroup(SegmentedGroup):
     backend = "wgpu"
     fuse_after_var = "BURN_WGPU_FUSE_AFTER"
+    # sizes are kernel arguments (the index struct) and kernels are cached by structure, dtypes
+    # and layout pattern, so one runs every size of its relative key (burn.fusion rebinding):
+    # a new batch size or sequence length launches the already compiled kernel
+    any_size = True
 
     def dtype_of(self, x):
         return x.dtype
