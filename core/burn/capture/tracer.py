@@ -40,7 +40,8 @@ _USER_DIRS = (os.path.join(_BURN, "testing") + os.sep, os.path.join(_BURN, "exam
 _READERS = {"__bool__": "bool(t)", "__float__": "float(t)", "__int__": "int(t)", "__complex__": "complex(t)",
             "__index__": "using a tensor as a Python index", "__array__": "np.asarray(t)",
             "__repr__": "repr(t) / print(t)", "__str__": "str(t)", "__format__": "formatting a tensor",
-            "numpy": "t.numpy()", "item": "t.item()", "tolist": "t.tolist()", "__dlpack__": "t.__dlpack__()",
+            "numpy": "t.numpy()", "item": "t.item()", "tolist": "t.tolist()",
+            "__dlpack__": "a DLPack export (t.__dlpack__())", "__dlpack_device__": "a DLPack export (t.__dlpack_device__())",
             "sync": "device.sync()", "flush": "device.flush()", "seed": "seeding a device",
             "to_device": "t.to_device()", "__len__": "len(t)", "__iter__": "iterating over a tensor"}
 
@@ -105,6 +106,16 @@ class Trace:
     def on_read(self, h):
         if threading.get_ident() == self.thread:
             raise read_error(h)
+
+    def on_import(self, api, obj):
+        """A DLPack import of another library's memory inside the trace: refused (a replay
+        would reuse the traced value, or read memory its owner wrote since)."""
+        if threading.get_ident() == self.thread:
+            raise CaptureError(
+                f"burn.capture: {api}({type(obj).__name__}) inside a traced function imports memory that "
+                f"another library owns; a graph cannot take it as a new input at each replay (it would "
+                f"reuse the value of the traced call, or read memory its owner has written since). Import "
+                f"outside the captured function (t = burn.from_dlpack(x)) and pass the tensor as an argument")
 
     def on_mutate(self, t):
         if threading.get_ident() != self.thread:
