@@ -101,6 +101,8 @@ SCHEDULES = {
     "adagrad-step": (lambda m: burn.optim.Adagrad(m, lr=0.1, lr_decay=0.01),
                      lambda o: burn.optim.StepLR(o, step_size=3, gamma=0.7)),
     "rmsprop-warmup": (lambda m: burn.optim.RMSprop(m, lr=1e-2), lambda o: burn.optim.LinearWarmup(o, 10)),
+    "rmsprop-momentum-onecycle": (lambda m: burn.optim.RMSprop(m, lr=1e-2, momentum=0.5),
+                                  lambda o: burn.optim.OneCycleLR(o, max_lr=1e-2, total_steps=60)),
 }
 
 
@@ -171,46 +173,54 @@ def test_reduce_lr_on_plateau_inside_a_capture_raises():
 
 _CONTINUE = """
 import sys, json, numpy as np, burn
-g = burn.Graph.load(sys.argv[1], device=burn.Device.flex().autodiff())
-xs = np.load(sys.argv[2])
-ys = np.load(sys.argv[3])
-losses = [g(burn.tensor(x, device=g.device.autodiff()), burn.tensor(y, device=g.device.autodiff())).item()
-          for x, y in zip(xs, ys)]
-print(json.dumps({"losses": losses, "state": {k: t.numpy().tolist() for k, t in g.state_tensors.items()}}))
+xs, ys = np.load(sys.argv[1]), np.load(sys.argv[2])
+out = {}
+for path in sys.argv[3:]:
+    g = burn.Graph.load(path, device=burn.Device.flex().autodiff())
+    dev = g.device.autodiff()
+    losses = [g(burn.tensor(x, device=dev), burn.tensor(y, device=dev)).item() for x, y in zip(xs, ys)]
+    out[path] = {"losses": losses, "state": {k: t.numpy().tolist() for k, t in g.state_tensors.items()}}
+print(json.dumps(out))
 """
 
+FRESH = {"adam": lambda m: burn.optim.Adam(m, lr=1e-2),
+         "adagrad": lambda m: burn.optim.Adagrad(m, lr=0.1, lr_decay=0.1),
+         "sgd-momentum": lambda m: burn.optim.SGD(m, lr=0.05, momentum=0.9),
+         "rmsprop-clip": OPTIMIZERS["rmsprop-clip-norm"]}
 
-@pytest.mark.parametrize("name", ["adam", "adagrad", "sgd-momentum", "rmsprop-clip"])
-def test_a_saved_training_step_continues_in_a_fresh_process_without_binding(tmp_path, name):
-    opt_fn = {"adam": lambda m: burn.optim.Adam(m, lr=1e-2),
-              "adagrad": lambda m: burn.optim.Adagrad(m, lr=0.1, lr_decay=0.1),
-              "sgd-momentum": lambda m: burn.optim.SGD(m, lr=0.05, momentum=0.9),
-              "rmsprop-clip": OPTIMIZERS["rmsprop-clip-norm"]}[name]
-    dev = burn.Device.flex().autodiff()
-    model = nn.Sequential(nn.Linear(16, 8, device=dev), nn.ReLU(), nn.Linear(8, 5, device=dev))
-    opt = opt_fn(model)
 
-    @burn.capture
-    def step(x, y):
-        loss = F.cross_entropy(model(x), y)
-        opt.step(loss.backward())
-        return loss
+def test_a_saved_training_step_continues_in_a_fresh_process_without_binding(tmp_path):
     xs, ys = _data(10)
-    for x, y in zip(xs[:4], ys[:4]):                       # warm-up, trace, 2 replays
-        step(burn.tensor(x, device=dev), burn.tensor(y, device=dev))
-    g = step.graph(burn.tensor(xs[0], device=dev), burn.tensor(ys[0], device=dev))
-    assert g.hosts and all(r is not None for r in g.host_recipes)
-    g.save(tmp_path / "step.burngraph")
     np.save(tmp_path / "x.npy", xs[4:])
     np.save(tmp_path / "y.npy", ys[4:])
-    want = [step(burn.tensor(x, device=dev), burn.tensor(y, device=dev)).item() for x, y in zip(xs[4:], ys[4:])]
-    out = subprocess.run([sys.executable, "-c", _CONTINUE, str(tmp_path / "step.burngraph"), str(tmp_path / "x.npy"),
-                          str(tmp_path / "y.npy")], capture_output=True, text=True, timeout=120)
+    wants, paths = {}, []
+    for name, opt_fn in FRESH.items():
+        dev = burn.Device.flex().autodiff()
+        model = nn.Sequential(nn.Linear(16, 8, device=dev), nn.ReLU(), nn.Linear(8, 5, device=dev))
+        opt = opt_fn(model)
+
+        def step(x, y, model=model, opt=opt):
+            loss = F.cross_entropy(model(x), y)
+            opt.step(loss.backward())
+            return loss
+        step = burn.capture(step)
+        for x, y in zip(xs[:4], ys[:4]):                       # warm-up, trace, 2 replays
+            step(burn.tensor(x, device=dev), burn.tensor(y, device=dev))
+        g = step.graph(burn.tensor(xs[0], device=dev), burn.tensor(ys[0], device=dev))
+        assert g.hosts and all(r is not None for r in g.host_recipes), name
+        path = str(tmp_path / f"{name}.burngraph")
+        g.save(path)
+        paths.append(path)
+        losses = [step(burn.tensor(x, device=dev), burn.tensor(y, device=dev)).item() for x, y in zip(xs[4:], ys[4:])]
+        wants[path] = (name, losses, {k: t.numpy() for k, t in g.state_tensors.items()})
+    out = subprocess.run([sys.executable, "-c", _CONTINUE, str(tmp_path / "x.npy"), str(tmp_path / "y.npy"), *paths],
+                         capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     got = json.loads(out.stdout.strip().splitlines()[-1])
-    assert got["losses"] == want
-    for k, t in g.state_tensors.items():
-        np.testing.assert_array_equal(np.asarray(got["state"][k], np.float32), t.numpy())
+    for path, (name, losses, state) in wants.items():
+        assert got[path]["losses"] == losses, name          # the step counts went on from the saved ones
+        for k, v in state.items():
+            np.testing.assert_array_equal(np.asarray(got[path]["state"][k], np.float32), v, err_msg=f"{name} {k}")
 
 
 def test_a_loaded_graph_with_a_host_value_of_no_recipe_names_what_to_bind(tmp_path):

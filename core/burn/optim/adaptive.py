@@ -49,7 +49,8 @@ class RMSprop(Optimizer):
 
     param_shaped_state = ("square_avg", "grad_avg", "momentum_buffer")
     capturable = True
-    _per_step_hyperparameters = ("lr",)
+    # OneCycleLR cycles "momentum": it travels as a host scalar too (on/off stays baked: guarded)
+    _per_step_hyperparameters = ("lr", "momentum")
 
     def __init__(self, params, lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0.0, momentum=0.0, centered=False, *,
                  groups=None, grad_clip=None):
@@ -94,7 +95,8 @@ class RMSprop(Optimizer):
         if mom > 0:
             buf = state.get("momentum_buffer")
             buf = zeros_like(p) if buf is None else buf
-            buf = buf * mom + g / avg
+            buf = buf * host_scalar(self._hyper_cache, p, group, lambda: group["momentum"], "RMSprop momentum") \
+                + g / avg
             _keep(state, "momentum_buffer", buf)
             return p - buf * lr
         return p - g / avg * lr

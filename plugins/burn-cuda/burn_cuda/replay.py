@@ -46,7 +46,9 @@ class CupyStreamCapture:
                     pass
                 raise
             graph = dc.stream.end_capture()
-            graph.upload(dc.stream)
+            upload = getattr(graph, "upload", None)     # CuPy >= 13: instantiate it now, not at launch 1
+            if upload is not None:
+                upload(dc.stream)
         return graph, outs
 
     def launch(self, dc, graph):
