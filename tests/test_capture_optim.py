@@ -133,7 +133,8 @@ def test_groups_that_share_an_lr_at_trace_time_may_diverge_after():
         fn = burn.capture(step) if captured else step
         out = []
         for i, (x, y) in enumerate(zip(*_data(12))):
-            opt.param_groups[0]["lr"] = 1e-2 / max(1, i - 1)   # equal at the trace (call 2), then only the bias lr changes
+            # equal at the trace (call 2), then only the bias group's lr changes
+            opt.param_groups[0]["lr"] = 1e-2 / max(1, i - 1)
             out.append(fn(burn.tensor(x, device=dev), burn.tensor(y, device=dev)).item())
         return out, [p.numpy() for p in model.parameters()]
     a, b = run(False), run(True)

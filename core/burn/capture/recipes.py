@@ -68,11 +68,17 @@ class Recipe:
         return self.params["value"]
 
     def recipe(self):
+        """``(kind, params)`` now: what a saved graph writes for this host value."""
         return (self.kind, dict(self.params))
 
 
 def make_host_fn(kind: str, params: dict, name: str):
-    """The callable a loaded graph computes host value ``name`` with, from its saved recipe."""
+    """The callable a loaded graph computes host value ``name`` with, from its saved recipe.
+
+    Example:
+        >>> from burn.capture.recipes import make_host_fn
+        >>> assert make_host_fn("burn.constant", {"value": [0.5]}, "lr")() == [0.5]
+    """
     factory = HOST_RECIPES.get(kind)
     module = kind.rpartition(".")[0]
     if factory is None and (module == "burn" or module.startswith("burn.")):

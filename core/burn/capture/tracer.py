@@ -41,7 +41,8 @@ _READERS = {"__bool__": "bool(t)", "__float__": "float(t)", "__int__": "int(t)",
             "__index__": "using a tensor as a Python index", "__array__": "np.asarray(t)",
             "__repr__": "repr(t) / print(t)", "__str__": "str(t)", "__format__": "formatting a tensor",
             "numpy": "t.numpy()", "item": "t.item()", "tolist": "t.tolist()",
-            "__dlpack__": "a DLPack export (t.__dlpack__())", "__dlpack_device__": "a DLPack export (t.__dlpack_device__())",
+            "__dlpack__": "a DLPack export (t.__dlpack__())",
+            "__dlpack_device__": "a DLPack export (t.__dlpack_device__())",
             "sync": "device.sync()", "flush": "device.flush()", "seed": "seeding a device",
             "to_device": "t.to_device()", "__len__": "len(t)", "__iter__": "iterating over a tensor"}
 

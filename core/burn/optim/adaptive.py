@@ -13,7 +13,7 @@ from .. import capture
 from ..errors import BurnError
 from ..ops import elementwise as E
 from ..ops.creation import full_like, zeros_like
-from .optimizer import Optimizer, _keep, host_scalar
+from .optimizer import Optimizer, _keep, _host_scalar
 
 __all__ = ["RMSprop", "Adagrad"]
 
@@ -91,11 +91,11 @@ class RMSprop(Optimizer):
             avg = E.sqrt(sq - ga * ga) + group["eps"]
         else:
             avg = E.sqrt(sq) + group["eps"]
-        lr = host_scalar(self._hyper_cache, p, group, lambda: group["lr"], "RMSprop lr")
+        lr = _host_scalar(self._hyper_cache, p, group, lambda: group["lr"], "RMSprop lr")
         if mom > 0:
             buf = state.get("momentum_buffer")
             buf = zeros_like(p) if buf is None else buf
-            buf = buf * host_scalar(self._hyper_cache, p, group, lambda: group["momentum"], "RMSprop momentum") \
+            buf = buf * _host_scalar(self._hyper_cache, p, group, lambda: group["momentum"], "RMSprop momentum") \
                 + g / avg
             _keep(state, "momentum_buffer", buf)
             return p - buf * lr
@@ -151,7 +151,7 @@ class Adagrad(Optimizer):
 
         def clr():
             return group["lr"] / (1 + (state["step"] - 1) * group["lr_decay"])
-        rate = host_scalar(self._hyper_cache, p, group, clr, "Adagrad lr",
+        rate = _host_scalar(self._hyper_cache, p, group, clr, "Adagrad lr",
                            lambda: ("burn.optim.adagrad_lr", {"lr": group["lr"], "lr_decay": group["lr_decay"],
                                                               "step": state["step"]}),
                            step_of=lambda: state["step"])

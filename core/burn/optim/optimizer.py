@@ -440,14 +440,14 @@ class SGD(Optimizer):
 
             def numbers():
                 return (group["lr"], group["weight_decay"], group["momentum"], 1 - group["dampening"])
-            h = _hyper(self._hyper_cache, p, group, numbers, "SGD", constant_recipe(numbers))
+            h = _hyper(self._hyper_cache, p, group, numbers, "SGD", _constant_recipe(numbers))
             mode = ("first" if buf is None else "next", bool(group["weight_decay"]), bool(group["nesterov"]))
             p_new, new_buf = sgd_update(p, g, g if buf is None else buf, h, mode)
             _keep(state, "momentum", new_buf)
             return p_new
         if group["weight_decay"]:
             g = g + p * group["weight_decay"]
-        return p - g * host_scalar(self._hyper_cache, p, group, lambda: group["lr"], "SGD lr")
+        return p - g * _host_scalar(self._hyper_cache, p, group, lambda: group["lr"], "SGD lr")
 
 
 class Adam(Optimizer):
@@ -555,7 +555,7 @@ class _AdamScalars(capture.Recipe):
 capture.register_host_recipe("burn.optim.adam", _AdamScalars)
 
 
-def constant_recipe(numbers):
+def _constant_recipe(numbers):
     """A host recipe that saves ``numbers()`` (at save time) as a constant."""
     return lambda: ("burn.constant", {"value": numbers()})
 
@@ -585,10 +585,10 @@ def _hyper(cache, p, group, numbers, name, recipe=None, step_of=None):
     return h
 
 
-def host_scalar(cache, p, group, value, name, recipe=None, step_of=None):
+def _host_scalar(cache, p, group, value, name, recipe=None, step_of=None):
     """``value()`` as a 0-d tensor of ``p``'s dtype and device (float64 on the host, then cast),
     shared by the parameters of one step; a host value inside a trace (see :func:`_hyper`)."""
-    h = _hyper(cache, p, group, value, name, recipe or constant_recipe(value), step_of)
+    h = _hyper(cache, p, group, value, name, recipe or _constant_recipe(value), step_of)
     key = ("cast", id(h), p.dtype)
     t = cache.get(key)
     if t is None:

@@ -14,9 +14,10 @@ The recording is declined (every replay runs the plan; :meth:`PreBound.describe`
 when the graph has random ops (their key is a kernel argument that changes per replay), a
 step reads a value back (a download: a host-side computation a replay of device commands
 would skip; a kernel's error flag, ``DeviceContext.flag_set``, is read again instead, and a
-set flag makes that replay run the plan, which fails as eager does), the pool moves a buffer while recording, a result's memory comes from outside
-the step, or a kernel reads a buffer the step did not make (a cache the replay could not
-keep alive). A replay whose inputs have other layouts (shape, strides, offset, dtype) than
+set flag makes that replay run the plan, which fails as eager does), a result's memory
+comes from outside the step, or a kernel reads a buffer the step did not make (a cache the
+replay could not keep alive). While recording the pool grows pages instead of moving live
+blocks. A replay whose inputs have other layouts (shape, strides, offset, dtype) than
 the recorded ones runs the plan.
 """
 from __future__ import annotations
@@ -38,7 +39,13 @@ class _Decline(Exception):
 
 
 class Recorder:
-    """What a recorded replay enqueued (``DeviceContext.recorder`` while recording)."""
+    """What a recorded replay enqueued (``DeviceContext.recorder`` while recording).
+
+    Example:
+        >>> r = Recorder()
+        >>> r.fill("buf", 16); r.refuse("a download"); r.refuse("later reasons are dropped")
+        >>> assert r.commands == [("f", "buf", 16)] and r.why == "a download"
+    """
 
     def __init__(self):
         self.commands = []      # ("k", kernel, gsize, lsize, args) / ("u", host, buf, off) / ("f", buf, n)
