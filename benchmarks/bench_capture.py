@@ -9,7 +9,14 @@ Workloads (issue 13's targets, as ratios of the same run):
 - ``mlp``: the digits MLP 64-256-256-10 Adam step, batch 128 (replay <= 0.6x torch eager);
 - ``cnn``: LeNet CNN [64,1,28,28] Adam step (replay <= 1.0x torch eager);
 - ``encoder``: TransformerEncoderLayer d128 h4 ff512 [16,64] forward + backward (replay <= 1.0x torch);
-- ``trace``: trace + first replay of the MLP step against one eager step (<= 3x).
+- ``trace``: trace + first replay of the MLP step against one eager step (<= 3x);
+- ``optim``: the MLP step with RMSprop (centered), GradClip.norm and a cosine schedule stepped
+  inside the captured function (its lr a replay input), against torch's RMSprop + clip_grad_norm_;
+- ``wgpu``: the MLP Adam step on wgpu (PoCL here): eager, replay through the fusion plan
+  (``BURN_CAPTURE_BACKEND_REPLAY=0``) and replay through pre-bound kernels (burn_wgpu.replay);
+  ratios against burn eager (no torch on OpenCL).
+
+"One thread" pins burn's flex pool, BLAS and torch to one thread each (common.ThreadModes).
 
 Each round runs every contender once in turn (A B C D A B C D ...); the table gives medians.
 torch.compile runs where it compiles here (else the reason is printed).
@@ -204,11 +211,95 @@ def w_trace(burn, torch, rounds):
         "ms", None
 
 
+def _burn_mlp_rmsprop(burn):
+    import bench_core
+    nb = bench_core.BurnMLP(burn)
+    F = burn.nn.functional
+    params = [p for layer in nb.layers for p in (layer.weight, layer.bias)]
+    opt = burn.optim.RMSprop(params, lr=1e-3, centered=True, grad_clip=burn.optim.GradClip.norm(1.0))
+    sched = burn.optim.CosineAnnealingLR(opt, T_max=10_000)
+
+    def body(x, y):
+        l1, l2, l3 = nb.layers
+        loss = F.cross_entropy(l3(burn.relu(l2(burn.relu(l1(x))))), y)
+        opt.step(loss.backward())
+        sched.step()
+        return loss
+    return nb, body
+
+
+def w_optim(burn, torch, rounds):
+    import bench_core
+    nb, body = _burn_mlp_rmsprop(burn)
+    cap = burn.capture(body)
+    ne, body_e = _burn_mlp_rmsprop(burn)
+    nt = bench_core.TorchMLP(torch)
+    topt = torch.optim.RMSprop(nt.p, lr=1e-3, centered=True)
+    tsched = torch.optim.lr_scheduler.CosineAnnealingLR(topt, T_max=10_000)
+
+    def torch_step():
+        w1, b1, w2, b2, w3, b3 = nt.p
+        topt.zero_grad()
+        loss = torch.nn.functional.cross_entropy(torch.relu(torch.relu(nt.x @ w1 + b1) @ w2 + b2) @ w3 + b3, nt.y)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(nt.p, 1.0)
+        topt.step()
+        tsched.step()
+        return loss.item()
+    fns = {"burn eager": lambda: body_e(ne.x, ne.y).item(), "burn replay": lambda: cap(nb.x, nb.y).item(),
+           "torch eager": torch_step}
+    return _medians(fns, rounds), "ms", None
+
+
+def w_wgpu(burn, torch, rounds):
+    from common import wgpu_device
+    dev = wgpu_device()
+    if dev is None:
+        return {"burn eager": float("nan")}, "ms", "no OpenCL device: skipped"
+    import bench_core
+    F = burn.nn.functional
+
+    def mlp():
+        nn = burn.nn
+        ad = dev.autodiff()
+        ad.seed(0)
+        m = nn.Sequential(nn.Linear(64, 256, device=ad), nn.ReLU(), nn.Linear(256, 256, device=ad), nn.ReLU(),
+                          nn.Linear(256, 10, device=ad))
+        opt = burn.optim.Adam(m, lr=bench_core.LR)
+        rng = np.random.default_rng(0)
+        x = burn.tensor(rng.random((128, 64), dtype=np.float32), device=ad)
+        y = burn.tensor(rng.integers(0, 10, 128), device=ad)
+
+        def body(x, y):
+            loss = F.cross_entropy(m(x), y)
+            opt.step(loss.backward())
+            return loss
+        return body, x, y
+    be, xe, ye = mlp()
+    bp, xp, yp = mlp()
+    bb, xb, yb = mlp()
+    plan, bound = burn.capture(bp), burn.capture(bb)
+    old = os.environ.get("BURN_CAPTURE_BACKEND_REPLAY")
+    os.environ["BURN_CAPTURE_BACKEND_REPLAY"] = "0"     # read when a graph first replays
+    for _ in range(3):
+        plan(xp, yp).item()
+    os.environ.pop("BURN_CAPTURE_BACKEND_REPLAY") if old is None else os.environ.update(
+        BURN_CAPTURE_BACKEND_REPLAY=old)
+    for _ in range(6):
+        bound(xb, yb).item()
+    how = bound.graph(xb, yb)._prepared["wgpu"].describe(dev.index)
+    fns = {"burn eager": lambda: be(xe, ye).item(), "replay (plan)": lambda: plan(xp, yp).item(),
+           "replay (pre-bound)": lambda: bound(xb, yb).item()}
+    return _medians(fns, max(5, rounds // 2)), "ms", f"wgpu:{dev.index}, pre-bound replay: {how}"
+
+
 WORKLOADS = {"chain": ("10,000 chained adds of [8], one read", w_chain),
              "mlp": ("MLP 64-256-256-10 Adam step, batch 128", w_mlp),
              "cnn": ("LeNet CNN [64,1,28,28] Adam step", w_cnn),
              "encoder": ("TransformerEncoderLayer d128 [16,64] fwd+bwd", w_encoder),
-             "trace": ("trace + first replay vs one eager MLP step", w_trace)}
+             "trace": ("trace + first replay vs one eager MLP step", w_trace),
+             "optim": ("MLP step RMSprop+clip+cosine, batch 128", w_optim),
+             "wgpu": ("MLP Adam step on wgpu, batch 128", w_wgpu)}
 
 
 def _report(name, med, unit, note):
@@ -227,25 +318,20 @@ def main(argv=None):
     ap.add_argument("--rounds", type=int, default=21)
     ap.add_argument("--threads", default="default,1", help="'default', '1', or both")
     args = ap.parse_args(argv)
-    import threadpoolctl
     import torch
     import burn
+    from common import ThreadModes
     names = [w for w in args.only.split(",") if w] or list(WORKLOADS)
     print("load average at start:", os.getloadavg())
-    default_threads = torch.get_num_threads()
+    modes = ThreadModes(burn, torch)
+    print(modes.describe())
     for setting in args.threads.split(","):
-        limits = None
-        if setting == "1":
-            torch.set_num_threads(1)
-            limits = threadpoolctl.threadpool_limits(1)
-        else:
-            torch.set_num_threads(default_threads)
-        print(f"-- threads: {setting} (ratios against torch eager; trace: against one eager step)")
+        modes.set("one" if setting == "1" else "default")
+        print(f"-- threads: {setting} (ratios against torch eager, else burn eager; trace: against one eager step)")
         for name in names:
             med, unit, note = WORKLOADS[name][1](burn, torch, args.rounds)
             _report(name, med, unit, note)
-        if limits is not None:
-            limits.restore_original_limits()
+    modes.set("default")
     print("load average at end:", os.getloadavg())
 
 

@@ -123,17 +123,6 @@ def test_guard_retraces_a_decorated_function():
     assert f(burn.ones((1,))).item() == 5.0 and f.cache_info()["traces"] == 2
 
 
-def test_optimizer_without_capture_support_says_so():
-    dev = burn.Device.flex().autodiff()
-    w = burn.nn.Parameter(burn.ones((2,), device=dev))
-    opt = burn.optim.RMSprop([w], lr=0.1)
-
-    def step(x):
-        opt.step((w * x).sum().backward())
-    with pytest.raises(burn.CaptureError, match="RMSprop.step cannot be captured"):
-        burn.capture.trace(step, burn.ones((2,), device=dev))
-
-
 def _mlp(dev, dropout):
     nn = burn.nn
     return nn.Sequential(nn.Linear(64, 32, device=dev), nn.ReLU(), nn.Dropout(dropout),

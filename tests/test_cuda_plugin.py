@@ -247,6 +247,8 @@ def test_gpu_check_script_parses_and_its_table_combines_results(tmp_path):
            "matmul": {"rows": [["matmul 4096^3 float32", "50 TFLOP/s", "50 TFLOP/s", "1.00x", "ok"]], "ok": True},
            "elementwise": {"rows": [["8-op chain", "4000 GB/s", "", "83%", "ok"]], "ok": True},
            "cnn": {"rows": [["CNN", "2 ms", "2 ms", "1.0x", "ok"]], "ok": True},
+           "cuda_graph": {"rows": [["captured CNN step: CUDA graph replay", "1 ms", "2 ms", "0.5x", "ok"]],
+                          "ok": True},
            "extensions": {"rows": [["burn.linalg / burn.signal ops on cuda vs flex", "2 passed", "", "", "ok"]],
                           "ok": True},
            "memory_adaptive": {"peak_reserved": 60 << 20, "rows": []},
@@ -256,6 +258,7 @@ def test_gpu_check_script_parses_and_its_table_combines_results(tmp_path):
     run = [sys.executable, os.path.join(_SCRIPTS, "gpu_check.py"), "table", str(tmp_path)]
     r = subprocess.run(run, capture_output=True, text=True)
     assert r.returncode == 0 and "40% lower" in r.stdout and "8-op chain" in r.stdout, r.stdout + r.stderr
+    assert "CUDA graph replay" in r.stdout
     # a missing step and a missed target make it fail, and say so in the table
     (tmp_path / "cnn.json").unlink()
     res["memory_adaptive"]["peak_reserved"] = 90 << 20

@@ -281,6 +281,26 @@ class Backend:
         """
         return fn
 
+    def prepare_replay(self, prepared, index: int):
+        """burn.capture's replay hook: a runner for the prepared graph ``prepared`` on device
+        ``index``, or None to have every replay run its fusion plan (the base class, flex).
+
+        Called once per graph and device, on the first replay there. ``prepared`` is a
+        :class:`burn.capture.replay.Prepared`: ``plan``, ``nodes``, ``sources`` (``(ref,
+        handle)`` pairs whose ``handle.data`` is bound to the replay's native arrays before each
+        run), ``held`` (``{(node, output): handle}``: the results a replay must set) and ``rng``
+        (the random nodes, whose key attribute changes per replay). A runner has
+        ``run(prepared, index) -> bool`` (False: it did not run this replay, the plan runs) and
+        ``describe() -> str``; cuda replays through CUDA graphs, wgpu through pre-bound kernels.
+
+        Example:
+            >>> import burn
+            >>> class Mine(burn.Backend):
+            ...     name = "mine"
+            >>> assert Mine().prepare_replay(prepared=None, index=0) is None
+        """
+        return None
+
     def sync(self, index: int) -> None:
         """Wait until every queued kernel on device ``index`` has finished.
 

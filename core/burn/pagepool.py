@@ -443,6 +443,26 @@ class PagePool:
             f"{self._device_name()}: {why}; {self.in_use} bytes in use, {self.reserved} reserved, "
             f"{self.global_mem} bytes of global memory; free tensors (del + memory_cleanup) or use smaller batches")
 
+    def pin(self, block) -> None:
+        """Never move ``block`` (compaction skips it): commands recorded with its handle
+        (burn-wgpu's pre-bound replay) are enqueued again later.
+
+        Example:
+            >>> class Mem(PagePool):
+            ...     can_move = True
+            ...     def _driver_alloc(self, size): return size
+            ...     def _driver_free(self, page): pass
+            ...     def _sub(self, page, off, alen): return off
+            >>> pool = Mem(max_alloc=1 << 30, global_mem=1 << 32)
+            >>> b = pool.alloc(1000)
+            >>> pool.pin(b)
+            >>> assert b.off not in b.page.live
+        """
+        lock = self._lock
+        with lock:
+            if block.page is not None:
+                block.page.live.pop(block.off, None)
+
     # -- release -----------------------------------------------------------------------
     def _release(self, block):
         block.buf = None

@@ -31,10 +31,11 @@ import types
 from ..errors import CaptureError
 from .function import DEFAULT_MAX_TRACES, CapturedFunction
 from .ir import Graph, GraphNode, Slot
-from .tracer import guard, host_value, on_replay, trace_call, tracing
+from .recipes import Recipe, register_host_recipe
+from .tracer import guard, host_value, on_output, on_replay, trace_call, tracing
 
 __all__ = ["capture", "trace", "Graph", "GraphNode", "Slot", "CapturedFunction", "CaptureError",
-           "host_value", "on_replay", "guard", "tracing"]
+           "host_value", "on_replay", "on_output", "guard", "tracing", "Recipe", "register_host_recipe"]
 
 
 def capture(fn=None, *, max_traces: int = DEFAULT_MAX_TRACES):

@@ -120,6 +120,9 @@ class Graph:
         self.state_refs = []                 # per state slot: () -> Tensor or None (a weak reference)
         self.events = []                     # ("call", fn) or ("host", k, fn), in trace order
         self.guards = []                     # (fn, expected, what) checked before each replay
+        self.sinks = ["list", []]            # output tree of values handed to sink_fns after a replay
+        self.sink_fns = []                   # per sink: fn(new tensor) (Python: not saved)
+        self.host_recipes = [None] * len(self.hosts)   # per host: () -> (kind, params) or None
         self._prepared = {}
         self._const_native = {}
 
@@ -132,7 +135,7 @@ class Graph:
             >>> g = burn.capture.trace(lambda x: x * 2, burn.ones((2,)))
             >>> assert g.result_refs() == [("node", 0, 0)]
         """
-        return output_refs(self.outputs) + [v for _, v in self.updates]
+        return output_refs(self.outputs) + [v for _, v in self.updates] + output_refs(self.sinks)
 
     def ops(self) -> list:
         """The op name of every node, in order.
@@ -330,10 +333,16 @@ class Graph:
                                  f"expected {tuple(s.shape)}")
             values[("host", k)] = backend.from_numpy(arr, s.dtype, lg.index)
             have.add(k)
-        for k, s in enumerate(self.hosts):
-            if k not in have:
-                raise CaptureError(f"burn.Graph {self.name}: host value {s.name!r} has no callback (a loaded "
-                                   f"graph keeps none: they are Python); give one with g.bind_host({s.name!r}, fn)")
+        if len(have) < len(self.hosts):
+            raise self.unbound_hosts_error([s.name for k, s in enumerate(self.hosts) if k not in have])
+
+    def unbound_hosts_error(self, names):
+        """The CaptureError for host values that have no callback, naming each one to bind."""
+        binds = "; ".join(f"g.bind_host({n!r}, fn)" for n in names[:6]) + ("; ..." if len(names) > 6 else "")
+        return CaptureError(f"burn.Graph {self.name}: {len(names)} host value(s) have no callback: "
+                            f"{', '.join(repr(n) for n in names)}. They were made by Python callbacks "
+                            f"(burn.capture.host_value without a recipe), which a graph file cannot hold; "
+                            f"bind each before replaying: {binds} (fn() returns an array of the slot's shape)")
 
     def _finish(self, out, values, leaves, states, dev, lg):
         def native(ref):
@@ -351,6 +360,9 @@ class Graph:
             return t
 
         result = unflatten_outputs(self.outputs, make)
+        if self.sink_fns:
+            for fn, t in zip(self.sink_fns, unflatten_outputs(self.sinks, make)):
+                fn(t)
         for target, ref in self.updates:
             t = leaves[target[1]] if target[0] == "in" else states[target[1]]
             t._stamp()

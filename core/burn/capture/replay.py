@@ -5,10 +5,13 @@ inputs, state, constants and host values) and hands them to the fusion planner o
 element-wise chains, reduction prologues and matmul epilogues are compiled then, as for
 any flush. A replay only binds the placeholders' values, gives each random op a fresh key
 from its device (so a replay draws the numbers the eager call would have drawn), and runs
-the plan's steps: no Python per recorded op beyond the plan's own loop.
+the plan's steps: no Python per recorded op beyond the plan's own loop. A backend may run
+replays its own way (``Backend.prepare_replay``): cuda through CUDA graphs, wgpu through
+pre-bound kernels; flex runs the plan.
 """
 from __future__ import annotations
 
+import os
 from weakref import ref as _weakref
 
 from ..backend import running_on
@@ -22,6 +25,7 @@ __all__ = ["Prepared", "missing_op_error"]
 
 _new = object.__new__
 _DEAD = _weakref(Handle((), None, None))      # an output nobody holds: the planner may drop it
+_UNSET = object()
 
 
 def missing_op_error(op: str, where: str, plugin: str | None = None, distribution: str | None = None):
@@ -54,7 +58,7 @@ class Prepared:
         >>> assert len(prep.nodes) == 2 and prep.plan.steps
     """
 
-    __slots__ = ("nodes", "plan", "externals", "sources", "held", "rng")
+    __slots__ = ("nodes", "plan", "externals", "sources", "held", "rng", "backend", "runners")
 
     def __init__(self, graph, backend):
         metas = {"in": graph.inputs, "state": graph.state, "const": graph.consts, "host": graph.hosts}
@@ -99,6 +103,36 @@ class Prepared:
         self.sources = list(placeholders.items())
         self.held = held
         self.rng = [n for n in nodes if "_key" in n.attrs]
+        self.backend = backend
+        self.runners = {}           # device index -> the backend's replay runner, or None (the plan)
+
+    def runner(self, index):
+        """The backend's replay runner on device ``index`` (made on first use), or None.
+
+        ``BURN_CAPTURE_BACKEND_REPLAY=0`` turns the backend hooks off (every replay runs the plan)."""
+        try:
+            return self.runners[index]
+        except KeyError:
+            pass
+        r = None
+        if self.plan is not None and os.environ.get("BURN_CAPTURE_BACKEND_REPLAY", "1") != "0":
+            r = self.backend.prepare_replay(self, index)
+        self.runners[index] = r
+        return r
+
+    def describe(self, index=0) -> str:
+        """How replays run on device ``index``: the backend runner's description, or the plan's.
+
+        Example:
+            >>> import burn
+            >>> g = burn.capture.trace(lambda x: x + 1, burn.ones((2,)))
+            >>> _ = g(burn.ones((2,)))
+            >>> assert g._prepared["flex"].describe().startswith("fusion plan")
+        """
+        r = self.runners.get(index)
+        if r is not None:
+            return r.describe()
+        return f"fusion plan ({len(self.plan.steps) if self.plan is not None else 0} steps)"
 
     def run(self, values, lazy_graph):
         """Run once: ``values`` maps each source ref to its native array; returns
@@ -111,8 +145,13 @@ class Prepared:
             n.attrs = attrs
         try:
             if self.plan is not None:
-                with lazy_graph.lock, running_on(lazy_graph.index):
-                    self.plan.run(self.nodes, self.externals, lazy_graph.index)
+                index = lazy_graph.index
+                with lazy_graph.lock, running_on(index):
+                    r = self.runners.get(index, _UNSET)
+                    if r is _UNSET:
+                        r = self.runner(index)
+                    if r is None or not r.run(self, index):
+                        self.plan.run(self.nodes, self.externals, index)
             out = {}
             for key, h in self.held.items():
                 out[key] = h.data

@@ -2,7 +2,7 @@
 
 One file holds both: a safetensors file whose metadata key ``"burn.graph"`` is the JSON
 structure (format, version, nodes with their attributes, inputs, state, constants, host
-values, results, updates, and which plugin provides each extension op) and whose tensors
+values and their recipes, results, updates, and which plugin provides each extension op) and whose tensors
 are ``const.<k>`` and ``state.<j>``, stored as raw bytes with their dtype and shape in the
 JSON (so every burn dtype, bfloat16 and complex included, round-trips exactly). No pickle:
 attributes are encoded with explicit tags (tuples, dtypes, slices, non-finite floats).
@@ -24,6 +24,7 @@ from ..errors import CaptureError
 from ..library import _TENSOR
 from ..ops.creation import _device, tensor
 from .ir import GraphNode, Slot
+from .recipes import make_host_fn
 from .replay import missing_op_error
 
 __all__ = ["save", "load", "encode_attr", "decode_attr", "FORMAT"]
@@ -150,7 +151,17 @@ def structure(graph) -> dict:
             "inputs": [_slot(s) for s in graph.inputs], "state": [_slot(s) for s in graph.state],
             "consts": [_slot(s) for s in graph.consts], "hosts": [_slot(s) for s in graph.hosts],
             "nodes": nodes, "outputs": _tree(graph.outputs, _ref),
-            "updates": [[_ref(a), _ref(b)] for a, b in graph.updates], "ops": graph.op_plugins}
+            "updates": [[_ref(a), _ref(b)] for a, b in graph.updates], "ops": graph.op_plugins,
+            "host_recipes": [_recipe(graph, k) for k in range(len(graph.hosts))]}
+
+
+def _recipe(graph, k):
+    """``[kind, params]`` of host value k's recipe at save time (None: it has none)."""
+    fn = graph.host_recipes[k] if k < len(graph.host_recipes) else None
+    if fn is None:
+        return None
+    kind, params = fn()
+    return [kind, {p: encode_attr(v, f"host value {graph.hosts[k].name!r} recipe {p!r}") for p, v in params.items()}]
 
 
 def save(graph, path) -> None:
@@ -232,4 +243,9 @@ def load(cls, path, device=None):
         t = tensor(_value(tensors, f"state.{j}", s), dtype=s.dtype, device=dev.autodiff() if s.autodiff else g.device)
         refs.append(lambda t=t: t)
     g.state_refs = refs
+    for k, r in enumerate(doc.get("host_recipes") or [None] * len(hosts)):
+        if r is not None:
+            fn = make_host_fn(r[0], {p: decode_attr(v) for p, v in r[1].items()}, hosts[k].name)
+            g.events.append(("host", k, fn))
+            g.host_recipes[k] = fn.recipe
     return g

@@ -32,7 +32,7 @@ from ..tensor import Tensor
 from .ir import Graph, GraphNode, Slot
 from .tree import flatten, output_tree
 
-__all__ = ["Trace", "trace_call", "tracing", "host_value", "on_replay", "guard", "EscapeError"]
+__all__ = ["Trace", "trace_call", "tracing", "host_value", "on_replay", "on_output", "guard", "EscapeError"]
 
 _H = Tensor._h          # the slot itself: a stale view's property would derive it again
 _BURN = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
@@ -40,7 +40,9 @@ _USER_DIRS = (os.path.join(_BURN, "testing") + os.sep, os.path.join(_BURN, "exam
 _READERS = {"__bool__": "bool(t)", "__float__": "float(t)", "__int__": "int(t)", "__complex__": "complex(t)",
             "__index__": "using a tensor as a Python index", "__array__": "np.asarray(t)",
             "__repr__": "repr(t) / print(t)", "__str__": "str(t)", "__format__": "formatting a tensor",
-            "numpy": "t.numpy()", "item": "t.item()", "tolist": "t.tolist()", "__dlpack__": "t.__dlpack__()",
+            "numpy": "t.numpy()", "item": "t.item()", "tolist": "t.tolist()",
+            "__dlpack__": "a DLPack export (t.__dlpack__())",
+            "__dlpack_device__": "a DLPack export (t.__dlpack_device__())",
             "sync": "device.sync()", "flush": "device.flush()", "seed": "seeding a device",
             "to_device": "t.to_device()", "__len__": "len(t)", "__iter__": "iterating over a tensor"}
 
@@ -95,7 +97,8 @@ class Trace:
     def __init__(self):
         self.thread = threading.get_ident()
         self.mutated = {}       # id(tensor) -> (weakref, its handle when first updated)
-        self.hosts = []         # (name, handle, dtype, fn)
+        self.hosts = []         # (name, handle, dtype, fn, recipe)
+        self.sinks = []         # (tensor, fn): values handed to fn(new tensor) after each replay
         self.events = []        # ("call", fn) / ("host", k, fn), in order
         self.guards = []        # (fn, value at trace time, what)
         self.graphs = {}        # LazyGraph -> its max_pending before the trace
@@ -104,6 +107,16 @@ class Trace:
     def on_read(self, h):
         if threading.get_ident() == self.thread:
             raise read_error(h)
+
+    def on_import(self, api, obj):
+        """A DLPack import of another library's memory inside the trace: refused (a replay
+        would reuse the traced value, or read memory its owner wrote since)."""
+        if threading.get_ident() == self.thread:
+            raise CaptureError(
+                f"burn.capture: {api}({type(obj).__name__}) inside a traced function imports memory that "
+                f"another library owns; a graph cannot take it as a new input at each replay (it would "
+                f"reuse the value of the traced call, or read memory its owner has written since). Import "
+                f"outside the captured function (t = burn.from_dlpack(x)) and pass the tensor as an argument")
 
     def on_mutate(self, t):
         if threading.get_ident() != self.thread:
@@ -123,9 +136,14 @@ class Trace:
             self.graphs[g] = g.max_pending
             g.max_pending = sys.maxsize
 
-    def add_host(self, name, h, dtype, fn):
+    def add_host(self, name, h, dtype, fn, recipe=None):
         k = len(self.hosts)
-        self.hosts.append((name, h, dtype, fn))
+        taken = {e[0] for e in self.hosts}
+        base, n = name, 1
+        while name in taken:        # names must be unique: bind_host and files address them
+            n += 1
+            name = f"{base}#{n}"
+        self.hosts.append((name, h, dtype, fn, recipe))
         self.events.append(("host", k, fn))
 
 
@@ -147,11 +165,15 @@ def tracing() -> bool:
     return _active() is not None
 
 
-def host_value(fn, *, dtype=None, device=None, name: str = "host"):
+def host_value(fn, *, dtype=None, device=None, name: str = "host", recipe=None):
     """A small tensor computed on the host by ``fn()``: now, and again before every replay of
     a graph traced through this call (a learning rate, a step-dependent scale).
 
-    Outside a trace it is ``burn.tensor(fn(), dtype=, device=)``.
+    Outside a trace it is ``burn.tensor(fn(), dtype=, device=)``. ``recipe`` (optional) is a
+    callable giving ``(kind, params)`` of a registered host recipe (see
+    :mod:`burn.capture.recipes`) that recomputes the value without ``fn``: a saved graph then
+    replays in another process without ``bind_host``. Names are made unique per graph
+    (``name#2``, ...).
 
     Example:
         >>> import burn, numpy as np
@@ -167,7 +189,7 @@ def host_value(fn, *, dtype=None, device=None, name: str = "host"):
     t = tensor(arr, dtype=dtype, device=device)
     tr = _active()
     if tr is not None:
-        tr.add_host(name, t._h, t.dtype, fn)
+        tr.add_host(name, t._h, t.dtype, fn, recipe)
     return t
 
 
@@ -190,6 +212,27 @@ def on_replay(fn) -> None:
     tr = _active()
     if tr is not None:
         tr.events.append(("call", fn))
+
+
+def on_output(t, fn) -> None:
+    """Inside a trace: after every replay, call ``fn(v)`` with the new value ``v`` of tensor ``t``
+    (a value the function keeps on a Python object, like ``opt.last_grad_norm``; it is then a
+    result of the graph, not an escape). Outside a trace: nothing.
+
+    Example:
+        >>> import burn
+        >>> box = {}
+        >>> def f(x):
+        ...     box["sum"] = s = x.sum()
+        ...     burn.capture.on_output(s, lambda v: box.__setitem__("sum", v))
+        ...     return x * 2
+        >>> g = burn.capture.trace(f, burn.ones((3,)))
+        >>> _ = g(burn.tensor([1.0, 2.0, 3.0]))
+        >>> assert box["sum"].item() == 6.0
+    """
+    tr = _active()
+    if tr is not None:
+        tr.sinks.append((t, fn))
 
 
 def guard(fn, what: str) -> None:
@@ -297,7 +340,7 @@ class _Builder:
         self.state, self.state_refs, self.updates = [], [], []
         self.consts, self.const_values = [], []
         self.hosts = []
-        for k, (name, h, dtype, _fn) in enumerate(tr.hosts):
+        for k, (name, h, dtype, _fn, _recipe) in enumerate(tr.hosts):
             self.hosts.append(Slot(name, h.shape, dtype))
             self.refs[id(h)] = ("host", k)
         self.keep = []              # handles whose ids the refs use
@@ -508,16 +551,20 @@ def trace_call(fn, args, kwargs, *, name=None, strict=True):
         return r, t.device.is_autodiff
 
     tree = output_tree(out, add)
+    sink_tree = output_tree([t for t, _ in tr.sinks], add)
     result = _detached(out)
     del out     # the traced results' gradient records (and the temporaries they hold) go now
     b.resolve_outside(outside + [h for _, h in finals if h.node is None], _tensors(result))
     tree = _fill(tree, lambda i: _outside_ref(b, outside[i]))
+    sink_tree = _fill(sink_tree, lambda i: _outside_ref(b, outside[i]))
     gnodes = b.graph_nodes()
     updates = [(target, b.node_ref(h) or _outside_ref(b, h)) for target, h in finals]
     g = Graph(gnodes, b.inputs, b.state, b.consts, b.hosts, tree, updates, arg_spec=spec,
               op_plugins=_op_plugins(gnodes), name=name or getattr(fn, "__name__", "graph"))
     g.const_values, g.state_refs = b.const_values, b.state_refs
     g.events, g.guards = tr.events, tr.guards
+    g.sinks, g.sink_fns = sink_tree, [fn for _, fn in tr.sinks]
+    g.host_recipes = [e[4] for e in tr.hosts]
     g.device = _plain_device(leaves, lg)
     g._keep = b.keep
     try:

@@ -6,7 +6,7 @@ import math
 import numpy as np
 
 from .. import dtypes as dt
-from ..bridge import Handle
+from ..bridge import TRACE, Handle
 from ..device import Device
 from ..dlpack import guard
 from ..errors import BurnError, DTypeError, ShapeError
@@ -177,6 +177,8 @@ def from_dlpack(x, /, *, device=None, copy=None) -> Tensor:
     device = _device(device)
     if isinstance(x, Tensor):
         return _from_tensor(x, device, copy)
+    if TRACE[0] is not None:      # burn.capture: another library's memory is no graph input
+        TRACE[0].on_import("from_dlpack", x)
     graph = graph_for(device)
     backend = graph.backend
     on_cpu = getattr(x, "__dlpack_device__", None) is not None and x.__dlpack_device__()[0] == _DL_CPU

@@ -3,27 +3,26 @@
 They plug into :class:`burn.optim.Optimizer` like SGD and Adam: parameter groups, gradient
 clipping, ``state_dict`` / :func:`burn.optim.save` and schedulers work the same. The numbers
 that may change between steps (the learning rate, Adagrad's decayed rate) enter as 0-d tensors
-rather than as op attributes, so every step records the same graph and reuses its cached plan.
+rather than as op attributes, so every step records the same graph and reuses its cached plan;
+inside ``burn.capture`` they are host values (recomputed before each replay), the step counts
+are advanced per replay, and the running sums are updated in place (state of the graph).
 """
 from __future__ import annotations
 
-import numpy as np
-
+from .. import capture
 from ..errors import BurnError
 from ..ops import elementwise as E
-from ..ops.creation import full_like, tensor as _tensor, zeros_like
-from .optimizer import Optimizer
+from ..ops.creation import full_like, zeros_like
+from .optimizer import Optimizer, _keep, _host_scalar
 
 __all__ = ["RMSprop", "Adagrad"]
 
 
-def _scalar(cache, p, value):
-    """``value`` as a 0-d tensor of ``p``'s dtype and device, shared by the parameters of one step."""
-    key = ("0d", id(p.device), p.dtype, float(value))
-    t = cache.get(key)
-    if t is None:
-        t = cache[key] = _tensor(np.asarray(value, dtype=np.float64), device=p.device).astype(p.dtype)
-    return t
+def _count(state, key):
+    """``state[key] += 1``, and again before each replay of a trace of this step."""
+    state[key] += 1
+    if capture.tracing():
+        capture.on_replay(lambda: state.__setitem__(key, state[key] + 1))
 
 
 def _check_nonneg(opt, group, where, names):
@@ -49,6 +48,9 @@ class RMSprop(Optimizer):
     """
 
     param_shaped_state = ("square_avg", "grad_avg", "momentum_buffer")
+    capturable = True
+    # OneCycleLR cycles "momentum": it travels as a host scalar too (on/off stays baked: guarded)
+    _per_step_hyperparameters = ("lr", "momentum")
 
     def __init__(self, params, lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0.0, momentum=0.0, centered=False, *,
                  groups=None, grad_clip=None):
@@ -76,23 +78,27 @@ class RMSprop(Optimizer):
                 state["grad_avg"] = zeros_like(p)
             if mom > 0:
                 state["momentum_buffer"] = zeros_like(p)
-        state["step"] += 1
+        _count(state, "step")
         if wd:
             g = g + p * wd
-        state["square_avg"] = state["square_avg"] * alpha + g * g * (1 - alpha)
+        sq = state["square_avg"] * alpha + g * g * (1 - alpha)
+        _keep(state, "square_avg", sq)
         if group["centered"]:
             if "grad_avg" not in state:     # centered switched on mid-run: start its mean as torch would
                 state["grad_avg"] = zeros_like(p)
-            ga = state["grad_avg"] = state["grad_avg"] + (g - state["grad_avg"]) * (1 - alpha)
-            avg = E.sqrt(state["square_avg"] - ga * ga) + group["eps"]
+            ga = state["grad_avg"] + (g - state["grad_avg"]) * (1 - alpha)
+            _keep(state, "grad_avg", ga)
+            avg = E.sqrt(sq - ga * ga) + group["eps"]
         else:
-            avg = E.sqrt(state["square_avg"]) + group["eps"]
-        lr = _scalar(self._hyper_cache, p, group["lr"])
+            avg = E.sqrt(sq) + group["eps"]
+        lr = _host_scalar(self._hyper_cache, p, group, lambda: group["lr"], "RMSprop lr")
         if mom > 0:
             buf = state.get("momentum_buffer")
             buf = zeros_like(p) if buf is None else buf
-            state["momentum_buffer"] = buf * mom + g / avg
-            return p - state["momentum_buffer"] * lr
+            buf = buf * _host_scalar(self._hyper_cache, p, group, lambda: group["momentum"], "RMSprop momentum") \
+                + g / avg
+            _keep(state, "momentum_buffer", buf)
+            return p - buf * lr
         return p - g / avg * lr
 
 
@@ -111,6 +117,8 @@ class Adagrad(Optimizer):
     """
 
     param_shaped_state = ("sum",)
+    capturable = True
+    _per_step_hyperparameters = ("lr", "lr_decay")
 
     def __init__(self, params, lr=1e-2, lr_decay=0.0, weight_decay=0.0, initial_accumulator_value=0.0, eps=1e-10,
                  *, groups=None, grad_clip=None):
@@ -135,9 +143,29 @@ class Adagrad(Optimizer):
         """
         if "sum" not in state:
             state["step"], state["sum"] = 0, full_like(p, group["initial_accumulator_value"])
-        state["step"] += 1
+        _count(state, "step")
         if group["weight_decay"]:
             g = g + p * group["weight_decay"]
-        clr = group["lr"] / (1 + (state["step"] - 1) * group["lr_decay"])
-        state["sum"] = state["sum"] + g * g
-        return p - g / (E.sqrt(state["sum"]) + group["eps"]) * _scalar(self._hyper_cache, p, clr)
+        total = state["sum"] + g * g
+        _keep(state, "sum", total)
+
+        def clr():
+            return group["lr"] / (1 + (state["step"] - 1) * group["lr_decay"])
+        rate = _host_scalar(self._hyper_cache, p, group, clr, "Adagrad lr",
+                           lambda: ("burn.optim.adagrad_lr", {"lr": group["lr"], "lr_decay": group["lr_decay"],
+                                                              "step": state["step"]}),
+                           step_of=lambda: state["step"])
+        return p - g / (E.sqrt(total) + group["eps"]) * rate
+
+
+class _AdagradRate(capture.Recipe):
+    """A loaded graph's Adagrad rate: the saved lr and decay, the step count going on from the saved one."""
+
+    kind = "burn.optim.adagrad_lr"
+
+    def __call__(self):
+        self.params["step"] += 1
+        return self.params["lr"] / (1 + (self.params["step"] - 1) * self.params["lr_decay"])
+
+
+capture.register_host_recipe("burn.optim.adagrad_lr", _AdagradRate)

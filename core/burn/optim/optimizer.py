@@ -191,6 +191,9 @@ class Optimizer:
         if not isinstance(grads, Gradients):
             raise BurnError(f"{type(self).__name__}.step: expected burn.Gradients from backward(), "
                             f"got {type(grads).__name__}")
+        tracing = capture.tracing()
+        if tracing:
+            self._capture_hooks()
         if self.grad_clip is not None:
             mine = Gradients()   # a copy: the caller's gradients stay unclipped
             for p in self.params:
@@ -198,11 +201,12 @@ class Optimizer:
                 if g is not None and not getattr(p, "frozen", False):
                     mine._set(p, g)
             self.last_grad_norm = self.grad_clip.apply(mine, None)
+            if tracing and self.last_grad_norm is not None:
+                # a replay hands the step's new norm to the attribute, as the eager step sets it
+                capture.on_output(self.last_grad_norm, lambda v: setattr(self, "last_grad_norm", v))
             grads = mine
         self.steps += 1
         self._hyper_cache = {}
-        if capture.tracing():
-            self._capture_hooks()
         with no_grad():
             for group in self.param_groups:
                 for path, p in zip(group["paths"], group["params"]):
@@ -212,17 +216,17 @@ class Optimizer:
                     if g is None:
                         continue
                     p.assign_(self.update(p, g, self.state.setdefault(path, {}), group))
+        self._hyper_cache = {}      # its tensors belong to this step (a trace must not see them kept)
 
     def _capture_hooks(self):
         """Inside a trace: replay this step's bookkeeping, and guard the values the graph bakes in."""
         name = type(self).__name__
         if not self.capturable:
-            raise CaptureError(f"burn.capture: {name}.step cannot be captured (its update bakes step-dependent "
-                               f"Python values into the graph); capture a step of SGD, Adam or AdamW, or call "
+            raise CaptureError(f"burn.capture: {name}.step cannot be captured: {name} does not declare "
+                               f"`capturable = True` (its update may keep step-dependent Python values that a "
+                               f"graph would bake in). Send such values through burn.capture.host_value and "
+                               f"count steps with burn.capture.on_replay, then set capturable = True; or call "
                                f"{name}.step outside the captured function")
-        if self.grad_clip is not None:
-            raise CaptureError(f"burn.capture: {name}.step with grad_clip cannot be captured yet (the clip keeps "
-                               f"its norm in opt.last_grad_norm); clip inside the function with tensor ops instead")
         capture.on_replay(self._count_step)
         capture.guard(self._baked_hyperparameters, f"{name}'s hyperparameters (other than those read per step)")
 
@@ -235,8 +239,10 @@ class Optimizer:
 
     def _baked_hyperparameters(self):
         skip = ("name", "paths", "params", "initial_lr") + self._per_step_hyperparameters
-        return tuple(tuple((k, v) for k, v in g.items() if k not in skip) + (("wd_on", bool(g.get("weight_decay"))),)
-                     for g in self.param_groups)
+        clip = self.grad_clip.config() if self.grad_clip is not None else None
+        return tuple(tuple((k, v) for k, v in g.items() if k not in skip)
+                     + (("wd_on", bool(g.get("weight_decay"))), ("momentum_on", bool(g.get("momentum"))))
+                     for g in self.param_groups) + (("grad_clip", clip),)
 
     def update(self, p, g, state, group):
         """The new value of ``p`` given its gradient ``g``, its ``state`` dict (to update) and ``group``.
@@ -401,8 +407,11 @@ class SGD(Optimizer):
 
     @property
     def _per_step_hyperparameters(self):
-        # with momentum every group's numbers travel in a host tensor; without, lr is an attribute
-        return ("lr", "weight_decay", "dampening") if all(g["momentum"] for g in self.param_groups) else ()
+        # with momentum every group's numbers travel in a host tensor (OneCycleLR cycles momentum);
+        # without, the lr does (a 0-d host scalar) and weight decay is an attribute
+        if all(g["momentum"] for g in self.param_groups):
+            return ("lr", "weight_decay", "dampening", "momentum")
+        return ("lr",)
 
     def _check_group(self, group, where):
         super()._check_group(group, where)
@@ -428,15 +437,17 @@ class SGD(Optimizer):
         if mom:
             # one fused node per parameter instead of ~6 recorded ops
             buf = state.get("momentum")
-            h = _hyper(self._hyper_cache, p, lambda: (group["lr"], group["weight_decay"], group["momentum"],
-                                                      1 - group["dampening"]))
+
+            def numbers():
+                return (group["lr"], group["weight_decay"], group["momentum"], 1 - group["dampening"])
+            h = _hyper(self._hyper_cache, p, group, numbers, "SGD", _constant_recipe(numbers))
             mode = ("first" if buf is None else "next", bool(group["weight_decay"]), bool(group["nesterov"]))
             p_new, new_buf = sgd_update(p, g, g if buf is None else buf, h, mode)
             _keep(state, "momentum", new_buf)
             return p_new
         if group["weight_decay"]:
             g = g + p * group["weight_decay"]
-        return p - g * group["lr"]
+        return p - g * _host_scalar(self._hyper_cache, p, group, lambda: group["lr"], "SGD lr")
 
 
 class Adam(Optimizer):
@@ -489,7 +500,9 @@ class Adam(Optimizer):
             capture.on_replay(lambda: state.__setitem__("t", state["t"] + 1))
         # the step-dependent numbers travel as one small tensor, not as attributes, so
         # every step records the same graph structure and reuses its cached plan
-        h = _hyper(self._hyper_cache, p, lambda: _adam_numbers(group, state["t"]))
+        h = _hyper(self._hyper_cache, p, group, lambda: _adam_numbers(group, state["t"]), type(self).__name__,
+                   lambda: ("burn.optim.adam", {**{k: group[k] for k in _ADAM_KEYS}, "t": state["t"]}),
+                   step_of=lambda: state["t"])
         mode = ("decoupled" if self.decoupled else "l2") if group["weight_decay"] else "none"
         p_new, m, v = adam_update(p, g, state["m"], state["v"], h, mode)
         _keep(state, "m", m)
@@ -520,27 +533,67 @@ class AdamW(Adam):
 # Each step is one call of a backend extension of burn.fused (burn::adam_update,
 # burn::sgd_update), through the extension's ordinary call path.
 
+_ADAM_KEYS = ("lr", "betas", "eps", "weight_decay")
+
+
 def _adam_numbers(group, t):
     b1, b2 = group["betas"]
     lr, wd = group["lr"], group["weight_decay"]
     return (lr, b1, 1 - b1, b2, 1 - b2, 1.0 / (1 - b1 ** t), 1.0 / (1 - b2 ** t), group["eps"], wd, 1 - lr * wd)
 
 
-def _hyper(cache, p, numbers):
+class _AdamScalars(capture.Recipe):
+    """A loaded graph's Adam scalars: the saved hyperparameters, the step count going on from the saved one."""
+
+    kind = "burn.optim.adam"
+
+    def __call__(self):
+        self.params["t"] += 1
+        return np.asarray(_adam_numbers(self.params, self.params["t"]), dtype=np.float64)
+
+
+capture.register_host_recipe("burn.optim.adam", _AdamScalars)
+
+
+def _constant_recipe(numbers):
+    """A host recipe that saves ``numbers()`` (at save time) as a constant."""
+    return lambda: ("burn.constant", {"value": numbers()})
+
+
+def _hyper(cache, p, group, numbers, name, recipe=None, step_of=None):
     """The float64 tensor of an update's scalars ``numbers()`` on ``p``'s device (one per
     distinct tuple and step). Inside a trace it is a host value: computed again, from the
-    group and state of the moment, before each replay."""
+    group and state of the moment, before each replay; it is then shared only within a group
+    (another group's lr may change alone), and ``step_of`` (the step count the numbers read)
+    is guarded to stay equal among the parameters that share it."""
     values = numbers()
-    key = (id(p.device), values)
+    tracing = capture.tracing()
+    key = (id(p.device), id(group) if tracing else None, values)
     h = cache.get(key)
     if h is None:
-        if capture.tracing():
+        if tracing:
             h = capture.host_value(lambda: np.asarray(numbers(), dtype=np.float64), dtype="float64",
-                                   device=p.device, name="optimizer scalars")
+                                   device=p.device, name=f"{name} {group['name']} scalars", recipe=recipe)
+            cache[("step_of", key)] = step_of
         else:
             h = _tensor(np.asarray(values, dtype=np.float64), device=p.device)
         cache[key] = h
+    elif tracing and step_of is not None:
+        first = cache[("step_of", key)]
+        capture.guard(lambda: step_of() == first(), f"the step counts of the parameters of {name} group "
+                                                    f"{group['name']!r} sharing one set of scalars being equal")
     return h
+
+
+def _host_scalar(cache, p, group, value, name, recipe=None, step_of=None):
+    """``value()`` as a 0-d tensor of ``p``'s dtype and device (float64 on the host, then cast),
+    shared by the parameters of one step; a host value inside a trace (see :func:`_hyper`)."""
+    h = _hyper(cache, p, group, value, name, recipe or _constant_recipe(value), step_of)
+    key = ("cast", id(h), p.dtype)
+    t = cache.get(key)
+    if t is None:
+        t = cache[key] = h.astype(p.dtype)
+    return t
 
 
 def _keep(state, key, value):

@@ -15,7 +15,8 @@ from __future__ import annotations
 import bisect
 import math
 
-from ..errors import BurnError
+from .. import capture
+from ..errors import BurnError, CaptureError
 
 __all__ = ["LRScheduler", "LambdaLR", "StepLR", "MultiStepLR", "ExponentialLR", "CosineAnnealingLR",
            "LinearLR", "LinearWarmup", "ConstantLR", "OneCycleLR", "SequentialLR", "ChainedScheduler",
@@ -83,6 +84,12 @@ class LRScheduler:
             >>> sched.step()
             >>> assert sched.last_step == 1 and opt.lr == 0.5
         """
+        self._advance()
+        # inside a captured function: a replay advances the schedule as the eager call does
+        # (the optimizer reads the lr it sets through host values, in trace order)
+        capture.on_replay(self._advance)
+
+    def _advance(self) -> None:
         self.last_step += 1
         self._apply()
 
@@ -611,6 +618,10 @@ class ReduceLROnPlateau:
             >>> sched.step(0.5); sched.step(0.4)
             >>> assert abs(opt.lr - 0.1) < 1e-12 and sched.num_bad_steps == 0
         """
+        if capture.tracing():
+            raise CaptureError(f"burn.capture: {type(self).__name__}.step inside a captured function: it decides "
+                               f"on the metric's value, which a recorded graph cannot read; return the metric "
+                               f"and call sched.step(metric) after the captured call")
         if metric is None:
             raise BurnError(f"{type(self).__name__}.step: needs the monitored value, e.g. sched.step(val_loss) "
                             f"(Learner steps schedulers without one: step this one yourself)")

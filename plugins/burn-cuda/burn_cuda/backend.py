@@ -112,3 +112,8 @@ class CudaBackend(ContextBackend):
     def compile_group(self, group):
         from .fused import compile_group
         return compile_group(group)
+
+    def prepare_replay(self, prepared, index):
+        """burn.capture replays through CUDA graphs (see :mod:`burn_cuda.replay`)."""
+        from .replay import prepare_replay
+        return prepare_replay(prepared, index)

@@ -4,6 +4,8 @@
     python gpu_check.py matmul OUT.json               4096^3 fp32, bf16, fp16 vs PyTorch
     python gpu_check.py elementwise OUT.json          8-op chain on 64M float32, GB/s vs PyTorch
     python gpu_check.py cnn OUT.json                  a CNN training step vs PyTorch eager
+    python gpu_check.py cuda_graph OUT.json           the captured CNN step replayed through CUDA graphs
+                                                      vs the plan replay and PyTorch eager (burn.capture)
     python gpu_check.py memory OUT.json               peak reserved bytes of the CNN step with the
                                                       pool chosen by BURN_CUDA_POOL (adaptive|cupy)
     python gpu_check.py extensions OUT.json           burn.linalg / burn.signal cuda kernels vs flex
@@ -363,6 +365,42 @@ def cnn():
     return {"rows": rows, "ok": r <= 1.3}
 
 
+def _captured_steps(dev, n, graphs: bool):
+    """A captured CNN training step replayed ``n`` times, through CUDA graphs or (graphs False)
+    the fusion plan; returns (step function, losses of the n steps, how the replays ran)."""
+    import burn
+    os.environ["BURN_CAPTURE_BACKEND_REPLAY"] = "1" if graphs else "0"   # read at the first replay
+    dev.autodiff().seed(0)                 # the same initial weights as the eager run
+    step = burn.capture(_cnn_burn(dev, BATCH))
+    losses = [step().item() for _ in range(n)]
+    g = step.graph()
+    return step, losses, g._prepared["cuda"].describe(dev.index)
+
+
+def cuda_graph():
+    """burn.capture's cuda replay hook: a captured CNN step through CUDA graphs (after its
+    warm-up) against the same step replayed by the fusion plan and torch eager; the losses of
+    10 steps must equal the eager step's, bit for bit. Plus tests/test_cuda_graph_replay.py."""
+    import torch
+    dev = _dev()
+    dev.autodiff().seed(0)
+    eager = _cnn_burn(dev, BATCH)
+    want = [eager().item() for _ in range(10)]
+    gstep, got, how = _captured_steps(dev, 10, graphs=True)
+    pstep, got_plan, how_plan = _captured_steps(dev, 10, graphs=False)
+    same = got == want and got_plan == want
+    gt = _time(gstep, dev.sync, 10)
+    pt = _time(pstep, dev.sync, 10)
+    tt = _time(_cnn_torch(BATCH), torch.cuda.synchronize, 10)
+    ok = same and how.startswith("CUDA graph") and gt <= pt
+    rows = [(f"captured CNN step (batch {BATCH}): CUDA graph replay", f"{gt * 1e3:.2f} ms ({how[:40]})",
+             f"{tt * 1e3:.2f} ms torch eager", f"{gt / tt:.2f}x torch, {gt / pt:.2f}x the plan replay "
+             f"({pt * 1e3:.2f} ms); losses equal eager: {same}", "ok (<= plan, equal)" if ok else "MISS")]
+    tests, ok2 = _real_gpu_tests("burn.capture replay hook tests", ("test_cuda_graph_replay.py",),
+                                 "eager burn", "CUDA graph replay of a small graph")
+    return {"rows": rows + [tests], "ok": ok and ok2}
+
+
 def memory():
     dev = _dev()
     step = _cnn_burn(dev, BATCH)
@@ -416,7 +454,7 @@ def table(d):
         if name.endswith(".json"):
             with open(os.path.join(d, name)) as f:
                 res[name[:-5]] = json.load(f)
-    for key in ("conformance", "matmul", "elementwise", "cnn", "extensions", "reductions"):
+    for key in ("conformance", "matmul", "elementwise", "cnn", "cuda_graph", "extensions", "reductions"):
         r = res.get(key)
         if r is None and key == "reductions":      # informational: its absence fails nothing
             continue
@@ -455,7 +493,7 @@ def table(d):
 
 
 STEPS = {"conformance": conformance, "matmul": matmul, "elementwise": elementwise, "cnn": cnn, "memory": memory,
-         "extensions": extensions, "reductions": reductions}
+         "extensions": extensions, "reductions": reductions, "cuda_graph": cuda_graph}
 
 if __name__ == "__main__":
     if len(sys.argv) != 3 or sys.argv[1] not in list(STEPS) + ["table"]:

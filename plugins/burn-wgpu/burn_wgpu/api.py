@@ -176,13 +176,7 @@ def zeros(shape, dtype, device=None):
         >>> assert wgpu.to_host(wgpu.zeros((2, 2), "int64")).tolist() == [[0, 0], [0, 0]]
     """
     out = empty(shape, dtype, device)
-    nbytes = out.size * out.itemsize
-    if nbytes:
-        cl = _cl()
-        try:
-            cl.enqueue_fill_buffer(out.dc.queue, out.buf, np.uint8(0), 0, nbytes)
-        except cl.Error as e:
-            raise out.dc.error(f"zero-filling {nbytes} bytes", e) from None
+    out.dc.fill_zero(out.buf, out.size * out.itemsize)
     return out
 
 

@@ -105,3 +105,8 @@ class WgpuBackend(ContextBackend):
     def compile_group(self, group):
         from .fused import compile_group
         return compile_group(group)
+
+    def prepare_replay(self, prepared, index):
+        """burn.capture replays through pre-bound kernels (see :mod:`burn_wgpu.replay`)."""
+        from .replay import prepare_replay
+        return prepare_replay(prepared, index)

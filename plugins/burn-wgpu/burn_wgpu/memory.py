@@ -61,6 +61,8 @@ class Pool(PagePool):
         return page.buf.get_sub_region(off, alen) if (off or alen != page.size) else page.buf
 
     def _copy(self, dst, src, nbytes):
+        if self.dc.recorder is not None:    # recorded commands name buffers: a moved one goes stale
+            self.dc.recorder.refuse("the memory pool moved a live buffer while the step was recorded")
         try:
             cl.enqueue_copy(self.dc.queue, dst, src, byte_count=nbytes)
         except cl.Error as e:

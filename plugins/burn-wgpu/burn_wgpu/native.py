@@ -125,6 +125,8 @@ def empty(dc, shape, dtype: str) -> WTensor:
         block = dc.pool.alloc(n * np.dtype(NUMPY[dtype]).itemsize)
     except BurnError as e:
         raise type(e)(f"{e} [tensor of shape {tuple(shape)}, {dtype}]") from None
+    if dc.recorder is not None:     # a pre-bound replay keeps every block its commands use
+        dc.recorder.blocks.append(block)
     return WTensor(dc, block, shape, dtype)
 
 

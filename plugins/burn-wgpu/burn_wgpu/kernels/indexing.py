@@ -91,9 +91,7 @@ def _offsets(dc, adv, B, op="index", axis=None):
             k = dc.kernel(_source("int64", dc.fp64), "add_offsets")
             dc.launch(k, n, [index_struct(B, [t], strided=(0,)), off.buf, t.buf, np.int32(size), np.int64(st),
                              np.int32(q == 0), bad.buf])
-        flag = np.zeros(1, np.int32)
-        dc.download(bad.buf, 0, flag)          # one small read: an out-of-range index must not write astray
-        if flag[0]:
+        if dc.flag_set(bad.buf):               # one small read: an out-of-range index must not write astray
             _raise_out_of_range(op, adv, axis)
     return off
 
