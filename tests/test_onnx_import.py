@@ -368,3 +368,20 @@ def test_wrong_inputs_at_call_name_the_input(exported):
         m(burn.randn((2, 1, 9, 8)))
     with pytest.raises(burn.DTypeError, match="input 'x' must be float32"):
         m(burn.ones((2, 1, 8, 8), dtype=burn.float64))
+
+
+def test_inference_replays_a_captured_graph_that_follows_lora_and_device_changes(exported):
+    m = burn.onnx.load(exported["mlp"][1])
+    x = burn.randn((5, 6))
+    eager = m(x).numpy()                                   # plans (eager)
+    np.testing.assert_allclose(m(x).numpy(), eager, rtol=1e-6)   # traced into a capture graph, replayed
+    np.testing.assert_allclose(m(x).numpy(), eager, rtol=1e-6)
+    assert len(m._onnx_graphs) == 1
+    m = burn.nn.apply_lora(m, rank=2)
+    for name, p in m.named_parameters():
+        if name.endswith("lora_B"):
+            p.assign_(burn.ones(p.shape) * 0.1)
+    adapted = m(x).numpy()
+    object.__setattr__(m, "_onnx_capture", False)
+    np.testing.assert_allclose(adapted, m(x).numpy(), rtol=1e-5, atol=1e-6)    # same as the eager plan
+    assert np.abs(adapted - eager).max() > 1e-3 and len(m._onnx_graphs) == 2

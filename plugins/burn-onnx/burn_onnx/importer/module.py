@@ -79,6 +79,8 @@ class OnnxModel(Module):
         object.__setattr__(self, "_onnx_refs", refs)              # [(slot name, path components)]
         object.__setattr__(self, "_onnx_plans", OrderedDict())
         object.__setattr__(self, "_onnx_source", source)
+        object.__setattr__(self, "_onnx_graphs", OrderedDict())   # burn.capture graphs of the plans
+        object.__setattr__(self, "_onnx_capture", True)
 
     @property
     def input_names(self) -> list:
@@ -148,9 +150,24 @@ class OnnxModel(Module):
             self._onnx_plans[key] = plan
             if len(self._onnx_plans) > _MAX_PLANS:
                 self._onnx_plans.popitem(last=False)
+        elif self._onnx_capture and xs and not (xs[0].device.is_autodiff and burn.is_grad_enabled()):
+            outs = self._replay(key, plan, xs, refs)
         else:
             outs = plan.run(xs, refs)
         return outs[0] if len(outs) == 1 else tuple(outs)
+
+    def _replay(self, key, plan, xs, refs):
+        """The plan through a ``burn.capture`` graph (inference: no Python per op). The graph is
+        keyed by the identity of every layer, parameter and buffer, so ``apply_lora``,
+        ``to_device`` or a reassigned parameter traces it again."""
+        ids = tuple(id(r) for r in refs) + tuple(id(t) for t in self.state_dict().values())
+        g = self._onnx_graphs.get((key, ids))
+        if g is None:
+            g = burn.capture.trace(lambda *a: tuple(plan.run(list(a), refs)), *xs)
+            self._onnx_graphs[(key, ids)] = g
+            if len(self._onnx_graphs) > _MAX_PLANS:
+                self._onnx_graphs.popitem(last=False)
+        return list(g(*xs))
 
     def extra_repr(self) -> str:
         """Inputs, outputs and node count, shown in ``repr``.
