@@ -385,3 +385,11 @@ def test_inference_replays_a_captured_graph_that_follows_lora_and_device_changes
     object.__setattr__(m, "_onnx_capture", False)
     np.testing.assert_allclose(adapted, m(x).numpy(), rtol=1e-5, atol=1e-6)    # same as the eager plan
     assert np.abs(adapted - eager).max() > 1e-3 and len(m._onnx_graphs) == 2
+
+
+def test_onnx_finetune_example_lora_tunes_a_torch_exported_model(tmp_path):
+    pytest.importorskip("sklearn")
+    from burn_onnx.examples import onnx_finetune
+    r = onnx_finetune.main(["--steps", "40", "--out", str(tmp_path)])
+    assert (tmp_path / "model.onnx").exists()
+    assert r["last_loss"] < r["first_loss"] and r["after"] > r["before"]
