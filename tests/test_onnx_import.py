@@ -393,3 +393,11 @@ def test_onnx_finetune_example_lora_tunes_a_torch_exported_model(tmp_path):
     r = onnx_finetune.main(["--steps", "40", "--out", str(tmp_path)])
     assert (tmp_path / "model.onnx").exists()
     assert r["last_loss"] < r["first_loss"] and r["after"] > r["before"]
+
+
+def test_docs_operator_table_is_the_generated_one():
+    import pathlib
+    from burn_onnx.importer.registry import TABLE_BEGIN, TABLE_END, operator_table
+    doc = (pathlib.Path(__file__).parents[1] / "docs" / "onnx.md").read_text()
+    i, j = doc.index(TABLE_BEGIN), doc.index(TABLE_END) + len(TABLE_END)
+    assert doc[i:j] == operator_table(), "regenerate it: python -m burn_onnx.importer"

@@ -23,12 +23,12 @@ def _linear(node, x, layer):
     return lambda x, layer: layer(x)
 
 
-@rule("MatMul")
+@rule("MatMul", note="with an initializer weight: a burn.nn.Linear layer")
 def _matmul(node, a, b):
     return burn.matmul
 
 
-@rule("Gemm")
+@rule("Gemm", note="with an initializer weight (transA=0, alpha=beta=1): a burn.nn.Linear layer")
 def _gemm(node, a, b, c=None):
     ta, tb = node.attr("transA", 0), node.attr("transB", 0)
     alpha, beta = float(node.attr("alpha", 1.0)), float(node.attr("beta", 1.0))
@@ -86,7 +86,7 @@ def _to2d(nd, fn):
     return run
 
 
-@rule("Conv")
+@rule("Conv", note="1-D/2-D, any pads/auto_pad, groups, dilations")
 def _conv(node, x, w, b=None):
     strides, dil, pads = _spatial(node, x, w.shape[2:])
     nd, groups = len(x.shape) - 2, int(node.attr("group", 1))
@@ -102,7 +102,7 @@ def _conv(node, x, w, b=None):
     return _to2d(nd, conv) if nd == 1 else conv
 
 
-@rule("ConvTranspose")
+@rule("ConvTranspose", note="1-D/2-D, explicit symmetric pads")
 def _conv_transpose(node, x, w, b=None):
     strides, dil, pads = _spatial(node, x, w.shape[2:])
     if node.attr("auto_pad", "NOTSET") != "NOTSET" or node.attr("output_shape") is not None:
@@ -140,8 +140,8 @@ def _pool(node, x, is_max):
     return _to2d(nd, fn)
 
 
-rule("MaxPool")(lambda node, x: _pool(node, x, True))
-rule("AveragePool")(lambda node, x: _pool(node, x, False))
+rule("MaxPool", note="1-D/2-D, ceil_mode; not the Indices output")(lambda node, x: _pool(node, x, True))
+rule("AveragePool", note="1-D/2-D, ceil_mode, count_include_pad")(lambda node, x: _pool(node, x, False))
 
 
 @rule("GlobalAveragePool", "GlobalMaxPool")
@@ -153,7 +153,7 @@ def _global_pool(node, x):
 
 # -- normalization and softmax -------------------------------------------------------------
 
-@rule("BatchNormalization", buffers=(3, 4))
+@rule("BatchNormalization", buffers=(3, 4), note="inference form (running statistics)")
 def _batch_norm(node, x, scale, bias, mean, var):
     if node.attr("training_mode", 0) or len([o for o in node.outputs if o]) > 1:
         raise node.fail("training_mode BatchNormalization is not supported (export the model in eval mode)")
@@ -161,7 +161,7 @@ def _batch_norm(node, x, scale, bias, mean, var):
     return lambda x, s, b, m, v: F.batch_norm(x, m, v, s, b, training=False, eps=eps)
 
 
-@rule("LayerNormalization")
+@rule("LayerNormalization", note="the Y output")
 def _layer_norm(node, x, scale, bias=None):
     nd = len(x.shape)
     axis = node.attr("axis", -1) % nd
@@ -185,7 +185,7 @@ def _softmax(fn):
     return build
 
 
-rule("Softmax")(_softmax(burn.softmax))
+rule("Softmax", note="opset < 13: the 2-D coercion")(_softmax(burn.softmax))
 rule("LogSoftmax")(_softmax(burn.log_softmax))
 
 
@@ -202,7 +202,7 @@ _NEAREST = {"round_prefer_floor": lambda v: np.ceil(v - 0.5), "round_prefer_ceil
             "floor": np.floor, "ceil": np.ceil}
 
 
-@rule("Resize", "Upsample", static=(1, 2, 3))
+@rule("Resize", "Upsample", static=(1, 2, 3), note="mode=nearest, every coordinate and nearest mode")
 def _resize(node, x, roi=None, scales=None, sizes=None):
     if node.op == "Upsample":
         scales, roi = roi, None

@@ -192,7 +192,7 @@ def _gather_elements(node, x, idx):
     return lambda x, i: burn.take_along_axis(x, burn.where(i < 0, i + n, i), axis=axis)
 
 
-@rule("ScatterElements")
+@rule("ScatterElements", note="reduction none or add")
 def _scatter_elements(node, x, idx, upd):
     axis = _axis(node, node.attr("axis", 0), len(x.shape))
     red = node.attr("reduction", "none")
@@ -210,7 +210,7 @@ def _scatter_elements(node, x, idx, upd):
     return run
 
 
-@rule("Pad", static=(1, 2, 3))
+@rule("Pad", static=(1, 2, 3), note="mode=constant")
 def _pad(node, x, pads=None, value=None, axes=None):
     mode = node.attr("mode", "constant")
     if mode != "constant":
@@ -236,7 +236,7 @@ def _trilu(node, x, k=None):
     return lambda x, *_: fn(x, k=k)
 
 
-@rule("CumSum", static=(1,))
+@rule("CumSum", static=(1,), note="not exclusive/reverse")
 def _cumsum(node, x, axis):
     a = _axis(node, node.ints(axis, "axis")[0], len(x.shape))
     if node.attr("exclusive", 0) or node.attr("reverse", 0):
