@@ -162,6 +162,19 @@ def test_encoder_plan_folds_shape_arithmetic_and_is_reused(exported):
     assert len(m._onnx_plans) == 2
 
 
+@pytest.mark.parametrize("opset", [13, 15, 20])
+def test_mlp_and_cnn_exported_at_other_opsets_match_torch(tmp_path, opset):
+    cnn = _perturb(_CNN(), 8)
+    path = _export(cnn, torch.randn(2, 1, 8, 8), tmp_path / "cnn.onnx", {0: "b"}, opset=opset,
+                   do_constant_folding=False)
+    x = torch.randn(3, 1, 8, 8)
+    assert _rel(burn.onnx.load(path)(burn.tensor(x.numpy())).numpy(), cnn(x).detach().numpy()) < 1e-5
+    mlp = _perturb(_mlp(), 9)
+    path = _export(mlp, torch.randn(2, 6), tmp_path / "mlp.onnx", {0: "b"}, opset=opset)
+    x = torch.randn(3, 6)
+    assert _rel(burn.onnx.load(path)(burn.tensor(x.numpy())).numpy(), mlp(x).detach().numpy()) < 1e-5
+
+
 @pytest.mark.parametrize("name", ["mlp", "cnn", "enc"])
 def test_imported_models_agree_with_onnxruntime(exported, name):
     _, path, shape = exported[name]
@@ -302,6 +315,14 @@ _CASES = {
     "MatMul-batched": ("MatMul", [("b", _R.standard_normal((4, 5)).astype(np.float32))], {}, []),
     "Trilu": ("Trilu", [], {"upper": 0}, [("k", np.array(1))]),
     "CumSum": ("CumSum", [], {}, [("ax", np.array(1))]),
+    "TopK": ("TopK", [], {"axis": 1}, [("k", np.array([2]))], 2),
+    # older opsets: axes / split as attributes, Softmax over the 2-D coercion
+    "ReduceMean-opset13": ("ReduceMean", [], {"axes": [0, 2], "keepdims": 1}, [], 1, None, 13),
+    "Unsqueeze-opset11": ("Unsqueeze", [], {"axes": [1]}, [], 1, None, 11),
+    "Squeeze-opset11": ("Squeeze", [], {"axes": [0]}, [], 1, lambda x: [("x", x[:1])], 11),
+    "Split-opset11": ("Split", [], {"axis": 1, "split": [2, 1]}, [], 2, None, 11),
+    "Softmax-opset11": ("Softmax", [], {"axis": 1}, [], 1, None, 11),
+    "Split-num_outputs": ("Split", [], {"axis": 2, "num_outputs": 3}, [], 3, None, 18),
 }
 
 

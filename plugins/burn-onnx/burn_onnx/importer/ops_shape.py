@@ -287,3 +287,11 @@ def _arg(node, x):
         n = x.shape[axis]
         return lambda x: (n - 1) - fn(burn.flip(x, axis=axis), axis=axis, keepdims=keep)
     return lambda x: fn(x, axis=axis, keepdims=keep)
+
+
+@rule("TopK", static=(1,), note="sorted results (sorted=0 gives the same order)")
+def _topk(node, x, k):
+    axis = _axis(node, node.attr("axis", -1), len(x.shape))
+    kk = node.ints(k, "k")[0]
+    largest = bool(node.attr("largest", 1))
+    return lambda x, *_: tuple(burn.topk(x, kk, axis=axis, largest=largest))
