@@ -315,6 +315,8 @@ _CASES = {
     "MatMul-batched": ("MatMul", [("b", _R.standard_normal((4, 5)).astype(np.float32))], {}, []),
     "Trilu": ("Trilu", [], {"upper": 0}, [("k", np.array(1))]),
     "CumSum": ("CumSum", [], {}, [("ax", np.array(1))]),
+    "EyeLike": ("EyeLike", [], {"k": 1}, [], 1, lambda x: [("x", x[0])]),
+    "Det": ("Det", [], {}, [], 1, lambda x: [("x", x[:, :3, :3])]),
     "TopK": ("TopK", [], {"axis": 1}, [("k", np.array([2]))], 2),
     # older opsets: axes / split as attributes, Softmax over the 2-D coercion
     "ReduceMean-opset13": ("ReduceMean", [], {"axes": [0, 2], "keepdims": 1}, [], 1, None, 13),
@@ -422,3 +424,40 @@ def test_docs_operator_table_is_the_generated_one():
     doc = (pathlib.Path(__file__).parents[1] / "docs" / "onnx.md").read_text()
     i, j = doc.index(TABLE_BEGIN), doc.index(TABLE_END) + len(TABLE_END)
     assert doc[i:j] == operator_table(), "regenerate it: python -m burn_onnx.importer"
+
+
+def test_random_ops_draw_fresh_numbers_per_call_with_their_distribution():
+    like = helper.make_node("ConstantOfShape", ["s"], ["z"])
+    nodes = [like, helper.make_node("RandomNormalLike", ["z"], ["n"], mean=2.0, scale=0.5),
+             helper.make_node("RandomUniform", [], ["u"], shape=[4000], low=-1.0, high=3.0, dtype=T.FLOAT),
+             helper.make_node("Add", ["x", "n"], ["y"])]
+    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", T.FLOAT, [4000])],
+                          [helper.make_tensor_value_info("y", T.FLOAT, [4000]),
+                           helper.make_tensor_value_info("u", T.FLOAT, [4000])],
+                          [numpy_helper.from_array(np.array([4000], np.int64), "s")])
+    m = burn.onnx.load(helper.make_model(g, opset_imports=[helper.make_opsetid("", 18)]))
+    x = burn.zeros((4000,))
+    with burn.no_grad():
+        runs = [tuple(t.numpy() for t in m(x)) for _ in range(3)]      # plan, capture trace, replay
+    for y, u in runs:
+        assert abs(y.mean() - 2.0) < 0.05 and abs(y.std() - 0.5) < 0.05
+        assert u.min() >= -1.0 and u.max() <= 3.0 and abs(u.mean() - 1.0) < 0.1
+    assert not np.array_equal(runs[1][0], runs[2][0]) and not np.array_equal(runs[0][1], runs[2][1])
+
+
+def test_dequantize_linear_of_quantized_initializers_is_folded_and_matches_onnxruntime():
+    q = _R.integers(0, 255, (4, 6)).astype(np.uint8)
+    scale = (_R.random((2, 6)) + 0.5).astype(np.float32)
+    zp = _R.integers(100, 150, (2, 6)).astype(np.uint8)
+    nodes = [helper.make_node("DequantizeLinear", ["q", "sc", "zp"], ["w"], axis=0, block_size=2),
+             helper.make_node("MatMul", ["x", "w"], ["y"])]
+    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", T.FLOAT, [3, 4])],
+                          [helper.make_tensor_value_info("y", T.FLOAT, [3, 6])],
+                          [numpy_helper.from_array(q, "q"), numpy_helper.from_array(scale, "sc"),
+                           numpy_helper.from_array(zp, "zp")])
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 21)], ir_version=10)
+    x = _R.standard_normal((3, 4)).astype(np.float32)
+    want = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    m = burn.onnx.load(model)
+    assert not any(n.op == "DequantizeLinear" for n in m._onnx_nodes)      # folded at load
+    np.testing.assert_allclose(m(burn.tensor(x)).numpy(), want, rtol=1e-5, atol=1e-5)

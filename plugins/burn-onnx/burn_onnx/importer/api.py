@@ -19,6 +19,7 @@ import burn
 
 from ..errors import OnnxImportError
 from .folding import fold
+from .plan import NEVER_FOLDED
 from .registry import OPS, Node, supported_ops
 from .structure import build_model
 
@@ -118,6 +119,8 @@ def _initializers(graph, src):
         except Exception as e:
             raise OnnxImportError(f"burn.onnx.load: {src!r}: initializer {t.name!r} cannot be read "
                                   f"({e}); the file may be truncated") from e
+        if out[t.name].dtype.name in ("int4", "uint4"):        # ml_dtypes' 4-bit types: their values
+            out[t.name] = out[t.name].astype(np.int8 if out[t.name].dtype.name == "int4" else np.uint8)
         if out[t.name].dtype.kind not in "biuf":
             raise OnnxImportError(f"burn.onnx.load: {src!r}: initializer {t.name!r} has dtype "
                                   f"{out[t.name].dtype}, which burn has no tensor for")
@@ -143,7 +146,7 @@ def _fold_at_load(nodes, constants):
     """Fold the nodes that depend on no input and no state (Constant and what reads only them)."""
     kept = []
     for node in nodes:
-        if node.op != "burn.Linear" and all(not n or n in constants for n in node.inputs):
+        if node.op not in NEVER_FOLDED and all(not n or n in constants for n in node.inputs):
             for name, v in zip(node.outputs, fold(node, [constants[n] if n else None for n in node.inputs])):
                 if name:
                     constants[name] = v

@@ -295,3 +295,48 @@ def _topk(node, x, k):
     kk = node.ints(k, "k")[0]
     largest = bool(node.attr("largest", 1))
     return lambda x, *_: tuple(burn.topk(x, kk, axis=axis, largest=largest))
+
+
+def _eye_like(node, x):
+    from .ops_elementwise import onnx_dtype
+    dtype = np.dtype(onnx_dtype(node, node.attr("dtype")).name) if node.attr("dtype") is not None else \
+        (np.dtype(x.dtype.name) if isinstance(x, burn.Tensor) else x.dtype)
+    return np.eye(x.shape[0], x.shape[1], k=int(node.attr("k", 0)), dtype=dtype)
+
+
+META["EyeLike"] = _eye_like
+rule("EyeLike", note="folded to a constant from the input's shape")(None)
+rule("DequantizeLinear", static=(0, 1, 2), note="of constants (quantized initializers): folded at load")(None)
+
+
+# -- random ops: fresh numbers on every call (and every capture replay) ------------------------
+
+RANDOM = frozenset({"RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike"})
+
+
+@rule(*sorted(RANDOM), note="fresh numbers per call from burn's generator (the seed attribute is not used)")
+def _random(node, like=None):
+    from .ops_elementwise import onnx_dtype
+    shape = tuple(like.shape) if like is not None else tuple(int(s) for s in node.attr("shape"))
+    code = node.attr("dtype")
+    if code is not None:
+        dtype = onnx_dtype(node, code)
+    elif like is not None:
+        dtype = like.dtype if isinstance(like, burn.Tensor) else burn.as_dtype(like.dtype)
+    else:
+        dtype = burn.float32
+    device = node.device
+    if "Normal" in node.op:
+        mean, scale = float(node.attr("mean", 0.0)), float(node.attr("scale", 1.0))
+        return lambda *_: burn.randn(shape, dtype=dtype, device=device) * scale + mean
+    lo, hi = float(node.attr("low", 0.0)), float(node.attr("high", 1.0))
+    return lambda *_: burn.rand(shape, dtype=dtype, device=device) * (hi - lo) + lo
+
+
+@rule("Det", note="through burn.linalg (burn-linalg)")
+def _det(node, x):
+    try:
+        det = burn.linalg.det
+    except AttributeError as e:
+        raise node.fail(f"needs burn.linalg (pip install burn-linalg): {e}") from e
+    return det

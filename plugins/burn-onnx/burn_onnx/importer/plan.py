@@ -21,7 +21,9 @@ import burn
 from .folding import fold
 from .registry import META, OPS
 
-__all__ = ["Plan", "make_plan"]
+__all__ = ["Plan", "make_plan", "NEVER_FOLDED"]
+
+NEVER_FOLDED = frozenset({"burn.Linear", "RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike"})
 
 
 class Plan:
@@ -102,7 +104,7 @@ def make_plan(nodes, input_names, inputs, ref_names, refs, constants, output_nam
     steps = []
     for node in nodes:
         ins = [b.value[n] if n else None for n in node.inputs]
-        if all(v is None or _is_const(v) for v in ins) and node.op not in ("burn.Linear",):
+        if all(v is None or _is_const(v) for v in ins) and node.op not in NEVER_FOLDED:
             for name, v in zip(node.outputs, fold(node, ins)):
                 if name:
                     b.value[name] = v
@@ -119,6 +121,7 @@ def make_plan(nodes, input_names, inputs, ref_names, refs, constants, output_nam
             if i < len(ins) and ins[i] is not None and not _is_const(ins[i]):
                 raise node.fail(f"input {i} ({node.inputs[i]!r}) must be computable from constants and "
                                 f"shapes when the model is planned, but it depends on run-time values")
+        node.device = device
         run = r.build(node, *ins)
         arg_slots = []
         for i, (name, v) in enumerate(zip(node.inputs, ins)):

@@ -99,7 +99,7 @@ class Node:
         >>> assert n.attr("axis", -1) == 1 and n.op == "Softmax"
     """
 
-    __slots__ = ("op", "domain", "name", "inputs", "outputs", "attrs", "opset", "proto")
+    __slots__ = ("op", "domain", "name", "inputs", "outputs", "attrs", "opset", "proto", "device")
 
     def __init__(self, proto, opset: int):
         from onnx import helper, numpy_helper
@@ -107,6 +107,7 @@ class Node:
         self.name = proto.name or f"{proto.op_type}->{proto.output[0] if proto.output else '?'}"
         self.inputs, self.outputs = list(proto.input), list(proto.output)
         self.opset, self.proto = opset, proto
+        self.device = None             # the plan's device, set when a plan builds the node
         self.attrs = {}
         for a in proto.attribute:
             if a.type in (a.GRAPH, a.GRAPHS):
