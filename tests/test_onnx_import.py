@@ -194,7 +194,9 @@ def test_encoder_from_the_dynamo_exporter_matches_torch(tmp_path):
         import contextlib
         import io
         with contextlib.redirect_stdout(io.StringIO()):
-            torch.onnx.export(enc, (x,), path, dynamo=True, input_names=["x"],
+            # optimize=False: twice as fast to export, and the graph keeps more to import
+            # (CastLike, Gelu, Shape arithmetic that the optimizer would fold)
+            torch.onnx.export(enc, (x,), path, dynamo=True, input_names=["x"], optimize=False,
                               dynamic_shapes=({0: torch.export.Dim("b")},))
     m = burn.onnx.load(path)
     for b in (2, 3):
