@@ -319,6 +319,12 @@ _CASES = {
     "CumSum": ("CumSum", [], {}, [("ax", np.array(1))]),
     "EyeLike": ("EyeLike", [], {"k": 1}, [], 1, lambda x: [("x", x[0])]),
     "Det": ("Det", [], {}, [], 1, lambda x: [("x", x[:, :3, :3])]),
+    "Resize-sizes-half_pixel": ("Resize", [], {"mode": "nearest", "nearest_mode": "round_prefer_ceil"},
+                                [("roi", np.zeros(0, np.float32)), ("sc", np.zeros(0, np.float32)),
+                                 ("sz", np.array([2, 3, 7, 10]))], 1, lambda x: [("x", x[:, :, None].repeat(3, 2))]),
+    "Resize-axes-asymmetric": ("Resize", [], {"mode": "nearest", "axes": [2], "coordinate_transformation_mode":
+                                              "asymmetric", "nearest_mode": "floor"},
+                               [("roi", np.zeros(0, np.float32)), ("sc", np.array([1.5], np.float32))]),
     "TopK": ("TopK", [], {"axis": 1}, [("k", np.array([2]))], 2),
     # older opsets: axes / split as attributes, Softmax over the 2-D coercion
     "ReduceMean-opset13": ("ReduceMean", [], {"axes": [0, 2], "keepdims": 1}, [], 1, None, 13),

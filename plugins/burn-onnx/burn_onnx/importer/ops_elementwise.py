@@ -21,21 +21,19 @@ from .registry import rule
 __all__: list = []
 
 
-def _np_dtype_of(t):
-    return np.dtype(t.dtype.name) if t.dtype.name not in ("bfloat16", "bool") else None
-
-
 def _as_scalar(v, other):
     """``v`` as a python number if it is a one-element constant that broadcasting against the
-    tensor ``other`` would not enlarge (same dtype kind), else None."""
-    if not isinstance(v, np.ndarray) or v.size != 1 or not isinstance(other, burn.Tensor):
+    tensor ``other`` would not enlarge and whose kind (bool / integer / float) is ``other``'s,
+    else None."""
+    if not isinstance(v, np.ndarray) or v.size != 1 or not isinstance(other, burn.Tensor) or v.ndim > other.ndim:
         return None
-    if v.ndim > other.ndim or v.dtype.kind != ("b" if other.dtype is burn.bool else
-                                             "f" if other.dtype.is_inexact else v.dtype.kind):
-        return None
-    if other.dtype.is_inexact != (v.dtype.kind == "f"):
-        return None
-    return v.reshape(()).item()
+    if other.dtype is burn.bool:
+        same_kind = v.dtype.kind == "b"
+    elif other.dtype.is_inexact:
+        same_kind = v.dtype.kind == "f"
+    else:
+        same_kind = v.dtype.kind in "iu"
+    return v.reshape(()).item() if same_kind else None
 
 
 _UNARY = {

@@ -213,14 +213,20 @@ def _resize(node, x, roi=None, scales=None, sizes=None):
         raise node.fail(f"mode={mode!r}, coordinate_transformation_mode={coord!r}, nearest_mode={nearest!r} "
                         f"is not supported (nearest mode is)")
     nd = len(x.shape)
+    axes = node.attr("axes")                  # opset 18+: scales/sizes for these axes only
+    axes = list(range(nd)) if axes is None else [int(a) % nd for a in axes]
+    given = [x.shape[a] for a in axes]
     if sizes is not None and np.asarray(sizes).size:
-        out = [int(v) for v in np.asarray(sizes).reshape(-1)]
-        sc = [o / i for o, i in zip(out, x.shape)]
+        part_out = [int(v) for v in np.asarray(sizes).reshape(-1)]
+        part_sc = [o / i for o, i in zip(part_out, given)]
     else:
-        sc = [float(v) for v in np.asarray(scales).reshape(-1)]
-        out = [int(np.floor(i * s)) for i, s in zip(x.shape, sc)]
-    if len(out) != nd:
-        raise node.fail(f"scales/sizes of length {len(out)} for a rank-{nd} input")
+        part_sc = [float(v) for v in np.asarray(scales).reshape(-1)]
+        part_out = [int(np.floor(i * s)) for i, s in zip(given, part_sc)]
+    if len(part_out) != len(axes):
+        raise node.fail(f"scales/sizes of length {len(part_out)} for {len(axes)} axes of a rank-{nd} input")
+    out, sc = list(x.shape), [1.0] * nd
+    for a, o, s in zip(axes, part_out, part_sc):
+        out[a], sc[a] = o, s
     steps = []
     for axis, (n, m, s) in enumerate(zip(x.shape, out, sc)):
         if n == m:

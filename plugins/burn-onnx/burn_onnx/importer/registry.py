@@ -128,7 +128,7 @@ class Node:
 
     def fail(self, what: str) -> OnnxImportError:
         """An OnnxImportError naming this node and its op."""
-        return OnnxImportError(f"burn.onnx.load: node {self.name!r} ({self.op}): {what}")
+        return OnnxImportError(f"burn.onnx: node {self.name!r} ({self.op}): {what}")
 
     def ints(self, arr, what) -> list:
         """A constant integer input as a list of python ints (error if not an integer array)."""
