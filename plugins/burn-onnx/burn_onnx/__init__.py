@@ -11,4 +11,7 @@ Installed, it is found through the ``burn.plugins`` entry point ``onnx`` and app
 from __future__ import annotations
 
 __version__ = "0.1.0"
-__all__: list = []
+from .errors import OnnxImportError  # noqa: E402
+from .importer import load  # noqa: E402
+
+__all__: list = ["load", "OnnxImportError"]

@@ -1,0 +1,247 @@
+"""Import rules of the network operators: MatMul/Gemm (and the importer's own
+``burn.Linear`` node, a MatMul/Gemm whose weight became a :class:`burn.nn.Linear`), Conv,
+pooling, normalization, Softmax/LogSoftmax and Resize (nearest).
+
+Example:
+    >>> from burn_onnx.importer.registry import OPS
+    >>> assert {"Conv", "MaxPool", "LayerNormalization", "Resize"} <= set(OPS)
+"""
+from __future__ import annotations
+
+import numpy as np
+
+import burn
+import burn.nn.functional as F
+
+from .registry import rule
+
+__all__: list = []
+
+
+@rule("burn.Linear")
+def _linear(node, x, layer):
+    return lambda x, layer: layer(x)
+
+
+@rule("MatMul", note="with an initializer weight: a burn.nn.Linear layer")
+def _matmul(node, a, b):
+    return burn.matmul
+
+
+@rule("Gemm", note="with an initializer weight (transA=0, alpha=beta=1): a burn.nn.Linear layer")
+def _gemm(node, a, b, c=None):
+    ta, tb = node.attr("transA", 0), node.attr("transB", 0)
+    alpha, beta = float(node.attr("alpha", 1.0)), float(node.attr("beta", 1.0))
+
+    def run(a, b, c=None):
+        y = burn.matmul(burn.matrix_transpose(a) if ta else a, burn.matrix_transpose(b) if tb else b)
+        y = y if alpha == 1.0 else y * alpha
+        return y if c is None else y + (c if beta == 1.0 else c * beta)
+    return run
+
+
+# -- convolution and pooling -------------------------------------------------------------
+
+def _spatial(node, x, kernel):
+    """(strides, dilations, pads as [(lo, hi)] per spatial axis) with auto_pad resolved."""
+    nd = len(x.shape) - 2
+    if nd not in (1, 2):
+        raise node.fail(f"{nd}-D spatial input {tuple(x.shape)} is not supported (1-D and 2-D are)")
+    strides = list(node.attr("strides", [1] * nd))
+    dil = list(node.attr("dilations", [1] * nd))
+    auto = node.attr("auto_pad", "NOTSET")
+    if auto in ("SAME_UPPER", "SAME_LOWER"):
+        pads = []
+        for size, k, s, d in zip(x.shape[2:], kernel, strides, dil):
+            out = -(-size // s)
+            total = max(0, (out - 1) * s + (k - 1) * d + 1 - size)
+            small, big = total // 2, total - total // 2
+            pads.append((small, big) if auto == "SAME_UPPER" else (big, small))
+    elif auto == "VALID":
+        pads = [(0, 0)] * nd
+    else:
+        p = list(node.attr("pads", [0] * (2 * nd)))
+        pads = [(p[i], p[i + nd]) for i in range(nd)]
+    return strides, dil, pads
+
+
+def _pre_pad(pads, value):
+    """Symmetric pads for the op, and a function that applies the asymmetric rest first."""
+    sym = [min(lo, hi) for lo, hi in pads]
+    extra = ((0, 0),) * 2 + tuple((lo - s, hi - s) for (lo, hi), s in zip(pads, sym))
+    if all(a == b == 0 for a, b in extra):
+        return sym, lambda x: x
+    return sym, lambda x: burn.pad(x, extra, value=value)
+
+
+def _to2d(nd, fn):
+    """Run a 2-D op on 1-D input [N, C, L] as [N, C, 1, L]."""
+    if nd == 2:
+        return fn
+
+    def run(x, *rest):
+        n, c, length = x.shape
+        y = fn(burn.reshape(x, (n, c, 1, length)), *rest)
+        return burn.reshape(y, y.shape[:2] + (y.shape[3],))
+    return run
+
+
+@rule("Conv", note="1-D/2-D, any pads/auto_pad, groups, dilations")
+def _conv(node, x, w, b=None):
+    strides, dil, pads = _spatial(node, x, w.shape[2:])
+    nd, groups = len(x.shape) - 2, int(node.attr("group", 1))
+    sym, prepad = _pre_pad(pads, 0.0)
+    if nd == 1:
+        strides, dil, sym = [1] + strides, [1] + dil, [0] + sym
+
+    def conv(x, w, b=None):
+        if nd == 1:
+            w = burn.reshape(w, w.shape[:2] + (1, w.shape[2]))
+        return F.conv2d(prepad(x), w, b, stride=tuple(strides), padding=tuple(sym), dilation=tuple(dil),
+                        groups=groups)
+    return _to2d(nd, conv) if nd == 1 else conv
+
+
+@rule("ConvTranspose", note="1-D/2-D, explicit symmetric pads")
+def _conv_transpose(node, x, w, b=None):
+    strides, dil, pads = _spatial(node, x, w.shape[2:])
+    if node.attr("auto_pad", "NOTSET") != "NOTSET" or node.attr("output_shape") is not None:
+        raise node.fail("auto_pad / output_shape are not supported (explicit pads are)")
+    if any(lo != hi for lo, hi in pads):
+        raise node.fail(f"asymmetric pads {pads} are not supported")
+    nd, groups = len(x.shape) - 2, int(node.attr("group", 1))
+    outpad = list(node.attr("output_padding", [0] * nd))
+    fn = F.conv_transpose2d if nd == 2 else F.conv_transpose1d
+    p = tuple(lo for lo, _ in pads)
+    return lambda x, w, b=None: fn(x, w, b, stride=tuple(strides), padding=p, output_padding=tuple(outpad),
+                                   groups=groups, dilation=tuple(dil))
+
+
+def _pool(node, x, is_max):
+    kernel = list(node.attr("kernel_shape"))
+    strides, dil, pads = _spatial(node, x, kernel)
+    nd = len(x.shape) - 2
+    ceil = bool(node.attr("ceil_mode", 0))
+    include = bool(node.attr("count_include_pad", 0))
+    if not is_max and not include and any(lo != hi for lo, hi in pads):
+        raise node.fail(f"asymmetric pads {pads} with count_include_pad=0 are not supported")
+    sym, prepad = _pre_pad(pads, -np.inf if is_max else 0.0)
+    if nd == 1:
+        kernel, strides, dil, sym = [1] + kernel, [1] + strides, [1] + dil, [0] + sym
+    k, s, p, d = tuple(kernel), tuple(strides), tuple(sym), tuple(dil)
+    if is_max:
+        if len(node.outputs) > 1 and node.outputs[1]:
+            raise node.fail("the Indices output of MaxPool is not supported")
+        fn = lambda x: F.max_pool2d(prepad(x), k, s, p, d, ceil_mode=ceil)  # noqa: E731
+    else:
+        if any(v != 1 for v in d):
+            raise node.fail(f"dilations {list(d)} are not supported for AveragePool")
+        fn = lambda x: F.avg_pool2d(prepad(x), k, s, p, ceil_mode=ceil, count_include_pad=include)  # noqa: E731
+    return _to2d(nd, fn)
+
+
+rule("MaxPool", note="1-D/2-D, ceil_mode; not the Indices output")(lambda node, x: _pool(node, x, True))
+rule("AveragePool", note="1-D/2-D, ceil_mode, count_include_pad")(lambda node, x: _pool(node, x, False))
+
+
+@rule("GlobalAveragePool", "GlobalMaxPool")
+def _global_pool(node, x):
+    axes = tuple(range(2, len(x.shape)))
+    fn = burn.mean if node.op == "GlobalAveragePool" else burn.max
+    return lambda x: fn(x, axis=axes, keepdims=True)
+
+
+# -- normalization and softmax -------------------------------------------------------------
+
+@rule("BatchNormalization", buffers=(3, 4), note="inference form (running statistics)")
+def _batch_norm(node, x, scale, bias, mean, var):
+    if node.attr("training_mode", 0) or len([o for o in node.outputs if o]) > 1:
+        raise node.fail("training_mode BatchNormalization is not supported (export the model in eval mode)")
+    eps = float(node.attr("epsilon", 1e-5))
+    return lambda x, s, b, m, v: F.batch_norm(x, m, v, s, b, training=False, eps=eps)
+
+
+@rule("LayerNormalization", note="the Y output")
+def _layer_norm(node, x, scale, bias=None):
+    nd = len(x.shape)
+    axis = node.attr("axis", -1) % nd
+    if len([o for o in node.outputs if o]) > 1:
+        raise node.fail("the Mean / InvStdDev outputs of LayerNormalization are not supported")
+    eps = float(node.attr("epsilon", 1e-5))
+    shape = tuple(x.shape[axis:])
+    return lambda x, s, b=None: F.layer_norm(x, shape, s, b, eps)
+
+
+def _softmax(fn):
+    def build(node, x):
+        nd = len(x.shape)
+        if node.opset >= 13:
+            axis = node.attr("axis", -1) % nd
+            return lambda x: fn(x, axis=axis)
+        axis = node.attr("axis", 1) % nd          # older opsets: softmax of the 2-D coercion
+        flat = (int(np.prod(x.shape[:axis], dtype=np.int64)), int(np.prod(x.shape[axis:], dtype=np.int64)))
+        shape = tuple(x.shape)
+        return lambda x: burn.reshape(fn(burn.reshape(x, flat), axis=1), shape)
+    return build
+
+
+rule("Softmax", note="opset < 13: the 2-D coercion")(_softmax(burn.softmax))
+rule("LogSoftmax")(_softmax(burn.log_softmax))
+
+
+# -- Resize (nearest) -----------------------------------------------------------------------
+
+_COORD = {
+    "half_pixel": lambda o, s, n, m: (o + 0.5) / s - 0.5,
+    "pytorch_half_pixel": lambda o, s, n, m: (o + 0.5) / s - 0.5 if m > 1 else np.zeros_like(o),
+    "asymmetric": lambda o, s, n, m: o / s,
+    "tf_half_pixel_for_nn": lambda o, s, n, m: (o + 0.5) / s,
+    "align_corners": lambda o, s, n, m: o * ((n - 1) / (m - 1)) if m > 1 else np.zeros_like(o),
+}
+_NEAREST = {"round_prefer_floor": lambda v: np.ceil(v - 0.5), "round_prefer_ceil": lambda v: np.floor(v + 0.5),
+            "floor": np.floor, "ceil": np.ceil}
+
+
+@rule("Resize", "Upsample", static=(1, 2, 3), note="mode=nearest, every coordinate and nearest mode")
+def _resize(node, x, roi=None, scales=None, sizes=None):
+    if node.op == "Upsample":
+        scales, roi = roi, None
+    mode = node.attr("mode", "nearest")
+    coord = node.attr("coordinate_transformation_mode", "asymmetric" if node.opset < 11 else "half_pixel")
+    nearest = node.attr("nearest_mode", "round_prefer_floor")
+    if mode != "nearest" or coord not in _COORD or nearest not in _NEAREST:
+        raise node.fail(f"mode={mode!r}, coordinate_transformation_mode={coord!r}, nearest_mode={nearest!r} "
+                        f"is not supported (nearest mode is)")
+    nd = len(x.shape)
+    axes = node.attr("axes")                  # opset 18+: scales/sizes for these axes only
+    axes = list(range(nd)) if axes is None else [int(a) % nd for a in axes]
+    given = [x.shape[a] for a in axes]
+    if sizes is not None and np.asarray(sizes).size:
+        part_out = [int(v) for v in np.asarray(sizes).reshape(-1)]
+        part_sc = [o / i for o, i in zip(part_out, given)]
+    else:
+        part_sc = [float(v) for v in np.asarray(scales).reshape(-1)]
+        part_out = [int(np.floor(i * s)) for i, s in zip(given, part_sc)]
+    if len(part_out) != len(axes):
+        raise node.fail(f"scales/sizes of length {len(part_out)} for {len(axes)} axes of a rank-{nd} input")
+    out, sc = list(x.shape), [1.0] * nd
+    for a, o, s in zip(axes, part_out, part_sc):
+        out[a], sc[a] = o, s
+    steps = []
+    for axis, (n, m, s) in enumerate(zip(x.shape, out, sc)):
+        if n == m:
+            continue
+        src = _NEAREST[nearest](_COORD[coord](np.arange(m, dtype=np.float64), s, n, m))
+        idx = np.clip(src, 0, n - 1).astype(np.int64)
+        k = m // n if n and m % n == 0 else 0
+        if k and np.array_equal(idx, np.repeat(np.arange(n), k)):
+            steps.append((axis, k, None))
+        else:
+            steps.append((axis, 0, idx))
+
+    def run(x, *_):
+        for axis, k, idx in steps:
+            x = burn.repeat(x, k, axis=axis) if k else burn.take(x, burn.from_numpy(idx, device=x.device),
+                                                                   axis=axis)
+        return x
+    return run
