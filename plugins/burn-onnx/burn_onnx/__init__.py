@@ -10,5 +10,9 @@ Installed, it is found through the ``burn.plugins`` entry point ``onnx`` and app
 """
 from __future__ import annotations
 
+from .errors import OnnxExportError
+from . import export       # the package, callable: burn.onnx.export(model, args, path)
+from .export import ExportContext, export_dynamic, export_rule, no_onnx_form
+
 __version__ = "0.1.0"
-__all__: list = []
+__all__: list = ["export", "export_dynamic", "export_rule", "no_onnx_form", "ExportContext", "OnnxExportError"]
