@@ -280,7 +280,7 @@ def _save(model, path, external_data):
     ext = size >= _TWO_GIB if external_data is None else bool(external_data)
     if ext:
         onnx.save_model(model, path, save_as_external_data=True, all_tensors_to_one_file=True,
-                        location=os.path.basename(path) + ".data", size_threshold=1024)
+                        location=os.path.basename(path) + ".data", size_threshold=0 if external_data else 1024)
     else:
         onnx.save_model(model, path)
 

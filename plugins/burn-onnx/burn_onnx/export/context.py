@@ -168,6 +168,8 @@ class ExportContext:
         self.symbols = dict(symbols or {})
         self.nodes, self.initializers = [], []
         self._count = {}
+        self._taken = set()
+        self._inits = set()
         self._consts = {}
         self._sym_cache = {}
         self.current = None          # the burn op being mapped (for messages)
@@ -180,9 +182,13 @@ class ExportContext:
 
     def fresh(self, base: str) -> str:
         """A new unique value name starting with ``base``."""
-        n = self._count.get(base, 0)
-        self._count[base] = n + 1
-        return f"{base}_{n}" if n else base
+        while True:
+            n = self._count.get(base, 0)
+            self._count[base] = n + 1
+            name = f"{base}_{n}" if n else base
+            if name not in self._taken:
+                self._taken.add(name)
+                return name
 
     def op(self, op_type: str, *inputs, outputs: int = 1, domain: str = "", **attrs):
         """Emit one ONNX node; returns its output name (a list when ``outputs`` > 1).
@@ -206,7 +212,12 @@ class ExportContext:
             hit = self._consts.get(key)
             if hit is not None:
                 return hit
-        name = name or self.fresh("c")
+        if name is None:
+            name = self.fresh("c")
+        elif name in self._inits:
+            raise OnnxExportError(f"burn.onnx.export: two initializers are named {name!r}")
+        self._taken.add(name)
+        self._inits.add(name)
         self.initializers.append(make_tensor(arr, name, dtype))
         if key is not None:
             self._consts[key] = name
@@ -267,7 +278,7 @@ def make_tensor(arr, name, dtype=None) -> onnx.TensorProto:
                 + ((np.ascontiguousarray(arr, np.float32).view(np.uint32) >> 16) & 1)) >> 16
         t = helper.make_tensor(name, TensorProto.BFLOAT16, arr.shape, bits.astype(np.uint16).tobytes(), raw=True)
         return t
-    return numpy_helper.from_array(np.ascontiguousarray(arr), name)
+    return numpy_helper.from_array(np.array(arr, order="C"), name)
 
 
 def burn_dtype_of(arr) -> "burn.DType":

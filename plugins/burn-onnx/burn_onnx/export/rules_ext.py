@@ -108,8 +108,12 @@ def _nf4_weight(ctx, node, offset):
     table = ctx.const(np.asarray(burn.nn.quant.NF4_CODE, np.float32), name=ctx.fresh(f"{base}.nf4_code"))
     levels = ctx.op("Gather", table, ctx.op("Cast", cname, to=TensorProto.INT64), axis=0)
     sc = ctx.const(scale_codes, name=ctx.fresh(f"{base}.scale_codes"))
-    st = ctx.const(steps, name=ctx.fresh(f"{base}.scale_steps"))
-    absmax = ctx.op("Add", ctx.op("DequantizeLinear", sc, st, axis=0, block_size=sblock),
+    # one group of blocks is per-tensor quantization (onnxruntime wants block_size 0 then)
+    per_tensor = steps.size == 1
+    st = ctx.const(steps.reshape(()) if per_tensor else steps, name=ctx.fresh(f"{base}.scale_steps"))
+    deq = (ctx.op("DequantizeLinear", sc, st) if per_tensor else
+           ctx.op("DequantizeLinear", sc, st, axis=0, block_size=sblock))
+    absmax = ctx.op("Add", deq,
                     ctx.const(off.reshape(()), name=ctx.fresh(f"{base}.scale_offset")))
     nb = scale_codes.shape[0]
     w = ctx.op("Mul", ctx.op("Reshape", levels, ctx.ints([nb, block])), ctx.op("Unsqueeze", absmax, ctx.ints([1])))
