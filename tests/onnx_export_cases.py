@@ -119,3 +119,17 @@ EXT = {
     "burn::gru_layer": (lambda x, w, b, h: burn.fused.gru_layer(x, w, b, h)[0],
                         (_f(3, 2, 6), _f(6, 2), _f(6), _f(2, 2))),
 }
+
+# burn-linalg / burn-signal ops with an ONNX form (rule or reference definition)
+_SQ = burn.tensor((_r.standard_normal((2, 4, 4)) + 4 * np.eye(4)).astype(np.float32))
+_SPD = burn.tensor((lambda a: a @ a.transpose(0, 2, 1) + 4 * np.eye(4))(_r.standard_normal((2, 4, 4))).astype(np.float32))
+LIBRARY = {
+    "linalg::det": (lambda a: burn.linalg.det(a), (_SQ,)),
+    "linalg::diagonal": (lambda a: burn.linalg.diagonal(a, offset=1), (_SQ,)),
+    "linalg::cholesky": (lambda a: burn.linalg.cholesky(a), (_SPD,)),
+    "signal::convolve": (lambda a, b: [burn.signal.convolve(a, b, mode=m) for m in ("full", "same", "valid")],
+                         (_f(9), _f(4))),
+    "signal::correlate": (lambda a, b: [burn.signal.correlate(a, b, mode=m) for m in ("full", "same")],
+                          (_f(6, 7), _f(3, 2))),
+    "signal::fftconvolve": (lambda a, b: burn.signal.fftconvolve(a, b, mode="same"), (_f(10), _f(3))),
+}

@@ -17,7 +17,7 @@ from burn_onnx import OnnxExportError  # noqa: E402
 from burn_onnx.export.registry import RULES  # noqa: E402
 from burn.primitives import PRIMITIVES  # noqa: E402
 
-from onnx_export_cases import CASES, EXT  # noqa: E402
+from onnx_export_cases import CASES, EXT, LIBRARY  # noqa: E402
 
 _RANDOM = {"rand_uniform", "rand_normal", "rand_int"}
 
@@ -61,7 +61,7 @@ def test_every_primitive_and_extension_op_has_a_rule_and_a_case():
     assert not missing_case, f"primitives without a test case: {missing_case}"
     for n in core_ext:       # a rule, or a reference-definition path that is tested
         assert n in RULES or n in EXT, n
-    elsewhere = {"burn::nf4_matmul", "burn::nf4_dequantize"}     # the QLoRA tests
+    elsewhere = {"burn::nf4_matmul", "burn::nf4_dequantize"} | set(LIBRARY)     # QLoRA / library tests
     untested = [n for n, r in RULES.items() if r.supported and n not in CASES and n not in EXT and n not in elsewhere
                 and not n.startswith(("doc::", "test::"))]
     assert not untested, untested
@@ -103,6 +103,15 @@ def test_primitive_rule_matches_onnxruntime(op, tmp_path):
 @pytest.mark.parametrize("op", sorted(EXT))
 def test_extension_op_matches_onnxruntime(op, tmp_path):
     fn, args = EXT[op]
+    want, got = _export_and_compare(fn, args, tmp_path / "m.onnx", op=op)
+    for w, g in zip(want, got):
+        _close(w, g)
+
+
+@pytest.mark.parametrize("op", sorted(LIBRARY))
+def test_linalg_and_signal_ops_match_onnxruntime(op, tmp_path):
+    pytest.importorskip("burn_linalg" if op.startswith("linalg") else "burn_signal")
+    fn, args = LIBRARY[op]
     want, got = _export_and_compare(fn, args, tmp_path / "m.onnx", op=op)
     for w, g in zip(want, got):
         _close(w, g)

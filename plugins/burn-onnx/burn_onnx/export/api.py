@@ -20,7 +20,7 @@ from onnx import helper
 import burn
 
 from ..errors import OnnxExportError
-from . import rules_compute, rules_elementwise, rules_ext, rules_movement  # noqa: F401  (fill RULES)
+from . import rules_compute, rules_elementwise, rules_ext, rules_library, rules_movement  # noqa: F401  (fill RULES)
 from .context import ExportContext, Node, Sym, Value, onnx_dtype
 from .dynamic import compare, infer_axes, resize
 from .flat import flatten_graph
