@@ -133,3 +133,30 @@ LIBRARY = {
                           (_f(6, 7), _f(3, 2))),
     "signal::fftconvolve": (lambda a, b: burn.signal.fftconvolve(a, b, mode="same"), (_f(10), _f(3))),
 }
+
+_SIG = _f(2, 64)
+
+
+def _spectral_mix(x):
+    z = burn.signal.rfft(x, axis=-1)
+    w = z * burn.conj(z[:, ::-1]) / (z + 2.0)           # complex mul, div, conj, slice, cast
+    return [burn.abs(w), burn.angle(z), burn.real(w), burn.imag(w)]
+
+
+SIGNAL_FFT = {
+    "signal::rfft": (_spectral_mix, (_SIG,)),
+    "signal::fft": (lambda x: burn.abs(burn.signal.fft(x, n=48, axis=1, norm="ortho")), (_SIG,)),
+    "signal::ifft": (lambda x: burn.real(burn.signal.ifft(burn.signal.fft(x, axis=1) * 1j)), (_SIG,)),
+    "signal::irfft": (lambda x: burn.signal.irfft(burn.signal.rfft(x), n=62, norm="forward"), (_SIG,)),
+    "signal::fftn": (lambda x: burn.abs(burn.signal.fftn(x)), (_f(4, 6),)),
+    "signal::ifftn": (lambda x: burn.real(burn.signal.ifftn(burn.signal.fftn(x))), (_f(4, 6),)),
+    "signal::rfftn": (lambda x: burn.imag(burn.signal.rfftn(x)), (_f(4, 6),)),
+    "signal::irfftn": (lambda x: burn.signal.irfftn(burn.signal.rfftn(x), s=(4, 6)), (_f(4, 6),)),
+    "signal::stft": (lambda x: burn.abs(burn.signal.stft(x, nperseg=16)[2]), (_SIG,)),
+    "signal::istft": (lambda x: burn.signal.istft(burn.signal.stft(x, nperseg=16)[2], nperseg=16)[1], (_SIG,)),
+    "signal::resample": (lambda x: burn.signal.resample(x, 40, axis=-1), (_SIG,)),
+    "linalg::solve_triangular": (lambda a, b: burn.linalg.solve_triangular(a, b, lower=True),
+                                 (burn.tensor(np.tril(_r.standard_normal((4, 4))) + 4 * np.eye(4)).astype(burn.float32),
+                                  _f(4, 2))),
+}
+LIBRARY.update(SIGNAL_FFT)

@@ -114,7 +114,13 @@ def test_linalg_and_signal_ops_match_onnxruntime(op, tmp_path):
     fn, args = LIBRARY[op]
     want, got = _export_and_compare(fn, args, tmp_path / "m.onnx", op=op)
     for w, g in zip(want, got):
-        _close(w, g)
+        if op.startswith("signal::") and "fft" in op or op in ("signal::stft", "signal::istft", "signal::resample"):
+            # two FFT algorithms: float32 rounding grows with the transform, so the error is taken
+            # relative to the largest magnitude of the result
+            assert w.shape == g.shape
+            assert np.max(np.abs(g - w)) <= 1e-5 * max(1.0, np.max(np.abs(w))), np.max(np.abs(g - w))
+        else:
+            _close(w, g)
 
 
 def test_float16_matmul_softmax_within_2e_2(tmp_path):

@@ -20,11 +20,11 @@ from onnx import helper
 import burn
 
 from ..errors import OnnxExportError
-from . import rules_compute, rules_elementwise, rules_ext, rules_library, rules_movement  # noqa: F401  (fill RULES)
+from . import rules_complex, rules_compute, rules_elementwise, rules_ext, rules_library, rules_movement  # noqa: F401
 from .context import ExportContext, Node, Sym, Value, onnx_dtype
 from .dynamic import compare, infer_axes, resize
 from .flat import flatten_graph
-from .registry import rule_for
+from .registry import COMPLEX, rule_for
 
 __all__ = ["export", "export_dynamic"]
 
@@ -132,15 +132,25 @@ def _value_info(name, dtype, dims, what):
     return helper.make_tensor_value_info(name, onnx_dtype(dtype, what), [_dim_param(d) for d in dims])
 
 
+def _pairs(arr, dt):
+    """``(array, dtype)`` of an initializer: a complex one as its real and imaginary parts on a last axis."""
+    if dt.is_complex:
+        return np.stack([arr.real, arr.imag], axis=-1), burn.dtypes.real_of(dt)
+    return arr, dt
+
+
 def _emit(fg, per_node, ctx, input_names, in_dims):
     values = {}
     for i, s in enumerate(fg.inputs):
         values[("in", i)] = Value(input_names[i], s.shape, s.dtype, in_dims[i])
     for j, (name, arr, dt) in enumerate(fg.state):
-        values[("state", j)] = Value(ctx.const(arr, name=name, dtype=dt), arr.shape, dt)
+        a, d = _pairs(arr, dt)
+        values[("state", j)] = Value(ctx.const(a, name=name, dtype=d), arr.shape, dt)
         ctx.values[name] = arr
     for k, (arr, dt) in enumerate(fg.consts):
-        cname = ctx.const(arr, dtype=dt) if arr.size <= 16 else ctx.const(arr, name=ctx.fresh(f"const{k}"), dtype=dt)
+        name = None if arr.size <= 16 else ctx.fresh(f"const{k}")
+        a, d = _pairs(arr, dt)
+        cname = ctx.const(a, name=name, dtype=d)
         ctx.values[cname] = arr
         values[("const", k)] = Value(cname, arr.shape, dt)
     for p, n in enumerate(fg.nodes):
@@ -155,9 +165,13 @@ def _emit(fg, per_node, ctx, input_names, in_dims):
             raise ctx.fail(f"no ONNX form: {rule.note}")
         if ctx.opset < rule.min_opset:
             raise ctx.fail(f"its rule needs opset {rule.min_opset} or newer; pass opset={rule.min_opset}")
-        for v in node.inputs:
-            onnx_dtype(v.dtype, f"input {v.name} of op '{n.op}'")
-        res = rule.fn(ctx, node)
+        fn = rule.fn
+        if any(v.dtype.is_complex for v in node.inputs) or any(d.is_complex for _, d in n.outputs):
+            fn = COMPLEX.get(n.op)
+            if fn is None:
+                raise ctx.fail("complex operands: this op has no rule for complex values (they travel as "
+                               "[..., 2] real pairs); take burn.real / burn.imag / burn.abs before it")
+        res = fn(ctx, node)
         res = (res,) if isinstance(res, str) else tuple(res)
         if len(res) != len(n.outputs):
             raise OnnxExportError(f"burn.onnx.export: the rule of op '{n.op}' gave {len(res)} outputs, the op has "

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Callable, NamedTuple
 
-__all__ = ["Rule", "RULES", "export_rule", "no_onnx_form", "rule_for"]
+__all__ = ["Rule", "RULES", "COMPLEX", "export_rule", "complex_rule", "no_onnx_form", "rule_for"]
 
 
 class Rule(NamedTuple):
@@ -28,6 +28,25 @@ class Rule(NamedTuple):
 
 #: op name -> Rule
 RULES: dict = {}
+#: op name -> rule for nodes with complex inputs or outputs (complex values travel as real
+#: tensors with a trailing axis of 2: real and imaginary parts)
+COMPLEX: dict = {}
+
+
+def complex_rule(op: str):
+    """Declare the rule of ``op`` for complex operands: its complex inputs arrive, and its
+    complex outputs leave, as real ONNX tensors with a trailing axis of 2 (real, imaginary).
+    A graph input or output cannot be complex (onnxruntime runs no complex ops): take
+    ``burn.real``/``burn.imag``/``burn.abs`` inside the function.
+
+    Example:
+        >>> from burn_onnx.export.registry import COMPLEX
+        >>> assert "mul" in COMPLEX and "signal::rfft" in COMPLEX
+    """
+    def deco(fn):
+        COMPLEX[op] = fn
+        return fn
+    return deco
 
 
 def export_rule(op: str, *, onnx: str = "", min_opset: int = 17, note: str = "", replace: bool = False):

@@ -15,7 +15,7 @@ import numpy as np
 from .context import onnx_dtype
 from .registry import export_rule, no_onnx_form
 
-__all__: list = []
+__all__ = ["atan2"]
 
 _DIRECT_UNARY = {
     "neg": "Neg", "positive": "Identity", "abs": "Abs", "sign": "Sign", "exp": "Exp", "log": "Log",
@@ -233,7 +233,11 @@ def _floor_divide(ctx, node):
 
 @export_rule("atan2", onnx="Div, Atan, Where, Add, Sub")
 def _atan2(ctx, node):
-    y, x = node.inputs
+    return atan2(ctx, *node.inputs)
+
+
+def atan2(ctx, y, x):
+    """numpy's arctan2 of the Values ``y`` and ``x`` (every quadrant, signed zeros)."""
     d = y.dtype
     zero, pi = ctx.scalar(0, d), ctx.scalar(math.pi, d)
     base = ctx.op("Atan", ctx.op("Div", y.name, x.name))

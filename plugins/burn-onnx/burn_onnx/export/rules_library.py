@@ -25,7 +25,9 @@ for _op in ("solve", "inv", "slogdet", "qr", "svd", "svdvals", "eigh", "eigvalsh
     no_onnx_form(f"linalg::{_op}", "ONNX has no operator for this LAPACK routine; compute it before export "
                                    "(a fixed matrix becomes a constant) or outside the exported function")
 no_onnx_form("signal::lfilter", "an IIR filter's recursion has no ONNX operator; use an FIR filter "
-                                "(signal.convolve) or signal.sosfilt")
+                                "(signal.convolve)")
+no_onnx_form("signal::sosfilt", "its sections are IIR filters (signal::lfilter), whose recursion has no ONNX "
+                                "operator; use an FIR filter (signal.convolve)")
 
 
 def _conv_nd(ctx, node, flip):
