@@ -45,7 +45,10 @@ def rows() -> list:
     for n in names:
         kind = "primitive" if n in PRIMITIVES else "extension (" + n.split("::")[0] + ")"
         r = _registry.rule_for(n)
-        if r is None:
+        ref = getattr(ops.get(n), "reference", None)
+        if r is None and getattr(ref, "__qualname__", "").startswith("kernels_only"):
+            out.append((n, kind, "no ONNX form", "", "no rule, and it has no reference definition in burn ops"))
+        elif r is None:
             out.append((n, kind, "reference definition", "the burn ops it decomposes into", ""))
         elif not r.supported:
             out.append((n, kind, "no ONNX form", "", r.note))
