@@ -304,3 +304,16 @@ def test_export_traces_on_any_device(dev, tmp_path):
     burn.onnx.export(net, (x,), p, input_names=["x"], dynamic_axes={"x": {0: "batch"}})
     x3 = burn.randn((3, 1, 8, 8), device=dev)
     _close(net(x3).numpy(), _run(p, [x3])[0])
+
+
+@pytest.mark.parametrize("opset", [17, 20, 23, 26])
+def test_opsets_17_to_26_encoder_and_spectrogram(opset, tmp_path):
+    enc = burn.nn.TransformerEncoder(burn.nn.TransformerEncoderLayer(16, 4, 32, dropout=0.0, activation="gelu"), 2)
+    enc.eval()
+    x = burn.randn((2, 5, 16))
+    model = burn.onnx.export(enc, (x,), tmp_path / "e.onnx", opset=opset, check=True)
+    assert model.opset_import[0].version == opset and model.ir_version <= 13
+    assert ("Gelu" in {n.op_type for n in model.graph.node}) == (opset >= 20)
+    fn, args = LIBRARY["signal::stft"]
+    want, got = _export_and_compare(fn, args, tmp_path / "s.onnx", opset=opset)
+    assert np.max(np.abs(got[0] - want[0])) <= 1e-5 * np.max(np.abs(want[0]))

@@ -13,9 +13,9 @@ import types
 from . import registry
 from .api import export, export_dynamic
 from .context import ExportContext, Node, Sym, Value
-from .registry import RULES, export_rule, no_onnx_form
+from .registry import COMPLEX, RULES, complex_rule, export_rule, no_onnx_form
 
-__all__ = ["export", "export_dynamic", "export_rule", "no_onnx_form", "ExportContext", "Node", "Value", "Sym",
+__all__ = ["export", "export_dynamic", "export_rule", "no_onnx_form", "complex_rule", "ExportContext", "Node", "Value", "Sym", "COMPLEX",
            "RULES", "registry"]
 
 
