@@ -10,8 +10,12 @@ Installed, it is found through the ``burn.plugins`` entry point ``onnx`` and app
 """
 from __future__ import annotations
 
+from .errors import OnnxExportError, OnnxImportError
+from . import export       # the package, callable: burn.onnx.export(model, args, path)
+from .export import ExportContext, export_dynamic, export_rule, no_onnx_form
+
 __version__ = "0.1.0"
-from .errors import OnnxImportError  # noqa: E402
 from .importer import load  # noqa: E402
 
-__all__: list = ["load", "OnnxImportError"]
+__all__: list = ["export", "export_dynamic", "export_rule", "no_onnx_form", "ExportContext", "OnnxExportError",
+                 "load", "OnnxImportError"]
