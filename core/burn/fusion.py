@@ -36,6 +36,7 @@ from .dispatch import registry
 from . import dlpack as _dlpack
 from .errors import BackendUnavailable, BurnError, FailedValue, deferred_index_error
 from .primitives import ELEMENTWISE, MATMUL, REDUCE
+from .wholegraph import plan_whole_graph
 
 __all__ = ["FusedGroup", "Plan", "explain", "Explanation", "plan_cache_info", "clear_plan_cache", "build_plan"]
 
@@ -480,6 +481,8 @@ def _live_nodes(nodes, pos):
 
 
 def _build_plan(nodes, pos, backend):
+    if getattr(backend, "compiles_graphs", False):     # the backend takes the whole flush (burn.wholegraph)
+        return plan_whole_graph(nodes, pos, backend)
     plan = Plan()
     slots = {}               # (node_pos, out_idx) or ("h", id) -> slot
     ext_order = []
