@@ -145,9 +145,12 @@ class RemoteBackend(burn.Backend):
 
     def dtype_unavailable_reason(self, dtype, index: int):
         c = _CONNECTIONS.get(index)
-        if c is None or dtype.name in c.dtypes:
+        if c is None:
             return None
-        return f"the server's device {c.device_name} cannot hold {dtype} (it holds {', '.join(sorted(c.dtypes))})"
+        if dtype.name not in c.dtypes:
+            return f"the server's device {c.device_name} does not know {dtype} (an older burn there?)"
+        why = c.dtypes[dtype.name]
+        return None if why is None else f"the server's device {c.device_name}: {why}"
 
     def from_numpy(self, array, dtype, index: int):
         a = np.asarray(array)

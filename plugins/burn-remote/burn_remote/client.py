@@ -73,7 +73,7 @@ class Connection:
             self.lt.stop()
             raise
         self.device_name = self.info["device"]
-        self.dtypes = set(self.info["dtypes"])
+        self.dtypes = dict(self.info["dtypes"])      # dtype name -> None (held) or why the server cannot
 
     # -- async side ------------------------------------------------------------------------
     async def _open(self, key, addr, relay):
@@ -118,9 +118,10 @@ class Connection:
             self._die(f"writing to the server failed: {e}")
 
     async def _reader(self):
+        reader = wire.FrameReader(self.recv)
         try:
             while True:
-                msg = wire.unpack(await wire.read_frame(self.recv))
+                msg = wire.unpack(await reader.frame())
                 self.last_heard = time.monotonic()
                 if msg[0] == "hb":
                     continue
@@ -129,7 +130,7 @@ class Connection:
                 rid, info = msg[1], msg[2]
                 data = None
                 if info.get("ok") and info.get("nbytes") and not info.get("parts"):
-                    data = await self.recv.read_exact(info["nbytes"])
+                    data = await reader.exact(info["nbytes"])
                 fut = self.pending.pop(rid, None)
                 if fut is not None:
                     fut.set_result((info, data))
@@ -190,6 +191,17 @@ class Connection:
                               f"unreachable) while waiting for {what}")
                     self._check()
 
+    def _transfer(self, coros, what: str):
+        """Run side-stream transfers on the loop; a failure is a BurnError saying why."""
+        try:
+            self._wait(self.lt.submit(_gather(coros)), what)
+        except burn.BurnError:
+            raise
+        except Exception as e:
+            time.sleep(0.05)         # let the reader see the connection's end, for the reason
+            why = self.dead or f"{type(e).__name__}: {e}"
+            raise burn.BurnError(f"burn-remote: {what} failed: {why}") from None
+
     def _request(self, msg, what: str):
         rid = next(self.rids)
         fut = concurrent.futures.Future()
@@ -223,7 +235,7 @@ class Connection:
         self._post(wire.pack(["put", tid, dtype.name, shape, n, parts]))
         step = -(-n // parts)
         coros = [self._upload_part(tid, raw[i * step:(i + 1) * step], i * step, n, parts) for i in range(parts)]
-        self._wait(self.lt.submit(_gather(coros)), f"the upload of a {n}-byte tensor")
+        self._transfer(coros, f"the upload of a {n}-byte tensor")
         return tid
 
     def run(self, gid: bytes, blob: bytes, inputs, keys, outputs) -> None:
@@ -246,7 +258,7 @@ class Connection:
             parts = info["parts"]
             step = -(-n // parts)
             coros = [self._fetch_part(rid, i, parts, out, i * step) for i in range(parts)]
-            self._wait(self.lt.submit(_gather(coros)), f"the download of a {n}-byte tensor")
+            self._transfer(coros, f"the download of a {n}-byte tensor")
             return out.view(np.dtype(dtype)).reshape(shape)
         if not n:
             return np.zeros(shape, np.dtype(dtype))

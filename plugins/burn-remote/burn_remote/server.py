@@ -35,6 +35,7 @@ from .wire import ProtocolError
 
 __all__ = ["Server", "serve"]
 
+_ARITY = {"run": 6, "get": 3, "free": 2, "sync": 2, "stats": 2}   # fields per control message (put: _check_put)
 _CLOSE_PROTOCOL = 2      # QUIC application error codes of the connection close
 _CLOSE_REFUSED = 3
 HEARTBEAT_S = 0.5        # the server speaks at least this often while a session is open
@@ -205,9 +206,8 @@ class Session:
             _close(self.conn, _CLOSE_REFUSED, "refused")
             return
         srv.counts["active"] += 1
-        dtypes = [d for d in ("float16", "bfloat16", "float32", "float64", "int8", "int32", "int64", "uint8",
-                              "bool", "complex64", "complex128")
-                  if srv.device.backend.dtype_unavailable_reason(burn.as_dtype(d), srv.device.index) is None]
+        be, index = srv.device.backend, srv.device.index
+        dtypes = {d.name: be.dtype_unavailable_reason(d, index) for d in burn.dtypes.ALL}
         await wire.write_all(send, wire.pack(["hello", {
             "ok": True, "version": wire.PROTOCOL_VERSION, "burn": burn.__version__, "device": str(srv.device),
             "server": srv.endpoint_id, "dtypes": dtypes}]))
@@ -216,17 +216,19 @@ class Session:
         self.worker.start()
         tasks = [asyncio.ensure_future(self._writer(send)), asyncio.ensure_future(self._heartbeat()),
                  asyncio.ensure_future(self._side_streams())]
+        reader = wire.FrameReader(recv, srv.max_frame)
         try:
             while True:
-                msg = wire.unpack(await wire.read_frame(recv, srv.max_frame))
+                msg = wire.unpack(await reader.frame())
                 if msg[0] == "bye":
                     return
                 if msg[0] == "put":
                     n = _check_put(msg)
-                if msg[0] == "put" and msg[5] == 0:     # inline bytes follow the header
-                    msg.append(await recv.read_exact(n) if n else b"")
-                elif msg[0] not in ("put", "run", "get", "free", "sync", "stats"):
-                    raise ProtocolError(f"burn-remote: unexpected message {msg[0]!r} on the control stream")
+                    if msg[5] == 0:                     # inline bytes follow the header
+                        msg.append(await reader.exact(n) if n else b"")
+                elif _ARITY.get(msg[0]) != len(msg):
+                    raise ProtocolError(f"burn-remote: unexpected message {msg[0]!r} with {len(msg)} fields on the "
+                                        f"control stream"[:200])
                 self.inbox.put(msg)
         finally:
             srv.counts["active"] -= 1
@@ -339,9 +341,9 @@ class Session:
                 reply = ["reply", msg[1] if len(msg) > 1 and isinstance(msg[1], int) else -1,
                          {"ok": False, "kind": type(e).__name__, "error": f"burn-remote server: {e}"}]
             if reply is not None:
-                frames = reply if isinstance(reply, list) and reply and isinstance(reply[0], bytes) else [wire.pack(reply)]
-                for f in frames:
-                    loop.call_soon_threadsafe(self.out.put_nowait, f)
+                # one queue item: a heartbeat must not fall between a reply's header and its bytes
+                blob = b"".join(reply) if isinstance(reply[0], bytes) else wire.pack(reply)
+                loop.call_soon_threadsafe(self.out.put_nowait, blob)
         self.tensors.clear()             # the client is gone: free its tensors
 
     def _do_put(self, msg):             # ["put", id, dtype, shape, nbytes, parts, (inline bytes)]

@@ -36,7 +36,7 @@ from burn.capture import Graph, GraphNode, Slot
 from burn.capture.serialize import decode_attr, encode_attr
 
 __all__ = ["ALPN", "PROTOCOL_VERSION", "MAX_FRAME", "INLINE_BYTES", "PARTS", "ProtocolError", "pack",
-           "unpack", "read_frame", "write_all", "encode_graph", "decode_graph", "graph_id", "np_dtype"]
+           "unpack", "read_frame", "FrameReader", "write_all", "encode_graph", "decode_graph", "graph_id", "np_dtype"]
 
 #: the Iroh application protocol (ALPN) of burn-remote; the version is part of it and of hello
 ALPN = b"burn-remote/1"
@@ -100,6 +100,55 @@ async def read_frame(stream, max_frame: int = MAX_FRAME):
     if n > max_frame:
         raise ProtocolError(f"burn-remote: frame of {n} bytes is larger than the limit of {max_frame} bytes")
     return await stream.read_exact(n) if n else b""
+
+
+class FrameReader:
+    """Frames from an iroh ``RecvStream``, read in chunks (one FFI call brings every frame that
+    has arrived, instead of two calls per frame).
+
+    Example:
+        >>> import asyncio
+        >>> from burn_remote.wire import FrameReader, pack, unpack
+        >>> class Fake:
+        ...     def __init__(self, data): self.data = data
+        ...     async def read(self, n):
+        ...         out, self.data = self.data[:n], self.data[n:]
+        ...         return out
+        >>> r = FrameReader(Fake(pack(["sync", 1]) + pack(["sync", 2]) + b"xyz"))
+        >>> async def go():
+        ...     return [unpack(await r.frame()), unpack(await r.frame()), await r.exact(3)]
+        >>> assert asyncio.run(go()) == [["sync", 1], ["sync", 2], b"xyz"]
+    """
+
+    def __init__(self, stream, max_frame: int = MAX_FRAME):
+        self.stream, self.max_frame = stream, max_frame
+        self.buf, self.pos = bytearray(), 0
+
+    async def _fill(self, need: int):
+        while len(self.buf) - self.pos < need:
+            chunk = await self.stream.read(max(need - (len(self.buf) - self.pos), 1 << 16))
+            if not chunk:
+                raise ConnectionError("burn-remote: the stream ended")
+            if self.pos:
+                del self.buf[:self.pos]
+                self.pos = 0
+            self.buf += chunk
+
+    async def exact(self, n: int) -> bytes:
+        """The next ``n`` bytes."""
+        await self._fill(n)
+        out = bytes(self.buf[self.pos:self.pos + n])
+        self.pos += n
+        return out
+
+    async def frame(self) -> bytes:
+        """The next frame's payload; :class:`ProtocolError` if it is longer than the limit."""
+        await self._fill(4)
+        n = int.from_bytes(self.buf[self.pos:self.pos + 4], "little")
+        if n > self.max_frame:
+            raise ProtocolError(f"burn-remote: frame of {n} bytes is larger than the limit of {self.max_frame} bytes")
+        self.pos += 4
+        return await self.exact(n)
 
 
 def _ffi():
