@@ -19,7 +19,7 @@ class ServerProcess:
             cmd += ["--allow", a]
         if allow_any:
             cmd.append("--allow-any")
-        env = dict(os.environ, BURN_REMOTE_QUIET="1", BURN_FLEX_THREADS="1")
+        env = dict(os.environ, BURN_REMOTE_QUIET="1")
         self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
         deadline = time.monotonic() + 60
         while not os.path.exists(self.ticket_file):

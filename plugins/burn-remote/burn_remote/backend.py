@@ -94,6 +94,22 @@ def _env_connect():
         _ENV_ERROR[0] = str(e)
 
 
+def _on_server(*args, **kwargs):
+    raise burn.BurnError("this extension op runs on the burn-remote server, as a node of the flushed graph; "
+                         "it has no kernel on the client")
+
+
+def offer_extension_ops(names) -> None:
+    """Register ``remote`` as having a kernel for each extension op a server has a kernel for,
+    so the client records them as nodes (run on the server by its kernel, e.g. the fused Adam
+    update) instead of expanding their reference definitions into primitives. The marker
+    kernel itself never runs: a remote flush ships the graph (:meth:`RemoteBackend.compile_graph`)."""
+    from burn.dispatch import registry
+    for op in names:
+        if registry.kernel(op, "remote") is None:
+            registry.register_kernel(op, "remote", _on_server, plugin="remote")
+
+
 class RemoteBackend(burn.Backend):
     """The backend of ``remote`` devices (see the module docstring)."""
 

@@ -74,6 +74,8 @@ class Connection:
             raise
         self.device_name = self.info["device"]
         self.dtypes = dict(self.info["dtypes"])      # dtype name -> None (held) or why the server cannot
+        from .backend import offer_extension_ops
+        offer_extension_ops(self.info.get("ext_ops", []))
 
     # -- async side ------------------------------------------------------------------------
     async def _open(self, key, addr, relay):

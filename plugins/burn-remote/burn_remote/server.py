@@ -90,6 +90,7 @@ class Server:
                           "machine's device", stacklevel=2)
         self.device = burn.Device(device) if isinstance(device, str) else device
         self.device.backend          # a device that cannot run fails here, at start
+        self.ext_ops = _extension_ops(self.device)
         self.allow = set(allow)
         self.allow_any = allow_any
         self.key = load_or_create_key(key_file)
@@ -164,6 +165,22 @@ class Server:
             self.sessions.discard(s)
 
 
+def _extension_ops(device) -> list:
+    """The extension ops with a kernel on ``device``'s backend (every namespace imported first,
+    so burn.linalg's and burn.signal's count): clients record these as nodes, not references."""
+    burn.plugins.ensure_loaded()
+    from burn.dispatch import registry
+    for entry in list(registry.namespaces.values()):
+        try:
+            entry.resolve()
+        except Exception as e:      # a broken namespace: its ops are simply not offered
+            _log(f"namespace burn.{entry.name} failed to import ({type(e).__name__}: {e}); its ops run as "
+                 f"their reference definitions")
+    name = device.backend.name
+    return sorted(op.name for op in list(registry.ops.values())
+                  if getattr(op, "is_extension", False) and registry.kernel(op.name, name) is not None)
+
+
 def _log(msg: str) -> None:
     if os.environ.get("BURN_REMOTE_QUIET") != "1":
         print(f"burn remote: {msg}", file=sys.stderr, flush=True)
@@ -210,7 +227,7 @@ class Session:
         dtypes = {d.name: be.dtype_unavailable_reason(d, index) for d in burn.dtypes.ALL}
         await wire.write_all(send, wire.pack(["hello", {
             "ok": True, "version": wire.PROTOCOL_VERSION, "burn": burn.__version__, "device": str(srv.device),
-            "server": srv.endpoint_id, "dtypes": dtypes}]))
+            "server": srv.endpoint_id, "dtypes": dtypes, "ext_ops": srv.ext_ops}]))
         loop = asyncio.get_running_loop()
         self.worker = threading.Thread(target=self._work, args=(loop,), name="burn-remote-session", daemon=True)
         self.worker.start()
