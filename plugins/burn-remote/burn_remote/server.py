@@ -99,7 +99,7 @@ class Server:
         self.graphs = {}                    # graph id -> burn.Graph, shared by every session
         self.compute = threading.Lock()     # one session computes at a time: core's graphs are per device
         self.counts = {"connections": 0, "refused": 0, "active": 0, "closed_protocol": 0, "graphs_compiled": 0,
-                       "graph_replays": 0, "runs": 0}
+                       "graph_replays": 0, "runs": 0, "freed_at_close": 0}
         self.sessions = set()
         self.ticket = None
         self._lt = None
@@ -130,8 +130,9 @@ class Server:
         self._lt = None
 
     def stats(self) -> dict:
-        """Counters: connections, refused, active sessions, graphs compiled and replayed, runs."""
-        return dict(self.counts)
+        """Counters: connections, refused, active sessions, graphs compiled and replayed, runs, and
+        the tensors all sessions hold (``live_tensors``)."""
+        return dict(self.counts, live_tensors=sum(len(s.tensors) for s in list(self.sessions)))
 
     async def _accept_loop(self):
         while True:
@@ -162,6 +163,8 @@ class Server:
             _close(conn, _CLOSE_PROTOCOL, f"session ended: {type(e).__name__}")
         finally:
             s.close()
+            if s.worker is not None:       # it frees the session's tensors when it stops
+                await asyncio.get_running_loop().run_in_executor(None, s.worker.join, 60)
             self.sessions.discard(s)
 
 
@@ -340,7 +343,7 @@ class Session:
             self.staging.clear()
             self.outbox.clear()
         if self.worker is None:
-            self.tensors.clear()
+            self._free_all()
 
     # -- the worker: messages in order -----------------------------------------------------
     def _work(self, loop):
@@ -361,7 +364,11 @@ class Session:
                 # one queue item: a heartbeat must not fall between a reply's header and its bytes
                 blob = b"".join(reply) if isinstance(reply[0], bytes) else wire.pack(reply)
                 loop.call_soon_threadsafe(self.out.put_nowait, blob)
-        self.tensors.clear()             # the client is gone: free its tensors
+        self._free_all()                 # the client is gone: free its tensors
+
+    def _free_all(self):
+        self.server.counts["freed_at_close"] += len(self.tensors)
+        self.tensors.clear()
 
     def _do_put(self, msg):             # ["put", id, dtype, shape, nbytes, parts, (inline bytes)]
         tid, dtype, shape, n, parts = msg[1], msg[2], tuple(msg[3]), msg[4], msg[5]
