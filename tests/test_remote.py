@@ -245,3 +245,18 @@ def test_serve_refuses_an_empty_allow_list_and_warns_on_allow_any(tmp_path):
         srv.stop()
     err = srv.proc.stderr.read()
     assert "--allow-any" in err and "warn" in err.lower()
+
+
+def test_the_readme_commands_serve_and_connect_from_two_processes(server, tmp_path):
+    # the client line of plugins/burn-remote/README.md, verbatim, in its own process
+    import os
+    readme = open(os.path.join(os.path.dirname(__file__), "..", "plugins", "burn-remote", "README.md")).read()
+    line = next(ln for ln in readme.splitlines() if ln.startswith("python -c "))
+    assert "burn remote serve --device flex --allow <client-endpoint-id> --ticket-file ticket.txt" in readme
+    code = line[len("python -c "):].strip().strip('"')
+    with open(tmp_path / "ticket.txt", "w") as f:
+        f.write(server.ticket)
+    r = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=60,
+                       env=dict(os.environ, BURN_REMOTE_KEY_FILE=server.key))
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "[2.0, 2.0, 2.0]"
