@@ -22,7 +22,8 @@ from .server import Server, serve  # noqa: E402
 from .transport import client_endpoint_id  # noqa: E402
 
 
-def connect(ticket: str, *, key_file: str | None = None, timeout: float = 30.0, relay: bool = False):
+def connect(ticket: str, *, key_file: str | None = None, timeout: float = 30.0, relay: bool = False,
+            replay: bool = True):
     """Connect to the server of ``ticket``; returns its ``Device`` (kind ``remote``).
 
     Args:
@@ -31,6 +32,8 @@ def connect(ticket: str, *, key_file: str | None = None, timeout: float = 30.0, 
             ``~/.config/burn/remote/client.key``); its endpoint id must be on the server's allow-list.
         timeout: seconds of silence from the server after which a waiting call raises BurnError.
         relay: use iroh's relays (default: the ticket's direct addresses only).
+        replay: send each flushed graph once and replay it by id (default); False sends the
+            graph with every flush (benchmarks measure the difference).
 
     Raises ``burn.BackendUnavailable`` naming the reason if the server refuses this client, cannot
     be reached, or speaks another protocol version.
@@ -44,7 +47,7 @@ def connect(ticket: str, *, key_file: str | None = None, timeout: float = 30.0, 
     from .backend import add_connection
     from .client import Connection
     burn.plugins.ensure_loaded()
-    conn = Connection(ticket, key_file=key_file, timeout=timeout, relay=relay)
+    conn = Connection(ticket, key_file=key_file, timeout=timeout, relay=relay, replay=replay)
     return burn.Device("remote", add_connection(conn))
 
 

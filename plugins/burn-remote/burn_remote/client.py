@@ -41,13 +41,16 @@ class Connection:
         key_file: this client's secret key (default :func:`burn_remote.transport.default_key_file`).
         timeout: seconds without a word from the server after which a waiting call fails.
         relay: use iroh's relays and discovery (default: the ticket's direct addresses only).
+        replay: send each graph once and replay it by id (default); False sends every flush's
+            graph, which the server decodes and prepares again (to measure what replay saves).
     """
 
     DEFAULT_TIMEOUT = 30.0
 
     def __init__(self, ticket: str, *, key_file: str | None = None, timeout: float = DEFAULT_TIMEOUT,
-                 relay: bool = False):
+                 relay: bool = False, replay: bool = True):
         self.timeout = float(timeout)
+        self.replay = bool(replay)
         addr = parse_ticket(ticket)
         key = load_or_create_key(key_file or default_key_file())
         self.endpoint_id = endpoint_id_of(key)
@@ -242,7 +245,7 @@ class Connection:
 
     def run(self, gid: bytes, blob: bytes, inputs, keys, outputs) -> None:
         """Run graph ``gid`` on the server (sending its bytes the first time only)."""
-        if gid in self.sent_graphs:
+        if self.replay and gid in self.sent_graphs:
             self.counts["replays_sent"] += 1
             self._post(wire.pack(["run", gid, None, inputs, keys, outputs]))
         else:

@@ -393,7 +393,7 @@ class Session:
     def _do_run(self, msg):             # ["run", graph id, graph bytes or None, input ids, keys, output ids]
         _, gid, blob, in_ids, keys, out_ids = msg
         srv = self.server
-        g = srv.graphs.get(gid)
+        g = srv.graphs.get(gid) if blob is None else None     # bytes sent: the client asks for no replay
         if g is None:
             if blob is None:
                 raise ProtocolError("burn-remote: replay of a graph id this server never received")
