@@ -260,3 +260,23 @@ def test_the_readme_commands_serve_and_connect_from_two_processes(server, tmp_pa
                        env=dict(os.environ, BURN_REMOTE_KEY_FILE=server.key))
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == "[2.0, 2.0, 2.0]"
+
+
+def test_the_digits_example_with_its_learner_on_burn_remote_0_equals_flex(server, tmp_path, capsys):
+    # BURN_REMOTE=<ticket> makes Device("remote:0") connect on first use; the example (CNN, DataLoader,
+    # Learner, Adam, evaluation, save) runs unchanged in its own process and prints what flex prints
+    import os
+    import re
+    from burn.examples import digits
+    digits.main(["--device", "flex", "--epochs", "1", "--out", str(tmp_path / "flex")])
+    local = capsys.readouterr().out
+    env = dict(os.environ, BURN_REMOTE=server.ticket, BURN_REMOTE_KEY_FILE=server.key)
+    r = subprocess.run([sys.executable, "-m", "burn.examples.digits", "--device", "remote:0", "--epochs", "1",
+                        "--out", str(tmp_path / "remote")], capture_output=True, text=True, timeout=120, env=env)
+    assert r.returncode == 0, r.stderr[-2000:]
+
+    def numbers(out):
+        return [re.sub(r"\|\s*\d+ samples/s.*", "", ln) for ln in out.splitlines()
+                if "loss" in ln or "test accuracy" in ln]
+    assert numbers(r.stdout) and [n.split("  (")[0] for n in numbers(r.stdout)] == \
+        [n.split("  (")[0] for n in numbers(local)]

@@ -18,6 +18,7 @@ Example:
 """
 from __future__ import annotations
 
+import atexit
 import os
 import threading
 
@@ -30,9 +31,10 @@ from . import wire
 __all__ = ["RemoteArray", "RemoteBackend", "backend", "add_connection"]
 
 _CONNECTIONS = {}               # device index -> Connection
-_LOCK = threading.Lock()
+_LOCK = threading.RLock()      # unavailable_reason connects BURN_REMOTE under it, add_connection takes it again
 _NEXT = [1]                     # index 0 is BURN_REMOTE's
-_ENV_ERROR = [None]             # why BURN_REMOTE's connection failed (not retried)
+_ENV_ERROR = [None]
+_EXIT_HOOK = []             # why BURN_REMOTE's connection failed (not retried)
 
 
 class RemoteArray:
@@ -74,11 +76,23 @@ class RemoteArray:
 def add_connection(conn, index: int | None = None) -> int:
     """Register ``conn`` as device ``remote:<index>`` (the next free index by default)."""
     with _LOCK:
+        if not _CONNECTIONS and not _EXIT_HOOK:
+            atexit.register(_close_all)
+            _EXIT_HOOK.append(True)
         if index is None:
             index = _NEXT[0]
             _NEXT[0] += 1
         _CONNECTIONS[index] = conn
     return index
+
+
+def _close_all():
+    """At exit: close every connection, so no loop thread is left inside iroh's Rust code."""
+    for c in list(_CONNECTIONS.values()):
+        try:
+            c.close()
+        except Exception:
+            pass
 
 
 def _env_connect():

@@ -281,6 +281,8 @@ class Connection:
 
     def close(self) -> None:
         """Say goodbye and close the connection (the server frees this client's tensors)."""
+        if not self.lt.thread.is_alive():
+            return
         if self.dead is None:
             try:
                 self._post(wire.pack(["bye"]))
@@ -289,6 +291,11 @@ class Connection:
             except Exception:
                 pass
             self.dead = "the connection was closed by this client"
+        else:
+            try:
+                self.lt.call(self._close(), timeout=5)
+            except Exception:
+                pass
         self.lt.stop()
 
     async def _close(self):

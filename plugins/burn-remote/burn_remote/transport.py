@@ -134,6 +134,10 @@ class LoopThread:
         """Run ``coro`` on the loop and return its result (TimeoutError after ``timeout`` s)."""
         return self.submit(coro).result(timeout)
 
-    def stop(self):
+    def stop(self, wait: float = 5.0):
+        """Stop the loop and wait (up to ``wait`` s) for its thread to end: a daemon thread still
+        inside iroh's Rust code when the interpreter exits would abort the process."""
         if self.loop.is_running():
             self.loop.call_soon_threadsafe(self.loop.stop)
+        if self.thread is not threading.current_thread():
+            self.thread.join(wait)
