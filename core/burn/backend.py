@@ -92,6 +92,8 @@ class Backend:
     name: str = ""
     #: does the backend own device memory (pool statistics are meaningful)
     owns_memory: bool = False
+    #: does the backend take each flushed graph whole (:meth:`compile_graph`) instead of groups?
+    compiles_graphs: bool = False
     #: does ``to_dlpack_source`` share the native array's memory (True) or return a fresh copy
     #: (False: a download)? A shared export is made read-only or copied (burn.dlpack)
     dlpack_shares: bool = True
@@ -263,6 +265,23 @@ class Backend:
             >>> class Mine(burn.Backend):
             ...     name = "mine"
             >>> assert Mine().compile_group(group=None) is None
+        """
+        return None
+
+    def compile_graph(self, flushed):
+        """For a backend with ``compiles_graphs = True``: return a callable
+        ``run(inputs, keys, index) -> outputs`` running the whole flushed graph ``flushed``
+        (a :class:`burn.wholegraph.FlushedGraph`; see :mod:`burn.wholegraph`). Called once per
+        graph structure (the planner caches the result with the plan), so a repeated step pays
+        for it once; burn-remote ships the graph to its server here and replays it by id after.
+
+        The base class declines (it is never called while ``compiles_graphs`` is False).
+
+        Example:
+            >>> import burn
+            >>> class Mine(burn.Backend):
+            ...     name = "mine"
+            >>> assert Mine().compile_graph(flushed=None) is None
         """
         return None
 

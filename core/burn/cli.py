@@ -1,4 +1,5 @@
-"""The ``burn`` command: ``burn info`` lists plugins, backends, devices and extension ops."""
+"""The ``burn`` command: ``burn info`` lists plugins, backends, devices and extension ops; plugins add
+their own subcommands through the hook ``burn_register_cli`` (e.g. ``burn remote serve``)."""
 from __future__ import annotations
 
 import argparse
@@ -87,10 +88,15 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="burn", description="burn for Python")
     sub = parser.add_subparsers(dest="cmd")
     sub.add_parser("info", help="plugins, backends, devices and extension ops")
+    from burn import plugins
+    plugins.register_cli(sub)      # plugins' subcommands (hook burn_register_cli), e.g. `burn remote`
     args = parser.parse_args(argv)
     if args.cmd == "info":
         print(info_text())
         return 0
+    command = getattr(args, "burn_command", None)
+    if command is not None:
+        return int(command(args) or 0)
     parser.print_help()
     return 0
 

@@ -40,6 +40,7 @@ from . import dlpack as _dlpack
 from .errors import BackendUnavailable, BurnError, FailedValue, deferred_index_error
 from .primitives import ELEMENTWISE, MATMUL, REDUCE
 from .shapekey import attrs_key as _attrs_key, relative_key
+from .wholegraph import plan_whole_graph
 
 __all__ = ["FusedGroup", "Plan", "explain", "Explanation", "plan_cache_info", "clear_plan_cache", "build_plan"]
 
@@ -463,6 +464,8 @@ def _live_nodes(nodes, pos):
 
 
 def _build_plan(nodes, pos, backend):
+    if getattr(backend, "compiles_graphs", False):     # the backend takes the whole flush (burn.wholegraph)
+        return plan_whole_graph(nodes, pos, backend)
     plan = Plan()
     slots = {}               # (node_pos, out_idx) or ("h", id) -> slot
     ext_order = []
@@ -618,6 +621,11 @@ def _rebind(template, nodes, backend):
 def _plan_new(key, nodes, backend):
     """The plan for a flush its exact key did not find: the plan of the same graph at other
     sizes bound to these (:mod:`burn.shapekey`), else a new one, kept for binding other sizes to."""
+    if getattr(backend, "compiles_graphs", False):
+        # a whole-graph backend compiles the flush at its sizes (its graph carries the shapes):
+        # no template to rebind, each new size is a new plan
+        _STATS["planned"] += 1
+        return _build_plan(nodes, _positions(nodes), backend)
     rkey = (backend.name, relative_key(key, nodes))
     template = _TEMPLATES.get(rkey)
     if template is not None:

@@ -12,7 +12,8 @@ the others working (see docs/plugins.md).
 
 Order at discovery: every ``burn_register_backends``, then every
 ``burn_register_kernels`` and ``burn_register_namespaces``, then
-``burn_plugin_info``. ``burn_memory_cleanup`` runs on ``Device.memory_cleanup()``.
+``burn_plugin_info``. ``burn_memory_cleanup`` runs on ``Device.memory_cleanup()``,
+``burn_register_cli`` when the ``burn`` command builds its parser.
 """
 from __future__ import annotations
 
@@ -118,6 +119,26 @@ def burn_plugin_info():
     """
 
 
+@hookspec
+def burn_register_cli(subparsers):
+    """Called by the ``burn`` command (``burn ...`` / ``python -m burn ...``) while it builds its
+    argument parser, never at discovery. Add subcommands with ``subparsers.add_parser(name)``
+    (an :mod:`argparse` subparsers object) and give each a handler with
+    ``parser.set_defaults(burn_command=fn)``: ``fn(args)`` runs the command and returns the exit
+    status. A name core or another plugin uses is an error naming both. Returns nothing.
+
+    Example (an implementation, in a plugin module):
+        >>> import argparse, burn
+        >>> @burn.hookimpl
+        ... def burn_register_cli(subparsers):
+        ...     p = subparsers.add_parser("hello", help="say hello")
+        ...     p.set_defaults(burn_command=lambda args: 0)
+        >>> parser = argparse.ArgumentParser(prog="burn")
+        >>> burn_register_cli(parser.add_subparsers(dest="cmd"))
+        >>> assert parser.parse_args(["hello"]).burn_command(None) == 0
+    """
+
+
 #: every hook a plugin may implement
 HOOK_NAMES = ("burn_register_backends", "burn_register_kernels", "burn_register_namespaces",
-              "burn_memory_cleanup", "burn_plugin_info")
+              "burn_memory_cleanup", "burn_plugin_info", "burn_register_cli")

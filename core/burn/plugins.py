@@ -25,6 +25,7 @@ import inspect
 import os
 import threading
 import traceback
+import warnings
 from dataclasses import dataclass, field
 
 import pluggy
@@ -33,7 +34,7 @@ from . import builtin, hookspecs
 from .dispatch import registry
 from .errors import PluginError
 
-__all__ = ["ensure_loaded", "report", "register_plugin", "PluginRecord", "plugin_manager", "namespaces",
+__all__ = ["ensure_loaded", "report", "register_plugin", "register_cli", "PluginRecord", "plugin_manager", "namespaces",
            "namespace", "memory_cleanup"]
 
 GROUP = "burn.plugins"
@@ -364,6 +365,39 @@ def memory_cleanup(device) -> None:
     """
     ensure_loaded()
     plugin_manager.hook.burn_memory_cleanup(device=device)
+
+
+def register_cli(subparsers) -> dict:
+    """Let every loaded plugin add its subcommands to the ``burn`` command (the hook
+    ``burn_register_cli``), each in its own try-block: a plugin whose hook fails is named in a
+    warning and the others' commands still work. Returns ``{command: plugin}``. A command name
+    taken twice raises :class:`burn.PluginError` naming both owners.
+
+    Example:
+        >>> import argparse, burn
+        >>> sub = argparse.ArgumentParser(prog="burn").add_subparsers(dest="cmd")
+        >>> owners = burn.plugins.register_cli(sub)
+        >>> assert all(isinstance(p, str) for p in owners.values())
+    """
+    ensure_loaded()
+    owners = {name: "burn" for name in subparsers.choices}
+    for name, plugin in plugin_manager.list_name_plugin():
+        caller = plugin_manager.subset_hook_caller(
+            "burn_register_cli", remove_plugins=[p for n, p in plugin_manager.list_name_plugin() if n != name])
+        before = set(subparsers.choices)
+        try:
+            caller(subparsers=subparsers)
+        except Exception as e:
+            cmd = next((c for c in owners if f"conflicting subparser: {c}" in str(e)), None)
+            if cmd is not None:
+                raise PluginError(f"the burn command '{cmd}' is added by both {owners[cmd]!r} and plugin "
+                                  f"{name!r}; disable one with BURN_PLUGINS_DISABLE={name}") from e
+            warnings.warn(f"plugin {name!r}: burn_register_cli failed ({type(e).__name__}: {e}); its commands "
+                          f"are missing", stacklevel=2)
+            continue
+        for cmd in set(subparsers.choices) - before:
+            owners[cmd] = name
+    return owners
 
 
 def _reset_for_tests() -> None:

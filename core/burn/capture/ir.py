@@ -270,8 +270,12 @@ class Graph:
                 raise DTypeError(f"burn.Graph {self.name}: input {i} ({s.name}) has dtype {h.dtype}, the graph "
                                  f"was traced for {s.dtype}")
 
-    def run(self, leaves):
+    def run(self, leaves, *, keys=None):
         """Replay on the tensors ``leaves`` (the flattened tensor arguments); returns the result.
+
+        ``keys`` (optional): the random key of each random node, in node order, instead of
+        fresh keys from the device's stream (a burn-remote server replays a client's flush
+        with the keys the client's device drew, so results equal a local run's).
 
         Example:
             >>> import burn
@@ -301,7 +305,7 @@ class Graph:
             prep = self._prepared[backend.name] = Prepared(self, backend)
         self._bind_constants(values, backend, lg)
         self._run_events(values, backend, lg)
-        out = prep.run(values, lg)
+        out = prep.run(values, lg, keys)
         return self._finish(out, values, leaves, states, dev, lg)
 
     def _bind_constants(self, values, backend, lg):

@@ -134,14 +134,17 @@ class Prepared:
             return r.describe()
         return f"fusion plan ({len(self.plan.steps) if self.plan is not None else 0} steps)"
 
-    def run(self, values, lazy_graph):
+    def run(self, values, lazy_graph, keys=None):
         """Run once: ``values`` maps each source ref to its native array; returns
-        ``{(node, output): native array}`` for the results the graph keeps."""
+        ``{(node, output): native array}`` for the results the graph keeps. ``keys``: one
+        random key per random node, in order (default: fresh ones from the device)."""
         for ref, h in self.sources:
             h.data = values[ref]
-        for n in self.rng:
+        if keys is not None and len(keys) != len(self.rng):
+            raise CaptureError(f"burn.Graph replay: {len(keys)} random keys given for {len(self.rng)} random ops")
+        for i, n in enumerate(self.rng):
             attrs = dict(n.attrs)
-            attrs["_key"] = lazy_graph.next_key()
+            attrs["_key"] = lazy_graph.next_key() if keys is None else tuple(keys[i])
             n.attrs = attrs
         try:
             if self.plan is not None:

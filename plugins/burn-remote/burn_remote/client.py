@@ -1,0 +1,312 @@
+"""The client side of one burn-remote connection: uploads, graph runs, reads, frees.
+
+A :class:`Connection` owns an Iroh endpoint and one connection to a server, driven by an
+asyncio loop on a background thread (:class:`burn_remote.transport.LoopThread`). Messages
+that need no answer (put, run, free) are queued and written in batches, so a training step
+costs the client no round trip until it reads a value; reads and syncs wait for their reply,
+at most ``timeout`` seconds without a word from the server (it speaks every half second while
+it is alive), then raise :class:`burn.BurnError`: a killed server never hangs a client.
+
+Example:
+    >>> from burn_remote.client import Connection
+    >>> assert Connection.DEFAULT_TIMEOUT > 0
+"""
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import itertools
+import threading
+import time
+
+import numpy as np
+
+import burn
+
+from . import __version__, wire
+from .transport import LoopThread, bind, default_key_file, endpoint_id_of, load_or_create_key, parse_ticket
+
+__all__ = ["Connection"]
+
+_ERRORS = {"ShapeError": burn.ShapeError, "DTypeError": burn.DTypeError, "IndexOutOfRange": burn.IndexOutOfRange,
+           "BackendUnavailable": burn.BackendUnavailable, "CaptureError": burn.CaptureError,
+           "OutOfMemory": burn.OutOfMemory}
+
+
+class Connection:
+    """One connection to a burn-remote server (see the module docstring).
+
+    Args:
+        ticket: the server's ticket (``burn remote serve`` prints it).
+        key_file: this client's secret key (default :func:`burn_remote.transport.default_key_file`).
+        timeout: seconds without a word from the server after which a waiting call fails.
+        relay: use iroh's relays and discovery (default: the ticket's direct addresses only).
+        replay: send each graph once and replay it by id (default); False sends every flush's
+            graph, which the server decodes and prepares again (to measure what replay saves).
+    """
+
+    DEFAULT_TIMEOUT = 30.0
+
+    def __init__(self, ticket: str, *, key_file: str | None = None, timeout: float = DEFAULT_TIMEOUT,
+                 relay: bool = False, replay: bool = True):
+        self.timeout = float(timeout)
+        self.replay = bool(replay)
+        addr = parse_ticket(ticket)
+        key = load_or_create_key(key_file or default_key_file())
+        self.endpoint_id = endpoint_id_of(key)
+        self.server_id = str(addr.id())
+        self.ids = itertools.count(1)
+        self.rids = itertools.count(1)
+        self.pending = {}               # request id -> concurrent Future of (info, bytes)
+        self.freed = []                 # ids of tensors the client dropped, sent with the next message
+        self.sent_graphs = set()
+        self.counts = {"graphs_sent": 0, "replays_sent": 0, "uploaded_bytes": 0, "downloaded_bytes": 0}
+        self.dead = None                # why the connection is gone, once it is
+        self.last_heard = time.monotonic()
+        self.lock = threading.Lock()
+        self.lt = LoopThread("client")
+        try:
+            self.info = self.lt.call(self._open(key, addr, relay), timeout=self.timeout + 5)
+        except concurrent.futures.TimeoutError:
+            self.lt.stop()
+            raise burn.BackendUnavailable(f"burn-remote: no answer from server {self.server_id[:16]}... within "
+                                          f"{self.timeout:g} s (is `burn remote serve` running, and reachable at "
+                                          f"the ticket's addresses?)") from None
+        except BaseException:
+            self.lt.stop()
+            raise
+        self.device_name = self.info["device"]
+        self.dtypes = dict(self.info["dtypes"])      # dtype name -> None (held) or why the server cannot
+        from .backend import offer_extension_ops
+        offer_extension_ops(self.info.get("ext_ops", []))
+
+    # -- async side ------------------------------------------------------------------------
+    async def _open(self, key, addr, relay):
+        self.ep = await bind(key, relay=relay)
+        try:
+            self.conn = await asyncio.wait_for(self.ep.connect(addr, wire.ALPN), self.timeout)
+        except asyncio.TimeoutError:
+            raise burn.BackendUnavailable(f"burn-remote: could not reach server {self.server_id[:16]}... within "
+                                          f"{self.timeout:g} s") from None
+        except Exception as e:
+            raise burn.BackendUnavailable(f"burn-remote: could not connect to server {self.server_id[:16]}...: "
+                                          f"{e}") from None
+        bi = await self.conn.open_bi()
+        self.send, self.recv = bi.send(), bi.recv()
+        await wire.write_all(self.send, wire.pack(["hello", {"version": wire.PROTOCOL_VERSION, "package": __version__,
+                                                             "burn": burn.__version__}]))
+        try:
+            reply = wire.unpack(await asyncio.wait_for(wire.read_frame(self.recv, 1 << 16), self.timeout))
+        except asyncio.TimeoutError:
+            raise burn.BackendUnavailable(f"burn-remote: server {self.server_id[:16]}... did not answer hello within "
+                                          f"{self.timeout:g} s") from None
+        except Exception as e:
+            reason = self.conn.close_reason() if hasattr(self.conn, "close_reason") else None
+            raise burn.BackendUnavailable(f"burn-remote: server {self.server_id[:16]}... closed the connection at "
+                                          f"hello ({reason or e})") from None
+        info = reply[1] if reply[0] == "hello" and len(reply) > 1 and isinstance(reply[1], dict) else {}
+        if not info.get("ok"):
+            raise burn.BackendUnavailable(f"burn-remote: server {self.server_id[:16]}... refused this client "
+                                          f"({self.endpoint_id}): {info.get('error', 'no reason given')}")
+        self.out = asyncio.Queue()
+        self._tasks = [asyncio.ensure_future(self._reader()), asyncio.ensure_future(self._writer())]
+        return info
+
+    async def _writer(self):
+        try:
+            while True:
+                frames = [await self.out.get()]
+                while not self.out.empty():
+                    frames.append(self.out.get_nowait())
+                await wire.write_all(self.send, b"".join(frames) if len(frames) > 1 else frames[0])
+        except Exception as e:
+            self._die(f"writing to the server failed: {e}")
+
+    async def _reader(self):
+        reader = wire.FrameReader(self.recv)
+        try:
+            while True:
+                msg = wire.unpack(await reader.frame())
+                self.last_heard = time.monotonic()
+                if msg[0] == "hb":
+                    continue
+                if msg[0] != "reply":
+                    raise wire.ProtocolError(f"burn-remote: unexpected message {msg[0]!r} from the server")
+                rid, info = msg[1], msg[2]
+                data = None
+                if info.get("ok") and info.get("nbytes") and not info.get("parts"):
+                    data = await reader.exact(info["nbytes"])
+                fut = self.pending.pop(rid, None)
+                if fut is not None:
+                    fut.set_result((info, data))
+        except Exception as e:
+            reason = None
+            try:
+                reason = self.conn.close_reason()
+            except Exception:
+                pass
+            self._die(f"the connection to server {self.server_id[:16]}... was lost ({reason or e})")
+
+    def _die(self, why: str):
+        if self.dead is None:
+            self.dead = why
+        for rid in list(self.pending):
+            fut = self.pending.pop(rid, None)
+            if fut is not None and not fut.done():
+                fut.set_exception(burn.BurnError(f"burn-remote: {self.dead}"))
+
+    async def _upload_part(self, tid, data, off, total, parts):
+        bi = await self.conn.open_bi()
+        s, r = bi.send(), bi.recv()
+        await wire.write_all(s, wire.pack(["part", tid, off, len(data), total, parts]))
+        await wire.write_all(s, data)
+        await s.finish()
+        await r.read_exact(1)
+
+    async def _fetch_part(self, rid, part, parts, out, off):
+        bi = await self.conn.open_bi()
+        s, r = bi.send(), bi.recv()
+        await wire.write_all(s, wire.pack(["fetch", rid, part, parts]))
+        await s.finish()
+        n = len(out) - off if part == parts - 1 else -(-len(out) // parts)
+        out[off:off + n] = np.frombuffer(await r.read_exact(n), dtype=np.uint8)
+
+    # -- the calling thread's side ---------------------------------------------------------
+    def _check(self):
+        if self.dead is not None:
+            raise burn.BurnError(f"burn-remote: {self.dead}; reconnect with burn.remote.connect(ticket)")
+
+    def _post(self, *frames):
+        self._check()
+        if self.freed:
+            with self.lock:
+                ids, self.freed = self.freed, []
+            frames = (wire.pack(["free", ids]),) + frames
+        self.lt.loop.call_soon_threadsafe(self.out.put_nowait, b"".join(frames))
+
+    def _wait(self, fut, what: str):
+        while True:
+            try:
+                return fut.result(0.1)
+            except concurrent.futures.TimeoutError:
+                self._check()
+                silent = time.monotonic() - self.last_heard
+                if silent > self.timeout:
+                    self._die(f"no word from server {self.server_id[:16]}... for {silent:.1f} s (killed or "
+                              f"unreachable) while waiting for {what}")
+                    self._check()
+
+    def _transfer(self, coros, what: str):
+        """Run side-stream transfers on the loop; a failure is a BurnError saying why."""
+        try:
+            self._wait(self.lt.submit(_gather(coros)), what)
+        except burn.BurnError:
+            raise
+        except Exception as e:
+            time.sleep(0.05)         # let the reader see the connection's end, for the reason
+            why = self.dead or f"{type(e).__name__}: {e}"
+            raise burn.BurnError(f"burn-remote: {what} failed: {why}") from None
+
+    def _request(self, msg, what: str):
+        rid = next(self.rids)
+        fut = concurrent.futures.Future()
+        self.pending[rid] = fut
+        self._post(wire.pack([msg[0], rid] + msg[1:]))
+        info, data = self._wait(fut, what)
+        if not info.get("ok"):
+            cls = _ERRORS.get(info.get("kind"), burn.BurnError)
+            raise cls(f"{info.get('error')} (on server {self.server_id[:16]}..., device {self.device_name})")
+        return rid, info, data
+
+    def new_id(self) -> int:
+        return next(self.ids)
+
+    def release(self, tid: int) -> None:
+        """Forget tensor ``tid`` (sent with the next message)."""
+        self.freed.append(tid)
+
+    def put(self, array: np.ndarray, dtype) -> int:
+        """Upload ``array`` as a new server tensor of burn dtype ``dtype``; returns its id."""
+        a = np.ascontiguousarray(array, dtype=np.dtype(dtype))
+        tid = self.new_id()
+        raw = a.reshape(-1).view(np.uint8) if a.size else np.zeros(0, np.uint8)
+        n = raw.nbytes
+        shape = list(a.shape)
+        self.counts["uploaded_bytes"] += n
+        if n <= wire.INLINE_BYTES:
+            self._post(wire.pack(["put", tid, dtype.name, shape, n, 0]) + raw.tobytes())
+            return tid
+        parts = wire.PARTS
+        self._post(wire.pack(["put", tid, dtype.name, shape, n, parts]))
+        step = -(-n // parts)
+        coros = [self._upload_part(tid, raw[i * step:(i + 1) * step], i * step, n, parts) for i in range(parts)]
+        self._transfer(coros, f"the upload of a {n}-byte tensor")
+        return tid
+
+    def run(self, gid: bytes, blob: bytes, inputs, keys, outputs) -> None:
+        """Run graph ``gid`` on the server (sending its bytes the first time only)."""
+        if self.replay and gid in self.sent_graphs:
+            self.counts["replays_sent"] += 1
+            self._post(wire.pack(["run", gid, None, inputs, keys, outputs]))
+        else:
+            self.counts["graphs_sent"] += 1
+            self._post(wire.pack(["run", gid, blob, inputs, keys, outputs]))
+            self.sent_graphs.add(gid)
+
+    def get(self, tid: int, shape, dtype) -> np.ndarray:
+        """The values of server tensor ``tid``."""
+        rid, info, data = self._request(["get", tid], "a tensor's values")
+        n = info["nbytes"]
+        self.counts["downloaded_bytes"] += n
+        if info.get("parts"):
+            out = np.empty(n, np.uint8)
+            parts = info["parts"]
+            step = -(-n // parts)
+            coros = [self._fetch_part(rid, i, parts, out, i * step) for i in range(parts)]
+            self._transfer(coros, f"the download of a {n}-byte tensor")
+            return out.view(np.dtype(dtype)).reshape(shape)
+        if not n:
+            return np.zeros(shape, np.dtype(dtype))
+        return np.frombuffer(data, dtype=np.dtype(dtype)).reshape(shape).copy()
+
+    def sync(self) -> None:
+        """Wait until the server has run everything sent so far."""
+        self._request(["sync"], "sync")
+
+    def stats(self) -> dict:
+        """The server's counters and this session's (and the client's own ``counts``)."""
+        _, info, _ = self._request(["stats"], "stats")
+        return {"server": info["server"], "tensors": info["tensors"], "memory": info["memory"],
+                "client": dict(self.counts)}
+
+    def close(self) -> None:
+        """Say goodbye and close the connection (the server frees this client's tensors)."""
+        if not self.lt.thread.is_alive():
+            return
+        if self.dead is None:
+            try:
+                self._post(wire.pack(["bye"]))
+                time.sleep(0.05)
+                self.lt.call(self._close(), timeout=5)
+            except Exception:
+                pass
+            self.dead = "the connection was closed by this client"
+        else:
+            try:
+                self.lt.call(self._close(), timeout=5)
+            except Exception:
+                pass
+        self.lt.stop()
+
+    async def _close(self):
+        for t in self._tasks:
+            t.cancel()
+        try:
+            self.conn.close(0, b"bye")
+        except Exception:
+            pass
+        await self.ep.close()
+
+
+async def _gather(coros):
+    await asyncio.gather(*coros)

@@ -1,0 +1,282 @@
+"""burn-remote on loopback (relays disabled): a `burn remote serve --device flex` subprocess and
+this process as its client. Conformance (a subset: one case per op and check), training equal
+to flex, graph replay by id, capture, throughput, tiny-op round trip, `burn info`."""
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+import burn
+from burn.testing import conformance
+from remote_server import ServerProcess, client_id, key_file
+
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("remote")
+    k = key_file(tmp, "client")
+    srv = ServerProcess(tmp, [client_id(k)])
+    srv.key = k
+    srv.tmp = tmp
+    yield srv
+    srv.stop()
+
+
+@pytest.fixture(scope="module")
+def dev(server):
+    d = burn.remote.connect(server.ticket, key_file=server.key, timeout=20)
+    yield d
+    burn.remote.disconnect(d)
+
+
+def _subset():
+    seen, out = set(), []
+    for c in conformance.cases():
+        if (c.op, c.check) not in seen:
+            seen.add((c.op, c.check))
+            out.append(c)
+    return out
+
+
+_CASES = _subset()
+
+
+def test_conformance_subset_on_remote_served_by_flex(dev):
+    # one case per (op, check): every op forward, its gradient and its eager errors, through the server
+    failed = []
+    for case in _CASES:
+        try:
+            conformance.run_case(case, dev)
+        except Exception as e:      # collect all, report together (one server round trip each)
+            failed.append(f"{case.name}: {type(e).__name__}: {str(e)[:200]}")
+    assert not failed, "\n".join(failed)
+    assert len({c.op for c in _CASES}) == len({c.op for c in conformance.cases()})
+
+
+def test_values_and_gradients_match_flex(dev):
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal((5, 4)).astype(np.float32), rng.standard_normal((4, 3)).astype(np.float32)
+    res = []
+    for d in (burn.Device.flex(), dev):
+        x = burn.tensor(a, device=d.autodiff()).require_grad()
+        w = burn.tensor(b, device=d.autodiff()).require_grad()
+        loss = ((x @ w).relu() ** 2).mean()
+        g = loss.backward()
+        res.append((loss.item(), x.grad(g).numpy(), w.grad(g).numpy()))
+    assert res[0][0] == res[1][0]
+    np.testing.assert_array_equal(res[0][1], res[1][1])
+    np.testing.assert_array_equal(res[0][2], res[1][2])
+    ref = np.maximum(a @ b, 0)
+    assert abs(res[1][0] - float((ref ** 2).mean())) < 1e-6
+
+
+def test_random_streams_equal_flex_after_seed(dev):
+    out = []
+    for d in (burn.Device.flex(), dev):
+        d.seed(123)
+        out.append((burn.randn((4, 3), device=d).numpy(), burn.rand((5,), device=d).numpy()))
+    np.testing.assert_array_equal(out[0][0], out[1][0])
+    np.testing.assert_array_equal(out[0][1], out[1][1])
+
+
+def test_bad_input_raises_at_the_call_on_remote(dev):
+    x = burn.ones((2, 3), device=dev)
+    with pytest.raises(burn.ShapeError, match="matmul"):
+        x @ burn.ones((2, 3), device=dev)
+    with pytest.raises(burn.DeviceMismatch):
+        x + burn.ones((2, 3))
+
+
+def _mlp_run(device, steps, *, replay_check=None):
+    from sklearn.datasets import load_digits
+    X, y = load_digits(return_X_y=True)
+    X = (X / 16.0).astype(np.float32)[:512]
+    y = y[:512].astype(np.int64)
+    device.seed(0)
+    ad = device.autodiff()
+    model = burn.nn.Sequential(burn.nn.Linear(64, 64, device=ad), burn.nn.ReLU(), burn.nn.Linear(64, 10, device=ad))
+    opt = burn.optim.Adam(model.parameters(), lr=1e-2)
+    losses = []
+    for s in range(steps):
+        i = (s * 128) % 512
+        xb, yb = burn.tensor(X[i:i + 128], device=ad), burn.tensor(y[i:i + 128], device=ad)
+        loss = burn.nn.functional.cross_entropy(model(xb), yb)
+        opt.step(loss.backward())
+        losses.append(loss.item())
+        if replay_check is not None:
+            replay_check(s)
+    return losses, {k: v.numpy() for k, v in model.state_dict().items()}
+
+
+def test_digits_training_on_remote_equals_flex_and_replays_graphs_by_id(dev):
+    conn = burn.remote.connection(dev)
+    sent = []
+    local_losses, local_state = _mlp_run(burn.Device.flex(), 8)
+    losses, state = _mlp_run(dev, 8, replay_check=lambda s: sent.append(dict(conn.counts)))
+    assert losses == local_losses
+    assert losses[-1] < losses[0]
+    for k in local_state:
+        np.testing.assert_array_equal(state[k], local_state[k], err_msg=k)
+    # a repeated step sends no graph after the first steps: only ids and bindings
+    later = [b["graphs_sent"] - a["graphs_sent"] for a, b in zip(sent[2:], sent[3:])]
+    assert later == [0] * len(later), sent
+    assert sent[-1]["replays_sent"] > sent[2]["replays_sent"]
+    st = burn.remote.stats(dev)["server"]
+    assert st["graph_replays"] > 0 and st["graphs_compiled"] >= sent[-1]["graphs_sent"] - 1
+
+
+def test_capture_replays_on_remote(dev):
+    ad = dev.autodiff()
+    w = burn.tensor([1.0, -1.0], device=ad).require_grad()
+
+    @burn.capture
+    def step(x):
+        loss = ((x * w).sum() - 1.0) ** 2
+        grads = loss.backward()
+        with burn.no_grad():
+            w.assign_(w - w.grad(grads) * 0.1)
+        return loss
+
+    wl = np.array([1.0, -1.0], np.float32)
+    for _ in range(4):
+        xv = np.array([1.0, 2.0], np.float32)
+        got = step(burn.tensor(xv, device=ad)).item()
+        r = float((xv * wl).sum() - 1.0)
+        assert abs(got - r * r) < 1e-5
+        wl = (wl - np.float32(0.1) * 2 * r * xv).astype(np.float32)
+    np.testing.assert_allclose(w.numpy(), wl, rtol=1e-6)
+
+
+def test_tensors_of_a_client_are_freed_on_the_server(dev):
+    before = burn.remote.stats(dev)["tensors"]
+    xs = [burn.tensor(np.arange(4.0), device=dev) for _ in range(50)]
+    dev.sync()
+    assert burn.remote.stats(dev)["tensors"] >= before + 50
+    del xs
+    burn.ones((1,), device=dev).numpy()     # frees ride on the next message
+    assert burn.remote.stats(dev)["tensors"] <= before + 5
+
+
+def test_upload_and_download_of_64_mib_reach_100_mib_per_s(dev):
+    a = np.random.default_rng(1).random(8 << 20)        # 64 MiB of float64
+    ups, downs = [], []
+    for _ in range(3):      # best of three: the machine is shared
+        t0 = time.perf_counter()
+        t = burn.tensor(a, device=dev)
+        dev.sync()
+        t1 = time.perf_counter()
+        back = t.numpy()
+        t2 = time.perf_counter()
+        ups.append(64 / (t1 - t0))
+        downs.append(64 / (t2 - t1))
+        assert np.array_equal(back, a)
+        del t, back
+    assert max(ups) >= 100 and max(downs) >= 100, (ups, downs)
+
+
+def test_tiny_op_round_trip_is_under_2_ms(dev):
+    x = burn.tensor([1.0, 2.0, 3.0], device=dev)
+    (x + 1).numpy()
+    ts = []
+    for _ in range(200):
+        t0 = time.perf_counter()
+        (x + 1).numpy()
+        ts.append(time.perf_counter() - t0)
+    assert float(np.median(ts)) <= 2e-3, f"median {np.median(ts) * 1e3:.2f} ms"
+
+
+def test_burn_info_shows_the_remote_device_and_its_server(dev, server):
+    from burn.cli import info_text
+    text = info_text()
+    srv_id = burn.remote.connection(dev).server_id
+    assert f"remote:{dev.index}" in text and srv_id in text and "flex:0" in text
+
+
+def test_two_clients_at_once_each_with_its_own_namespace(server, tmp_path):
+    import threading
+    k2 = key_file(tmp_path, "second")
+    other = ServerProcess(tmp_path, [client_id(server.key), client_id(k2)])
+    try:
+        d1 = burn.remote.connect(other.ticket, key_file=server.key, timeout=20)
+        d2 = burn.remote.connect(other.ticket, key_file=k2, timeout=20)
+        results, errors = {}, []
+
+        def work(d, scale):
+            try:
+                x = burn.tensor(np.arange(1000, dtype=np.float32), device=d)
+                acc = x * 0
+                for _ in range(20):
+                    acc = acc + x * scale
+                results[scale] = acc.numpy()
+            except Exception as e:
+                errors.append(e)
+        ts = [threading.Thread(target=work, args=(d1, 1.0)), threading.Thread(target=work, args=(d2, 2.0))]
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join(60)
+        assert not errors, errors
+        np.testing.assert_array_equal(results[1.0], np.arange(1000, dtype=np.float32) * 20)
+        np.testing.assert_array_equal(results[2.0], np.arange(1000, dtype=np.float32) * 40)
+        assert burn.remote.stats(d1)["server"]["active"] == 2
+        burn.remote.disconnect(d2)
+        time.sleep(0.3)
+        assert burn.remote.stats(d1)["server"]["active"] == 1
+        burn.remote.disconnect(d1)
+    finally:
+        other.stop()
+
+
+def test_serve_refuses_an_empty_allow_list_and_warns_on_allow_any(tmp_path):
+    r = subprocess.run([sys.executable, "-m", "burn", "remote", "serve", "--device", "flex"],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and "allow-list is empty" in r.stderr and "--allow-any" in r.stderr
+    srv = ServerProcess(tmp_path, allow_any=True)
+    try:
+        d = burn.remote.connect(srv.ticket, key_file=key_file(tmp_path, "anyone"), timeout=20)
+        assert burn.ones((2,), device=d).sum().item() == 2.0
+        burn.remote.disconnect(d)
+    finally:
+        srv.stop()
+    err = srv.proc.stderr.read()
+    assert "--allow-any" in err and "warn" in err.lower()
+
+
+def test_the_readme_commands_serve_and_connect_from_two_processes(server, tmp_path):
+    # the client line of plugins/burn-remote/README.md, verbatim, in its own process
+    import os
+    readme = open(os.path.join(os.path.dirname(__file__), "..", "plugins", "burn-remote", "README.md")).read()
+    line = next(ln for ln in readme.splitlines() if ln.startswith("python -c "))
+    assert "burn remote serve --device flex --allow <client-endpoint-id> --ticket-file ticket.txt" in readme
+    code = line[len("python -c "):].strip().strip('"')
+    with open(tmp_path / "ticket.txt", "w") as f:
+        f.write(server.ticket)
+    r = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=60,
+                       env=dict(os.environ, BURN_REMOTE_KEY_FILE=server.key))
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "[2.0, 2.0, 2.0]"
+
+
+def test_the_digits_example_with_its_learner_on_burn_remote_0_equals_flex(server, tmp_path, capsys):
+    # BURN_REMOTE=<ticket> makes Device("remote:0") connect on first use; the example (CNN, DataLoader,
+    # Learner, Adam, evaluation, save) runs unchanged in its own process and prints what flex prints
+    import os
+    import re
+    from burn.examples import digits
+    digits.main(["--device", "flex", "--epochs", "1", "--out", str(tmp_path / "flex")])
+    local = capsys.readouterr().out
+    env = dict(os.environ, BURN_REMOTE=server.ticket, BURN_REMOTE_KEY_FILE=server.key)
+    r = subprocess.run([sys.executable, "-m", "burn.examples.digits", "--device", "remote:0", "--epochs", "1",
+                        "--out", str(tmp_path / "remote")], capture_output=True, text=True, timeout=120, env=env)
+    assert r.returncode == 0, r.stderr[-2000:]
+
+    def numbers(out):
+        return [re.sub(r"\|\s*\d+ samples/s.*", "", ln) for ln in out.splitlines()
+                if "loss" in ln or "test accuracy" in ln]
+    assert numbers(r.stdout) and [n.split("  (")[0] for n in numbers(r.stdout)] == \
+        [n.split("  (")[0] for n in numbers(local)]
