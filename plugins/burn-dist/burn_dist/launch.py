@@ -12,7 +12,11 @@ the first on ``PATH``) that sets what this kind of environment needs:
   (``OMP_NUM_THREADS``, ``OPENBLAS_NUM_THREADS``, ``MKL_NUM_THREADS``, ``BURN_FLEX_THREADS``),
   unless already set;
 - ``--tcp`` forces the TCP transport (``OMPI_MCA_btl=tcp,self``), the path between machines;
-- ``--timeout S`` ends the job after ``S`` seconds.
+- ``--timeout S`` ends the job after ``S`` seconds;
+- a Python command (``python train.py``, ``python -m pkg``, ``python -c ...``) runs under mpi4py's
+  runner (``python -m mpi4py train.py``), which aborts the job when a rank ends with an uncaught
+  exception or a non-zero ``sys.exit``: without it such a rank would wait in ``MPI_Finalize`` for
+  ranks that wait for it.
 
 A rank that raises ends the job (``burn_dist.init`` installs the hook): the launcher exits with
 the job's non-zero code after a line naming the failed rank(s) where mpirun reported them.
@@ -22,7 +26,8 @@ environment just as well (docs/distributed.md).
 Example:
     >>> from burn_dist.launch import mpirun_command
     >>> cmd, env = mpirun_command(2, ["python", "train.py"], session_dir="/tmp/x", shm_dir="/tmp/x")
-    >>> assert cmd[1:3] == ["-n", "2"] and cmd[-2:] == ["python", "train.py"] and "--oversubscribe" in cmd
+    >>> assert cmd[1:3] == ["-n", "2"] and cmd[-4:] == ["python", "-m", "mpi4py", "train.py"]
+    >>> assert "--oversubscribe" in cmd
 """
 from __future__ import annotations
 
@@ -95,6 +100,7 @@ def mpirun_command(n: int, command: list, *, hosts: str | None = None, tcp: bool
     threads = str(_threads_per_rank(n_local))
     for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "BURN_FLEX_THREADS"):
         env.setdefault(var, threads)
+    command = with_runner(command)
     cmd = [mpirun, "-n", str(n), "--oversubscribe", "--bind-to", "none"]
     if hosts:
         cmd += ["--host", hosts]
@@ -109,7 +115,27 @@ def mpirun_command(n: int, command: list, *, hosts: str | None = None, tcp: bool
     return cmd + list(command), env
 
 
-_RANK_RE = re.compile(r"rank (\d+) of (\d+) failed")
+_RANK_RES = (re.compile(r"burn\.dist: rank (\d+) of \d+ failed"),
+             re.compile(r"MPI_ABORT was invoked on rank (\d+)"),
+             re.compile(r"process rank (\d+) with PID"))
+
+
+def with_runner(command: list) -> list:
+    """``python X ...`` -> ``python -m mpi4py X ...`` (for a script, ``-m module`` or ``-c code``).
+
+    Example:
+        >>> from burn_dist.launch import with_runner
+        >>> assert with_runner(["python", "t.py", "-v"]) == ["python", "-m", "mpi4py", "t.py", "-v"]
+        >>> assert with_runner(["python", "-m", "mpi4py", "t.py"]) == ["python", "-m", "mpi4py", "t.py"]
+        >>> assert with_runner(["./run.sh"]) == ["./run.sh"]
+    """
+    if not command or not os.path.basename(command[0]).startswith("python") or len(command) < 2:
+        return list(command)
+    if command[1:3] == ["-m", "mpi4py"]:
+        return list(command)
+    if command[1] in ("-m", "-c") or not command[1].startswith("-"):
+        return [command[0], "-m", "mpi4py"] + list(command[1:])
+    return list(command)
 
 
 def main(argv=None) -> int:
@@ -157,21 +183,29 @@ def run(n: int, command: list, *, hosts=None, tcp=False, timeout=None, tag_outpu
     cmd, env = mpirun_command(n, command, hosts=hosts, tcp=tcp, session_dir=session, shm_dir=shm,
                               timeout=timeout, mpirun=mpirun, tag_output=tag_output)
     proc = None
+    failed: set = set()
+
+    def stop_on_signal(signum, frame):
+        raise KeyboardInterrupt     # a SIGTERM (timeout, Slurm) ends the job and removes the directories
+
+    previous = {sig: signal.signal(sig, stop_on_signal) for sig in (signal.SIGTERM, signal.SIGHUP)}
     try:
         proc = subprocess.Popen(cmd, env=env, stderr=subprocess.PIPE, text=True, errors="replace",
                                 start_new_session=True)
-        failed = set()
         for line in proc.stderr:        # passed through as it comes; failed ranks noted
             sys.stderr.write(line)
-            m = _RANK_RE.search(line)
-            if m:
-                failed.add(int(m.group(1)))
+            for rx in _RANK_RES:
+                m = rx.search(line)
+                if m:
+                    failed.add(int(m.group(1)))
         code = proc.wait()
     except KeyboardInterrupt:
         code = 130
         if proc is not None:
             _stop(proc)
     finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
         if proc is not None and proc.poll() is None:
             _stop(proc)
         shutil.rmtree(session, ignore_errors=True)
