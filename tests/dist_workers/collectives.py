@@ -50,7 +50,8 @@ def ops_for(dtype):
 
 
 # -- host buffers through the communicator (in place, out=, odd sizes) -----------------------------
-for dtype in DTYPES:
+HOST = DEVICES != ["cuda"]       # the cuda run (the CuPy stand-in) checks only the tensors' cuda path
+for dtype in DTYPES if HOST else []:
     for shape in [(1,), (7, 3), (1001,)]:
         for op in ops_for(dtype):
             buf = value(R, shape, dtype, 1)

@@ -105,7 +105,7 @@ def _(ctx, *grads):
 
 
 @_all_reduce_op.kernel("flex")
-def _(*xs, op="sum", group=0):
+def _flex_all_reduce(*xs, op="sum", group=0):
     """Several tensors are packed into one host buffer: one collective per call (a bucket)."""
     comm = group_communicator(group)
     if len(xs) == 1:
@@ -135,7 +135,7 @@ def _(x, root=0, group=0):
 
 
 @_broadcast_op.kernel("flex")
-def _(x, root=0, group=0):
+def _flex_broadcast(x, root=0, group=0):
     out = np.array(x, copy=True, order="C")
     group_communicator(group).broadcast(out, root)
     return out
@@ -153,7 +153,7 @@ def _(x, world=1, group=0):
 
 
 @_all_gather_op.kernel("flex")
-def _(x, world=1, group=0):
+def _flex_all_gather(x, world=1, group=0):
     return group_communicator(group).all_gather(np.ascontiguousarray(x))
 
 
@@ -170,7 +170,7 @@ def _(x, op="sum", group=0):
 
 
 @_reduce_scatter_op.kernel("flex")
-def _(x, op="sum", group=0):
+def _flex_reduce_scatter(x, op="sum", group=0):
     return group_communicator(group).reduce_scatter(np.ascontiguousarray(x), op)
 
 
@@ -278,3 +278,6 @@ def barrier(*, comm=None) -> None:
         >>> burn_dist.barrier()
     """
     group_communicator(_group_of(comm)).barrier()
+
+
+from . import cuda_kernels  # noqa: E402,F401  (registers the cuda kernels of the ops above)
