@@ -77,17 +77,17 @@ def _flex():
 
 # -- the ops ---------------------------------------------------------------------------------
 @burn.backend_extension("dist::all_reduce")
-def _all_reduce_op(*xs, op="sum", group=0):
+def _all_reduce_op(*xs, op="sum", group=0, check=True, presence=()):
     """Reference: through the host (flex) for backends without a kernel (wgpu)."""
     host = [x.to_device(_flex()) for x in xs]
-    outs = _all_reduce_op(*host, op=op, group=group)
+    outs = _all_reduce_op(*host, op=op, group=group, check=check, presence=presence)
     outs = outs if isinstance(outs, tuple) else (outs,)
     res = tuple(o.to_device(x.device) for o, x in zip(outs, xs))
     return res if len(res) > 1 else res[0]
 
 
 @_all_reduce_op.meta
-def _(*xs, op="sum", group=0):
+def _(*xs, op="sum", group=0, check=True, presence=()):
     dt = xs[0].dtype
     for i, x in enumerate(xs):
         if x.dtype != dt:
@@ -105,22 +105,43 @@ def _(ctx, *grads):
 
 
 @_all_reduce_op.kernel("flex")
-def _flex_all_reduce(*xs, op="sum", group=0):
-    """Several tensors are packed into one host buffer: one collective per call (a bucket)."""
+def _flex_all_reduce(*xs, op="sum", group=0, check=True, presence=()):
+    """Several tensors are packed into one host buffer: one collective per call (a bucket).
+    ``check=False`` skips the metadata exchange (DataParallel sends the same sizes on every rank);
+    ``presence``: the last tensor holds one 0/1 flag per name, checked after the mean."""
     comm = group_communicator(group)
     if len(xs) == 1:
         x = xs[0]
         out = np.empty(x.shape, x.dtype)
-        comm.all_reduce(np.ascontiguousarray(x), op, out=out)
+        comm.all_reduce(np.ascontiguousarray(x), op, out=out, check=check)
         return out
     sizes = [x.size for x in xs]
     flat = np.concatenate([np.ravel(x) for x in xs])
-    comm.all_reduce(flat, op)
+    comm.all_reduce(flat, op, check=check)
+    if presence:
+        check_presence(flat[flat.size - len(presence):], presence, comm)
     outs, at = [], 0
     for x, n in zip(xs, sizes):
         outs.append(flat[at:at + n].reshape(x.shape))
         at += n
     return tuple(outs)
+
+
+def check_presence(flags, names, comm) -> None:
+    """Raise on every rank (they all hold the same averaged flags) if a flag is neither 0 nor 1.
+
+    Example:
+        >>> import numpy as np, burn_dist
+        >>> from burn_dist.collectives import check_presence
+        >>> check_presence(np.array([1.0, 0.0]), ("a", "b"), burn_dist.communicator())
+    """
+    flags = np.asarray(flags, np.float64)
+    bad = [(n, f) for n, f in zip(names, flags) if not (f == 0.0 or f == 1.0)]
+    if bad:
+        which = ", ".join(f"{n!r} (on {f * comm.world_size:.0f} of {comm.world_size} ranks)" for n, f in bad)
+        raise BurnError(f"burn.dist.DataParallel: parameter(s) {which} got a gradient on some ranks only; every "
+                        f"rank must use the same parameters in its step (use a parameter on every rank or freeze "
+                        f"it on every rank; rank {comm.rank} raises this)")
 
 
 @burn.backend_extension("dist::broadcast")
@@ -208,8 +229,11 @@ def all_reduce(t: Tensor, op: str = "sum", *, comm=None) -> Tensor:
         return t.assign_(_all_reduce_op(t.detach(), op=op, group=g))
 
 
-def all_reduce_many(tensors, op: str = "sum", *, comm=None) -> tuple:
+def all_reduce_many(tensors, op: str = "sum", *, comm=None, check: bool = True, presence: tuple = ()) -> tuple:
     """Reduce several tensors of one dtype with ONE collective (packed into one buffer); new tensors.
+
+    ``check=False`` skips the metadata exchange: only for callers that know every rank sends
+    the same shapes (DataParallel compares its models at creation and its gradients each step).
 
     Example:
         >>> import burn, burn_dist
@@ -219,7 +243,8 @@ def all_reduce_many(tensors, op: str = "sum", *, comm=None) -> tuple:
     ts = [_tensor(t, "all_reduce_many") for t in tensors]
     if not ts:
         return ()
-    out = _all_reduce_op(*ts, op=op, group=_group_of(comm))
+    kwargs = {"presence": tuple(presence)} if presence else {}
+    out = _all_reduce_op(*ts, op=op, group=_group_of(comm), check=bool(check), **kwargs)
     return out if isinstance(out, tuple) else (out,)
 
 

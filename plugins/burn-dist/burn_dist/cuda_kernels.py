@@ -30,17 +30,19 @@ def _through_host(kernel, arrays, **kw):
 
 
 @C._all_reduce_op.kernel(BACKEND)
-def _all_reduce(*xs, op="sum", group=0):
+def _all_reduce(*xs, op="sum", group=0, check=True, presence=()):
     comm = C.group_communicator(group)
     if not getattr(comm, "device_arrays", False):
-        return _through_host(C._flex_all_reduce, xs, op=op, group=group)
+        return _through_host(C._flex_all_reduce, xs, op=op, group=group, check=check, presence=presence)
     cp = _api().cupy()
     if len(xs) == 1:
         out = cp.empty(xs[0].shape, xs[0].dtype)
-        comm.all_reduce(cp.ascontiguousarray(xs[0]), op, out=out)
+        comm.all_reduce(cp.ascontiguousarray(xs[0]), op, out=out, check=check)
         return out
     flat = cp.concatenate([cp.ravel(x) for x in xs])
-    comm.all_reduce(flat, op)
+    comm.all_reduce(flat, op, check=check)
+    if presence:
+        C.check_presence(_api().to_host(flat[flat.size - len(presence):], count=False), presence, comm)
     outs, at = [], 0
     for x in xs:
         outs.append(flat[at:at + x.size].reshape(x.shape))

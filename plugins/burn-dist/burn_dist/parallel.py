@@ -14,8 +14,11 @@ Frozen parameters (a LoRA base) are not exchanged. Optimizer groups, gradient cl
 the optimizer applies to the gradients it is given: after averaging) and schedulers work
 unchanged, because the optimizer simply gets the averaged gradients.
 
-A parameter must get a gradient on every rank or on none: one that gets one on some ranks
-only makes the bucket's sizes differ, which the collective reports as an error (not a hang).
+A parameter must get a gradient on every rank or on none: a bucket always carries every
+parameter it plans for (zeros where a rank has no gradient) plus one presence flag each, so
+the ranks always exchange the same sizes (never a hang) and a parameter with a gradient on
+some ranks only is an error on every rank, naming it. Each step costs one collective per
+bucket and nothing else.
 
 Example:
     >>> import burn, burn_dist
@@ -108,8 +111,9 @@ class DataParallel(Module):
         comm: the communicator (default: ``burn.dist.init()``'s).
         bucket_mb: the size of a gradient bucket in megabytes (one collective each).
         broadcast: copy rank 0's parameters and buffers to every rank now (default True).
-        check_gradients: compare, each step, which parameters got a gradient on each rank (a few
-            bytes on the host) so that a parameter used on some ranks only is an error, not a hang.
+        check_gradients: send, with each bucket, which of its parameters got a gradient on this rank
+            (one number each), so that a parameter used on some ranks only is an error naming it;
+            False: a missing gradient counts as zeros and every rank steps every trainable parameter.
 
     The wrapper is transparent: its parameters, buffers, ``state_dict`` and checkpoints have
     the wrapped model's paths (no ``module.`` prefix), ``model(x)`` calls the model, and other
@@ -231,34 +235,33 @@ class DataParallel(Module):
         out = Gradients()
         for leaf, g in grads.items():
             out.set(leaf, g)
-        present = [[grads.get(p) is not None for p in bucket] for bucket in self.buckets]
-        if self.check_gradients:
-            self._check_presence(present)
+        names = self._names()
         with burn.no_grad():
-            for bucket, mask in zip(self.buckets, present):
-                have = [(p, grads.get(p)) for p, m in zip(bucket, mask) if m]
-                if not have:         # no rank has a gradient for this bucket (checked above)
-                    continue
-                averaged = collectives.all_reduce_many([g for _, g in have], "mean", comm=self.comm)
-                for (p, _), a in zip(have, averaged):
-                    out.set(p, a)
+            for bucket in self.buckets:
+                got = [grads.get(p) for p in bucket]
+                # every bucket always carries every parameter of the plan (zeros where this rank has no
+                # gradient), so its size is the same on every rank: no hang, whatever the ranks computed
+                sends = [g if g is not None else burn.zeros(p.shape, dtype=p.dtype, device=p.device)
+                         for p, g in zip(bucket, got)]
+                kwargs = {}
+                if self.check_gradients:
+                    # and one flag per parameter: after the mean, a flag strictly between 0 and 1 means
+                    # some ranks had a gradient and others not, which the kernel reports on every rank
+                    sends.append(burn.tensor([float(g is not None) for g in got], dtype=bucket[0].dtype,
+                                             device=bucket[0].device))
+                    kwargs["presence"] = tuple(names[id(p)] for p in bucket)
+                averaged = collectives.all_reduce_many(sends, "mean", comm=self.comm, check=False, **kwargs)
+                for p, g, a in zip(bucket, got, averaged):
+                    if g is not None or not self.check_gradients:
+                        out.set(p, a)
         return out
 
-    def _check_presence(self, present) -> None:
-        """Which parameters got a gradient, compared across ranks on the host (a few bytes): a
-        parameter with a gradient on some ranks only would make the exchange wait forever."""
-        mask = np.array([m for row in present for m in row], np.uint8)
-        every = self.comm.all_gather(mask)
-        if (every == every[0]).all():
-            return
-        flat = [p for bucket in self.buckets for p in bucket]
-        names = {id(p): n for n, p in self.module.named_parameters()}
-        col = int(np.nonzero((every != every[0]).any(axis=0))[0][0])
-        ranks_with = [r for r in range(len(every)) if every[r, col]]
-        raise BurnError(f"burn.dist.DataParallel: parameter {names.get(id(flat[col]), '?')!r} got a gradient on "
-                        f"rank(s) {ranks_with} but not on the others; every rank must use the same parameters "
-                        f"in its step (freeze a parameter on every rank, or use it on every rank; rank "
-                        f"{self.comm.rank} raises this)")
+    def _names(self) -> dict:
+        names = self.__dict__.get("_names_cache")
+        if names is None:
+            names = {id(p): n for n, p in self.module.named_parameters()}
+            object.__setattr__(self, "_names_cache", names)
+        return names
 
     def backward(self, loss, **kwargs) -> Gradients:
         """``loss.backward(**kwargs)`` with the gradients averaged over the ranks.
