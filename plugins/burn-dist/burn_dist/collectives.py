@@ -71,7 +71,9 @@ def _group_of(comm) -> int:
     return 0 if comm is None else register_group(comm)
 
 
-def _flex():
+def _flex(x=None):
+    if x is not None and x.device.kind == "flex":      # the flex kernel itself is missing: never recurse
+        raise BurnError("burn.dist: the dist::* ops' flex kernels are not registered (is burn-flex disabled?)")
     return burn.Device.flex()
 
 
@@ -79,7 +81,7 @@ def _flex():
 @burn.backend_extension("dist::all_reduce")
 def _all_reduce_op(*xs, op="sum", group=0, check=True, presence=()):
     """Reference: through the host (flex) for backends without a kernel (wgpu)."""
-    host = [x.to_device(_flex()) for x in xs]
+    host = [x.to_device(_flex(x)) for x in xs]
     outs = _all_reduce_op(*host, op=op, group=group, check=check, presence=presence)
     outs = outs if isinstance(outs, tuple) else (outs,)
     res = tuple(o.to_device(x.device) for o, x in zip(outs, xs))
@@ -147,7 +149,7 @@ def check_presence(flags, names, comm) -> None:
 @burn.backend_extension("dist::broadcast")
 def _broadcast_op(x, root=0, group=0):
     """Reference: through the host (flex)."""
-    return _broadcast_op(x.to_device(_flex()), root=root, group=group).to_device(x.device)
+    return _broadcast_op(x.to_device(_flex(x)), root=root, group=group).to_device(x.device)
 
 
 @_broadcast_op.meta
@@ -165,7 +167,7 @@ def _flex_broadcast(x, root=0, group=0):
 @burn.backend_extension("dist::all_gather")
 def _all_gather_op(x, world=1, group=0):
     """Reference: through the host (flex)."""
-    return _all_gather_op(x.to_device(_flex()), world=world, group=group).to_device(x.device)
+    return _all_gather_op(x.to_device(_flex(x)), world=world, group=group).to_device(x.device)
 
 
 @_all_gather_op.meta
@@ -181,7 +183,7 @@ def _flex_all_gather(x, world=1, group=0):
 @burn.backend_extension("dist::reduce_scatter")
 def _reduce_scatter_op(x, op="sum", group=0):
     """Reference: through the host (flex)."""
-    return _reduce_scatter_op(x.to_device(_flex()), op=op, group=group).to_device(x.device)
+    return _reduce_scatter_op(x.to_device(_flex(x)), op=op, group=group).to_device(x.device)
 
 
 @_reduce_scatter_op.meta

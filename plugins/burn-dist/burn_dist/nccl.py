@@ -1,8 +1,9 @@
 """NCCL for cuda tensors: ``cupy.cuda.nccl`` on CuPy arrays, no host copy.
 
-``NCCLCommunicator(mpi)`` makes one NCCL communicator over the ranks of an
-:class:`~burn_dist.comm.MPICommunicator`: rank 0 draws NCCL's unique id, MPI broadcasts it (128
-bytes), every rank joins with the GPU it uses (``cupy.cuda.Device()``, pick it first, e.g. from
+``NCCLCommunicator(host)`` makes one NCCL communicator over the ranks of a host communicator
+(an :class:`~burn_dist.comm.MPICommunicator`, or the default one of :func:`burn_dist.init`:
+world size 1 under plain python): rank 0 draws NCCL's unique id, the host communicator
+broadcasts it (128 bytes), every rank joins with the GPU it uses (``cupy.cuda.Device()``, pick it first, e.g. from
 :func:`burn_dist.local_rank`). Collectives take CuPy arrays and run on CuPy's current stream;
 the metadata check goes over MPI on the host (a few bytes), so mismatched shapes are an error
 here too. ``burn_dist.init(NCCLCommunicator(MPICommunicator()))`` makes it the default: then the
@@ -22,7 +23,7 @@ import numpy as np
 
 from burn import BurnError
 
-from .comm import Communicator, MPICommunicator
+from .comm import Communicator
 
 __all__ = ["NCCLCommunicator", "nccl_available"]
 
@@ -60,7 +61,7 @@ class NCCLCommunicator(Communicator):
     name = "nccl"
     device_arrays = True        # the dist ops hand it the cuda tensor's CuPy array itself
 
-    def __init__(self, mpi: MPICommunicator | None = None):
+    def __init__(self, host: Communicator | None = None):
         try:
             import cupy
             from cupy.cuda import nccl
@@ -70,7 +71,13 @@ class NCCLCommunicator(Communicator):
         if not nccl.available:
             raise BurnError("burn.dist.NCCLCommunicator: this CuPy was built without NCCL support")
         self.cupy, self.nccl = cupy, nccl
-        self.mpi = mpi if mpi is not None else MPICommunicator()
+        if host is None:
+            from .runtime import communicator
+            host = communicator()
+        if getattr(host, "device_arrays", False):
+            raise BurnError("burn.dist.NCCLCommunicator: the host communicator must work on host buffers "
+                            "(MPICommunicator or LocalCommunicator)")
+        self.mpi = host
         self.rank, self.world_size = self.mpi.rank, self.mpi.world_size
         uid = np.zeros(128, np.int64)       # ncclUniqueId: 128 bytes
         if self.rank == 0:
