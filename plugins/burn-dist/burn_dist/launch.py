@@ -151,9 +151,9 @@ def main(argv=None) -> int:
     Example:
         >>> from burn_dist.launch import main
         >>> try:
-        ...     main(["--help"])
+        ...     main(["launch", "-n", "2"])       # no command after --: a usage error
         ... except SystemExit as e:
-        ...     assert e.code == 0
+        ...     assert e.code == 2
     """
     ap = argparse.ArgumentParser(prog="burn-dist", description="burn.dist: launch data-parallel jobs on MPI")
     sub = ap.add_subparsers(dest="cmd", required=True)

@@ -171,13 +171,21 @@ class DataParallel(Module):
         return getattr(module, name)
 
     def __setattr__(self, name, value):
-        if name in ("training",):
-            object.__setattr__(self, name, value)
-        else:
-            setattr(self.module, name, value)
+        setattr(self.module, name, value)
 
-    def extra_repr(self) -> str:
-        return f"world_size={self.comm.world_size}, buckets={len(self.buckets)}"
+    @property
+    def training(self) -> bool:
+        """The wrapped model's training mode.
+
+        Example:
+            >>> import burn, burn_dist
+            >>> dp = burn_dist.DataParallel(burn.nn.Dropout(0.5))
+            >>> assert not dp.eval().training and dp.train().training
+        """
+        return getattr(self.module, "training", True)
+
+    def __repr__(self) -> str:
+        return f"DataParallel(world_size={self.comm.world_size}, buckets={len(self.buckets)}, module={self.module!r})"
 
     # -- state ------------------------------------------------------------------------------
     def broadcast_state(self, root: int = 0) -> None:
