@@ -150,9 +150,9 @@ def _step_worker(rounds, threads):
 
 
 # -- the driver ---------------------------------------------------------------------------------------
-def _launch(n, args, extra_env=None, timeout=600):
-    cmd = [sys.executable, "-m", "burn_dist.launch", "launch", "-n", str(n), "--timeout", str(timeout), "--",
-           sys.executable, os.path.abspath(__file__)] + args
+def _launch(n, args, extra_env=None, timeout=600, tcp=False):
+    cmd = [sys.executable, "-m", "burn_dist.launch", "launch", "-n", str(n), "--timeout", str(timeout)]
+    cmd += (["--tcp"] if tcp else []) + ["--", sys.executable, os.path.abspath(__file__)] + args
     env = dict(os.environ, **(extra_env or {}))
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout + 30, env=env)
     for line in r.stdout.splitlines():
@@ -169,6 +169,7 @@ def main():
     ap.add_argument("--only", default="allreduce,step")
     ap.add_argument("--threads", default="default,one")
     ap.add_argument("--repeats", type=int, default=2, help="1-process / 2-rank alternations of the step part")
+    ap.add_argument("--tcp", action="store_true", help="force the all-reduce part over TCP (OMPI_MCA_btl=tcp,self)")
     ap.add_argument("--json", default=None)
     ap.add_argument("--worker", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -181,8 +182,9 @@ def main():
     report = {}
     if "allreduce" in args.only:
         res = _launch(2, ["--worker", "allreduce", "--sizes", args.sizes, "--rounds", str(args.rounds)]
-                      + (["--no-torch"] if args.no_torch else []), {"BENCH_DIST_PORT": str(29500 + os.getpid() % 1000)})
-        print("\nall_reduce float32 sum, 2 ranks, shared memory (median of the slowest rank per call)")
+                      + (["--no-torch"] if args.no_torch else []), {"BENCH_DIST_PORT": str(29500 + os.getpid() % 1000)}, tcp=args.tcp)
+        print(f"\nall_reduce float32 sum, 2 ranks, {'TCP' if args.tcp else 'shared memory'} "
+              f"(median of the slowest rank per call)")
         print(f"{'size':>7} {'mpi4py':>10} {'burn comm':>10} {'unchecked':>10} {'burn tensor':>12} {'torch gloo':>11}"
               f" {'GB/s mpi4py':>12} {'comm/raw bw':>12} {'unchecked/raw':>14} {'tensor/raw bw':>14}")
         for mb, m in res.items():
