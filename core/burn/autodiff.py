@@ -95,6 +95,23 @@ class Gradients:
         entry = self._by_id.pop(id(tensor), None)
         return None if entry is None else entry[1]
 
+    def set(self, tensor, grad):
+        """Make ``grad`` the gradient of ``tensor`` (e.g. the average over data-parallel ranks).
+
+        ``grad`` must have ``tensor``'s shape; an optimizer given these gradients uses it.
+
+        Example:
+            >>> import burn
+            >>> w = burn.tensor([1.0], device=burn.Device.flex().autodiff()).require_grad()
+            >>> grads = (w * 3).sum().backward()
+            >>> grads.set(w, w.grad(grads) / 2)
+            >>> assert w.grad(grads).tolist() == [1.5]
+        """
+        if tuple(grad.shape) != tuple(tensor.shape):
+            raise AutodiffError(f"Gradients.set: the gradient has shape {tuple(grad.shape)}, the tensor "
+                                f"{tuple(tensor.shape)}; give a gradient of the tensor's shape")
+        self._by_id[id(tensor)] = (tensor, grad)
+
     def _set(self, tensor, grad):
         self._by_id[id(tensor)] = (tensor, grad)
 

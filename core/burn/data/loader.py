@@ -139,10 +139,35 @@ class DataLoader:
         # batch handed out was built, not as the prefetch thread left it (see host_rng_after_batch)
         self.track_host_rng = False
         self.host_rng_after_batch = None
+        self.shard_rank, self.shard_count = 0, 1
 
     def __len__(self) -> int:
         n = len(self.dataset)
+        if self.shard_count > 1 and not self.drop_last and n % self.batch_size and n % self.batch_size < self.shard_count:
+            return n // self.batch_size      # a last batch smaller than the rank count is dropped when sharded
         return n // self.batch_size if self.drop_last else math.ceil(n / self.batch_size)
+
+    def shard(self, rank: int, count: int) -> "DataLoader":
+        """Give only part ``rank`` of ``count`` of every batch (data-parallel training): the batches
+        (order, size ``batch_size``, number) stay those of one process, and each is split into
+        ``count`` disjoint parts (``numpy.array_split``), rank ``rank`` getting one; a last batch
+        smaller than ``count`` is dropped. ``shard(0, 1)`` undoes it. Returns the loader.
+
+        Example:
+            >>> import burn, numpy as np
+            >>> dl = burn.data.DataLoader(burn.data.ArrayDataset(np.arange(8)), 4).shard(1, 2)
+            >>> assert [b[0].tolist() for b in dl] == [[2, 3], [6, 7]] and len(dl) == 2
+        """
+        for v, what in ((rank, "rank"), (count, "count")):
+            if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
+                raise BurnError(f"DataLoader.shard: {what} must be an int, got {v!r}")
+        if not (count >= 1 and 0 <= rank < count):
+            raise BurnError(f"DataLoader.shard: need 0 <= rank < count, got rank={rank}, count={count}")
+        if count > self.batch_size:
+            raise BurnError(f"DataLoader.shard: batch_size {self.batch_size} is smaller than the {count} ranks; "
+                            f"every rank needs at least one sample of each batch")
+        self.shard_rank, self.shard_count = int(rank), int(count)
+        return self
 
     def set_epoch(self, epoch: int) -> None:
         """Make the next ``iter()`` run epoch ``epoch`` (its shuffle order), e.g. when resuming.
@@ -216,9 +241,7 @@ class DataLoader:
 
     def _worker_batches(self, order, start):
         """(batch, None) from worker processes (no host random state to track: it is theirs)."""
-        bs, n = self.batch_size, len(order)
-        stop = n - n % bs if self.drop_last else n
-        index_lists = [order[i:i + bs] for i in range(start * bs, stop, bs)]
+        index_lists = list(self._index_lists(order, start))
         pool = self._pool
         if pool is None or not pool.alive():
             fast = self.collate is None and hasattr(self.dataset, "get_batch")
@@ -258,17 +281,27 @@ class DataLoader:
     def _host_batches(self, order, start=0):
         """(batch, random state after building it or None), from batch ``start`` on."""
         import random
-        bs, n = self.batch_size, len(order)
-        stop = n - n % bs if self.drop_last else n
         fast = self.collate is None and hasattr(self.dataset, "get_batch")
         track = self.track_host_rng
-        for i in range(start * bs, stop, bs):
-            idx = order[i:i + bs]
+        for idx in self._index_lists(order, start):
             if fast:
                 batch = self.dataset.get_batch(idx)
             else:
                 batch = (self.collate or default_collate)([self.dataset[int(j)] for j in idx])
             yield batch, ((np.random.get_state(legacy=False), random.getstate()) if track else None)
+
+    def _index_lists(self, order, start):
+        """The sample indices of each batch from batch ``start`` on (this shard's part of it)."""
+        bs, n = self.batch_size, len(order)
+        stop = n - n % bs if self.drop_last else n
+        k = self.shard_count
+        for i in range(start * bs, stop, bs):
+            idx = order[i:i + bs]
+            if k > 1:
+                if len(idx) < k:
+                    return
+                idx = np.array_split(idx, k)[self.shard_rank]
+            yield idx
 
     def _to_device(self, batches):
         device = _device(self.device)

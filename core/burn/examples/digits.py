@@ -1,7 +1,9 @@
 """Train a small CNN on scikit-learn's bundled digits on the default device.
 
     python -m burn.examples.digits [--device flex] [--epochs 15] [--seed 0] [--out runs/digits]
-        [--checkpoint-dir runs/digits/ckpt [--resume]] [--plot curves.png]
+        [--checkpoint-dir runs/digits/ckpt [--resume]] [--plot curves.png] [--data-parallel]
+
+    burn-dist launch -n 2 -- python -m burn.examples.digits --data-parallel
 
 A CNN (``burn.nn`` conv blocks, a head through the fused ``linear_relu``
 extension) trained with cross-entropy and ``burn.optim.Adam`` on an autodiff device
@@ -9,6 +11,9 @@ by ``burn.train.Learner``, which shows a live progress bar (rich; plain
 lines when not a terminal) and a summary line per epoch; prints the test
 accuracy and where the model was saved (safetensors). ``--checkpoint-dir`` and
 ``--resume`` continue an interrupted run, ``--plot`` writes the curves.
+``--data-parallel`` trains on every rank of a ``burn-dist launch`` job (the burn-dist plugin):
+each rank a part of every batch, gradients averaged, so it reaches one process's accuracy;
+rank 0 prints, saves and checkpoints.
 """
 from __future__ import annotations
 
@@ -69,6 +74,8 @@ def main(argv=None) -> float:
                     help="save a checkpoint every epoch here (the newest 3 are kept)")
     ap.add_argument("--resume", action="store_true", help="continue from the newest checkpoint of --checkpoint-dir")
     ap.add_argument("--plot", default=None, metavar="PNG", help="write the training curves here (needs matplotlib)")
+    ap.add_argument("--data-parallel", action="store_true",
+                    help="train on every rank of a burn-dist launch job (needs burn-dist)")
     args = ap.parse_args(argv)
     if args.resume and not args.checkpoint_dir:
         ap.error("--resume needs --checkpoint-dir")
@@ -82,14 +89,22 @@ def main(argv=None) -> float:
     train = burn.data.DataLoader(burn.data.ArrayDataset(xtr, ytr), args.batch_size, shuffle=True, seed=args.seed,
                                  drop_last=True, device=dev)
     test = burn.data.DataLoader(burn.data.ArrayDataset(xte, yte), 512, device=dev)
-    print(f"burn {burn.__version__}: training a small CNN ({model.num_params()} parameters) on digits "
-          f"({len(xtr)} train / {len(xte)} test) on {base}")
     learner = burn.train.Learner(model, opt, F.cross_entropy, metrics=["accuracy"],
                                  checkpoint_dir=args.checkpoint_dir,
-                                 progress=burn.train.ProgressDisplay(log_every_s=10.0))
+                                 progress=burn.train.ProgressDisplay(log_every_s=10.0),
+                                 data_parallel=args.data_parallel)
+    main_rank = learner.parallel is None or learner.parallel.is_main
+    if main_rank:
+        print(f"burn {burn.__version__}: training a small CNN ({model.num_params()} parameters) on digits "
+              f"({len(xtr)} train / {len(xte)} test) on {base}")
+    if args.data_parallel and main_rank:
+        print(f"data parallel: {learner.parallel.world_size} ranks, {args.batch_size // learner.parallel.world_size}"
+              f" samples of each batch of {args.batch_size} per rank")
     t0 = time.perf_counter()
     history = learner.fit(train, args.epochs, valid_loader=test, resume=args.resume)
     acc = learner.evaluate(test)["accuracy"]
+    if not main_rank:
+        return acc
     print(f"test accuracy: {acc * 100:.2f}%  ({time.perf_counter() - t0:.1f} s on {base})")
     os.makedirs(args.out, exist_ok=True)
     path = os.path.abspath(os.path.join(args.out, "model.safetensors"))

@@ -16,8 +16,9 @@ from .early_stopping import EarlyStopping  # noqa: F401
 from .history import History  # noqa: F401
 from .progress import ProgressDisplay, format_metrics  # noqa: F401
 from .checkpoint import list_checkpoints, latest_checkpoint, capture_rng, restore_rng  # noqa: F401
+from .parallel import TrainingParallel  # noqa: F401
 from .learner import Learner  # noqa: F401
 
 __all__ = ["Learner", "History", "EarlyStopping", "ProgressDisplay", "Metric", "Loss", "Accuracy",
            "TopKAccuracy", "MeanMetric", "get_metric", "format_metrics", "list_checkpoints",
-           "latest_checkpoint", "capture_rng", "restore_rng"]
+           "latest_checkpoint", "capture_rng", "restore_rng", "TrainingParallel"]

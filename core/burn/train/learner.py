@@ -12,6 +12,7 @@ from . import checkpoint as ckpt
 from .early_stopping import EarlyStopping
 from .history import History
 from .metrics import Loss, get_metric
+from .parallel import resolve_parallel
 from .progress import ProgressDisplay
 from ..graph import graph_for
 from .. import amp, optim
@@ -52,6 +53,13 @@ class Learner:
     - ``rngs``: ``{name: numpy Generator}`` your data pipeline draws from, saved
       and restored with the checkpoints (numpy's and Python's global
       generators always are).
+    - ``data_parallel``: True trains on every rank of a ``burn-dist launch`` job through
+      ``burn.dist`` (or give a :class:`burn.train.TrainingParallel`): the model is wrapped so
+      that every rank starts from rank 0's parameters and steps with the gradients averaged
+      over the ranks; each loader gives each rank a disjoint part of every batch (the global
+      batch stays ``batch_size``, so the run follows one process's up to rounding); epoch
+      metrics are summed over the ranks; progress and checkpoints are rank 0's; a checkpoint
+      resumes on any number of ranks. Under plain ``python`` it is one process.
 
     Example:
         >>> import burn, numpy as np
@@ -72,7 +80,7 @@ class Learner:
                  checkpoint_dir=None, keep_last: int | None = 3, early_stopping: EarlyStopping | None = None,
                  progress=True, scheduler_interval: str = "step", rngs: dict | None = None,
                  checkpoint_every: int | None = None, plateau_monitor: str | None = None,
-                 autocast=None, grad_scaler=None):
+                 autocast=None, grad_scaler=None, data_parallel=False):
         if not callable(model):
             raise BurnError(f"Learner: model must be callable (a burn.nn.Module), got {type(model).__name__}")
         if not hasattr(optimizer, "step") or not hasattr(optimizer, "state_dict"):
@@ -93,6 +101,17 @@ class Learner:
             raise BurnError("Learner: checkpoint_every needs a checkpoint_dir to write to")
         if early_stopping is not None and not isinstance(early_stopping, EarlyStopping):
             raise BurnError(f"Learner: early_stopping must be a burn.train.EarlyStopping, got {early_stopping!r}")
+        self.parallel = resolve_parallel(data_parallel)
+        if self.parallel is not None:
+            for m in metrics:
+                m = get_metric(m)
+                if m.state_dict() is None:
+                    raise BurnError(f"Learner(data_parallel=True): metric {m.name!r} keeps no state_dict, so it "
+                                    f"cannot be summed over the ranks; give it state_dict/load_state_dict "
+                                    f"(as burn.train.MeanMetric has)")
+            model = self.parallel.prepare(model)
+            if not self.parallel.is_main:
+                progress = False
         self.model, self.optimizer, self.loss_fn = model, optimizer, loss_fn
         if grad_scaler is not None and not isinstance(grad_scaler, amp.GradScaler):
             raise BurnError(f"Learner: grad_scaler must be a burn.amp.GradScaler, got {type(grad_scaler).__name__}")
@@ -180,6 +199,9 @@ class Learner:
         self._loaders = {"train": train_loader}
         if valid_loader is not None:
             self._loaders["valid"] = valid_loader
+        if self.parallel is not None:
+            for dl in self._loaders.values():
+                self.parallel.shard(dl)
         if resume:
             if self.checkpoint_dir is None:
                 raise BurnError("Learner.fit(resume=True) needs the Learner's checkpoint_dir")
@@ -266,10 +288,10 @@ class Learner:
             inputs, targets = self._split(batch)
             outputs, loss = self._forward(inputs, targets)
             if self.grad_scaler is not None:
-                self.grad_scaler.step(self.optimizer, self.grad_scaler.scale(loss).backward())
+                self.grad_scaler.step(self.optimizer, self._gradients(self.grad_scaler.scale(loss)))
                 self.grad_scaler.update()
             else:
-                self.optimizer.step(loss.backward())
+                self.optimizer.step(self._gradients(loss))
             if self.scheduler is not None and self.scheduler_interval == "step":
                 self.scheduler.step()
             self.global_step += 1
@@ -299,8 +321,10 @@ class Learner:
         if step == 0:
             raise BurnError(f"Learner.fit: the train loader gave no batch in epoch {self.epoch + 1}")
         record = {"epoch": self.epoch + 1}
-        record.update({f"train_{m.name}": float(m.compute()) for m in tracked})
+        record.update({f"train_{m.name}": v for m, v in zip(tracked, self._compute(tracked))})
         elapsed = time.perf_counter() - t0
+        if self.parallel is not None:
+            samples = int(self.parallel.reduce_sums([float(samples)])[0])
         record["lr"] = float(self.optimizer.lr) if hasattr(self.optimizer, "lr") else None
         record["time_s"] = elapsed
         record["samples_per_s"] = samples / max(elapsed, 1e-9)
@@ -330,6 +354,8 @@ class Learner:
             >>> pred = m(burn.tensor(np.eye(2, dtype=np.float32))).numpy().argmax(1)
             >>> assert sorted(res) == ["accuracy", "loss"] and res["accuracy"] == (pred == np.arange(2)).mean()
         """
+        if self.parallel is not None:
+            self.parallel.shard(loader)
         was_training = getattr(self.model, "training", True)
         if hasattr(self.model, "eval"):
             self.model.eval()
@@ -352,7 +378,25 @@ class Learner:
                 self.model.train(was_training)
         if n_batches == 0:
             raise BurnError("Learner.evaluate: the loader gave no batch")
-        return {m.name: float(m.compute()) for m in [loss_m] + self.metrics}
+        tracked = [loss_m] + self.metrics
+        return {m.name: v for m, v in zip(tracked, self._compute(tracked))}
+
+    def _gradients(self, loss):
+        grads = loss.backward()
+        return grads if self.parallel is None else self.parallel.gradients(grads)
+
+    def _compute(self, tracked) -> list:
+        """Each metric's value; with data_parallel, over every rank's samples (states summed)."""
+        if self.parallel is None:
+            return [float(m.compute()) for m in tracked]
+        states = [m.state_dict() for m in tracked]
+        sums = self.parallel.reduce_sums([v for st in states for v in (st["total"] or 0.0, st["count"])])
+        out = []
+        for i, (m, st) in enumerate(zip(tracked, states)):
+            total, count = sums[2 * i], sums[2 * i + 1]
+            m.load_state_dict({"total": total, "dtype": st.get("dtype", "float64"), "count": int(count)}, self.device)
+            out.append(float(m.compute()))
+        return out
 
     def _flush(self) -> None:
         graph_for(self.device).flush()
@@ -405,6 +449,8 @@ class Learner:
         """
         if self.checkpoint_dir is None:
             raise BurnError("Learner.save_checkpoint: the Learner has no checkpoint_dir")
+        if self.parallel is not None and not self.parallel.is_main:
+            return self.last_checkpoint         # every rank holds the same state: rank 0 writes it
 
         def write(tmp):
             self.model.save(os.path.join(tmp, ckpt.MODEL), metadata={"epoch": str(self.epoch)})

@@ -446,6 +446,44 @@ def extensions():
     return {"rows": [ext, own], "ok": ok1 and ok2}
 
 
+def dist():
+    """burn-dist's NCCL path on one GPU (world size 1: NCCL with one rank; two GPUs are needed for
+    more): the NCCLCommunicator's collectives on CuPy arrays, and the dist ops of cuda tensors
+    through it, against numpy."""
+    import importlib.util
+    if importlib.util.find_spec("burn_dist") is None:
+        return {"rows": [("burn.dist NCCL (world size 1)", "not run", "", "burn-dist not installed", "n/a")],
+                "ok": True}
+    import cupy
+    import numpy as np
+    import burn
+    import burn_dist
+    from burn_dist.nccl import NCCLCommunicator
+    comm = NCCLCommunicator(burn_dist.LocalCommunicator())
+    burn_dist.init(comm)
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal(1001).astype(np.float32)
+    checks = []
+    x = cupy.asarray(a)
+    comm.all_reduce(x, "sum")
+    checks.append(np.array_equal(cupy.asnumpy(x), a))
+    out = cupy.empty_like(x)
+    comm.all_reduce(x, "mean", out=out)
+    checks.append(np.allclose(cupy.asnumpy(out), a))
+    checks.append(np.array_equal(cupy.asnumpy(comm.all_gather(x))[0], a))
+    comm.broadcast(x, root=0)
+    checks.append(np.array_equal(cupy.asnumpy(x), a))
+    checks.append(np.array_equal(cupy.asnumpy(comm.reduce_scatter(x.reshape(1, -1))), a))
+    dev = _dev()
+    t = burn.tensor(a.reshape(7, 143), device=dev)
+    checks.append(np.array_equal(burn_dist.all_gather(t).numpy()[0], a.reshape(7, 143)))
+    many = burn_dist.all_reduce_many([t, t.T + 1], "mean")
+    checks.append(np.allclose(many[1].numpy(), a.reshape(7, 143).T + 1))
+    ok = all(checks)
+    return {"rows": [("burn.dist NCCL (world size 1)", f"{sum(checks)}/{len(checks)} checks", "numpy",
+                      "NCCLCommunicator + dist ops on cuda", "ok" if ok else "FAIL")], "ok": ok}
+
+
 def table(d):
     """Every result of directory ``d`` as one table (memory rows combined)."""
     rows, ok = [], True
@@ -454,7 +492,7 @@ def table(d):
         if name.endswith(".json"):
             with open(os.path.join(d, name)) as f:
                 res[name[:-5]] = json.load(f)
-    for key in ("conformance", "matmul", "elementwise", "cnn", "cuda_graph", "extensions", "reductions"):
+    for key in ("conformance", "matmul", "elementwise", "cnn", "cuda_graph", "extensions", "dist", "reductions"):
         r = res.get(key)
         if r is None and key == "reductions":      # informational: its absence fails nothing
             continue
@@ -493,7 +531,7 @@ def table(d):
 
 
 STEPS = {"conformance": conformance, "matmul": matmul, "elementwise": elementwise, "cnn": cnn, "memory": memory,
-         "extensions": extensions, "reductions": reductions, "cuda_graph": cuda_graph}
+         "extensions": extensions, "dist": dist, "reductions": reductions, "cuda_graph": cuda_graph}
 
 if __name__ == "__main__":
     if len(sys.argv) != 3 or sys.argv[1] not in list(STEPS) + ["table"]:

@@ -30,10 +30,10 @@ if not (torch.cuda.is_available() and cupy.is_available()):
     sys.exit("gpu_check: no usable GPU (torch.cuda.is_available() / cupy.is_available() is False)")
 PY
 
-say "installing core, burn-flex, burn-cuda, burn-linalg, burn-signal (offline: --no-deps --no-build-isolation)"
+say "installing core, burn-flex, burn-cuda, burn-linalg, burn-signal, burn-dist (offline: --no-deps --no-build-isolation)"
 timeout 150 "${py}" -m pip install --quiet --no-deps --no-build-isolation --no-index \
     "${root}/core" "${root}/plugins/burn-flex" "${root}/plugins/burn-cuda" "${root}/plugins/burn-linalg" \
-    "${root}/plugins/burn-signal"
+    "${root}/plugins/burn-signal" "${root}/plugins/burn-dist"
 timeout 60 "${py}" -m burn info | sed -n '/^backends/,/^extension/p'
 
 # each step is its own process with its own time limit; a failed step is reported in the
@@ -62,6 +62,7 @@ step cuda_graph       60 -- cuda_graph "${out}/cuda_graph.json"
 step memory_adaptive  20 BURN_CUDA_POOL=adaptive -- memory "${out}/memory_adaptive.json"
 step memory_cupy      20 BURN_CUDA_POOL=cupy -- memory "${out}/memory_cupy.json"
 step extensions       90 -- extensions "${out}/extensions.json"
+step dist             20 -- dist "${out}/dist.json"
 # informational (data for the reduce thresholds): a failure here is reported, not fatal
 saved=${status}
 step reductions       40 -- reductions "${out}/reductions.json"
