@@ -7,6 +7,9 @@ import pytest
 
 import burn
 
+# scripts that tests launch under mpirun (2 ranks), not modules to import or doctest here
+collect_ignore = ["dist_workers"]
+
 
 @pytest.fixture
 def dev():

@@ -14,6 +14,7 @@ neighbours (flex calls its kernel on chunks of the fused loop).
 from __future__ import annotations
 
 import importlib
+import importlib.util
 from math import copysign as _copysign
 from typing import Callable
 
@@ -27,7 +28,8 @@ from .tape import _autocast_on
 from .primitives import ELEMENTWISE, OPAQUE, TensorMeta
 from .tensor import Tensor, apply
 
-__all__ = ["backend_extension", "kernels_only", "Extension", "ExtensionContext", "register_kernel_modules"]
+__all__ = ["backend_extension", "kernels_only", "Extension", "ExtensionContext", "register_kernel_modules",
+           "lazy_exports"]
 
 
 def _fill(template, natives):
@@ -533,3 +535,34 @@ def register_kernel_modules(registry, namespace: str, modules: dict, *, ops=None
                                          host_fallback=name in host)
         served.append(backend)
     return served
+
+
+def lazy_exports(package: str, exports: dict):
+    """A module ``__getattr__`` for a plugin package whose public names live in submodules:
+    ``exports`` maps each name to the submodule (relative to ``package``) that defines it, imported
+    on the first use of the name. Why: discovery imports a plugin's ``plugin`` module, and with it
+    the package's ``__init__``; a package that imports its heavy parts there (onnx, iroh, mpi4py,
+    burn.nn) makes every burn user pay for them at the first op.
+
+    Example:
+        >>> import types
+        >>> from burn.library import lazy_exports
+        >>> pkg = types.ModuleType("pkg_example")
+        >>> pkg.__getattr__ = lazy_exports("json", {"dumps": "encoder"})   # json.encoder has no dumps
+        >>> try:
+        ...     pkg.__getattr__("missing")
+        ... except AttributeError as e:
+        ...     assert "missing" in str(e)
+    """
+    def __getattr__(name):
+        sub = exports.get(name)
+        if sub is None:       # a submodule read as an attribute (``burn_dist.collectives``)
+            if name.startswith("__") or importlib.util.find_spec(f"{package}.{name}") is None:
+                raise AttributeError(f"module {package!r} has no attribute {name!r}")
+            sub = name
+        module = importlib.import_module(f"{package}.{sub}") if sub else importlib.import_module(package)
+        value = module if sub == name else getattr(module, name)   # a submodule of that name: the module
+        setattr(importlib.import_module(package), name, value)
+        return value
+
+    return __getattr__

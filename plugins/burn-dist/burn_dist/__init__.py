@@ -17,11 +17,18 @@ Installed, it is found through the ``burn.plugins`` entry point ``dist`` and app
 """
 from __future__ import annotations
 
-from .comm import CollectiveMismatch, Communicator, LocalCommunicator, MPICommunicator
-from .runtime import abort, communicator, init, is_initialized, launched_by_mpi, local_rank, rank, world_size
-from .collectives import all_gather, all_reduce, all_reduce_many, barrier, broadcast, reduce_scatter
-from .parallel import DataParallel
-from .training import DistributedTraining, learner_parallel
+from burn.library import lazy_exports
+
+# imported on first use (burn.library.lazy_exports): discovery imports this package, and
+# burn.nn / mpi4py are not for every burn user to pay at the first op
+_EXPORTS = {"CollectiveMismatch": "comm", "Communicator": "comm", "LocalCommunicator": "comm",
+            "MPICommunicator": "comm",
+            **dict.fromkeys(["abort", "communicator", "init", "is_initialized", "launched_by_mpi", "local_rank",
+                             "rank", "world_size"], "runtime"),
+            **dict.fromkeys(["all_gather", "all_reduce", "all_reduce_many", "barrier", "broadcast",
+                             "reduce_scatter"], "collectives"),
+            "DataParallel": "parallel", "DistributedTraining": "training", "learner_parallel": "training"}
+__getattr__ = lazy_exports(__name__, _EXPORTS)
 
 __version__ = "0.1.0"
 __all__ = ["init", "is_initialized", "rank", "world_size", "local_rank", "communicator", "launched_by_mpi",

@@ -10,12 +10,15 @@ Installed, it is found through the ``burn.plugins`` entry point ``onnx`` and app
 """
 from __future__ import annotations
 
-from .errors import OnnxExportError, OnnxImportError
-from . import export       # the package, callable: burn.onnx.export(model, args, path)
-from .export import ExportContext, export_dynamic, export_rule, no_onnx_form
+from burn.library import lazy_exports
 
 __version__ = "0.1.0"
-from .importer import load  # noqa: E402
+# imported on first use (burn.library.lazy_exports): discovery imports this package, and onnx
+# takes about a second to import
+__getattr__ = lazy_exports(__name__, {
+    "export": "export",   # the package, callable: burn.onnx.export(model, args, path)
+    "ExportContext": "export", "export_dynamic": "export", "export_rule": "export", "no_onnx_form": "export",
+    "OnnxExportError": "errors", "OnnxImportError": "errors", "load": "importer"})
 
 __all__: list = ["export", "export_dynamic", "export_rule", "no_onnx_form", "ExportContext", "OnnxExportError",
                  "load", "OnnxImportError"]

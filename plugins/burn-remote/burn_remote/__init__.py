@@ -18,8 +18,10 @@ from __future__ import annotations
 __version__ = "0.1.0"
 __all__ = ["connect", "disconnect", "serve", "Server", "client_endpoint_id", "connection", "stats"]
 
-from .server import Server, serve  # noqa: E402
-from .transport import client_endpoint_id  # noqa: E402
+from burn.library import lazy_exports  # noqa: E402
+
+# imported on first use: discovery imports this package, and iroh is not for every burn user
+__getattr__ = lazy_exports(__name__, {"Server": "server", "serve": "server", "client_endpoint_id": "transport"})
 
 
 def connect(ticket: str, *, key_file: str | None = None, timeout: float = 30.0, relay: bool = False,

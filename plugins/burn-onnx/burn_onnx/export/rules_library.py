@@ -28,6 +28,9 @@ no_onnx_form("signal::lfilter", "an IIR filter's recursion has no ONNX operator;
                                 "(signal.convolve)")
 no_onnx_form("signal::sosfilt", "its sections are IIR filters (signal::lfilter), whose recursion has no ONNX "
                                 "operator; use an FIR filter (signal.convolve)")
+for _op in ("all_reduce", "broadcast", "all_gather", "reduce_scatter"):
+    no_onnx_form(f"dist::{_op}", "a collective across the ranks of a burn-dist job; an ONNX model runs in one "
+                                 "process: export the wrapped model (DataParallel's .module), not the training step")
 
 
 def _conv_nd(ctx, node, flip):
