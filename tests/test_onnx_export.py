@@ -61,7 +61,7 @@ def test_every_primitive_and_extension_op_has_a_rule_and_a_case():
     assert not missing_case, f"primitives without a test case: {missing_case}"
     tested = set(CASES) | set(EXT) | set(LIBRARY) | {"burn::nf4_matmul", "burn::nf4_dequantize"}  # + QLoRA tests
     ext = [n for n, p in burn.dispatch.registry.ops.items() if getattr(p, "is_extension", False)
-           and not n.startswith(("doc::", "test::"))]
+           and n.startswith(("burn::", "linalg::", "signal::"))]      # shipped here (tests declare others)
     for n in ext:   # its own tested rule, a tested reference-definition path, or a stated "no ONNX form"
         r = RULES.get(n)
         assert (r is not None and not r.supported and r.note) or n in tested, n
