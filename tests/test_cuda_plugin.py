@@ -251,6 +251,7 @@ def test_gpu_check_script_parses_and_its_table_combines_results(tmp_path):
                           "ok": True},
            "extensions": {"rows": [["burn.linalg / burn.signal ops on cuda vs flex", "2 passed", "", "", "ok"]],
                           "ok": True},
+           "dist": {"rows": [["burn.dist NCCL collectives (world size 1)", "4 passed", "", "", "ok"]], "ok": True},
            "memory_adaptive": {"peak_reserved": 60 << 20, "rows": []},
            "memory_cupy": {"peak_reserved": 100 << 20, "rows": []}}
     for k, v in res.items():

@@ -42,7 +42,15 @@ def launch(script, *args, n=2, tcp=False, timeout=120, env=None, cwd=None):
     cmd += [str(a) for a in args]
     env = dict(os.environ if env is None else env)
     env.pop("OMPI_COMM_WORLD_SIZE", None)
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout + 30, env=env, cwd=cwd)
+    with subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=cwd) as p:
+        try:
+            out, err = p.communicate(timeout=timeout + 30)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            raise
+    r = subprocess.CompletedProcess(cmd, p.returncode, out, err)
+    r.pid = p.pid            # the launcher's: its run directories are named burn-dist-<pid>-*
+    return r
 
 
 def _ok(r, n=2):
@@ -109,9 +117,11 @@ def test_a_failing_rank_ends_the_job_in_bounded_time_naming_the_rank(how):
     if how == "mismatch":
         assert "rank 0: float32 (4,) op=sum; rank 1: float32 (5,) op=sum" in r.stderr
     # the per-run session and shared-memory directories are gone, even after a killed rank
+    # (only this launcher's: tests in other workers may be running their own jobs meanwhile)
+    mine = f"burn-dist-{r.pid}-"
     if shm is not None:
-        assert not [f for f in set(os.listdir("/dev/shm")) - shm if f.startswith("burn-dist")]
-    assert not [f for f in set(os.listdir(tempfile.gettempdir())) - tmp if f.startswith(("burn-dist", "prte"))]
+        assert not [f for f in set(os.listdir("/dev/shm")) - shm if f.startswith(mine)]
+    assert not [f for f in set(os.listdir(tempfile.gettempdir())) - tmp if f.startswith(mine)]
 
 
 # -- the Learner and the example ---------------------------------------------------------------------

@@ -184,9 +184,10 @@ def run(n: int, command: list, *, hosts=None, tcp=False, timeout=None, tag_outpu
         >>> assert callable(run)
     """
     mpirun = mpirun or find_mpirun()
-    session = tempfile.mkdtemp(prefix="burn-dist-")
+    prefix = f"burn-dist-{os.getpid()}-"     # the launcher's pid: whose directories these are
+    session = tempfile.mkdtemp(prefix=prefix)
     shm_base = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
-    shm = tempfile.mkdtemp(prefix="burn-dist-", dir=shm_base) if shm_base else session
+    shm = tempfile.mkdtemp(prefix=prefix, dir=shm_base) if shm_base else session
     cmd, env = mpirun_command(n, command, hosts=hosts, tcp=tcp, session_dir=session, shm_dir=shm,
                               timeout=timeout, mpirun=mpirun, tag_output=tag_output)
     proc = None

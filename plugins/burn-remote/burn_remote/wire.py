@@ -32,8 +32,6 @@ import msgpack
 import numpy as np
 
 import burn
-from burn.capture import Graph, GraphNode, Slot
-from burn.capture.serialize import decode_attr, encode_attr
 
 __all__ = ["ALPN", "PROTOCOL_VERSION", "MAX_FRAME", "INLINE_BYTES", "PARTS", "ProtocolError", "pack",
            "unpack", "read_frame", "FrameReader", "write_all", "encode_graph", "decode_graph", "graph_id", "np_dtype"]
@@ -220,6 +218,7 @@ def encode_graph(flushed) -> bytes:
         >>> g = decode_graph(encode_graph(f))
         >>> assert g.ops() == ["exp"] and g.inputs[0].shape == (2,)
     """
+    from burn.capture.serialize import encode_attr   # lazily: see decode_graph
     nodes = []
     for p, n in enumerate(flushed.nodes):
         attrs = {k: (None if k == "_key" else encode_attr(v, f"node %{p} ({n.op}) attribute {k!r}"))
@@ -247,9 +246,13 @@ def _meta(x):
     return tuple(shape), burn.as_dtype(dtype)
 
 
-def decode_graph(blob: bytes) -> Graph:
+def decode_graph(blob: bytes) -> "burn.Graph":
     """The :class:`burn.Graph` of :func:`encode_graph`'s bytes: inputs ``in<i>``, outputs a tuple
     of its output references; unknown ops raise :class:`burn.CaptureError` naming them."""
+    # imported here, not at module level: the client registers the backend at the first op, and
+    # burn.capture is for its first use (tests/test_lazy_import.py)
+    from burn.capture import Graph, GraphNode, Slot
+    from burn.capture.serialize import decode_attr
     try:
         doc = msgpack.unpackb(blob, raw=False, strict_map_key=False)
         nodes = []
