@@ -18,17 +18,16 @@ initial weights, in four modes:
 Every step of every mode (burn and torch) runs once per round, interleaved (A B C ...), after
 warm-up; medians per mode and the ratios burn-mode / burn-float32 and burn / torch (same
 mode) are printed, at the default thread settings and with BLAS and torch pinned to one
-thread (threadpoolctl + torch.set_num_threads(1)).
+thread (burn, BLAS and torch each pinned by common.ThreadModes).
 """
 from __future__ import annotations
 
 import argparse
-import json
 import os
 
 import numpy as np
 
-from common import interleaved_times, medians  # benchmarks/ is sys.path[0] when run as a script
+from common import ThreadModes, interleaved_times, medians, write_results  # benchmarks/ is sys.path[0] when run as a script
 
 SIZES = (64, 256, 256, 10)
 MODES = ("float32", "bfloat16", "autocast_bf16", "autocast_fp16")
@@ -130,25 +129,19 @@ def main(argv=None):
     ap.add_argument("--modes", default=",".join(MODES), help="comma-separated: " + ",".join(MODES))
     ap.add_argument("--json", default="")
     args = ap.parse_args(argv)
-    import threadpoolctl
     import torch
     import burn
     modes = [m for m in args.modes.split(",") if m]
+    threads = ThreadModes(burn, torch)
     print("load average at start:", os.getloadavg())
     results = {}
     print(f"default threads (torch {torch.get_num_threads()}):")
     results["default"] = measure(burn, torch, args.rounds, modes)
-    torch_threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    with threadpoolctl.threadpool_limits(1):
-        print("one thread:")
-        results["one_thread"] = measure(burn, torch, args.rounds, modes)
-    torch.set_num_threads(torch_threads)
-    print("load average at end:", os.getloadavg())
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(results, f, indent=1)
-    return results
+    threads.set("one")
+    print("one thread:")
+    results["one_thread"] = measure(burn, torch, args.rounds, modes)
+    threads.set("default")
+    return write_results(results, args.json)
 
 
 if __name__ == "__main__":

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import argparse
 import gc
-import json
 import statistics
 import time
 
@@ -216,7 +215,7 @@ def main(argv=None):
     import threadpoolctl
     import torch
     import burn
-    from common import ThreadModes
+    from common import ThreadModes, write_results
     modes = ThreadModes(burn, torch)
     settings = ThreadModes.MODES if args.threads == "both" else (args.threads,)
     limits = threadpoolctl.threadpool_limits()      # remembers the original limits
@@ -229,11 +228,7 @@ def main(argv=None):
                for name in ([w for w in args.only.split(",") if w] or list(WORKLOADS))}
     modes.set("default")
     limits.restore_original_limits()
-    print("load average at end:", os.getloadavg())
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(results, f, indent=1)
-    return results
+    return write_results(results, args.json)
 
 
 if __name__ == "__main__":

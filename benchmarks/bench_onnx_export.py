@@ -9,13 +9,12 @@ full_check) per model, with a dynamic batch axis (so three traces). Inference: o
 pass at batch 64 by onnxruntime (CPU provider) on the exported file, by burn on flex (the
 result read to numpy), and by torch CPU with a model of the same architecture (same sizes,
 its own weights), interleaved rounds, medians and the per-round ratios burn/onnxruntime and
-torch/onnxruntime, at the default thread settings and pinned to one thread (threadpoolctl,
-``torch.set_num_threads(1)``, flex's threads, onnxruntime's ``intra_op_num_threads=1``).
+torch/onnxruntime, at the default thread settings and pinned to one thread (common.ThreadModes:
+BLAS, torch and burn; onnxruntime's ``intra_op_num_threads=1``).
 """
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
 import tempfile
@@ -23,7 +22,7 @@ import time
 
 import numpy as np
 
-from common import interleaved_times, medians, paired_ratio
+from common import ThreadModes, interleaved_times, medians, paired_ratio, write_results
 
 
 def _models(burn, torch):
@@ -97,32 +96,22 @@ def main(argv=None):
     ap.add_argument("--json", default="")
     args = ap.parse_args(argv)
     import onnxruntime as ort
-    import threadpoolctl
     import torch
     import burn
-    from burn_flex import threads
     print("load average at start:", os.getloadavg())
     models = _models(burn, torch)
     results = {}
     with tempfile.TemporaryDirectory() as tmp:
         results["export_s"] = _export_times(burn, models, tmp)
-        t0, f0 = torch.get_num_threads(), threads.num_threads()
+        modes = ThreadModes(burn, torch)
         for setting in args.threads.split(","):
             print(f"-- threads: {setting}")
-            if setting == "default":
-                results["default"] = _inference(burn, torch, ort, models, tmp, args.rounds, None)
-                continue
-            torch.set_num_threads(1)
-            threads.set_num_threads(1)
-            with threadpoolctl.threadpool_limits(1):
-                results["pinned"] = _inference(burn, torch, ort, models, tmp, args.rounds, 1)
-            torch.set_num_threads(t0)
-            threads.set_num_threads(f0)
-    print("load average at end:", os.getloadavg())
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(results, f, indent=1)
-    return results
+            default = setting == "default"
+            modes.set("default" if default else "one")
+            results["default" if default else "pinned"] = _inference(burn, torch, ort, models, tmp, args.rounds,
+                                                                     None if default else 1)
+        modes.set("default")
+    return write_results(results, args.json)
 
 
 if __name__ == "__main__":

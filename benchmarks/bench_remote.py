@@ -15,7 +15,7 @@ Workloads (issue 15's targets, as ratios of the same run):
 
 Each round runs every contender once in turn (A B C A B C ...); the tables give medians and the
 ratios of the same rounds. One thread: the server runs with BURN_FLEX_THREADS=1 and one BLAS
-thread, the client under threadpoolctl and torch.set_num_threads(1).
+thread, the client pinned by common.ThreadModes (burn, BLAS and torch).
 """
 from __future__ import annotations
 
@@ -32,7 +32,7 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import burn  # noqa: E402
-from common import interleaved_times, medians, paired_ratio  # noqa: E402
+from common import ThreadModes, interleaved_times, medians, paired_ratio  # noqa: E402
 
 SIZES = (64, 256, 256, 10)
 
@@ -165,18 +165,13 @@ WORKLOADS = {"roundtrip": w_roundtrip, "transfer": w_transfer, "mlp": w_mlp}
 
 
 def run(threads, only, rounds):
-    import threadpoolctl
     import torch
     tmp = tempfile.mkdtemp()
     key = os.path.join(tmp, "client.key")
     proc, ticket = start_server(tmp, key, threads)
-    default_threads = torch.get_num_threads()
-    limits = None
+    modes = ThreadModes(burn, torch)        # the client's threads (the server pins its own)
     try:
-        if threads == 1:
-            torch.set_num_threads(1)
-            limits = threadpoolctl.threadpool_limits(1)
-            burn.set_num_threads(1)
+        modes.set("one" if threads == 1 else "default")
         ctx = {"remote": burn.remote.connect(ticket, key_file=key),
                "noreplay": burn.remote.connect(ticket, key_file=key, replay=False)}
         label = "one thread" if threads == 1 else "default threads"
@@ -188,9 +183,7 @@ def run(threads, only, rounds):
         print(f"  server: {st['server']}")
         print(f"  client: {st['client']}")
     finally:
-        if limits is not None:
-            limits.unregister()
-            torch.set_num_threads(default_threads)
+        modes.set("default")
         proc.kill()
         proc.wait()
 

@@ -16,18 +16,17 @@ Honest timing on a shared machine: the three alternate step by step (A B C A B C
 reads its loss (burn's lazy work is included), the garbage collector is frozen after the
 warm-up, and the report gives medians, their ratios and the median of per-round ratios.
 "Default" threads leave BLAS, torch and flex pools as they start; "pinned" limits BLAS to
-one thread (threadpoolctl), ``torch.set_num_threads(1)`` and ``burn_flex.threads.set_num_threads(1)``.
+one thread each (common.ThreadModes: threadpoolctl, ``torch.set_num_threads(1)``, ``burn.set_num_threads(1)``).
 Before timing, burn and torch are checked to agree (losses over three steps and the weights after).
 """
 from __future__ import annotations
 
 import argparse
-import json
 import os
 
 import numpy as np
 
-from common import interleaved_times, medians, paired_ratio  # benchmarks/ is sys.path[0] when run as a script
+from common import ThreadModes, interleaved_times, medians, paired_ratio, write_results  # benchmarks/ is sys.path[0] when run as a script
 
 F32 = np.float32
 SIZES = dict(T=64, B=32, I=128, H=256, L=2)
@@ -157,33 +156,22 @@ def main(argv=None):
     ap.add_argument("--json", default="")
     ap.add_argument("--no-check", action="store_true")
     args = ap.parse_args(argv)
-    import threadpoolctl
     import torch
     import burn
-    from burn_flex import threads
     names = [w for w in args.only.split(",") if w] or ["lstm", "gru"]
     print("load average at start:", os.getloadavg(), "sizes:", SIZES)
     if not args.no_check:
         for name in names:
             check(burn, torch, name)
     results = {}
-    t0, f0 = torch.get_num_threads(), threads.num_threads()
+    modes = ThreadModes(burn, torch)
+    print(modes.describe())
     for setting in args.threads.split(","):
-        print(f"-- threads: {setting} (torch {t0 if setting == 'default' else 1}, flex {f0 if setting == 'default' else 1})")
-        if setting == "default":
-            results["default"] = {n: run(n, burn, torch, args.rounds) for n in names}
-            continue
-        torch.set_num_threads(1)
-        threads.set_num_threads(1)
-        with threadpoolctl.threadpool_limits(1):
-            results["pinned"] = {n: run(n, burn, torch, args.rounds) for n in names}
-        torch.set_num_threads(t0)
-        threads.set_num_threads(f0)
-    print("load average at end:", os.getloadavg())
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(results, f, indent=1)
-    return results
+        print(f"-- threads: {setting}")
+        modes.set("default" if setting == "default" else "one")
+        results["default" if setting == "default" else "pinned"] = {n: run(n, burn, torch, args.rounds) for n in names}
+    modes.set("default")
+    return write_results(results, args.json)
 
 
 if __name__ == "__main__":

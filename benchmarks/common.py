@@ -96,3 +96,15 @@ class ThreadModes:
             self.tpc.threadpool_limits(n_blas, user_api="blas")
         self.torch.set_num_threads(n_torch)
         self.mode = mode
+
+
+def write_results(results: dict, json_path: str = "") -> dict:
+    """The end of every benchmark run: the load average (how far to trust the numbers) and, when
+    asked, the results as JSON. Returns ``results``."""
+    import json
+    import os
+    print("load average at end:", os.getloadavg())
+    if json_path:
+        with open(json_path, "w") as f:
+            json.dump(results, f, indent=1)
+    return results
