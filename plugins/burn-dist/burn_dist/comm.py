@@ -198,12 +198,7 @@ class Communicator:
             >>> from burn_dist.comm import LocalCommunicator
             >>> assert LocalCommunicator().all_gather(np.arange(2)).tolist() == [[0, 1]]
         """
-        want = (self.world_size,) + tuple(buf.shape)
-        if out is None:
-            out = self._empty(want, buf.dtype, like=buf)
-        elif tuple(out.shape) != want or out.dtype != buf.dtype:
-            raise BurnError(f"burn.dist.all_gather: out must have shape {want} and dtype {buf.dtype}, got "
-                            f"{tuple(out.shape)} {out.dtype}")
+        out = self._result("all_gather", out, (self.world_size,) + tuple(buf.shape), buf)
         if check:
             self.check("all_gather", buf)
         self._all_gather(buf, out)
@@ -221,12 +216,7 @@ class Communicator:
         if buf.ndim == 0 or buf.shape[0] != self.world_size:
             raise BurnError(f"burn.dist.reduce_scatter: buf's first axis must be the world size "
                             f"{self.world_size} (one block per rank), got shape {tuple(buf.shape)}")
-        want = tuple(buf.shape[1:])
-        if out is None:
-            out = self._empty(want, buf.dtype, like=buf)
-        elif tuple(out.shape) != want or out.dtype != buf.dtype:
-            raise BurnError(f"burn.dist.reduce_scatter: out must have shape {want} and dtype {buf.dtype}, "
-                            f"got {tuple(out.shape)} {out.dtype}")
+        out = self._result("reduce_scatter", out, tuple(buf.shape[1:]), buf)
         if check:
             self.check("reduce_scatter", buf, op)
         self._reduce_scatter(buf, op, out)
@@ -248,6 +238,16 @@ class Communicator:
     @staticmethod
     def _empty(shape, dtype, like):
         return np.empty(shape, dtype)
+
+    def _result(self, op: str, out, want: tuple, buf):
+        """The buffer ``op`` writes: ``out`` checked against the shape ``want`` and ``buf``'s dtype,
+        or a new one."""
+        if out is None:
+            return self._empty(want, buf.dtype, like=buf)
+        if tuple(out.shape) != want or out.dtype != buf.dtype:
+            raise BurnError(f"burn.dist.{op}: out must have shape {want} and dtype {buf.dtype}, got "
+                            f"{tuple(out.shape)} {out.dtype}")
+        return out
 
     def __repr__(self):
         return f"{type(self).__name__}(rank={self.rank}, world_size={self.world_size})"
