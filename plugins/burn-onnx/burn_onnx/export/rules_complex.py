@@ -21,7 +21,7 @@ import burn
 from .context import Value
 from .registry import complex_rule, export_rule
 from .rules_elementwise import atan2
-from .rules_movement import _same, _slice_args
+from .rules_movement import _same, _slice as _real_slice
 
 __all__: list = []
 
@@ -146,13 +146,8 @@ def _broadcast_to(ctx, node):
     return ctx.op("Expand", x.name, ctx.ints(shape + [1]))
 
 
-@complex_rule("slice")
-def _slice(ctx, node):
-    x = node.inputs[0]
-    axes, s0, s1, st = _slice_args(x, node.dyn("starts"), node.dyn("stops"), node.dyn("steps"))
-    if not axes:
-        return ctx.op("Identity", x.name)
-    return ctx.op("Slice", x.name, ctx.ints(s0), ctx.ints(s1), ctx.ints(axes), ctx.ints(st))
+# a slice names only the logical axes: the real rule slices the [..., 2] pairs as they are
+complex_rule("slice")(_real_slice)
 
 
 @complex_rule("concat")
