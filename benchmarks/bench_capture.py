@@ -83,16 +83,22 @@ def w_chain(burn, torch, rounds):
         "torch.compile skipped: a 10,000-op Python loop unrolls into a graph it takes minutes to compile"
 
 
-def _burn_mlp(burn):
+def _burn_mlp(burn, make_opt=None):
+    """bench_core's digits MLP and its training step as a function of (x, y); ``make_opt(params)``
+    -> (optimizer, scheduler or None) replaces its Adam."""
     import bench_core
     nb = bench_core.BurnMLP(burn)
     F = burn.nn.functional
+    opt, sched = (nb.opt, None) if make_opt is None else \
+        make_opt([p for layer in nb.layers for p in (layer.weight, layer.bias)])
 
     def body(x, y):
         l1, l2, l3 = nb.layers
         h = burn.relu(l2(burn.relu(l1(x))))
         loss = F.cross_entropy(l3(h), y)
-        nb.opt.step(loss.backward())
+        opt.step(loss.backward())
+        if sched is not None:
+            sched.step()
         return loss
     return nb, body
 
@@ -212,20 +218,10 @@ def w_trace(burn, torch, rounds):
 
 
 def _burn_mlp_rmsprop(burn):
-    import bench_core
-    nb = bench_core.BurnMLP(burn)
-    F = burn.nn.functional
-    params = [p for layer in nb.layers for p in (layer.weight, layer.bias)]
-    opt = burn.optim.RMSprop(params, lr=1e-3, centered=True, grad_clip=burn.optim.GradClip.norm(1.0))
-    sched = burn.optim.CosineAnnealingLR(opt, T_max=10_000)
-
-    def body(x, y):
-        l1, l2, l3 = nb.layers
-        loss = F.cross_entropy(l3(burn.relu(l2(burn.relu(l1(x))))), y)
-        opt.step(loss.backward())
-        sched.step()
-        return loss
-    return nb, body
+    def make_opt(params):
+        opt = burn.optim.RMSprop(params, lr=1e-3, centered=True, grad_clip=burn.optim.GradClip.norm(1.0))
+        return opt, burn.optim.CosineAnnealingLR(opt, T_max=10_000)
+    return _burn_mlp(burn, make_opt)
 
 
 def w_optim(burn, torch, rounds):
