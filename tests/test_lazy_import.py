@@ -53,3 +53,13 @@ def test_unknown_attribute_is_still_an_attribute_error():
     import burn
     with pytest.raises(AttributeError, match="no attribute 'nonesuch'"):
         burn.nonesuch
+
+
+def test_the_first_op_imports_no_plugin_heavyweights():
+    # discovery imports every plugin's package __init__; those that need onnx, iroh or mpi4py
+    # load them on first use (burn.library.lazy_exports), so a flex user never pays for them
+    probe = ("import sys, json, burn\nburn.softmax(burn.ones((2,))).numpy()\n"
+             "print(json.dumps(sorted(m.split('.')[0] for m in sys.modules)))")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=True)
+    top = set(json.loads(out.stdout.splitlines()[-1]))
+    assert not top & {"onnx", "onnxruntime", "iroh", "mpi4py"}, sorted(top & {"onnx", "onnxruntime", "iroh", "mpi4py"})

@@ -545,12 +545,13 @@ def lazy_exports(package: str, exports: dict):
     burn.nn) makes every burn user pay for them at the first op.
 
     Example:
-        >>> import types
+        >>> import json.encoder
         >>> from burn.library import lazy_exports
-        >>> pkg = types.ModuleType("pkg_example")
-        >>> pkg.__getattr__ = lazy_exports("json", {"dumps": "encoder"})   # json.encoder has no dumps
+        >>> getattr_ = lazy_exports("json", {"JSONEncoder": "encoder"})   # as a package's __getattr__
+        >>> assert getattr_("JSONEncoder") is json.encoder.JSONEncoder
+        >>> assert getattr_("decoder").__name__ == "json.decoder"          # a submodule by its name
         >>> try:
-        ...     pkg.__getattr__("missing")
+        ...     getattr_("missing")
         ... except AttributeError as e:
         ...     assert "missing" in str(e)
     """
@@ -560,7 +561,7 @@ def lazy_exports(package: str, exports: dict):
             if name.startswith("__") or importlib.util.find_spec(f"{package}.{name}") is None:
                 raise AttributeError(f"module {package!r} has no attribute {name!r}")
             sub = name
-        module = importlib.import_module(f"{package}.{sub}") if sub else importlib.import_module(package)
+        module = importlib.import_module(f"{package}.{sub}")
         value = module if sub == name else getattr(module, name)   # a submodule of that name: the module
         setattr(importlib.import_module(package), name, value)
         return value
