@@ -6,9 +6,18 @@ import sys
 import numpy as np
 import pytest
 
-pytest.importorskip("sklearn")
+import burn
 
-import burn  # noqa: E402
+
+def test_the_bundled_digits_are_scikit_learns_load_digits():
+    # the examples read burn's own copy (no scikit-learn needed); it must be the same data
+    datasets = pytest.importorskip("sklearn.datasets")
+    from burn.examples.digits import load_digits_arrays
+    images, labels = load_digits_arrays()
+    reference = datasets.load_digits()
+    assert images.dtype == np.uint8 and labels.dtype == np.uint8
+    np.testing.assert_array_equal(images, reference.data)
+    np.testing.assert_array_equal(labels, reference.target)
 
 
 def test_digits_example_reaches_97_percent_and_saves_a_loadable_model(capsys, tmp_path):
