@@ -159,6 +159,10 @@ class RemoteBackend(burn.Backend):
         return False        # never the default device: a remote device is chosen explicitly
 
     def describe_devices(self) -> list:
+        # `burn info` is where a user checks a BURN_REMOTE ticket: connect (bounded by the
+        # connection timeout) so the line names the server's device and endpoint, or the error
+        if os.environ.get("BURN_REMOTE"):
+            self.unavailable_reason(0)
         out = []
         for i, c in sorted(_CONNECTIONS.items()):
             state = "connected" if c.dead is None else f"lost: {c.dead}"
