@@ -10,6 +10,7 @@ import torch.nn.functional as TF
 import burn
 import burn_flex.kernels.conv as flex_conv
 from burn.nn import functional as F
+from burn_flex import jit, threads
 from devices import flex_and_wgpu  # noqa: E402  (tests/ is on sys.path under pytest)
 
 DEV = burn.Device.flex().autodiff()
@@ -58,12 +59,15 @@ CONV2D = [
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("xs, ws, stride, padding, dilation, groups", CONV2D)
-@pytest.mark.parametrize("wide", [False, True], ids=["rows", "wide"])
+@pytest.mark.parametrize("path", ["rows", "wide", "jit"])
 @pytest.mark.filterwarnings("ignore:Using padding='same'")
-def test_conv2d_forward_and_backward_match_torch(xs, ws, stride, padding, dilation, groups, dtype, wide,
+def test_conv2d_forward_and_backward_match_torch(xs, ws, stride, padding, dilation, groups, dtype, path,
                                                  monkeypatch):
-    # flex has two im2col layouts for stride 1; force each one in turn
-    monkeypatch.setattr(flex_conv, "_WIDE_MAX", 1e9 if wide else 0.0)
+    # flex has two numpy im2col layouts for stride 1 and the JIT im2col / col2im (float32);
+    # force each one in turn
+    if path == "jit" and dtype == np.float64:
+        pytest.skip("the JIT im2col / col2im are float32 kernels (float64 runs the numpy paths)")
+    _force_path(monkeypatch, path)
     rng = np.random.default_rng(1)
     x = rng.standard_normal(xs).astype(dtype)
     w = rng.standard_normal((ws[0], xs[1] // groups) + ws[1:]).astype(dtype)
@@ -73,17 +77,27 @@ def test_conv2d_forward_and_backward_match_torch(xs, ws, stride, padding, dilati
                   [x, w, b], dtype)
 
 
-@pytest.mark.parametrize("wide", [False, True], ids=["rows", "wide"])
+def _force_path(monkeypatch, path):
+    """"rows" / "wide": the numpy im2col layouts; "jit": the JIT kernels (float32 only; the
+    test fails where the JIT is unavailable rather than testing numpy twice)."""
+    if path == "jit":
+        assert jit.kernels() is not None, f"flex's JIT is unavailable: {jit.status()['reason']}"
+    monkeypatch.setattr(flex_conv, "_JIT_COLUMNS", path == "jit")
+    monkeypatch.setattr(flex_conv, "_WIDE_MAX", 1e9 if path == "wide" else 0.0)
+
+
+@pytest.mark.parametrize("path", ["rows", "wide", "jit"])
 @pytest.mark.parametrize("cfg", [CONV2D[1], CONV2D[3], CONV2D[9]], ids=["stride2", "depthwise", "dilated"])
-def test_conv2d_in_image_blocks_matches_torch(cfg, wide, monkeypatch):
+def test_conv2d_in_image_blocks_matches_torch(cfg, path, monkeypatch):
     # a column budget below one image makes flex run every image as its own block
     monkeypatch.setattr(flex_conv, "_COLS_BYTES", 1)
-    monkeypatch.setattr(flex_conv, "_WIDE_MAX", 1e9 if wide else 0.0)
+    _force_path(monkeypatch, path)
     xs, ws, stride, padding, dilation, groups = cfg
     rng = np.random.default_rng(12)
-    x, w = rng.standard_normal(xs), rng.standard_normal((ws[0], xs[1] // groups) + ws[1:])
+    dtype = np.float32 if path == "jit" else np.float64
+    x, w = rng.standard_normal(xs).astype(dtype), rng.standard_normal((ws[0], xs[1] // groups) + ws[1:]).astype(dtype)
     kw = dict(stride=stride, padding=padding, dilation=dilation, groups=groups)
-    _assert_match(lambda x, w: F.conv2d(x, w, **kw), lambda x, w: TF.conv2d(x, w, **kw), [x, w], np.float64)
+    _assert_match(lambda x, w: F.conv2d(x, w, **kw), lambda x, w: TF.conv2d(x, w, **kw), [x, w], dtype)
 
 
 CONV1D = [((2, 3, 11), (4, 3), 1, 0, 1, 1), ((3, 4, 16), (6, 5), 2, 2, 2, 2), ((1, 4, 9), (4, 2), 1, "same", 1, 4)]
@@ -269,6 +283,7 @@ ROWS_GRAD_INPUT = [
 @pytest.mark.parametrize("xs, ws, padding", ROWS_GRAD_INPUT)
 @pytest.mark.filterwarnings("ignore:Using padding='same'")
 def test_rows_input_gradient_matches_torch_and_general_path(xs, ws, padding, dtype, blocks, monkeypatch):
+    monkeypatch.setattr(flex_conv, "_JIT_COLUMNS", False)      # the numpy kernels (float32 has the JIT's)
     if blocks:
         monkeypatch.setattr(flex_conv, "_COLS_BYTES", 1)
     rng = np.random.default_rng(5)
@@ -338,3 +353,82 @@ def test_ceil_mode_pool1d_and_modules_match_torch():
     np.testing.assert_allclose(got, torch.nn.MaxPool2d(2, ceil_mode=True)(torch.tensor(x2)).numpy())
     got = burn.nn.AvgPool2d(3, 2, 1, ceil_mode=True)(burn.tensor(x2)).numpy()
     np.testing.assert_allclose(got, torch.nn.AvgPool2d(3, 2, 1, ceil_mode=True)(torch.tensor(x2)).numpy())
+
+
+# the JIT im2col / col2im on their own: odd sizes, strides, asymmetric padding wider than the
+# kernel reach, dilation, groups, a kernel larger than the padded input's rows
+JIT_GEOMETRIES = [
+    # (N, C, H, W), (kH, kW), stride, padding (top, bottom, left, right), dilation
+    ((2, 3, 9, 11), (3, 2), (1, 1), (0, 0, 0, 0), (1, 1)),
+    ((3, 2, 10, 7), (3, 3), (2, 3), (1, 2, 3, 0), (1, 2)),
+    ((1, 4, 5, 5), (7, 7), (1, 1), (3, 3, 3, 3), (1, 1)),
+    ((2, 1, 8, 13), (2, 5), (3, 2), (4, 0, 0, 5), (2, 1)),
+    ((1, 2, 4, 4), (1, 1), (2, 2), (0, 0, 0, 0), (1, 1)),
+]
+
+
+@pytest.fixture
+def jit_kernels():
+    k = jit.kernels()
+    assert k is not None, f"flex's JIT is unavailable: {jit.status()['reason']}"
+    return k
+
+
+@pytest.mark.parametrize("xs, kernel, stride, padding, dilation", JIT_GEOMETRIES)
+def test_jit_im2col_is_the_numpy_im2col_and_col2im_its_adjoint(jit_kernels, xs, kernel, stride, padding,
+                                                                dilation):
+    rng = np.random.default_rng(21)
+    x = rng.standard_normal(xs).astype(np.float32)
+    out_hw = flex_conv._out_hw(xs, kernel, stride, padding, dilation)
+    want = flex_conv._im2col(x, kernel, stride, padding, dilation, 1, out_hw)
+    got = flex_conv._im2col_jit(jit_kernels, x, kernel, stride, padding, dilation, 1, out_hw)
+    np.testing.assert_array_equal(got, want)                 # a copy: exactly the same columns
+    # col2im is the transpose of im2col: <im2col(x), c> == <x, col2im(c)> for every x, c; check it
+    # on the basis (each input element's total weight) against a float64 scatter of the columns
+    cols = rng.standard_normal(want.shape).astype(np.float32)
+    gx = np.zeros(xs, np.float32)
+    geo = flex_conv._geometry(xs[2:], kernel, stride, padding, dilation, out_hw)
+    flex_conv._run_columns(jit_kernels.col2im, cols, gx, xs[0] * xs[1], geo)
+    pt, pb, pl, pr = padding
+    ref = np.zeros(xs[:2] + (xs[2] + pt + pb, xs[3] + pl + pr))
+    c6 = cols.astype(np.float64).reshape(xs[:2] + tuple(kernel) + tuple(out_hw))
+    for i, j, rs, cs in flex_conv._offsets(kernel, stride, dilation, out_hw):
+        ref[:, :, rs, cs] += c6[:, :, i, j]
+    np.testing.assert_allclose(gx, ref[:, :, pt:pt + xs[2], pl:pl + xs[3]], rtol=1e-5, atol=1e-5)
+
+
+def test_jit_columns_reject_wrong_arrays(jit_kernels):
+    geo = flex_conv._geometry((4, 4), (3, 3), (1, 1), (0, 0, 0, 0), (1, 1), (2, 2))
+    x = np.zeros((1, 1, 4, 4), np.float64)
+    with pytest.raises(TypeError, match="im2col_f32: expected C-contiguous float32"):
+        flex_conv._run_columns(jit_kernels.im2col, x, np.zeros((1, 9, 4), np.float32), 1, geo)
+    with pytest.raises(TypeError, match="col2im_f32: expected C-contiguous float32"):
+        flex_conv._run_columns(jit_kernels.col2im, np.zeros((1, 4, 9), np.float32).transpose(0, 2, 1),
+                               np.zeros((1, 1, 4, 4), np.float32), 1, geo)
+
+
+@pytest.mark.parametrize("cfg", [((9, 6, 12, 12), (16, 6, 5, 5), (1, 1), (0, 0, 0, 0), (1, 1), 1),
+                                 ((7, 4, 11, 10), (6, 2, 3, 3), (2, 1), (1, 2, 0, 1), (1, 2), 2)])
+def test_jit_conv_kernels_on_one_and_two_threads_are_bit_identical(jit_kernels, cfg, monkeypatch):
+    xs, ws, stride, padding, dilation, groups = cfg
+    rng = np.random.default_rng(22)
+    x = rng.standard_normal(xs).astype(np.float32)
+    w = rng.standard_normal(ws).astype(np.float32)
+    attrs = dict(stride=stride, padding=padding, dilation=dilation, groups=groups)
+    monkeypatch.setattr(flex_conv, "_TASK_MACS", 1)          # chunks of one image on two threads
+    monkeypatch.setattr(flex_conv, "_BLAS_ONE_THREAD", 1 << 62)
+
+    def run():
+        y = flex_conv.conv2d(x, w, **attrs)
+        g = np.cos(y)
+        return y, flex_conv.conv2d_grad_input(g, w, input_hw=xs[2:], **attrs)
+    before = threads.num_threads()
+    try:
+        threads.set_num_threads(1)
+        one = run()
+        threads.set_num_threads(2)
+        two = run()
+    finally:
+        threads.set_num_threads(before)
+    for a, b in zip(one, two):                                # per-image GEMMs, per-plane col2im
+        np.testing.assert_array_equal(a, b)

@@ -1,4 +1,4 @@
-"""flex's JIT kernels: float32 erf and gelu compiled with LLVM for the host CPU.
+"""flex's JIT kernels: float32 erf, gelu, im2col and col2im compiled with LLVM for the host CPU.
 
 numpy has no vectorized erf: flex's numpy erf evaluates a rational fit in ~25
 float64 passes over each block, the largest cost of a gelu written from
@@ -48,6 +48,8 @@ import numpy as np
 _lock = threading.Lock()
 _state: dict = {"kernels": None, "tried": False, "reason": None, "source": None, "seconds": None}
 _MAGIC = b"burn-flex-jit-obj-1\n"
+# the IR files compiled into the one JIT module (kernels/ll/)
+_SOURCES = ("erf.ll", "conv.ll")
 
 
 def enabled() -> bool:
@@ -121,7 +123,7 @@ def kernels():
                 _state["kernels"], _state["source"] = _load()
             except Exception as e:     # llvmlite missing, or LLVM refused the module
                 _state["reason"] = f"{type(e).__name__}: {e}"
-                warnings.warn("burn-flex: the JIT kernels (erf, gelu on float32) are unavailable "
+                warnings.warn("burn-flex: the JIT kernels (float32 erf, gelu, im2col, col2im) are unavailable "
                               f"({_state['reason']}); flex runs its numpy kernels instead (same results, "
                               "slower). Install llvmlite, or set BURN_FLEX_JIT=0 to silence this.",
                               RuntimeWarning, stacklevel=3)
@@ -149,7 +151,8 @@ def _load():
 
     llvm.initialize_native_target()
     llvm.initialize_native_asmprinter()
-    src = resources.files("burn_flex.kernels").joinpath("ll/erf.ll").read_text()
+    # one module from every IR file (they share no names); the cache key covers all of them
+    src = "\n".join(resources.files("burn_flex.kernels").joinpath("ll", name).read_text() for name in _SOURCES)
     cpu, features = llvm.get_host_cpu_name(), llvm.get_host_cpu_features().flatten()
     tm = llvm.Target.from_default_triple().create_target_machine(cpu=cpu, features=features, opt=3)
     key = hashlib.sha256("\0".join([src, cpu, features, llvm.get_default_triple(), llvmlite.__version__,
@@ -251,9 +254,42 @@ class _Unary:
         return out
 
 
+_GEOMETRY = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
+                             ctypes.c_void_p)
+
+
+def _addr(a):
+    return a.__array_interface__["data"][0]
+
+
+class _Columns:
+    """im2col / col2im over float32 planes (``kernels/ll/conv.ll``), called by
+    ``burn_flex.kernels.conv`` with its precomputed geometry; ctypes releases the GIL.
+
+    ``fn(src, dst, d, rowoff, colr)``: every array C-contiguous, ``src`` and ``dst`` distinct
+    (the caller checks; the IR assumes no aliasing)."""
+
+    __slots__ = ("fn", "__name__")
+
+    def __init__(self, engine, name):
+        self.fn = _GEOMETRY(engine.get_function_address(name))
+        self.__name__ = name
+
+    def __call__(self, src, dst, d, rowoff, colr):
+        for a in (src, dst):
+            if a.dtype != np.float32 or not a.flags.c_contiguous:
+                raise TypeError(f"{self.__name__}: expected C-contiguous float32 arrays, got "
+                                f"{a.dtype} (contiguous: {a.flags.c_contiguous})")
+        if not dst.flags.writeable:
+            raise TypeError(f"{self.__name__}: the output array is read-only")
+        self.fn(_addr(src), _addr(dst), _addr(d), _addr(rowoff), _addr(colr))
+        return dst
+
+
 class Kernels:
     """The loaded JIT kernels: ``erf(x, out=None)`` and ``gelu(x, out=None)`` on float32 arrays,
-    bit-identical to flex's numpy kernels.
+    bit-identical to flex's numpy kernels; ``im2col`` and ``col2im`` for flex's float32
+    convolutions (see ``burn_flex.kernels.conv``).
 
     Example::
 
@@ -268,3 +304,5 @@ class Kernels:
         self._keep = (engine, module)      # the code lives as long as the engine
         self.erf = _Unary(engine, "erf_f32")
         self.gelu = _Unary(engine, "gelu_f32")
+        self.im2col = _Columns(engine, "im2col_f32")
+        self.col2im = _Columns(engine, "col2im_f32")

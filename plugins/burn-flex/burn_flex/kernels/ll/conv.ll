@@ -1,0 +1,263 @@
+; flex's JIT im2col / col2im for float32 convolutions (burn_flex/kernels/conv.py calls them through
+; burn_flex/jit.py; compiled with LLVM -O3 for the host CPU, no fast-math flags).
+;
+; Layout: x is [P, H, W] (P = images * channels, contiguous); columns are [P, KH, KW, OH, OW]
+; (= conv.py's [N, G, C/G * KH * KW, OH * OW]). The caller precomputes the geometry, so the loops
+; hold no divisions and no per-element bounds checks:
+;   d      = [P, H * W, KH, KW, OH, OW, SW]                               (i64)
+;   rowoff = [KH * OH]: ih * W for kernel row i and output row oh, or -1 where ih is padding
+;   colr   = [3 * KW]: lo[j], hi[j], co[j]: output columns lo..hi-1 read input column ow * SW + co[j]
+;            (the others are padding)
+; im2col_f32 writes every column element once (zeros in padding); col2im_f32 adds each column
+; element into its input position (x += ...), rows in the fixed order p, i, j, oh, ow, so the sum
+; per element is the same for any split of P over threads. The unit-stride row loops vectorize;
+; interleave count 1 keeps short rows (LeNet's OW = 8) in the vector loop.
+
+; zeros in p[0..n-1] (a store loop: "no-builtins" keeps LLVM from turning the loops into memset /
+; memcpy calls, which cost more than the few elements of a row)
+define internal void @zero_f32(ptr nocapture writeonly %p, i64 %n) alwaysinline nounwind #0 {
+entry:
+  %empty = icmp sle i64 %n, 0
+  br i1 %empty, label %exit, label %loop
+loop:
+  %i = phi i64 [ 0, %entry ], [ %next, %loop ]
+  %pp = getelementptr inbounds float, ptr %p, i64 %i
+  store float 0.0, ptr %pp, align 4
+  %next = add nuw nsw i64 %i, 1
+  %done = icmp eq i64 %next, %n
+  br i1 %done, label %exit, label %loop
+exit:
+  ret void
+}
+
+define void @im2col_f32(ptr noalias nocapture readonly %x, ptr noalias nocapture writeonly %out,
+                        ptr noalias nocapture readonly %d, ptr noalias nocapture readonly %rowoff,
+                        ptr noalias nocapture readonly %colr) nounwind #0 {
+entry:
+  %np = load i64, ptr %d
+  %d1 = getelementptr inbounds i64, ptr %d, i64 1
+  %plane = load i64, ptr %d1
+  %d2 = getelementptr inbounds i64, ptr %d, i64 2
+  %kh = load i64, ptr %d2
+  %d3 = getelementptr inbounds i64, ptr %d, i64 3
+  %kw = load i64, ptr %d3
+  %d4 = getelementptr inbounds i64, ptr %d, i64 4
+  %oh = load i64, ptr %d4
+  %d5 = getelementptr inbounds i64, ptr %d, i64 5
+  %ow = load i64, ptr %d5
+  %d6 = getelementptr inbounds i64, ptr %d, i64 6
+  %sw = load i64, ptr %d6
+  %kw2 = shl i64 %kw, 1
+  %unit = icmp eq i64 %sw, 1
+  %empty = icmp sle i64 %np, 0
+  br i1 %empty, label %exit, label %p.loop
+p.loop:
+  %p = phi i64 [ 0, %entry ], [ %p.next, %p.latch ]
+  %xp = mul i64 %p, %plane
+  %pk = mul i64 %p, %kh
+  br label %i.loop
+i.loop:
+  %i = phi i64 [ 0, %p.loop ], [ %i.next, %i.latch ]
+  %pki = add i64 %pk, %i
+  %pkik = mul i64 %pki, %kw
+  %ioh = mul i64 %i, %oh
+  br label %j.loop
+j.loop:
+  %j = phi i64 [ 0, %i.loop ], [ %j.next, %j.latch ]
+  %plo = getelementptr inbounds i64, ptr %colr, i64 %j
+  %lo = load i64, ptr %plo
+  %jhi = add i64 %j, %kw
+  %phi_ = getelementptr inbounds i64, ptr %colr, i64 %jhi
+  %hi = load i64, ptr %phi_
+  %jco = add i64 %j, %kw2
+  %pco = getelementptr inbounds i64, ptr %colr, i64 %jco
+  %co = load i64, ptr %pco
+  %rj = add i64 %pkik, %j
+  %rowj = mul i64 %rj, %oh
+  %haslo = icmp sgt i64 %lo, 0
+  %hascopy = icmp slt i64 %lo, %hi
+  %hastail = icmp slt i64 %hi, %ow
+  %tailn = sub i64 %ow, %hi
+  br label %h.loop
+h.loop:
+  %h = phi i64 [ 0, %j.loop ], [ %h.next, %h.latch ]
+  %row = add i64 %rowj, %h
+  %orow = mul i64 %row, %ow
+  %o = getelementptr inbounds float, ptr %out, i64 %orow
+  %iroh = add i64 %ioh, %h
+  %pro = getelementptr inbounds i64, ptr %rowoff, i64 %iroh
+  %ro = load i64, ptr %pro
+  %pad = icmp slt i64 %ro, 0
+  br i1 %pad, label %h.zero, label %h.lo
+h.zero:
+  call void @zero_f32(ptr %o, i64 %ow)
+  br label %h.latch
+h.lo:
+  br i1 %haslo, label %h.zlo, label %h.copy
+h.zlo:
+  call void @zero_f32(ptr %o, i64 %lo)
+  br label %h.copy
+h.copy:
+  %xr = add i64 %xp, %ro
+  %src = add i64 %xr, %co
+  br i1 %hascopy, label %h.sel, label %h.tail
+h.sel:
+  br i1 %unit, label %c1.loop, label %cs.loop
+c1.loop:
+  %w1 = phi i64 [ %lo, %h.sel ], [ %w1.next, %c1.loop ]
+  %s1 = add nsw i64 %src, %w1
+  %ps1 = getelementptr inbounds float, ptr %x, i64 %s1
+  %v1 = load float, ptr %ps1, align 4
+  %po1 = getelementptr inbounds float, ptr %o, i64 %w1
+  store float %v1, ptr %po1, align 4
+  %w1.next = add nsw i64 %w1, 1
+  %c1.done = icmp eq i64 %w1.next, %hi
+  br i1 %c1.done, label %h.tail, label %c1.loop, !llvm.loop !0
+cs.loop:
+  %ws = phi i64 [ %lo, %h.sel ], [ %ws.next, %cs.loop ]
+  %ms = mul i64 %ws, %sw
+  %ss = add i64 %src, %ms
+  %pss = getelementptr inbounds float, ptr %x, i64 %ss
+  %vs = load float, ptr %pss, align 4
+  %pos = getelementptr inbounds float, ptr %o, i64 %ws
+  store float %vs, ptr %pos, align 4
+  %ws.next = add nsw i64 %ws, 1
+  %cs.done = icmp eq i64 %ws.next, %hi
+  br i1 %cs.done, label %h.tail, label %cs.loop
+h.tail:
+  br i1 %hastail, label %h.ztail, label %h.latch
+h.ztail:
+  %pt = getelementptr inbounds float, ptr %o, i64 %hi
+  call void @zero_f32(ptr %pt, i64 %tailn)
+  br label %h.latch
+h.latch:
+  %h.next = add nuw nsw i64 %h, 1
+  %h.done = icmp eq i64 %h.next, %oh
+  br i1 %h.done, label %j.latch, label %h.loop
+j.latch:
+  %j.next = add nuw nsw i64 %j, 1
+  %j.done = icmp eq i64 %j.next, %kw
+  br i1 %j.done, label %i.latch, label %j.loop
+i.latch:
+  %i.next = add nuw nsw i64 %i, 1
+  %i.done = icmp eq i64 %i.next, %kh
+  br i1 %i.done, label %p.latch, label %i.loop
+p.latch:
+  %p.next = add nuw nsw i64 %p, 1
+  %p.done = icmp eq i64 %p.next, %np
+  br i1 %p.done, label %exit, label %p.loop
+exit:
+  ret void
+}
+
+define void @col2im_f32(ptr noalias nocapture readonly %cols, ptr noalias nocapture %x,
+                        ptr noalias nocapture readonly %d, ptr noalias nocapture readonly %rowoff,
+                        ptr noalias nocapture readonly %colr) nounwind #0 {
+entry:
+  %np = load i64, ptr %d
+  %d1 = getelementptr inbounds i64, ptr %d, i64 1
+  %plane = load i64, ptr %d1
+  %d2 = getelementptr inbounds i64, ptr %d, i64 2
+  %kh = load i64, ptr %d2
+  %d3 = getelementptr inbounds i64, ptr %d, i64 3
+  %kw = load i64, ptr %d3
+  %d4 = getelementptr inbounds i64, ptr %d, i64 4
+  %oh = load i64, ptr %d4
+  %d5 = getelementptr inbounds i64, ptr %d, i64 5
+  %ow = load i64, ptr %d5
+  %d6 = getelementptr inbounds i64, ptr %d, i64 6
+  %sw = load i64, ptr %d6
+  %kw2 = shl i64 %kw, 1
+  %unit = icmp eq i64 %sw, 1
+  %empty = icmp sle i64 %np, 0
+  br i1 %empty, label %exit, label %p.loop
+p.loop:
+  %p = phi i64 [ 0, %entry ], [ %p.next, %p.latch ]
+  %xp = mul i64 %p, %plane
+  %pk = mul i64 %p, %kh
+  br label %i.loop
+i.loop:
+  %i = phi i64 [ 0, %p.loop ], [ %i.next, %i.latch ]
+  %pki = add i64 %pk, %i
+  %pkik = mul i64 %pki, %kw
+  %ioh = mul i64 %i, %oh
+  br label %j.loop
+j.loop:
+  %j = phi i64 [ 0, %i.loop ], [ %j.next, %j.latch ]
+  %plo = getelementptr inbounds i64, ptr %colr, i64 %j
+  %lo = load i64, ptr %plo
+  %jhi = add i64 %j, %kw
+  %phi_ = getelementptr inbounds i64, ptr %colr, i64 %jhi
+  %hi = load i64, ptr %phi_
+  %jco = add i64 %j, %kw2
+  %pco = getelementptr inbounds i64, ptr %colr, i64 %jco
+  %co = load i64, ptr %pco
+  %rj = add i64 %pkik, %j
+  %rowj = mul i64 %rj, %oh
+  %hascopy = icmp slt i64 %lo, %hi
+  br i1 %hascopy, label %h.loop, label %j.latch
+h.loop:
+  %h = phi i64 [ 0, %j.loop ], [ %h.next, %h.latch ]
+  %row = add i64 %rowj, %h
+  %crow = mul i64 %row, %ow
+  %c = getelementptr inbounds float, ptr %cols, i64 %crow
+  %iroh = add i64 %ioh, %h
+  %pro = getelementptr inbounds i64, ptr %rowoff, i64 %iroh
+  %ro = load i64, ptr %pro
+  %pad = icmp slt i64 %ro, 0
+  br i1 %pad, label %h.latch, label %h.sel
+h.sel:
+  %xr = add i64 %xp, %ro
+  %dst = add i64 %xr, %co
+  br i1 %unit, label %a1.loop, label %as.loop
+a1.loop:
+  %w1 = phi i64 [ %lo, %h.sel ], [ %w1.next, %a1.loop ]
+  %pc1 = getelementptr inbounds float, ptr %c, i64 %w1
+  %v1 = load float, ptr %pc1, align 4
+  %t1 = add nsw i64 %dst, %w1
+  %px1 = getelementptr inbounds float, ptr %x, i64 %t1
+  %g1 = load float, ptr %px1, align 4
+  %s1 = fadd float %g1, %v1
+  store float %s1, ptr %px1, align 4
+  %w1.next = add nsw i64 %w1, 1
+  %a1.done = icmp eq i64 %w1.next, %hi
+  br i1 %a1.done, label %h.latch, label %a1.loop, !llvm.loop !3
+as.loop:
+  %ws = phi i64 [ %lo, %h.sel ], [ %ws.next, %as.loop ]
+  %pcs = getelementptr inbounds float, ptr %c, i64 %ws
+  %vs = load float, ptr %pcs, align 4
+  %ms = mul i64 %ws, %sw
+  %ts = add i64 %dst, %ms
+  %pxs = getelementptr inbounds float, ptr %x, i64 %ts
+  %gs = load float, ptr %pxs, align 4
+  %ss = fadd float %gs, %vs
+  store float %ss, ptr %pxs, align 4
+  %ws.next = add nsw i64 %ws, 1
+  %as.done = icmp eq i64 %ws.next, %hi
+  br i1 %as.done, label %h.latch, label %as.loop
+h.latch:
+  %h.next = add nuw nsw i64 %h, 1
+  %h.done = icmp eq i64 %h.next, %oh
+  br i1 %h.done, label %j.latch, label %h.loop
+j.latch:
+  %j.next = add nuw nsw i64 %j, 1
+  %j.done = icmp eq i64 %j.next, %kw
+  br i1 %j.done, label %i.latch, label %j.loop
+i.latch:
+  %i.next = add nuw nsw i64 %i, 1
+  %i.done = icmp eq i64 %i.next, %kh
+  br i1 %i.done, label %p.latch, label %i.loop
+p.latch:
+  %p.next = add nuw nsw i64 %p, 1
+  %p.done = icmp eq i64 %p.next, %np
+  br i1 %p.done, label %exit, label %p.loop
+exit:
+  ret void
+}
+
+!0 = distinct !{!0, !1, !2}
+!1 = !{!"llvm.loop.interleave.count", i32 1}
+!2 = !{!"llvm.loop.vectorize.enable", i1 true}
+!3 = distinct !{!3, !1, !2}
+
+attributes #0 = { nounwind "no-builtins" }
