@@ -6,6 +6,8 @@
 Workloads (issue 13's targets, as ratios of the same run):
 
 - ``chain``: 10,000 chained adds of shape [8], read once (per op: replay <= 0.5 us; torch eager ~2 us);
+  ``chain`` and ``mlp`` also run "burn replay (plan)": the graph replayed through its fusion plan
+  instead of flex's flat runner (burn_flex.replay), the before and after of that runner;
 - ``mlp``: the digits MLP 64-256-256-10 Adam step, batch 128 (replay <= 0.6x torch eager);
 - ``cnn``: LeNet CNN [64,1,28,28] Adam step (replay <= 1.0x torch eager);
 - ``encoder``: TransformerEncoderLayer d128 h4 ff512 [16,64] forward + backward (replay <= 1.0x torch);
@@ -60,6 +62,17 @@ def _compiled(torch, fn, *args):
         return None, f"{type(e).__name__}: {str(e).splitlines()[0][:100]}"
 
 
+def _plan_replay(cap, *args):
+    """``cap`` with its graph's replays through the fusion plan, not the backend's runner (as
+    ``BURN_CAPTURE_BACKEND_REPLAY=0`` does for a whole process): the "before" of flex's flat
+    replay (burn_flex.replay) in the same run."""
+    while cap.graph(*args) is None or "flex" not in cap.graph(*args)._prepared:
+        cap(*args)
+    prep = cap.graph(*args)._prepared["flex"]
+    prep.runners[0] = None
+    return cap
+
+
 def w_chain(burn, torch, rounds):
     x0 = burn.ones((8,))
 
@@ -75,8 +88,9 @@ def w_chain(burn, torch, rounds):
         for _ in range(N_CHAIN):
             x = x + 1.0
         return x
+    plan = _plan_replay(burn.capture(chain), x0)
     fns = {"burn eager": lambda: chain(x0).numpy(), "burn replay": lambda: cap(x0).numpy(),
-           "torch eager": lambda: torch_chain(tx).numpy()}
+           "burn replay (plan)": lambda: plan(x0).numpy(), "torch eager": lambda: torch_chain(tx).numpy()}
     assert float(cap(x0).numpy()[0]) == 1.0 + N_CHAIN
     med = _medians(fns, max(3, rounds // 3))
     return {k: v / N_CHAIN * 1e6 for k, v in med.items()}, "us/op", \
@@ -109,8 +123,10 @@ def w_mlp(burn, torch, rounds):
     cap = burn.capture(body)
     ne, body_e = _burn_mlp(burn)
     nt = bench_core.TorchMLP(torch)
+    npl, body_p = _burn_mlp(burn)
+    plan = _plan_replay(burn.capture(body_p), npl.x, npl.y)
     fns = {"burn eager": lambda: body_e(ne.x, ne.y).item(), "burn replay": lambda: cap(nb.x, nb.y).item(),
-           "torch eager": nt.step}
+           "burn replay (plan)": lambda: plan(npl.x, npl.y).item(), "torch eager": nt.step}
     tc = bench_core.TorchMLP(torch)
     comp, why = _compiled(torch, _torch_mlp_grads(torch), tc.p, tc.x, tc.y)
     if comp is not None:

@@ -302,7 +302,7 @@ class Backend:
 
     def prepare_replay(self, prepared, index: int):
         """burn.capture's replay hook: a runner for the prepared graph ``prepared`` on device
-        ``index``, or None to have every replay run its fusion plan (the base class, flex).
+        ``index``, or None to have every replay run its fusion plan (the base class).
 
         Called once per graph and device, on the first replay there. ``prepared`` is a
         :class:`burn.capture.replay.Prepared`: ``plan``, ``nodes``, ``sources`` (``(ref,
@@ -310,7 +310,8 @@ class Backend:
         run), ``held`` (``{(node, output): handle}``: the results a replay must set) and ``rng``
         (the random nodes, whose key attribute changes per replay). A runner has
         ``run(prepared, index) -> bool`` (False: it did not run this replay, the plan runs) and
-        ``describe() -> str``; cuda replays through CUDA graphs, wgpu through pre-bound kernels.
+        ``describe() -> str``; cuda replays through CUDA graphs, wgpu through pre-bound kernels, flex
+        through the plan's steps flattened once (``burn_flex.replay``).
 
         Example:
             >>> import burn

@@ -57,6 +57,11 @@ class FlexBackend(burn.Backend):
         # float16/bfloat16 inputs: the float32 kernel, rounding results once (native.HalfKernel)
         return adapt_half(fn, op, in_dtypes, out_dtypes)
 
+    def prepare_replay(self, prepared, index):
+        # burn.capture: the plan's steps flattened once, attributes bound (burn_flex.replay)
+        from .replay import prepare_replay
+        return prepare_replay(prepared, index)
+
     def compile_group(self, group):
         if group.kind == ELEMENTWISE:
             return compile_elementwise(group)

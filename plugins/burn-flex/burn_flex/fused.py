@@ -307,6 +307,10 @@ class _MatmulEpilogue(_Bindable):
         return tuple(m if k is None else outs[k] for k in self.where)
 
 
+# ufuncs whose positional ``out`` numpy deprecates (it reads as a third input): keep ``out=``
+_NO_POSITIONAL_OUT = frozenset((np.maximum, np.minimum))
+
+
 def _ufunc_like(fn):
     """A numpy ufunc, or a kernel declaring ``accepts_out`` (takes ``out=``, returns fresh arrays)."""
     return type(fn) is np.ufunc or getattr(fn, "accepts_out", False) is True
@@ -359,18 +363,24 @@ class _WholeGroup(_Bindable):
                 env.append(fn(*[env[i] for i in idx], **attrs))
             self.progs[(several, big)] = self._plan(env, several)
         else:
-            for fn, attrs, idx, t, split in prog:
-                if split is not None:
+            append = env.append
+            for how, fn, attrs, idx, t, split in prog:
+                # ``how`` (see _plan): 2 and 1 are a ufunc of two / one inputs writing over
+                # slot ``t``, its ``out`` passed by position (numpy parses it faster than a keyword:
+                # the whole cost of a long chain of small ops is these calls)
+                if how == 2:
+                    append(fn(env[idx[0]], env[idx[1]], env[t]))
+                elif how == 1:
+                    append(fn(env[idx[0]], env[t]))
+                elif split is not None:
                     args = [env[i] for i in idx]
                     out = env[t] if t is not None else np.empty(np.broadcast_shapes(*[a.shape for a in args]), split[0])
                     _split_elementwise(fn, attrs, args, out, split[1])
-                    env.append(out)
+                    append(out)
                 elif t is None:
-                    env.append(fn(*[env[i] for i in idx], **attrs))
-                elif len(idx) == 2:
-                    env.append(fn(env[idx[0]], env[idx[1]], out=env[t]))
+                    append(fn(*[env[i] for i in idx], **attrs))
                 else:
-                    env.append(fn(*[env[i] for i in idx], out=env[t]))
+                    append(fn(*[env[i] for i in idx], out=env[t]))
         return tuple(np.asarray(env[j]) for j in self.outputs)
 
     def _plan(self, env, split_ok):
@@ -402,7 +412,11 @@ class _WholeGroup(_Bindable):
                 owned.difference_update(idx)      # its result may be a view of these
             if (self.fresh[j] or split is not None) and type(v) is np.ndarray and (v.base is None or split):
                 owned.add(n_in + j)
-            prog.append((fn, attrs, idx, t, split))
+            how = 0
+            if (t is not None and split is None and type(fn) is np.ufunc and fn.nout == 1 and len(idx) in (1, 2)
+                    and fn not in _NO_POSITIONAL_OUT):
+                how = len(idx)
+            prog.append((how, fn, attrs, idx, t, split))
         return prog
 
 

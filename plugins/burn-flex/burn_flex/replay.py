@@ -1,0 +1,109 @@
+"""burn.capture replays on flex: the fusion plan's steps flattened once (``prepare_replay``).
+
+A plan run (``burn.fusion.Plan.run``) is written for any flush: it reads each external
+argument per occurrence, checks shared DLPack memory, looks each step's attributes up on its
+node and finds the held outputs through weak references. A replayed graph's plan is fixed,
+so this runner does that work once: the sources' slots are listed once per distinct
+placeholder, a step's static attributes are bound into it (only random ops read theirs per
+replay: their key changes), and the results are written straight into the held handles.
+The kernels and the slots are the plan's: a replay computes exactly what the plan computes.
+
+Where the plan has more to do, this runner declines that replay and the plan runs it (so it
+fails, or computes, as eager does): a source that is a failed value, DLPack memory under a
+guard, and a step raising an IndexError (a data-dependent error; kernels return fresh
+arrays and never write their inputs, so running the plan again from the start is safe).
+``BURN_CAPTURE_BACKEND_REPLAY=0`` turns it off (docs/capture.md).
+"""
+from __future__ import annotations
+
+from functools import partial
+
+from burn import dlpack as _dlpack
+from burn.errors import FailedValue
+
+__all__ = ["FlatReplay", "prepare_replay"]
+
+
+def prepare_replay(prepared, index):
+    """The runner ``FlexBackend.prepare_replay`` answers with (None where the plan is not
+    flex's ordinary slot plan, e.g. a whole-graph plan)."""
+    plan = prepared.plan
+    if plan is None or not hasattr(plan, "ext_slots") or not hasattr(plan, "steps"):
+        return None
+    return FlatReplay(prepared)
+
+
+class FlatReplay:
+    """A prepared graph's plan as a flat list of steps with their attributes bound.
+
+    Example:
+        >>> import burn
+        >>> g = burn.capture.trace(lambda x: (x * 2).exp() + 1, burn.ones((3,)))
+        >>> _ = g(burn.ones((3,)))
+        >>> assert g._prepared["flex"].describe().startswith("flex flat replay")
+    """
+
+    __slots__ = ("n_slots", "sources", "steps", "results", "n_steps")
+
+    def __init__(self, prepared):
+        plan, nodes = prepared.plan, prepared.nodes
+        self.n_slots = plan.n_slots
+        seen = {}
+        for slot, h in zip(plan.ext_slots, prepared.externals):
+            seen.setdefault(slot, h)           # one slot per placeholder: read each once
+        self.sources = tuple(seen.items())
+        random = {id(n) for n in prepared.rng}
+        steps = []
+        for fn, npos, n, a, b, out, frees in plan.steps:
+            node = nodes[npos] if npos is not None else None
+            dynamic = node is not None and id(node) in random
+            attrs = node.attrs if node is not None and not dynamic else None
+            if attrs:
+                fn = partial(fn, **attrs)
+            # ``node`` stays only where its attributes change per replay (a random op's key)
+            steps.append((fn, node if dynamic else None, n, a, b, out, tuple(frees)))
+        self.steps = tuple(steps)
+        held = prepared.held
+        self.results = tuple((held[(p, k)], slot) for p, k, slot in plan.results if (p, k) in held)
+        self.n_steps = len(steps)
+
+    def describe(self) -> str:
+        return f"flex flat replay ({self.n_steps} steps, attributes bound once)"
+
+    def run(self, prepared, index) -> bool:
+        if _dlpack.GUARDS:
+            return False            # shared memory may have been written: the plan checks it
+        env = [None] * self.n_slots
+        for slot, h in self.sources:
+            d = h.data
+            if d.__class__ is FailedValue:
+                return False
+            env[slot] = d
+        try:
+            for fn, node, n, a, b, out, frees in self.steps:
+                if node is not None:
+                    attrs = node.attrs
+                    if n == 1:
+                        res = fn(env[a], **attrs)
+                    elif n == 2:
+                        res = fn(env[a], env[b], **attrs)
+                    else:
+                        res = fn(*b(env), **attrs) if n else fn(**attrs)
+                elif n == 1:
+                    res = fn(env[a])
+                elif n == 2:
+                    res = fn(env[a], env[b])
+                else:
+                    res = fn(*b(env)) if n else fn()
+                if type(out) is int:
+                    env[out] = res if not isinstance(res, (tuple, list)) else res[0]
+                else:
+                    for s, r in zip(out, res):
+                        env[s] = r
+                for s in frees:
+                    env[s] = None
+        except IndexError:
+            return False             # the plan runs this replay and fails its dependents as eager does
+        for h, slot in self.results:
+            h.data = env[slot]
+        return True

@@ -1,0 +1,108 @@
+"""flex's replay runner (burn_flex.replay, Backend.prepare_replay): a replay through the
+flattened steps equals the plan's replay and the eager call, bit for bit, including random
+ops drawing fresh numbers, state updates and values read after later replays; where the
+runner declines (an index out of range) the plan runs and fails as eager does."""
+import warnings
+
+import numpy as np
+import pytest
+
+import burn
+from burn_flex.replay import FlatReplay
+
+
+def _plan_only(g):
+    """Make ``g``'s flex replays run the fusion plan (as BURN_CAPTURE_BACKEND_REPLAY=0 does)."""
+    g._prepared["flex"].runners[0] = None
+
+
+def test_flat_replay_runs_and_equals_the_plan_and_eager():
+    rng = np.random.default_rng(0)
+    w = burn.tensor(rng.standard_normal((6, 4), dtype=np.float32))
+
+    def f(x):
+        h = (x @ w).relu() * 0.5 + 1.0
+        return h.exp().sum(axis=1), burn.clip(h, 0.2, 1.3)
+
+    xs = [burn.tensor(rng.standard_normal((5, 6), dtype=np.float32)) for _ in range(3)]
+    flat, plan = burn.capture.trace(f, xs[0]), burn.capture.trace(f, xs[0])
+    _ = flat(xs[0]), plan(xs[0])
+    _plan_only(plan)
+    assert isinstance(flat._prepared["flex"].runners[0], FlatReplay)
+    assert flat._prepared["flex"].describe().startswith("flex flat replay")
+    for x in xs:
+        got, ref, eager = flat(x), plan(x), f(x)
+        for a, b, c in zip(got, ref, eager):
+            assert np.array_equal(a.numpy(), b.numpy()) and np.array_equal(a.numpy(), c.numpy())
+
+
+def test_flat_replay_draws_fresh_random_numbers_like_eager():
+    dev = burn.Device.flex()
+
+    def f(x):
+        return burn.nn.functional.dropout(x, 0.5, training=True) + burn.rand((4, 8), device=dev)
+
+    x = burn.ones((4, 8), device=dev)
+    g = burn.capture.trace(f, x)
+    _ = g(x)
+    assert isinstance(g._prepared["flex"].runners[0], FlatReplay)
+    dev.seed(11)
+    replays = [g(x).numpy() for _ in range(3)]
+    dev.seed(11)
+    eagers = [f(x).numpy() for _ in range(3)]
+    for r, e in zip(replays, eagers):
+        assert np.array_equal(r, e)
+    assert not np.array_equal(replays[0], replays[1])       # a fresh key per replay
+
+
+def test_flat_replay_applies_state_updates_and_keeps_earlier_results():
+    w = burn.tensor([1.0, 2.0, 3.0])
+
+    def step(x):
+        y = w * x + 1.0
+        w.assign_(w * 0.5)
+        return y
+
+    x = burn.tensor([2.0, 2.0, 2.0])
+    g = burn.capture.trace(step, x)       # the trace is the first step: w halves once
+    first = g(x)
+    assert isinstance(g._prepared["flex"].runners[0], FlatReplay)
+    second = g(x)
+    assert first.tolist() == [2.0, 3.0, 4.0]       # w was [0.5, 1, 1.5] at the first replay
+    assert second.tolist() == [1.5, 2.0, 2.5]      # a later replay does not change it
+    assert w.tolist() == [0.125, 0.25, 0.375]
+
+
+def test_flat_replay_declines_an_index_out_of_range_and_the_plan_fails_it_as_eager():
+    x = burn.tensor([1.0, 2.0, 3.0])
+
+    def f(x, i):
+        return burn.take(x, i) * 2, x + 1
+
+    g = burn.capture.trace(f, x, burn.tensor([0, 1]))
+    a, b = g(x, burn.tensor([2, 0]))
+    assert a.tolist() == [6.0, 2.0] and isinstance(g._prepared["flex"].runners[0], FlatReplay)
+    a, b = g(x, burn.tensor([5, 0]))
+    assert b.tolist() == [2.0, 3.0, 4.0]           # the unrelated value is still computed
+    with pytest.raises(burn.BurnError, match="index 5 is out of bounds"):
+        a.tolist()
+    a, _ = g(x, burn.tensor([1, 1]))               # the next replay runs flat again
+    assert a.tolist() == [4.0, 4.0]
+
+
+def test_fused_chain_passes_out_by_position_without_numpy_warnings():
+    # a whole-array element-wise group of small ops, maximum and minimum among them (their
+    # positional out is deprecated in numpy: they keep out=)
+    a = np.linspace(-2, 2, 12, dtype=np.float32).reshape(3, 4)
+
+    def f(x):
+        return burn.minimum(burn.maximum(x * 2.0 + 1.0, 0.5), 2.0).exp() - 1.0
+
+    g = burn.capture.trace(f, burn.tensor(a))
+    ref = np.exp(np.minimum(np.maximum(a * np.float32(2) + np.float32(1), np.float32(0.5)),
+                            np.float32(2))) - np.float32(1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DeprecationWarning)
+        for _ in range(3):                         # the first call learns the program, later ones run it
+            assert np.allclose(g(burn.tensor(a)).numpy(), ref, rtol=1e-6, atol=0)
+            assert np.array_equal(g(burn.tensor(a)).numpy(), f(burn.tensor(a)).numpy())
