@@ -418,6 +418,18 @@ def test_inference_replays_a_captured_graph_that_follows_lora_and_device_changes
     assert np.abs(adapted - eager).max() > 1e-3 and len(m._onnx_graphs) == 2
 
 
+def test_a_reassigned_parameter_inside_a_layer_retraces_the_replayed_graph(exported):
+    m = burn.onnx.load(exported["mlp"][1])
+    x = burn.randn((5, 6))
+    m(x), m(x)                                             # plan, then trace
+    layer = next(mod for _, mod in m.named_modules() if isinstance(mod, burn.nn.Linear))
+    layer.weight = burn.nn.Parameter(layer.weight * 2.0)   # a new tensor, not an in-place update
+    replayed = m(x).numpy()
+    object.__setattr__(m, "_onnx_capture", False)
+    np.testing.assert_allclose(replayed, m(x).numpy(), rtol=1e-5, atol=1e-6)
+    assert len(m._onnx_graphs) == 2
+
+
 def test_onnx_finetune_example_lora_tunes_a_torch_exported_model(tmp_path):
     pytest.importorskip("sklearn")
     from burn_onnx.examples import onnx_finetune
