@@ -1,6 +1,6 @@
 """Import rules of the network operators: MatMul/Gemm (and the importer's own
 ``burn.Linear`` node, a MatMul/Gemm whose weight became a :class:`burn.nn.Linear`), Conv,
-pooling, normalization, Softmax/LogSoftmax and Resize (nearest).
+pooling, normalization, Softmax/LogSoftmax and Resize (nearest, linear, cubic).
 
 Example:
     >>> from burn_onnx.importer.registry import OPS
@@ -189,29 +189,71 @@ rule("Softmax", note="opset < 13: the 2-D coercion")(_softmax(burn.softmax))
 rule("LogSoftmax")(_softmax(burn.log_softmax))
 
 
-# -- Resize (nearest) -----------------------------------------------------------------------
+# -- Resize ---------------------------------------------------------------------------------
 
 _COORD = {
     "half_pixel": lambda o, s, n, m: (o + 0.5) / s - 0.5,
-    "pytorch_half_pixel": lambda o, s, n, m: (o + 0.5) / s - 0.5 if m > 1 else np.zeros_like(o),
+    "pytorch_half_pixel": lambda o, s, n, m: (o + 0.5) / s - 0.5 if m > 1 else np.full_like(o, -0.5),
     "asymmetric": lambda o, s, n, m: o / s,
     "tf_half_pixel_for_nn": lambda o, s, n, m: (o + 0.5) / s,
     "align_corners": lambda o, s, n, m: o * ((n - 1) / (m - 1)) if m > 1 else np.zeros_like(o),
+    "half_pixel_symmetric": lambda o, s, n, m: n / 2 * (1 - int(m) / m) + (o + 0.5) / s - 0.5,
 }
 _NEAREST = {"round_prefer_floor": lambda v: np.ceil(v - 0.5), "round_prefer_ceil": lambda v: np.floor(v + 0.5),
             "floor": np.floor, "ceil": np.ceil}
 
 
-@rule("Resize", "Upsample", static=(1, 2, 3), note="mode=nearest, every coordinate and nearest mode")
+def _linear_coeffs(ratio, a):
+    return np.stack([1 - ratio, ratio], axis=-1)
+
+
+def _cubic_coeffs(r, a):
+    """Keys' cubic convolution weights of the 4 taps around a point at ``r`` past the 2nd."""
+    def near(t):                # |t| <= 1
+        return ((a + 2) * t - (a + 3)) * t * t + 1
+
+    def far(t):                 # 1 < |t| < 2
+        return ((a * t - 5 * a) * t + 8 * a) * t - 4 * a
+    return np.stack([far(r + 1), near(r), near(1 - r), far(2 - r)], axis=-1)
+
+
+def _taps(node, n, m, scale, coord, coeffs, cubic_a, exclude_outside):
+    """(source indices [m, taps], weights [m, taps]) of linear/cubic Resize along one axis, the
+    ONNX reference's rule: taps nearest the source coordinate, edge-clamped."""
+    out_width = scale * n
+    x = _COORD[coord](np.arange(m, dtype=np.float64), scale, n, out_width)
+    x = np.asarray(x, dtype=np.float64)
+    base = np.floor(x)
+    ratio = np.where(x == base, 1.0, x - base)          # an exact point is the right tap of a window
+    w = coeffs(ratio, cubic_a)
+    k = w.shape[1]
+    pad = -(-k // 2)
+    xp = x + pad
+    p = np.floor(xp).astype(np.int64)
+    start = p + np.where(xp - p == 0, -(k // 2), -(k // 2) + 1)
+    idx = start[:, None] + np.arange(k)[None, :] - pad
+    if exclude_outside:
+        w = np.where((idx < 0) | (idx >= n), 0.0, w)
+        total = w.sum(axis=1, keepdims=True)
+        w = w / np.where(total == 0, 1.0, total)
+    return np.clip(idx, 0, n - 1), w
+
+
+@rule("Resize", "Upsample", static=(1, 2, 3),
+      note="nearest (every nearest_mode), linear and cubic; every coordinate mode but tf_crop_and_resize")
 def _resize(node, x, roi=None, scales=None, sizes=None):
     if node.op == "Upsample":
         scales, roi = roi, None
     mode = node.attr("mode", "nearest")
     coord = node.attr("coordinate_transformation_mode", "asymmetric" if node.opset < 11 else "half_pixel")
     nearest = node.attr("nearest_mode", "round_prefer_floor")
-    if mode != "nearest" or coord not in _COORD or nearest not in _NEAREST:
+    if mode not in ("nearest", "linear", "cubic") or coord not in _COORD or nearest not in _NEAREST:
         raise node.fail(f"mode={mode!r}, coordinate_transformation_mode={coord!r}, nearest_mode={nearest!r} "
-                        f"is not supported (nearest mode is)")
+                        f"is not supported (nearest, linear and cubic with every coordinate mode but "
+                        f"tf_crop_and_resize are)")
+    if node.attr("keep_aspect_ratio_policy", "stretch") != "stretch":
+        raise node.fail(f"keep_aspect_ratio_policy={node.attr('keep_aspect_ratio_policy')!r} is not supported "
+                        f"(stretch is)")
     nd = len(x.shape)
     axes = node.attr("axes")                  # opset 18+: scales/sizes for these axes only
     axes = list(range(nd)) if axes is None else [int(a) % nd for a in axes]
@@ -227,21 +269,38 @@ def _resize(node, x, roi=None, scales=None, sizes=None):
     out, sc = list(x.shape), [1.0] * nd
     for a, o, s in zip(axes, part_out, part_sc):
         out[a], sc[a] = o, s
+    if mode != "nearest" and node.attr("antialias", 0) and any(s < 1 for s in sc):
+        raise node.fail(f"antialias=1 when downscaling (scales {sc}) is not supported")
     steps = []
     for axis, (n, m, s) in enumerate(zip(x.shape, out, sc)):
-        if n == m:
+        if n == m and s == 1.0:
             continue
-        src = _NEAREST[nearest](_COORD[coord](np.arange(m, dtype=np.float64), s, n, m))
+        if mode != "nearest":
+            idx, w = _taps(node, n, m, s, coord, _linear_coeffs if mode == "linear" else _cubic_coeffs,
+                           float(node.attr("cubic_coeff_a", -0.75)), bool(node.attr("exclude_outside", 0)))
+            steps.append((axis, 0, idx, w))
+            continue
+        src = _NEAREST[nearest](_COORD[coord](np.arange(m, dtype=np.float64), s, n, s * n))
         idx = np.clip(src, 0, n - 1).astype(np.int64)
         k = m // n if n and m % n == 0 else 0
         if k and np.array_equal(idx, np.repeat(np.arange(n), k)):
-            steps.append((axis, k, None))
+            steps.append((axis, k, None, None))
         else:
-            steps.append((axis, 0, idx))
+            steps.append((axis, 0, idx, None))
+    np_dtype = np.dtype(x.dtype.name) if x.dtype.is_inexact else None
 
     def run(x, *_):
-        for axis, k, idx in steps:
-            x = burn.repeat(x, k, axis=axis) if k else burn.take(x, burn.from_numpy(idx, device=x.device),
-                                                                   axis=axis)
+        for axis, k, idx, w in steps:
+            if k:
+                x = burn.repeat(x, k, axis=axis)
+            elif w is None:
+                x = burn.take(x, burn.from_numpy(idx, device=x.device), axis=axis)
+            else:                    # gather the taps, weight them, sum them: [.., m * k, ..] -> [.., m, ..]
+                m, taps = idx.shape
+                g = burn.take(x, burn.from_numpy(idx.reshape(-1), device=x.device), axis=axis)
+                g = burn.reshape(g, g.shape[:axis] + (m, taps) + g.shape[axis + 1:])
+                wt = burn.from_numpy(w.astype(np_dtype).reshape((m, taps) + (1,) * (len(g.shape) - axis - 2)),
+                                     device=x.device)
+                x = burn.sum(g * wt, axis=axis + 1)
         return x
     return run
