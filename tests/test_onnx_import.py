@@ -260,6 +260,42 @@ def test_apply_lora_then_fine_tuning_lowers_the_loss_and_trains_only_adapters(ex
         assert changed == ("lora_" in n), n           # the adapters train, nothing else moves
 
 
+def _torch_more():
+    nn = torch.nn
+    return {
+        "bilinear-upsample": (nn.Upsample(scale_factor=2, mode="bilinear"), (2, 5, 4)),
+        "bicubic-align-corners": (nn.Upsample(size=(7, 5), mode="bicubic", align_corners=True), (2, 5, 4)),
+        "reflection-pad": (nn.ReflectionPad2d((1, 2, 3, 0)), (2, 5, 4)),
+        "replication-pad": (nn.ReplicationPad2d((2, 0, 1, 1)), (2, 5, 4)),
+        "circular-conv": (nn.Conv2d(2, 3, 3, padding=1, padding_mode="circular"), (2, 5, 4)),
+        "group-norm": (nn.GroupNorm(2, 4), (4, 3, 3)),
+        "instance-norm": (nn.InstanceNorm2d(4, affine=True), (4, 3, 3)),
+        "pixel-shuffle": (nn.Sequential(nn.Conv2d(2, 8, 1), nn.PixelShuffle(2)), (2, 3, 3)),
+        "silu-mish-hardswish-prelu": (nn.Sequential(nn.Linear(5, 6), nn.SiLU(), nn.Mish(), nn.Hardswish(),
+                                                    nn.PReLU(6)), (5,)),
+    }
+
+
+@pytest.mark.parametrize("name", sorted(_torch_more()))
+def test_more_torch_layers_match_torch_outputs_and_input_grads(name, tmp_path):
+    torch.manual_seed(0)
+    tmodel, shape = _torch_more()[name]
+    tmodel = _perturb(tmodel, 5).eval()
+    path = _export(tmodel, torch.randn((2,) + shape), tmp_path / "m.onnx", {0: "b"})
+    dev = burn.Device.flex().autodiff()
+    m = burn.onnx.load(path, device=dev)
+    x = np.random.default_rng(0).standard_normal((3,) + shape).astype(np.float32)
+    tx = torch.from_numpy(x).requires_grad_()
+    ty = tmodel(tx)
+    r = np.random.default_rng(1).standard_normal(tuple(ty.shape)).astype(np.float32)
+    (ty * torch.from_numpy(r)).sum().backward()
+    bx = burn.tensor(x, device=dev).require_grad()
+    y = m(bx)
+    assert _rel(y.numpy(), ty.detach().numpy()) < 1e-5
+    g = bx.grad((y * burn.tensor(r, device=dev)).sum().backward())
+    assert _rel(g.numpy(), tx.grad.numpy()) < 1e-4
+
+
 # -- single-node graphs against onnxruntime ------------------------------------------------------
 
 def _graph(op, inputs, attrs=None, inits=(), n_out=1, opset=18):
@@ -365,6 +401,14 @@ _CASES = {
                             lambda x: [("x", np.stack([x, x * 0.5], -1))], 20),
     "DFT-inverse-onesided": ("DFT", [], {"inverse": 1, "onesided": 1, "axis": 1}, [("n", np.array(4))], 1,
                              lambda x: [("x", np.stack([x, x * 0.5], -1))], 17),
+    "DepthToSpace-CRD": ("DepthToSpace", [], {"blocksize": 2, "mode": "CRD"}, [], 1,
+                         lambda x: [("x", _X4[:, :, :4].reshape(2, 4, 3, 4))]),
+    "SpaceToDepth": ("SpaceToDepth", [], {"blocksize": 2}, [], 1, lambda x: [("x", _X4[:, :, :4])]),
+    "InstanceNormalization": ("InstanceNormalization", [], {"epsilon": 1e-3},
+                              [("s", _R.standard_normal(3).astype(np.float32)),
+                               ("b", _R.standard_normal(3).astype(np.float32))], 1, lambda x: [("x", _X4)]),
+    "PRelu-per-channel": ("PRelu", [], {}, [("sl", _R.standard_normal((3, 1)).astype(np.float32))]),
+    "Mish": ("Mish", [], {}, []),
 }
 
 

@@ -1,6 +1,7 @@
 """Import rules of the network operators: MatMul/Gemm (and the importer's own
 ``burn.Linear`` node, a MatMul/Gemm whose weight became a :class:`burn.nn.Linear`), Conv,
-pooling, normalization, Softmax/LogSoftmax and Resize (nearest, linear, cubic).
+pooling, normalization (batch, layer, instance), Softmax/LogSoftmax, Resize (nearest, linear, cubic),
+PRelu and DepthToSpace/SpaceToDepth.
 
 Example:
     >>> from burn_onnx.importer.registry import OPS
@@ -304,3 +305,52 @@ def _resize(node, x, roi=None, scales=None, sizes=None):
                 x = burn.sum(g * wt, axis=axis + 1)
         return x
     return run
+
+
+# -- more normalizations and activations torch.onnx.export emits ------------------------------
+
+@rule("InstanceNormalization", note="also what torch exports for GroupNorm (with a Reshape around it)")
+def _instance_norm(node, x, scale, bias):
+    eps = float(node.attr("epsilon", 1e-5))
+    nd = len(x.shape)
+    if nd < 3:
+        raise node.fail(f"input of shape {tuple(x.shape)} needs a batch, a channel and a spatial axis")
+    axes = tuple(range(2, nd))
+    per_channel = (x.shape[1],) + (1,) * (nd - 2)
+
+    def run(x, s, b):
+        mean = burn.mean(x, axis=axes, keepdims=True)
+        d = x - mean
+        var = burn.mean(d * d, axis=axes, keepdims=True)
+        return d * burn.rsqrt(var + eps) * burn.reshape(s, per_channel) + burn.reshape(b, per_channel)
+    return run
+
+
+@rule("PRelu", note="slope broadcast to the input (per channel or one value)")
+def _prelu(node, x, slope):
+    return lambda x, slope: burn.where(x >= 0, x, x * slope)
+
+
+@rule("DepthToSpace", note="DCR and CRD modes")
+def _depth_to_space(node, x):
+    bs, mode = int(node.attr("blocksize")), node.attr("mode", "DCR")
+    if len(x.shape) != 4 or x.shape[1] % (bs * bs):
+        raise node.fail(f"input of shape {tuple(x.shape)} must be [N, C, H, W] with C divisible by {bs * bs}")
+    if mode not in ("DCR", "CRD"):
+        raise node.fail(f"mode={mode!r} is not DCR or CRD")
+    n, c, h, w = x.shape
+    c2 = c // (bs * bs)
+    split, perm = ((n, bs, bs, c2, h, w), (0, 3, 4, 1, 5, 2)) if mode == "DCR" else \
+        ((n, c2, bs, bs, h, w), (0, 1, 4, 2, 5, 3))
+    out = (n, c2, h * bs, w * bs)
+    return lambda x: burn.reshape(burn.permute_dims(burn.reshape(x, split), perm), out)
+
+
+@rule("SpaceToDepth")
+def _space_to_depth(node, x):
+    bs = int(node.attr("blocksize"))
+    if len(x.shape) != 4 or x.shape[2] % bs or x.shape[3] % bs:
+        raise node.fail(f"input of shape {tuple(x.shape)} must be [N, C, H, W] with H, W divisible by {bs}")
+    n, c, h, w = x.shape
+    split, out = (n, c, h // bs, bs, w // bs, bs), (n, c * bs * bs, h // bs, w // bs)
+    return lambda x: burn.reshape(burn.permute_dims(burn.reshape(x, split), (0, 3, 5, 1, 2, 4)), out)
