@@ -273,7 +273,23 @@ def _torch_more():
         "pixel-shuffle": (nn.Sequential(nn.Conv2d(2, 8, 1), nn.PixelShuffle(2)), (2, 3, 3)),
         "silu-mish-hardswish-prelu": (nn.Sequential(nn.Linear(5, 6), nn.SiLU(), nn.Mish(), nn.Hardswish(),
                                                     nn.PReLU(6)), (5,)),
+        "lstm-2-layers-bidirectional": (_Recurrent(nn.LSTM(4, 5, num_layers=2, bidirectional=True,
+                                                           batch_first=True)), (6, 4)),
+        "gru": (_Recurrent(nn.GRU(4, 3)), (6, 4)),
     }
+
+
+class _Recurrent(torch.nn.Module):
+    """An RNN's output sequence plus its final hidden state (Y and Y_h both used)."""
+
+    def __init__(self, rnn):
+        super().__init__()
+        self.rnn = rnn
+
+    def forward(self, x):
+        y, h = self.rnn(x)
+        h = h[0] if isinstance(h, tuple) else h
+        return y.sum(-1, keepdim=True) * h.sum(0).mean()
 
 
 @pytest.mark.parametrize("name", sorted(_torch_more()))

@@ -1,7 +1,7 @@
 """Import rules of the network operators: MatMul/Gemm (and the importer's own
 ``burn.Linear`` node, a MatMul/Gemm whose weight became a :class:`burn.nn.Linear`), Conv,
 pooling, normalization (batch, layer, instance), Softmax/LogSoftmax, Resize (nearest, linear, cubic),
-PRelu and DepthToSpace/SpaceToDepth.
+PRelu, DepthToSpace/SpaceToDepth and the recurrent LSTM/GRU (unrolled per planned sequence length).
 
 Example:
     >>> from burn_onnx.importer.registry import OPS
@@ -354,3 +354,113 @@ def _space_to_depth(node, x):
     n, c, h, w = x.shape
     split, out = (n, c, h // bs, bs, w // bs, bs), (n, c * bs * bs, h // bs, w // bs)
     return lambda x: burn.reshape(burn.permute_dims(burn.reshape(x, split), (0, 3, 5, 1, 2, 4)), out)
+
+
+# -- recurrent layers (unrolled when the plan is made: the sequence length is part of the signature) --
+
+def _rnn_checks(node, x, defaults, seq_lens):
+    acts = node.attr("activations")
+    n_dir = 2 if node.attr("direction", "forward") == "bidirectional" else 1
+    if acts is not None and [a.lower() for a in acts] != [a.lower() for a in defaults * n_dir]:
+        raise node.fail(f"activations {acts} are not supported (the defaults {defaults} are)")
+    if node.attr("clip") is not None:
+        raise node.fail("the clip attribute is not supported")
+    if node.attr("direction", "forward") not in ("forward", "reverse", "bidirectional"):
+        raise node.fail(f"direction={node.attr('direction')!r} is not an ONNX direction")
+    layout = int(node.attr("layout", 0))
+    seq = x.shape[1 if layout else 0]
+    if seq_lens is not None and any(int(v) != seq for v in np.asarray(seq_lens).reshape(-1)):
+        raise node.fail(f"sequence_lens {np.asarray(seq_lens).tolist()} shorter than the sequence ({seq}) are "
+                        f"not supported (pad-free batches are)")
+    return layout, seq
+
+
+def _run_rnn(node, layout, seq, n_dir, cell, n_states):
+    """The shared loop of LSTM/GRU: per direction, the input projection of every step in one
+    matmul, then ``cell`` per step; outputs in ONNX's layout."""
+    reverse = node.attr("direction", "forward") == "reverse"
+
+    def run(x, w, r, b=None, seq_lens=None, *init):
+        if layout:
+            x = burn.permute_dims(x, (1, 0, 2))
+        hidden = r.shape[-1]
+        ys, finals = [], [[] for _ in range(n_states)]
+        for d in range(n_dir):
+            xw = burn.matmul(x, burn.matrix_transpose(w[d]))              # [seq, batch, gates * hidden]
+            if b is not None:
+                xw = xw + (b[d, :xw.shape[-1]] + b[d, xw.shape[-1]:] if cell.sum_biases else b[d, :xw.shape[-1]])
+            rt = burn.matrix_transpose(r[d])
+            states = []
+            for k in range(n_states):
+                s0 = init[k] if k < len(init) and init[k] is not None else None
+                if layout and s0 is not None:
+                    s0 = burn.permute_dims(s0, (1, 0, 2))
+                states.append(burn.zeros((x.shape[1], hidden), dtype=x.dtype, device=x.device) if s0 is None
+                              else s0[d])
+            out = [None] * seq
+            steps = range(seq - 1, -1, -1) if (reverse or d == 1) else range(seq)
+            for t in steps:
+                states = cell(xw[t], states, rt, None if b is None else b[d], hidden)
+                out[t] = states[0]
+            ys.append(burn.stack(out, axis=0))
+            for k in range(n_states):
+                finals[k].append(states[k])
+        y = burn.stack(ys, axis=1)                                        # [seq, dirs, batch, hidden]
+        finals = [burn.stack(f, axis=0) for f in finals]                  # [dirs, batch, hidden]
+        if layout:
+            y = burn.permute_dims(y, (2, 0, 1, 3))
+            finals = [burn.permute_dims(f, (1, 0, 2)) for f in finals]
+        return (y, *finals)
+    return run
+
+
+class _LSTMCell:
+    sum_biases = True
+
+    def __call__(self, xw_t, states, rt, b, hidden):
+        h, c = states
+        g = xw_t + burn.matmul(h, rt)
+        i, o = burn.sigmoid(g[:, :hidden]), burn.sigmoid(g[:, hidden:2 * hidden])
+        f, cand = burn.sigmoid(g[:, 2 * hidden:3 * hidden]), burn.tanh(g[:, 3 * hidden:])
+        c = f * c + i * cand
+        return [o * burn.tanh(c), c]
+
+
+class _GRUCell:
+    sum_biases = False            # the recurrent bias of the candidate gate is applied inside
+
+    def __init__(self, linear_before_reset):
+        self.lbr = linear_before_reset
+
+    def __call__(self, xw_t, states, rt, b, hidden):
+        (h,) = states
+        rh = burn.matmul(h, rt[:, :2 * hidden])
+        if b is not None:
+            rh = rh + b[3 * hidden:5 * hidden]
+        z = burn.sigmoid(xw_t[:, :hidden] + rh[:, :hidden])
+        r = burn.sigmoid(xw_t[:, hidden:2 * hidden] + rh[:, hidden:])
+        rb = None if b is None else b[5 * hidden:]
+        if self.lbr:
+            hh = burn.matmul(h, rt[:, 2 * hidden:])
+            hh = hh if rb is None else hh + rb
+            cand = burn.tanh(xw_t[:, 2 * hidden:] + r * hh)
+        else:
+            hh = burn.matmul(r * h, rt[:, 2 * hidden:])
+            cand = burn.tanh(xw_t[:, 2 * hidden:] + (hh if rb is None else hh + rb))
+        return [(1.0 - z) * cand + z * h]
+
+
+@rule("LSTM", static=(4,), note="forward/reverse/bidirectional, layout 0/1; no peepholes, clip, "
+                                "input_forget or shorter sequence_lens")
+def _lstm(node, x, w, r, b=None, seq_lens=None, h0=None, c0=None, p=None):
+    layout, seq = _rnn_checks(node, x, ["Sigmoid", "Tanh", "Tanh"], seq_lens)
+    if p is not None or node.attr("input_forget", 0):
+        raise node.fail("peepholes (P) and input_forget are not supported")
+    return _run_rnn(node, layout, seq, w.shape[0], _LSTMCell(), 2)
+
+
+@rule("GRU", static=(4,), note="forward/reverse/bidirectional, layout 0/1, linear_before_reset; no clip or "
+                               "shorter sequence_lens")
+def _gru(node, x, w, r, b=None, seq_lens=None, h0=None):
+    layout, seq = _rnn_checks(node, x, ["Sigmoid", "Tanh"], seq_lens)
+    return _run_rnn(node, layout, seq, w.shape[0], _GRUCell(bool(node.attr("linear_before_reset", 0))), 1)
