@@ -391,7 +391,8 @@ _CASES = {
     "Pad-wrap-axes": ("Pad", [], {"mode": "wrap"}, [("p", np.array([2, 5])), ("v", np.array(0.0, np.float32)),
                                                      ("a", np.array([-1]))], 1, None, 19),
     "Resize-linear-half_pixel": ("Resize", [], {"mode": "linear"},
-                                 [("roi", np.zeros(0, np.float32)), ("sc", np.array([1, 1, 2.5, 1.5], np.float32))], 1, lambda x: [("x", _X4)]),
+                                 [("roi", np.zeros(0, np.float32)), ("sc", np.array([1, 1, 2.5, 1.5], np.float32))], 1,
+                                 lambda x: [("x", _X4)]),
     "Resize-linear-align_corners-down": ("Resize", [], {"mode": "linear", "coordinate_transformation_mode":
                                                         "align_corners"},
                                          [("roi", np.zeros(0, np.float32)), ("sc", np.zeros(0, np.float32)),
@@ -402,7 +403,8 @@ _CASES = {
                                           ("sz", np.array([2, 3, 1, 8]))], 1, lambda x: [("x", _X4)]),
     "Resize-cubic-asymmetric": ("Resize", [], {"mode": "cubic", "coordinate_transformation_mode": "asymmetric",
                                                "cubic_coeff_a": -0.5},
-                                [("roi", np.zeros(0, np.float32)), ("sc", np.array([1, 1, 2.0, 1.75], np.float32))], 1, lambda x: [("x", _X4)]),
+                                [("roi", np.zeros(0, np.float32)), ("sc", np.array([1, 1, 2.0, 1.75], np.float32))], 1,
+                                lambda x: [("x", _X4)]),
     "Resize-cubic-exclude_outside": ("Resize", [], {"mode": "cubic", "exclude_outside": 1},
                                      [("roi", np.zeros(0, np.float32)), ("sc", np.zeros(0, np.float32)),
                                       ("sz", np.array([2, 3, 6, 3]))], 1, lambda x: [("x", _X4)]),
@@ -450,16 +452,19 @@ def test_single_operator_graphs_match_onnxruntime(case):
 
 def _if_model(cond_nodes, cond):
     """y = If(cond, then: relu(x) * 2, else: -x + b, with b an initializer of the else branch)."""
-    then = helper.make_graph([helper.make_node("Relu", ["x"], ["r"]), helper.make_node("Mul", ["r", "two"], ["t"])],
-                             "then", [], [helper.make_empty_tensor_value_info("t")],
+    then = helper.make_graph([helper.make_node("Relu", ["x"], ["r"]),
+                              helper.make_node("Mul", ["r", "two"], ["t"])], "then", [],
+                             [helper.make_empty_tensor_value_info("t")],
                              [numpy_helper.from_array(np.array(2.0, np.float32), "two")])
-    other = helper.make_graph([helper.make_node("Neg", ["x"], ["n"]), helper.make_node("Add", ["n", "b"], ["e"])],
-                              "else", [], [helper.make_empty_tensor_value_info("e")],
+    other = helper.make_graph([helper.make_node("Neg", ["x"], ["n"]),
+                               helper.make_node("Add", ["n", "b"], ["e"])], "else", [],
+                              [helper.make_empty_tensor_value_info("e")],
                               [numpy_helper.from_array(np.arange(3, dtype=np.float32), "b")])
     nodes = cond_nodes + [helper.make_node("If", [cond], ["y"], then_branch=then, else_branch=other)]
     g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", T.FLOAT, ["n", 3])],
                           [helper.make_tensor_value_info("y", T.FLOAT, ["n", 3])],
-                          [numpy_helper.from_array(np.array([0]), "i0"), numpy_helper.from_array(np.array([3]), "three")])
+                          [numpy_helper.from_array(np.array([0]), "i0"),
+                           numpy_helper.from_array(np.array([3]), "three")])
     return helper.make_model(g, opset_imports=[helper.make_opsetid("", 18)], ir_version=9)
 
 

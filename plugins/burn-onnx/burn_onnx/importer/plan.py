@@ -23,7 +23,8 @@ from .registry import META, OPS
 
 __all__ = ["Plan", "make_plan", "NEVER_FOLDED"]
 
-NEVER_FOLDED = frozenset({"burn.Linear", "If", "RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike"})
+NEVER_FOLDED = frozenset({"burn.Linear", "If", "RandomNormal", "RandomUniform", "RandomNormalLike",
+                          "RandomUniformLike"})
 
 
 class Plan:

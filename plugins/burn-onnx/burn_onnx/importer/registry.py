@@ -148,7 +148,8 @@ class Branch:
     Example:
         >>> import onnx
         >>> from onnx import helper
-        >>> g = helper.make_graph([helper.make_node("Neg", ["x"], ["y"])], "b", [], [helper.make_empty_tensor_value_info("y")])
+        >>> out = helper.make_empty_tensor_value_info("y")
+        >>> g = helper.make_graph([helper.make_node("Neg", ["x"], ["y"])], "b", [], [out])
         >>> n = Node(helper.make_node("If", ["c"], ["z"], then_branch=g, else_branch=g), opset=18)
         >>> assert n.attr("then_branch").outputs == ["y"] and n.attr("else_branch").nodes[0].op == "Neg"
     """
@@ -169,7 +170,8 @@ def walk(nodes):
     Example:
         >>> import onnx
         >>> from onnx import helper
-        >>> g = helper.make_graph([helper.make_node("Neg", ["x"], ["y"])], "b", [], [helper.make_empty_tensor_value_info("y")])
+        >>> out = helper.make_empty_tensor_value_info("y")
+        >>> g = helper.make_graph([helper.make_node("Neg", ["x"], ["y"])], "b", [], [out])
         >>> n = Node(helper.make_node("If", ["c"], ["z"], then_branch=g, else_branch=g), opset=18)
         >>> assert [m.op for m in walk([n])] == ["If", "Neg", "Neg"]
     """
