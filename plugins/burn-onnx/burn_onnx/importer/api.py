@@ -20,7 +20,7 @@ import burn
 from ..errors import OnnxImportError
 from .folding import fold
 from .plan import NEVER_FOLDED
-from .registry import OPS, Node, supported_ops
+from .registry import OPS, Node, supported_ops, walk
 from .structure import build_model
 
 __all__ = ["load", "MIN_OPSET", "MAX_OPSET"]
@@ -74,7 +74,7 @@ def _opset(model, src):
 
 
 def _unsupported(nodes, src):
-    bad = Counter(n.op if n.domain in ("", "ai.onnx") else f"{n.domain}::{n.op}" for n in nodes
+    bad = Counter(n.op if n.domain in ("", "ai.onnx") else f"{n.domain}::{n.op}" for n in walk(nodes)
                   if n.domain not in ("", "ai.onnx") or n.op not in OPS or "." in n.op)
     if bad:
         listing = ", ".join(f"{op} x{k}" for op, k in sorted(bad.items()))
@@ -185,7 +185,7 @@ def load(path, device=None):
         >>> assert m(burn.tensor([-1.0, 2.0])).tolist() == [0.0, 2.0]
     """
     import onnx
-    from . import ops_elementwise, ops_nn, ops_shape  # noqa: F401  (fill the rule table)
+    from . import ops_elementwise, ops_nn, ops_shape, ops_signal  # noqa: F401  (fill the rule table)
     model, src = _read(path)
     if model.functions:
         try:

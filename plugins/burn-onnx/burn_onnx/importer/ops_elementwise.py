@@ -217,3 +217,8 @@ def _cast(node, x):
 @rule("CastLike")
 def _cast_like(node, x, like):
     return lambda x, like: x if x.dtype is like.dtype else burn.astype(x, like.dtype)
+
+
+@rule("Mish")
+def _mish(node, x):
+    return lambda x: x * burn.tanh(burn.softplus(x))

@@ -210,11 +210,26 @@ def _scatter_elements(node, x, idx, upd):
     return run
 
 
-@rule("Pad", static=(1, 2, 3), note="mode=constant")
+def _pad_index(node, mode, n, lo, hi):
+    """Source indices along one axis of size ``n`` padded by ``lo``/``hi`` in ``mode``."""
+    i = np.arange(-lo, n + hi)
+    if mode == "edge":
+        return np.clip(i, 0, n - 1)
+    if mode == "wrap":
+        return i % n
+    if n == 1:                                   # reflect of one element repeats it
+        return np.zeros_like(i)
+    if lo >= n or hi >= n:
+        raise node.fail(f"reflect pads ({lo}, {hi}) must be smaller than the axis size {n}")
+    j = i % (2 * n - 2)
+    return np.where(j < n, j, 2 * n - 2 - j)
+
+
+@rule("Pad", static=(1, 2, 3), note="constant, reflect, edge, wrap")
 def _pad(node, x, pads=None, value=None, axes=None):
     mode = node.attr("mode", "constant")
-    if mode != "constant":
-        raise node.fail(f"mode={mode!r} is not supported (constant is)")
+    if mode not in ("constant", "reflect", "edge", "wrap"):
+        raise node.fail(f"mode={mode!r} is not an ONNX Pad mode (constant, reflect, edge, wrap)")
     nd = len(x.shape)
     p = node.ints(pads, "pads") if pads is not None else list(node.attr("pads", []))
     ax = list(range(nd)) if axes is None else [_axis(node, a, nd) for a in node.ints(axes, "axes")]
@@ -223,6 +238,16 @@ def _pad(node, x, pads=None, value=None, axes=None):
         width[a] = (p[k], p[k + len(ax)])
     if any(lo < 0 or hi < 0 for lo, hi in width):
         raise node.fail(f"negative pads {p} are not supported")
+    if mode != "constant":
+        if any(x.shape[a] == 0 and (lo or hi) for a, (lo, hi) in enumerate(width)):
+            raise node.fail(f"mode={mode!r} cannot pad an empty axis of shape {tuple(x.shape)}")
+        gathers = [(a, _pad_index(node, mode, x.shape[a], lo, hi)) for a, (lo, hi) in enumerate(width) if lo or hi]
+
+        def run(x, *_):
+            for a, idx in gathers:
+                x = burn.take(x, burn.from_numpy(idx, device=x.device), axis=a)
+            return x
+        return run
     v = node.attr("value", 0.0) if value is None else np.asarray(value).reshape(-1)
     v = v[0].item() if isinstance(v, np.ndarray) and v.size else (0 if isinstance(v, np.ndarray) else v)
     width = tuple(width)
@@ -340,3 +365,7 @@ def _det(node, x):
     except AttributeError as e:
         raise node.fail(f"needs burn.linalg (pip install burn-linalg): {e}") from e
     return det
+
+
+rule("If", static=(0,), note="a condition known when planned (constants, input shapes): the taken branch is "
+                             "planned in its place")(None)

@@ -23,7 +23,8 @@ from .registry import META, OPS
 
 __all__ = ["Plan", "make_plan", "NEVER_FOLDED"]
 
-NEVER_FOLDED = frozenset({"burn.Linear", "RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike"})
+NEVER_FOLDED = frozenset({"burn.Linear", "If", "RandomNormal", "RandomUniform", "RandomNormalLike",
+                          "RandomUniformLike"})
 
 
 class Plan:
@@ -91,23 +92,19 @@ def _is_const(v):
     return isinstance(v, np.ndarray)
 
 
-def make_plan(nodes, input_names, inputs, ref_names, refs, constants, output_names, device):
-    """Build the plan for ``inputs`` and run it once; returns ``(plan, outputs)``.
-
-    ``constants`` maps names to numpy arrays (initializers that are not state, folded
-    nodes); ``ref_names``/``refs`` are the module's parameters, buffers and layers.
-    """
-    b = _Builder(device)
-    in_slots = [b.new_slot(n, x) for n, x in zip(input_names, inputs)]
-    ref_slots = [b.new_slot(n, r) for n, r in zip(ref_names, refs)]
-    b.value.update(constants)
-    steps = []
+def _plan_nodes(nodes, b, steps, device):
+    """Plan ``nodes`` into ``steps``: fold what is constant, build and run the rest once. An
+    ``If`` whose condition is known now (a constant, or computed from shapes) plans the
+    taken branch in its place."""
     for node in nodes:
         ins = [b.value[n] if n else None for n in node.inputs]
         if all(v is None or _is_const(v) for v in ins) and node.op not in NEVER_FOLDED:
             for name, v in zip(node.outputs, fold(node, ins)):
                 if name:
                     b.value[name] = v
+            continue
+        if node.op == "If":
+            _plan_if(node, ins[0], b, steps, device)
             continue
         if node.op in META:
             b.value[node.outputs[0]] = META[node.op](node, ins[0])
@@ -138,6 +135,38 @@ def make_plan(nodes, input_names, inputs, ref_names, refs, constants, output_nam
         else:
             out = b.new_slot(outs[0], result)
         steps.append((run, tuple(arg_slots), out))
+
+
+def _plan_if(node, cond, b, steps, device):
+    if not _is_const(cond):
+        raise node.fail("its condition depends on run-time values; burn.onnx imports an If whose condition "
+                        "is known when the model is planned (from constants and input shapes), and plans "
+                        "the taken branch (rewrite the branch as a Where of both results otherwise)")
+    c = np.asarray(cond).reshape(-1)
+    if c.size != 1:
+        raise node.fail(f"its condition must hold one element, got shape {np.asarray(cond).shape}")
+    branch = node.attr("then_branch" if bool(c[0]) else "else_branch")
+    b.value.update(branch.inits)
+    _plan_nodes(branch.nodes, b, steps, device)
+    for out, inner in zip(node.outputs, branch.outputs):
+        if out:
+            b.value[out] = b.value[inner]
+            if inner in b.slot:
+                b.slot[out] = b.slot[inner]
+
+
+def make_plan(nodes, input_names, inputs, ref_names, refs, constants, output_names, device):
+    """Build the plan for ``inputs`` and run it once; returns ``(plan, outputs)``.
+
+    ``constants`` maps names to numpy arrays (initializers that are not state, folded
+    nodes); ``ref_names``/``refs`` are the module's parameters, buffers and layers.
+    """
+    b = _Builder(device)
+    in_slots = [b.new_slot(n, x) for n, x in zip(input_names, inputs)]
+    ref_slots = [b.new_slot(n, r) for n, r in zip(ref_names, refs)]
+    b.value.update(constants)
+    steps = []
+    _plan_nodes(nodes, b, steps, device)
     out_slots = []
     for name in output_names:
         v = b.value[name]

@@ -19,7 +19,7 @@ import numpy as np
 
 from ..errors import OnnxImportError
 
-__all__ = ["Rule", "OPS", "META", "rule", "supported_ops", "operator_table", "Node"]
+__all__ = ["Rule", "OPS", "META", "rule", "supported_ops", "operator_table", "Node", "Branch", "walk"]
 
 
 @dataclass(frozen=True)
@@ -61,7 +61,7 @@ def supported_ops() -> list:
         >>> import burn_onnx
         >>> assert "MatMul" in burn_onnx.importer.supported_ops()
     """
-    from . import ops_elementwise, ops_shape, ops_nn  # noqa: F401  (fill the table)
+    from . import ops_elementwise, ops_shape, ops_nn, ops_signal  # noqa: F401  (fill the table)
     return sorted(op for op in OPS if "." not in op)     # "burn.Linear" is the importer's own
 
 
@@ -77,7 +77,7 @@ def operator_table() -> str:
         >>> from burn_onnx.importer.registry import operator_table
         >>> assert "| `Conv` |" in operator_table()
     """
-    from . import ops_elementwise, ops_shape, ops_nn  # noqa: F401  (fill the table)
+    from . import ops_elementwise, ops_shape, ops_nn, ops_signal  # noqa: F401  (fill the table)
     lines = [TABLE_BEGIN, "", "| ONNX operator | inputs read as constants when planned | note |", "|---|---|---|"]
     for op in supported_ops():
         r = OPS[op]
@@ -110,8 +110,11 @@ class Node:
         self.device = None             # the plan's device, set when a plan builds the node
         self.attrs = {}
         for a in proto.attribute:
-            if a.type in (a.GRAPH, a.GRAPHS):
-                self.attrs[a.name] = None      # subgraph ops (If/Loop/Scan) are not in the table
+            if a.type == a.GRAPH:
+                self.attrs[a.name] = Branch(a.g, opset)
+                continue
+            if a.type == a.GRAPHS:
+                self.attrs[a.name] = [Branch(g, opset) for g in a.graphs]
                 continue
             v = helper.get_attribute_value(a)
             if isinstance(v, bytes):
@@ -136,3 +139,45 @@ class Node:
         if a.dtype.kind not in "iu":
             raise self.fail(f"{what} must be an integer tensor, got {a.dtype}")
         return [int(v) for v in a.reshape(-1)]
+
+
+class Branch:
+    """A subgraph attribute (If's branches, Loop's body): its nodes, output names and
+    initializers; its nodes may read any name of the enclosing graph.
+
+    Example:
+        >>> import onnx
+        >>> from onnx import helper
+        >>> out = helper.make_empty_tensor_value_info("y")
+        >>> g = helper.make_graph([helper.make_node("Neg", ["x"], ["y"])], "b", [], [out])
+        >>> n = Node(helper.make_node("If", ["c"], ["z"], then_branch=g, else_branch=g), opset=18)
+        >>> assert n.attr("then_branch").outputs == ["y"] and n.attr("else_branch").nodes[0].op == "Neg"
+    """
+
+    __slots__ = ("nodes", "outputs", "inits", "name")
+
+    def __init__(self, graph, opset: int):
+        from onnx import numpy_helper
+        self.name = graph.name
+        self.nodes = [Node(p, opset) for p in graph.node]
+        self.outputs = [o.name for o in graph.output]
+        self.inits = {t.name: numpy_helper.to_array(t) for t in graph.initializer}
+
+
+def walk(nodes):
+    """``nodes`` and, depth first, the nodes of their subgraphs (If branches, Loop bodies).
+
+    Example:
+        >>> import onnx
+        >>> from onnx import helper
+        >>> out = helper.make_empty_tensor_value_info("y")
+        >>> g = helper.make_graph([helper.make_node("Neg", ["x"], ["y"])], "b", [], [out])
+        >>> n = Node(helper.make_node("If", ["c"], ["z"], then_branch=g, else_branch=g), opset=18)
+        >>> assert [m.op for m in walk([n])] == ["If", "Neg", "Neg"]
+    """
+    for node in nodes:
+        yield node
+        for v in node.attrs.values():
+            for br in (v if isinstance(v, list) else [v]):
+                if isinstance(br, Branch):
+                    yield from walk(br.nodes)

@@ -16,14 +16,16 @@ import burn
 from burn.nn import Linear, Parameter
 
 from .module import OnnxModel, onnx_node, place
-from .registry import OPS
+from .registry import OPS, walk
 
 __all__ = ["classify", "build_model"]
 
 
 def _consumers(nodes):
+    """{name: [(node, input position)]}, the nodes inside If branches and Loop bodies too (a
+    weight one of them reads is neither a Linear layer nor a constant)."""
     cons = defaultdict(list)
-    for node in nodes:
+    for node in walk(nodes):
         for pos, n in enumerate(node.inputs):
             if n:
                 cons[n].append((node, pos))
@@ -86,13 +88,9 @@ def _alias_identities(nodes, inits, outs):
             alias[node.outputs[0]] = node.inputs[0]
     if not alias:
         return nodes
-    kept = []
-    for node in nodes:
-        if node.outputs and node.outputs[0] in alias:
-            continue
+    for node in walk(nodes):
         node.inputs = [alias.get(n, n) for n in node.inputs]
-        kept.append(node)
-    return kept
+    return [node for node in nodes if not (node.outputs and node.outputs[0] in alias)]
 
 
 def _layer_path_name(wname, bname):
@@ -110,9 +108,11 @@ def classify(nodes, inits, outputs):
     outs = set(outputs)
     nodes = _alias_identities(nodes, inits, outs)
     cons = _consumers(nodes)
+    top = {id(n) for n in nodes}
+    nested = {i for n in walk(nodes) if id(n) not in top for i in n.inputs}    # read inside a subgraph
     replace, drop, linears, taken = {}, set(), [], set()
     for wname, w in inits.items():
-        if not _is_float(w) or w.ndim != 2 or wname in outs or not cons[wname]:
+        if not _is_float(w) or w.ndim != 2 or wname in outs or not cons[wname] or wname in nested:
             continue
         found = _linear_uses(wname, cons, outs)
         if found is None:
