@@ -7,7 +7,7 @@ digits 0-4 only and exported with ``torch.onnx.export``. ``burn.onnx.load`` turn
 into a ``burn.nn.Module`` on an autodiff device; ``burn.nn.apply_lora`` freezes it and adds
 adapters to its Linear layers (the ONNX Gemm weights); a few Adam steps on 5-9 teach it the
 new classes while every imported weight stays frozen. Prints the accuracy on 5-9 before and
-after and the trainable fraction. Needs torch and scikit-learn (the dev environment has both).
+after and the trainable fraction. Needs torch (the dev environment has it).
 """
 from __future__ import annotations
 
@@ -25,13 +25,11 @@ import burn.nn.functional as F
 
 
 def _data(seed):
-    try:
-        from sklearn.datasets import load_digits
-    except ImportError:  # pragma: no cover
-        sys.exit("this example needs scikit-learn: pip install scikit-learn")
-    d = load_digits()
-    x = (d.data / 16.0).astype(np.float32).reshape(-1, 1, 8, 8)
-    y = d.target.astype(np.int64)
+    """The digits (burn-core ships them) as [1797, 1, 8, 8] float32 images and labels, shuffled."""
+    from burn.examples.digits import load_digits_arrays
+    images, labels = load_digits_arrays()
+    x = (images / 16.0).astype(np.float32).reshape(-1, 1, 8, 8)
+    y = labels.astype(np.int64)
     order = np.random.default_rng(seed).permutation(len(x))
     return x[order], y[order]
 
