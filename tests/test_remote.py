@@ -1,6 +1,7 @@
 """burn-remote on loopback (relays disabled): a `burn remote serve --device flex` subprocess and
-this process as its client. Conformance (a subset: one case per op and check), training equal
-to flex, graph replay by id, capture, throughput, tiny-op round trip, `burn info`."""
+this process as its client. Training equal
+to flex, graph replay by id, capture, throughput, tiny-op round trip, `burn info` (the whole
+conformance suite on remote: tests/test_conformance_remote.py)."""
 from __future__ import annotations
 
 import subprocess
@@ -11,7 +12,6 @@ import numpy as np
 import pytest
 
 import burn
-from burn.testing import conformance
 from remote_server import ServerProcess, client_id, key_file
 
 
@@ -32,30 +32,6 @@ def dev(server):
     d = burn.remote.connect(server.ticket, key_file=server.key, timeout=20)
     yield d
     burn.remote.disconnect(d)
-
-
-def _subset():
-    seen, out = set(), []
-    for c in conformance.cases():
-        if (c.op, c.check) not in seen:
-            seen.add((c.op, c.check))
-            out.append(c)
-    return out
-
-
-_CASES = _subset()
-
-
-def test_conformance_subset_on_remote_served_by_flex(dev):
-    # one case per (op, check): every op forward, its gradient and its eager errors, through the server
-    failed = []
-    for case in _CASES:
-        try:
-            conformance.run_case(case, dev)
-        except Exception as e:      # collect all, report together (one server round trip each)
-            failed.append(f"{case.name}: {type(e).__name__}: {str(e)[:200]}")
-    assert not failed, "\n".join(failed)
-    assert len({c.op for c in _CASES}) == len({c.op for c in conformance.cases()})
 
 
 def test_values_and_gradients_match_flex(dev):
