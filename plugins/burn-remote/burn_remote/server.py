@@ -93,6 +93,7 @@ class Server:
         self.device = burn.Device(device) if isinstance(device, str) else device
         self.device.backend          # a device that cannot run fails here, at start
         self.ext_ops = _extension_ops(self.device)
+        self.accelerator = bool(self.device.backend.is_accelerator(self.device.index))
         self.allow = set(allow)
         self.allow_any = allow_any
         self.key = load_or_create_key(key_file)
@@ -277,6 +278,9 @@ class Session:
         if kind is None or self.cost.get(kind, 1.0) > QUICK_S:
             return False
         srv = self.server
+        if srv.accelerator and kind[0] in ("get", "sync"):
+            return False        # they wait for the device's queue: a fast one says nothing of the next
+
         if not srv.compute.acquire(blocking=False):
             return False
         try:
