@@ -256,3 +256,31 @@ def test_the_digits_example_with_its_learner_on_burn_remote_0_equals_flex(server
                 if "loss" in ln or "test accuracy" in ln]
     assert numbers(r.stdout) and [n.split("  (")[0] for n in numbers(r.stdout)] == \
         [n.split("  (")[0] for n in numbers(local)]
+
+
+def test_a_client_without_replay_leaves_the_cached_graph_of_replaying_clients_alone(tmp_path):
+    # a no-replay client sends a graph's bytes every flush; its fresh copy must serve that run only:
+    # replacing the cached (prepared) graph made every replaying client prepare it again, so replay
+    # measured slower than no replay when both ran on one server
+    import warnings
+    from burn_remote.server import Server
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        srv = Server(device="flex", allow_any=True).start()
+    k = key_file(tmp_path, "c")
+    try:
+        d_replay = burn.remote.connect(srv.ticket, key_file=k, timeout=20)
+        d_fresh = burn.remote.connect(srv.ticket, key_file=k, timeout=20, replay=False)
+        x, y = (burn.tensor(np.arange(6.0, dtype=np.float32), device=d) for d in (d_replay, d_fresh))
+        assert ((x * 3).exp().sum()).item() == pytest.approx(float(np.exp(np.arange(6.0) * 3).sum()), rel=1e-6)
+        cached = dict(srv.graphs)
+        for _ in range(3):
+            assert ((y * 3).exp().sum()).item() == pytest.approx(float(np.exp(np.arange(6.0) * 3).sum()), rel=1e-6)
+            assert ((x * 3).exp().sum()).item() == pytest.approx(float(np.exp(np.arange(6.0) * 3).sum()), rel=1e-6)
+        assert all(srv.graphs[g] is cached[g] for g in cached)
+        st = srv.stats()
+        assert st["graph_replays"] >= 3 and st["graphs_compiled"] >= 4
+        burn.remote.disconnect(d_fresh)
+        burn.remote.disconnect(d_replay)
+    finally:
+        srv.stop()
