@@ -13,6 +13,10 @@ Workloads (issue 15's targets, as ratios of the same run):
 - ``mlp``: the digits MLP 64-256-256-10 Adam step, batch 128: remote with graph replay (<= 2x
   local flex), remote with replay off (every flush ships its graph), local flex, torch eager.
 
+``remote unbatched`` (roundtrip, mlp) is a connection that writes every message at once instead
+of batching put/run/free until the next read (Connection.BATCHING = False, the old behaviour).
+The server's quick path (messages run on its loop) is switched with BURN_REMOTE_QUICK_S=0.
+
 Each round runs every contender once in turn (A B C A B C ...); the tables give medians and the
 ratios of the same rounds. One thread: the server runs with BURN_FLEX_THREADS=1 and one BLAS
 thread, the client pinned by common.ThreadModes (burn, BLAS and torch).
@@ -57,16 +61,19 @@ def start_server(tmp, client_key, threads):
 def w_roundtrip(ctx, rounds):
     import torch
     xr = burn.tensor([1.0, 2.0, 3.0], device=ctx["remote"])
+    xu = burn.tensor([1.0, 2.0, 3.0], device=ctx["unbatched"])
     xf = burn.tensor([1.0, 2.0, 3.0], device=burn.Device.flex())
     xn = np.array([1.0, 2.0, 3.0], np.float32)
     xt = torch.tensor(xn)
-    fns = {"remote": lambda: (xr + 1).numpy(), "flex": lambda: (xf + 1).numpy(),
+    fns = {"remote": lambda: (xr + 1).numpy(), "remote unbatched": lambda: (xu + 1).numpy(),
+           "flex": lambda: (xf + 1).numpy(),
            "numpy": lambda: xn + 1, "torch": lambda: (xt + 1).numpy()}
     reps = max(200, rounds * 20)
     t = interleaved_times(fns, reps, warmup=20)
     med = medians(t)
     rows = [(k, f"{v * 1e3:.3f} ms") for k, v in med.items()]
     rows.append(("remote / flex", f"{paired_ratio(t, 'remote', 'flex'):.1f}x"))
+    rows.append(("remote / remote unbatched", f"{paired_ratio(t, 'remote', 'remote unbatched'):.2f}x"))
     rows.append(("remote <= 2 ms", "met" if med["remote"] <= 2e-3 else "MISSED"))
     return rows
 
@@ -136,7 +143,7 @@ def w_mlp(ctx, rounds):
     x = rng.standard_normal((128, 64)).astype(np.float32)
     y = rng.integers(0, 10, 128)
     steps = {"remote replay": _mlp(ctx["remote"], x, y, p), "remote no replay": _mlp(ctx["noreplay"], x, y, p),
-             "flex": _mlp(burn.Device.flex(), x, y, p)}
+             "remote unbatched": _mlp(ctx["unbatched"], x, y, p), "flex": _mlp(burn.Device.flex(), x, y, p)}
     tp = [torch.tensor(a, requires_grad=True) for a in p]
     topt = torch.optim.Adam(tp, lr=1e-3)
     tx, ty = torch.tensor(x), torch.tensor(y)
@@ -157,6 +164,7 @@ def w_mlp(ctx, rounds):
     rows.append(("remote replay / flex", f"{paired_ratio(t, 'remote replay', 'flex'):.2f}x (target <= 2x)"))
     rows.append(("remote no replay / flex", f"{paired_ratio(t, 'remote no replay', 'flex'):.2f}x"))
     rows.append(("remote no replay / replay", f"{paired_ratio(t, 'remote no replay', 'remote replay'):.2f}x"))
+    rows.append(("remote replay / unbatched", f"{paired_ratio(t, 'remote replay', 'remote unbatched'):.2f}x"))
     rows.append(("flex / torch", f"{paired_ratio(t, 'flex', 'torch'):.2f}x"))
     return rows
 
@@ -173,7 +181,9 @@ def run(threads, only, rounds):
     try:
         modes.set("one" if threads == 1 else "default")
         ctx = {"remote": burn.remote.connect(ticket, key_file=key),
-               "noreplay": burn.remote.connect(ticket, key_file=key, replay=False)}
+               "noreplay": burn.remote.connect(ticket, key_file=key, replay=False),
+               "unbatched": burn.remote.connect(ticket, key_file=key)}
+        burn.remote.connection(ctx["unbatched"]).BATCHING = False   # every message written at once (the old way)
         label = "one thread" if threads == 1 else "default threads"
         for name in only:
             print(f"\n## {name} ({label})")

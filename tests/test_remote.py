@@ -1,6 +1,7 @@
 """burn-remote on loopback (relays disabled): a `burn remote serve --device flex` subprocess and
-this process as its client. Conformance (a subset: one case per op and check), training equal
-to flex, graph replay by id, capture, throughput, tiny-op round trip, `burn info`."""
+this process as its client. Training equal
+to flex, graph replay by id, capture, throughput, tiny-op round trip, `burn info` (the whole
+conformance suite on remote: tests/test_conformance_remote.py)."""
 from __future__ import annotations
 
 import subprocess
@@ -11,7 +12,6 @@ import numpy as np
 import pytest
 
 import burn
-from burn.testing import conformance
 from remote_server import ServerProcess, client_id, key_file
 
 
@@ -32,30 +32,6 @@ def dev(server):
     d = burn.remote.connect(server.ticket, key_file=server.key, timeout=20)
     yield d
     burn.remote.disconnect(d)
-
-
-def _subset():
-    seen, out = set(), []
-    for c in conformance.cases():
-        if (c.op, c.check) not in seen:
-            seen.add((c.op, c.check))
-            out.append(c)
-    return out
-
-
-_CASES = _subset()
-
-
-def test_conformance_subset_on_remote_served_by_flex(dev):
-    # one case per (op, check): every op forward, its gradient and its eager errors, through the server
-    failed = []
-    for case in _CASES:
-        try:
-            conformance.run_case(case, dev)
-        except Exception as e:      # collect all, report together (one server round trip each)
-            failed.append(f"{case.name}: {type(e).__name__}: {str(e)[:200]}")
-    assert not failed, "\n".join(failed)
-    assert len({c.op for c in _CASES}) == len({c.op for c in conformance.cases()})
 
 
 def test_values_and_gradients_match_flex(dev):
@@ -280,3 +256,31 @@ def test_the_digits_example_with_its_learner_on_burn_remote_0_equals_flex(server
                 if "loss" in ln or "test accuracy" in ln]
     assert numbers(r.stdout) and [n.split("  (")[0] for n in numbers(r.stdout)] == \
         [n.split("  (")[0] for n in numbers(local)]
+
+
+def test_a_client_without_replay_leaves_the_cached_graph_of_replaying_clients_alone(tmp_path):
+    # a no-replay client sends a graph's bytes every flush; its fresh copy must serve that run only:
+    # replacing the cached (prepared) graph made every replaying client prepare it again, so replay
+    # measured slower than no replay when both ran on one server
+    import warnings
+    from burn_remote.server import Server
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        srv = Server(device="flex", allow_any=True).start()
+    k = key_file(tmp_path, "c")
+    try:
+        d_replay = burn.remote.connect(srv.ticket, key_file=k, timeout=20)
+        d_fresh = burn.remote.connect(srv.ticket, key_file=k, timeout=20, replay=False)
+        x, y = (burn.tensor(np.arange(6.0, dtype=np.float32), device=d) for d in (d_replay, d_fresh))
+        assert ((x * 3).exp().sum()).item() == pytest.approx(float(np.exp(np.arange(6.0) * 3).sum()), rel=1e-6)
+        cached = dict(srv.graphs)
+        for _ in range(3):
+            assert ((y * 3).exp().sum()).item() == pytest.approx(float(np.exp(np.arange(6.0) * 3).sum()), rel=1e-6)
+            assert ((x * 3).exp().sum()).item() == pytest.approx(float(np.exp(np.arange(6.0) * 3).sum()), rel=1e-6)
+        assert all(srv.graphs[g] is cached[g] for g in cached)
+        st = srv.stats()
+        assert st["graph_replays"] >= 3 and st["graphs_compiled"] >= 4
+        burn.remote.disconnect(d_fresh)
+        burn.remote.disconnect(d_replay)
+    finally:
+        srv.stop()

@@ -40,6 +40,8 @@ _CLOSE_PROTOCOL = 2      # QUIC application error codes of the connection close
 _CLOSE_REFUSED = 3
 HEARTBEAT_S = 0.5        # the server speaks at least this often while a session is open
 STAGE_TIMEOUT_S = 60.0   # how long a put waits for the parts of its bytes
+# a message whose kind took less than this last time is handled on the loop (0: never, to measure)
+QUICK_S = float(os.environ.get("BURN_REMOTE_QUICK_S", "1e-3"))
 
 
 class _Failed:
@@ -91,13 +93,18 @@ class Server:
         self.device = burn.Device(device) if isinstance(device, str) else device
         self.device.backend          # a device that cannot run fails here, at start
         self.ext_ops = _extension_ops(self.device)
+        self.accelerator = bool(self.device.backend.is_accelerator(self.device.index))
         self.allow = set(allow)
         self.allow_any = allow_any
         self.key = load_or_create_key(key_file)
         self.endpoint_id = endpoint_id_of(self.key)
         self.relay, self.bind_addr, self.max_frame = relay, bind_addr, max_frame
         self.graphs = {}                    # graph id -> burn.Graph, shared by every session
-        self.compute = threading.Lock()     # one session computes at a time: core's graphs are per device
+        # one session computes at a time: core keeps one lazy graph per device (its pending list is
+        # appended to without a lock) and a cached burn.Graph's prepared replay binds its inputs into
+        # shared slots, so two threads computing on one device could lose or swap values. Re-entrant:
+        # the control loop takes it without blocking to run a quick message itself (Session._quick)
+        self.compute = threading.RLock()
         self.counts = {"connections": 0, "refused": 0, "active": 0, "closed_protocol": 0, "graphs_compiled": 0,
                        "graph_replays": 0, "runs": 0, "freed_at_close": 0}
         self.sessions = set()
@@ -207,6 +214,8 @@ class Session:
         self.outbox = {}            # request id -> [bytes-like, parts left]
         self.lock = threading.Lock()
         self.inbox = queue.Queue()
+        self.queued = 0             # messages handed to the worker and not done (the loop thread's count)
+        self.cost = {}              # (verb, graph id) -> seconds its last handling took (see _quick)
         self.out = asyncio.Queue()
         self.closed = False
         self.worker = None
@@ -249,11 +258,44 @@ class Session:
                 elif _ARITY.get(msg[0]) != len(msg):
                     raise ProtocolError(f"burn-remote: unexpected message {msg[0]!r} with {len(msg)} fields on the "
                                         f"control stream"[:200])
+                if self.queued == 0 and self._quick(msg):
+                    continue
+                self.queued += 1
                 self.inbox.put(msg)
         finally:
             srv.counts["active"] -= 1
             for t in tasks:
                 t.cancel()
+
+    def _quick(self, msg) -> bool:
+        """Handle ``msg`` here, on the control loop, when that is safe and cheap: the worker is
+        idle (so the session's messages keep their order), no other session computes (the lock is
+        taken without waiting) and the same kind of message took under ``QUICK_S`` last time. A
+        tiny op's run and read then cost no hand-over to the worker thread and back (two thread
+        wake-ups, most of a round trip on a loaded machine); anything slow, and every first run
+        of a graph, goes to the worker, so the loop keeps serving heartbeats and other sessions."""
+        kind = _cost_key(msg)
+        if kind is None or self.cost.get(kind, 1.0) > QUICK_S:
+            return False
+        srv = self.server
+        if srv.accelerator and kind[0] in ("get", "sync"):
+            return False        # they wait for the device's queue: a fast one says nothing of the next
+
+        if not srv.compute.acquire(blocking=False):
+            return False
+        try:
+            blob = self._handle(msg)
+        finally:
+            srv.compute.release()
+        if blob is not None:
+            self.out.put_nowait(blob)
+        return True
+
+    def _done(self, blob):
+        """On the loop: the worker finished a message (its reply, if any, goes out first)."""
+        self.queued -= 1
+        if blob is not None:
+            self.out.put_nowait(blob)
 
     def _check_hello(self, msg) -> str | None:
         if msg[0] != "hello" or len(msg) < 2 or not isinstance(msg[1], dict):
@@ -352,19 +394,32 @@ class Session:
             if msg is None or self.closed:
                 break
             try:
-                reply = getattr(self, "_do_" + msg[0])(msg)
+                blob = self._handle(msg)
             except ProtocolError as e:
                 self.server.counts["closed_protocol"] += 1
                 _close(self.conn, _CLOSE_PROTOCOL, str(e))
                 break
-            except Exception as e:      # a bug or an unexpected failure: tell the client, keep serving
-                reply = ["reply", msg[1] if len(msg) > 1 and isinstance(msg[1], int) else -1,
-                         {"ok": False, "kind": type(e).__name__, "error": f"burn-remote server: {e}"}]
-            if reply is not None:
-                # one queue item: a heartbeat must not fall between a reply's header and its bytes
-                blob = b"".join(reply) if isinstance(reply[0], bytes) else wire.pack(reply)
-                loop.call_soon_threadsafe(self.out.put_nowait, blob)
+            loop.call_soon_threadsafe(self._done, blob)
         self._free_all()                 # the client is gone: free its tensors
+
+    def _handle(self, msg):
+        """Run one message (on the worker or, see _quick, on the loop); its reply frame or None.
+        ProtocolError propagates (the connection is closed); other failures become error replies."""
+        t0 = time.perf_counter()
+        try:
+            reply = getattr(self, "_do_" + msg[0])(msg)
+        except ProtocolError:
+            raise
+        except Exception as e:      # a bug or an unexpected failure: tell the client, keep serving
+            reply = ["reply", msg[1] if len(msg) > 1 and isinstance(msg[1], int) else -1,
+                     {"ok": False, "kind": type(e).__name__, "error": f"burn-remote server: {e}"}]
+        kind = _cost_key(msg)
+        if kind is not None:
+            self.cost[kind] = time.perf_counter() - t0
+        if reply is None:
+            return None
+        # one frame: a heartbeat must not fall between a reply's header and its bytes
+        return b"".join(reply) if isinstance(reply[0], bytes) else wire.pack(reply)
 
     def _free_all(self):
         self.server.counts["freed_at_close"] += len(self.tensors)
@@ -401,7 +456,10 @@ class Session:
                 raise ProtocolError("burn-remote: a graph's bytes do not match its id")
             g = wire.decode_graph(blob)
             g.device = srv.device
-            srv.graphs[gid] = g
+            # a client without replay sends the bytes of a graph the cache may hold already: its fresh
+            # copy serves this run only, so the cached one (prepared, and replayed by other clients)
+            # is not thrown away and prepared again at their next replay
+            srv.graphs.setdefault(gid, g)
             srv.counts["graphs_compiled"] += 1
         else:
             srv.counts["graph_replays"] += 1
@@ -465,6 +523,21 @@ class Session:
             mem = self.server.device.memory_stats()
         return ["reply", msg[1], {"ok": True, "server": self.server.stats(), "tensors": len(self.tensors),
                                   "memory": mem}]
+
+
+def _cost_key(msg):
+    """What the cost of ``msg`` is remembered by for Session._quick (None: never run on the loop):
+    a run by its graph id (the graph fixes its shapes, so its cost is stable), a put with inline
+    bytes, a get, free and sync by their verb. A put whose bytes come on side streams waits for
+    them, a graph's bytes are decoded and prepared: both always go to the worker."""
+    verb = msg[0]
+    if verb == "run":
+        return None if msg[2] is not None else ("run", msg[1])
+    if verb == "put":
+        return None if msg[5] else ("put",)
+    if verb in ("get", "free", "sync"):
+        return (verb,)
+    return None
 
 
 def _check_put(msg) -> int:
