@@ -152,6 +152,11 @@ class DataParallel(Module):
         if broadcast:
             self.broadcast_state()
         object.__setattr__(self, "buckets", self._plan())
+        # where the buffers live, found once (walking the modules costs ~0.1 ms a forward); read
+        # at every sync, so a buffer rebound by attribute (``bn.running_mean = t``) is still seen
+        object.__setattr__(self, "_buffer_slots", [
+            (m, name) for _, m in module.named_modules() for name, v in vars(m).items()
+            if isinstance(v, burn.Tensor) and not isinstance(v, burn.nn.Parameter)])
 
     # -- transparency ---------------------------------------------------------------------
     def named_modules(self, prefix: str = ""):
@@ -180,7 +185,7 @@ class DataParallel(Module):
     def sync_buffers(self, root: int = 0) -> None:
         """Overwrite every rank's buffers with rank ``root``'s: one broadcast per (dtype, device),
         the buffers packed into it (recorded in the lazy graph like any op; no metadata exchange:
-        the models were compared at creation).
+        the models were compared at creation, and the buffers are those the model had then).
 
         Example:
             >>> import burn, burn_dist
@@ -188,11 +193,13 @@ class DataParallel(Module):
             >>> dp.sync_buffers()
             >>> assert dp.running_mean.tolist() == [0.0, 0.0, 0.0]
         """
-        if self.comm.world_size == 1:
+        if self.comm.world_size == 1 or not self._buffer_slots:
             return
         groups: dict = {}
-        for _, b in self.module.named_buffers():
-            groups.setdefault((b.dtype.name, b.device), []).append(b)
+        for m, name in self._buffer_slots:
+            b = vars(m).get(name)
+            if isinstance(b, burn.Tensor):
+                groups.setdefault((b.dtype.name, b.device), []).append(b)
         with burn.no_grad():
             for bufs in groups.values():
                 if len(bufs) == 1:
