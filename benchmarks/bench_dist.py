@@ -9,7 +9,9 @@ Parts (issue 16's targets, as ratios of the same run):
 - ``allreduce``: float32 sum all-reduce of 4 MB and 64 MB over 2 ranks (``burn-dist launch -n 2``,
   shared memory): raw ``comm.Allreduce(MPI.IN_PLACE, buf)``, burn's communicator on the same
   buffer (``burn.dist.communicator().all_reduce(buf)``: metadata check + the same call), burn's
-  tensor op (``burn.dist.all_reduce(t)`` on a flex tensor, out of place), torch gloo
+  tensor op (``burn.dist.all_reduce(t)`` on a flex tensor it holds alone: the buffer is donated
+  and reduced in place), the same op on a tensor whose value another tensor shares (reduced out
+  of place into a new buffer: MPI's copy + fresh pages), torch gloo
   (``torch.distributed.all_reduce``). Interleaved per round, each timed call preceded by a
   barrier; medians; target: burn's bandwidth >= 0.9x raw mpi4py's.
 - ``step``: one digits-CNN Adam step (batch 64 in all), 1 process x 64 samples vs 2 ranks x 32
@@ -65,11 +67,14 @@ def _allreduce_worker(sizes_mb, rounds, use_torch):
         n = int(mb * 1024 * 1024 // 4)
         buf = np.random.default_rng(comm.rank).standard_normal(n).astype(np.float32)
         t = burn.tensor(buf)
+        shared = burn.tensor(buf)
         flex = burn.Device.flex()
         fns = {"mpi4py": lambda: raw.Allreduce(MPI.IN_PLACE, buf, MPI.SUM),
                "burn_comm": lambda: comm.all_reduce(buf, "sum"),
                "burn_nocheck": lambda: comm.all_reduce(buf, "sum", check=False),
-               "burn_tensor": lambda: (burn_dist.all_reduce(t, "sum"), flex.sync())}
+               "burn_tensor": lambda: (burn_dist.all_reduce(t, "sum"), flex.sync()),
+               # the tuple holds a second tensor of the value while the op is recorded: not donated
+               "burn_shared": lambda: (shared.detach(), burn_dist.all_reduce(shared, "sum"), flex.sync())}
         if tdist is not None:
             tt = torch.from_numpy(buf.copy())
             fns["torch_gloo"] = lambda: tdist.all_reduce(tt)
@@ -186,13 +191,15 @@ def main():
         print(f"\nall_reduce float32 sum, 2 ranks, {'TCP' if args.tcp else 'shared memory'} "
               f"(median of the slowest rank per call)")
         print(f"{'size':>7} {'mpi4py':>10} {'burn comm':>10} {'unchecked':>10} {'burn tensor':>12} {'torch gloo':>11}"
-              f" {'GB/s mpi4py':>12} {'comm/raw bw':>12} {'unchecked/raw':>14} {'tensor/raw bw':>14}")
+              f" {'GB/s mpi4py':>12} {'comm/raw bw':>12} {'unchecked/raw':>14} {'tensor/raw bw':>14}"
+              f" {'shared/raw bw':>14}")
         for mb, m in res.items():
             bw = float(mb) / 1024 / m["mpi4py"]
             gloo = f"{m['torch_gloo'] * 1e3:9.2f}ms" if "torch_gloo" in m else f"{'-':>11}"
             print(f"{mb:>5}MB {m['mpi4py'] * 1e3:8.2f}ms {m['burn_comm'] * 1e3:8.2f}ms {m['burn_nocheck'] * 1e3:8.2f}ms "
                   f"{m['burn_tensor'] * 1e3:10.2f}ms {gloo} {bw:12.2f} {m['mpi4py'] / m['burn_comm']:11.2f}x "
-                  f"{m['mpi4py'] / m['burn_nocheck']:13.2f}x {m['mpi4py'] / m['burn_tensor']:13.2f}x")
+                  f"{m['mpi4py'] / m['burn_nocheck']:13.2f}x {m['mpi4py'] / m['burn_tensor']:13.2f}x "
+                  f"{m['mpi4py'] / m['burn_shared']:13.2f}x")
         report["allreduce"] = res
     if "step" in args.only:
         print("\nDataParallel step, digits CNN + Adam, batch 64 in all")

@@ -89,6 +89,13 @@ def test_two_ranks_half_batch_equal_one_process_full_batch_mlp_cnn_lora_capture(
         assert f"{tag}: losses" in r.stdout, r.stdout
 
 
+def test_data_parallel_broadcasts_rank_0s_buffers_before_each_training_forward():
+    """broadcast_buffers=True (DDP's default): BatchNorm's running statistics after K forwards are
+    rank 0's after K-1 updated by the rank's own last batch (numpy reference); False: each rank's
+    own; a forward under no_grad on one rank alone exchanges nothing (no hang)."""
+    _ok(launch(WORKERS / "buffers.py", timeout=90))
+
+
 def test_the_same_forced_over_tcp():
     r = launch(WORKERS / "train_equiv.py", 3, "mlp,captured", tcp=True)
     _ok(r)

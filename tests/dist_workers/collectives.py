@@ -114,6 +114,53 @@ for name in DEVICES:
     for m, s_ in zip(many, [(3,), (2, 2), (1,)]):
         assert np.array_equal(m.numpy(), reference("sum", "float32", s_, 11)), name
 
+# -- all_reduce reduces a buffer in place only when nothing else can read it ---------------------------
+flex = burn.Device.flex()
+want = reference("sum", "float32", (64,), 12)
+
+
+def fresh():
+    t = burn.tensor(value(R, (64,), "float32", 12)) + 0      # a computed value, this tensor's alone
+    flex.sync()
+    return t
+
+
+def address(t):
+    return t._h.data.ctypes.data
+
+
+t = fresh()
+before = address(t)
+burn_dist.all_reduce(t, "sum")
+flex.sync()
+assert address(t) == before and np.array_equal(t.numpy(), want)    # donated: reduced where it lies
+cases = {"a tensor sharing the value": lambda t: t.detach(),
+         "a pending op reading it": lambda t: t * 1,
+         "a view of it": lambda t: t[2:5],
+         "its numpy array": lambda t: t.numpy(),
+         "its numpy view": lambda t: np.asarray(t.numpy())[1:]}
+for what, keep in cases.items():
+    t = fresh()
+    other = keep(t)
+    old = value(R, (64,), "float32", 12)
+    before = address(t)
+    burn_dist.all_reduce(t, "sum")
+    flex.sync()
+    assert np.array_equal(t.numpy(), want), what
+    assert address(t) != before, f"{what}: the buffer was reduced in place"
+    seen = other.numpy() if isinstance(other, burn.Tensor) else other
+    if what == "a view of it":                     # a view follows its base (numpy's meaning)
+        assert np.array_equal(seen, want[2:5]), what
+    elif what == "its numpy view":
+        assert np.array_equal(seen, old[1:]), what
+    else:
+        assert np.array_equal(seen, old), what
+# a result packed by all_reduce_many is a view of one buffer: never donated, its siblings intact
+a, b = burn_dist.all_reduce_many([fresh(), fresh()], "sum")
+flex.sync()
+burn_dist.all_reduce(a, "sum")
+assert np.array_equal(b.numpy(), want) and np.allclose(a.numpy(), want * W)
+
 # -- a collective on different shapes on different ranks: an error on every rank, not a hang -----------
 for what, call in [
         ("host", lambda: comm.all_reduce(np.zeros(10 + R, np.float32))),

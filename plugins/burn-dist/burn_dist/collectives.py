@@ -12,6 +12,16 @@ to the host (flex), runs the collective there and moves the result back.
 The public functions: :func:`all_reduce` and :func:`broadcast` update their tensor in place
 (``assign_``) and return it; :func:`all_gather` and :func:`reduce_scatter` return new tensors.
 
+Copies: MPI's out-of-place ``Allreduce(src, dst)`` copies ``src`` into ``dst`` before reducing
+(0.7x the in-place bandwidth at 4 and 64 MB here), and a fresh ``dst`` of 32 MB or more is
+fresh pages to fault in. So :func:`all_reduce` on a flex tensor whose buffer nobody else can
+see (:func:`_donatable`: a computed value, one numpy array owning its memory, referenced by
+this tensor's handle only, the handle by this tensor only, no views) *donates* it: the op
+reduces that buffer in place (``MPI.IN_PLACE``) and it becomes the result. Any other tensor
+(shared with another tensor, a view, a numpy array the user holds, pending in the graph, a
+trace of ``burn.capture`` in progress) takes the out-of-place kernel, so a collective never
+writes into a value someone else still holds.
+
 Example:
     >>> import burn, burn_dist
     >>> t = burn.tensor([1.0, 2.0])
@@ -20,10 +30,13 @@ Example:
 """
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 
 import burn
 from burn import BurnError, Tensor, TensorMeta
+from burn.bridge import TRACE
 
 from . import runtime
 from .comm import check_op
@@ -79,7 +92,7 @@ def _flex(x=None):
 
 # -- the ops ---------------------------------------------------------------------------------
 @burn.backend_extension("dist::all_reduce")
-def _all_reduce_op(*xs, op="sum", group=0, check=True, presence=()):
+def _all_reduce_op(*xs, op="sum", group=0, check=True, presence=(), donate=False):
     """Reference: through the host (flex) for backends without a kernel (wgpu)."""
     host = [x.to_device(_flex(x)) for x in xs]
     outs = _all_reduce_op(*host, op=op, group=group, check=check, presence=presence)
@@ -89,7 +102,7 @@ def _all_reduce_op(*xs, op="sum", group=0, check=True, presence=()):
 
 
 @_all_reduce_op.meta
-def _(*xs, op="sum", group=0, check=True, presence=()):
+def _(*xs, op="sum", group=0, check=True, presence=(), donate=False):
     dt = xs[0].dtype
     for i, x in enumerate(xs):
         if x.dtype != dt:
@@ -107,13 +120,18 @@ def _(ctx, *grads):
 
 
 @_all_reduce_op.kernel("flex")
-def _flex_all_reduce(*xs, op="sum", group=0, check=True, presence=()):
+def _flex_all_reduce(*xs, op="sum", group=0, check=True, presence=(), donate=False):
     """Several tensors are packed into one host buffer: one collective per call (a bucket).
     ``check=False`` skips the metadata exchange (DataParallel sends the same sizes on every rank);
-    ``presence``: the last tensor holds one 0/1 flag per name, checked after the mean."""
+    ``presence``: the last tensor holds one 0/1 flag per name, checked after the mean;
+    ``donate``: the one input's buffer is this op's alone (:func:`all_reduce` checked it when it
+    recorded the op): reduced in place and returned, no copy."""
     comm = group_communicator(group)
     if len(xs) == 1:
         x = xs[0]
+        if donate:
+            comm.all_reduce(x, op, check=check)
+            return x
         out = np.empty(x.shape, x.dtype)
         comm.all_reduce(np.ascontiguousarray(x), op, out=out, check=check)
         return out
@@ -147,20 +165,20 @@ def check_presence(flags, names, comm) -> None:
 
 
 @burn.backend_extension("dist::broadcast")
-def _broadcast_op(x, root=0, group=0):
+def _broadcast_op(x, root=0, group=0, check=True):
     """Reference: through the host (flex)."""
-    return _broadcast_op(x.to_device(_flex(x)), root=root, group=group).to_device(x.device)
+    return _broadcast_op(x.to_device(_flex(x)), root=root, group=group, check=check).to_device(x.device)
 
 
 @_broadcast_op.meta
-def _(x, root=0, group=0):
+def _(x, root=0, group=0, check=True):
     return TensorMeta(x.shape, x.dtype)
 
 
 @_broadcast_op.kernel("flex")
-def _flex_broadcast(x, root=0, group=0):
+def _flex_broadcast(x, root=0, group=0, check=True):
     out = np.array(x, copy=True, order="C")
-    group_communicator(group).broadcast(out, root)
+    group_communicator(group).broadcast(out, root, check=check)
     return out
 
 
@@ -227,8 +245,65 @@ def all_reduce(t: Tensor, op: str = "sum", *, comm=None) -> Tensor:
     if group_communicator(g).world_size == 1:
         check_op(op, _np_dtype(t.dtype), "all_reduce")
         return t
+    kwargs = {"donate": True} if _donatable(t) else {}
     with burn.no_grad():
-        return t.assign_(_all_reduce_op(t.detach(), op=op, group=g))
+        return t.assign_(_all_reduce_op(t.detach(), op=op, group=g, **kwargs))
+
+
+class _Holder:
+    __slots__ = ("_h", "data")
+
+
+def _count_refs(t) -> tuple[int, int]:
+    """(references to ``t``'s handle, references to the handle's array), as counted from here."""
+    h = t._h
+    data = h.data
+    return sys.getrefcount(h), sys.getrefcount(data)
+
+
+def _baseline_refs() -> tuple[int, int]:
+    """What :func:`_count_refs` counts when one object holds the handle and the handle alone
+    holds its array (measured, not assumed: the count of a call's own references differs
+    between Python versions)."""
+    holder, handle = _Holder(), _Holder()
+    handle.data = np.empty(1)
+    holder._h = handle
+    del handle
+    return _count_refs(holder)
+
+
+_UNIQUE_REFS = _baseline_refs()
+
+
+def _donatable(t: Tensor) -> bool:
+    """Whether ``t``'s buffer can be reduced in place: nothing but ``t`` can ever read it again.
+
+    True only for a flex tensor outside a trace whose handle is computed (not pending in the
+    graph, which would hold it), held by ``t`` alone (no other tensor, no autodiff record), and
+    whose numpy array owns its memory (not a view of another array), is writeable, C-contiguous
+    and held by that handle alone (no numpy array, view or DLPack capsule of the user's).
+
+    Example:
+        >>> import numpy as np, burn
+        >>> from burn_dist.collectives import _donatable
+        >>> t = burn.tensor([1.0, 2.0]) + 1
+        >>> t.device.sync()
+        >>> assert _donatable(t)
+        >>> u = t.detach()                      # another tensor shares the value
+        >>> assert not _donatable(t)
+    """
+    if TRACE[0] is not None or t.device.kind != "flex":
+        return False
+    if getattr(t, "_vbase", None) is not None or any(r() is not None for r in (getattr(t, "_views", None) or ())):
+        return False
+    h = t._h
+    data = h.data
+    if h.node is not None or type(data) is not np.ndarray:
+        return False
+    if data.base is not None or not data.flags.owndata or not data.flags.writeable or not data.flags.c_contiguous:
+        return False
+    del h, data
+    return _count_refs(t) == _UNIQUE_REFS
 
 
 def all_reduce_many(tensors, op: str = "sum", *, comm=None, check: bool = True, presence: tuple = ()) -> tuple:
@@ -250,8 +325,11 @@ def all_reduce_many(tensors, op: str = "sum", *, comm=None, check: bool = True, 
     return out if isinstance(out, tuple) else (out,)
 
 
-def broadcast(t: Tensor, root: int = 0, *, comm=None) -> Tensor:
+def broadcast(t: Tensor, root: int = 0, *, comm=None, check: bool = True) -> Tensor:
     """Overwrite ``t`` on every rank with rank ``root``'s value, in place; returns ``t``.
+
+    ``check=False`` skips the metadata exchange: only for callers that know every rank sends
+    the same shape and dtype (DataParallel's buffers, compared at its creation).
 
     Example:
         >>> import burn, burn_dist
@@ -262,7 +340,8 @@ def broadcast(t: Tensor, root: int = 0, *, comm=None) -> Tensor:
     g = _group_of(comm)
     group_communicator(g)._check_root(root, "broadcast")
     with burn.no_grad():
-        return t.assign_(_broadcast_op(t.detach(), root=int(root), group=g))
+        kwargs = {} if check else {"check": False}
+        return t.assign_(_broadcast_op(t.detach(), root=int(root), group=g, **kwargs))
 
 
 def all_gather(t: Tensor, *, comm=None) -> Tensor:

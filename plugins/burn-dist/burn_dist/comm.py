@@ -350,7 +350,9 @@ class MPICommunicator(Communicator):
             np.multiply(target, target.dtype.type(1.0 / self.world_size), out=target)
 
     def _broadcast(self, buf, root):
-        self.comm.Bcast([_contiguous(buf, "broadcast").view(np.uint8), self.MPI.BYTE], root=root)
+        # reshape(-1) first: a 0-d array (BatchNorm's num_batches_tracked) has no uint8 view of its
+        # own; of a contiguous array it is a view, so Bcast still writes into buf
+        self.comm.Bcast([_contiguous(buf, "broadcast").reshape(-1).view(np.uint8), self.MPI.BYTE], root=root)
 
     def _all_gather(self, buf, out):
         send = np.ascontiguousarray(buf).view(np.uint8).reshape(-1)

@@ -30,7 +30,7 @@ def _through_host(kernel, arrays, **kw):
 
 
 @C._all_reduce_op.kernel(BACKEND)
-def _all_reduce(*xs, op="sum", group=0, check=True, presence=()):
+def _all_reduce(*xs, op="sum", group=0, check=True, presence=(), donate=False):
     comm = C.group_communicator(group)
     if not getattr(comm, "device_arrays", False):
         return _through_host(C._flex_all_reduce, xs, op=op, group=group, check=check, presence=presence)
@@ -51,12 +51,12 @@ def _all_reduce(*xs, op="sum", group=0, check=True, presence=()):
 
 
 @C._broadcast_op.kernel(BACKEND)
-def _broadcast(x, root=0, group=0):
+def _broadcast(x, root=0, group=0, check=True):
     comm = C.group_communicator(group)
     if not getattr(comm, "device_arrays", False):
-        return _through_host(C._flex_broadcast, (x,), root=root, group=group)
+        return _through_host(C._flex_broadcast, (x,), root=root, group=group, check=check)
     out = _api().cupy().array(x, copy=True, order="C")
-    comm.broadcast(out, root)
+    comm.broadcast(out, root, check=check)
     return out
 
 
