@@ -127,3 +127,15 @@ def test_nan_propagates_through_maximum_and_comparisons_are_false():
     x = burn.tensor([np.nan, 1.0])
     assert np.isnan(burn.maximum(x, 0.0).numpy()[0])
     assert (x > 0).tolist() == [False, True] and (x != x).tolist() == [True, False]
+
+
+def test_complex_log1p_keeps_numpys_special_values_on_flex():
+    # flex computes real log1p in Kahan's form where numpy's loop is scalar; complex values
+    # must still take numpy's complex loop (branch cuts, infinities and NaNs)
+    v = np.array([complex(np.inf, np.nan), complex(1, np.inf), complex(np.inf, np.inf), complex(-1, 0),
+                  complex(-np.inf, 2.0), complex(np.nan, np.inf), complex(0.25, -0.5)], dtype=np.complex128)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        expected = np.log1p(v)
+        for dt in (np.complex128, np.complex64):
+            got = burn.log1p(burn.tensor(v.astype(dt), device=burn.Device.flex())).numpy()
+            np.testing.assert_allclose(got, expected.astype(dt), rtol=1e-6)
