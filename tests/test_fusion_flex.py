@@ -466,16 +466,18 @@ def test_multi_output_multi_input_extension_steps_run_from_a_cached_plan(rng):
     xn, wn, bn = (rng.standard_normal(6).astype(np.float32) for _ in range(3))
     _fresh()
     m0 = _misses()
-    for scale in (2.0, 2.0, 3.0):                 # planned, cached, planned again (another attribute)
+    # planned, cached, cached again: an opaque op's attributes are read from its node when it
+    # runs, so another scale reuses the plan (and must compute with the new scale)
+    for scale in (2.0, 2.0, 3.0):
         x, w, b = burn.tensor(xn), burn.tensor(wn), burn.tensor(bn)
         z = burn.zeros((6,))                       # a step with no inputs
         p, q = affine_pair(x + z, w, b, scale=scale)
         np.testing.assert_allclose(p.numpy(), xn * wn * np.float32(scale) + bn, rtol=1e-6)
         np.testing.assert_allclose(q.numpy(), xn - bn, rtol=1e-6)
-    assert _misses() == m0 + 2
+    assert _misses() == m0 + 1
     p, _ = affine_pair(burn.tensor(xn), burn.tensor(wn), burn.tensor(bn), scale=3.0)     # q dropped
     np.testing.assert_allclose(p.numpy(), xn * wn * 3 + bn, rtol=1e-6)
-    assert _misses() == m0 + 3
+    assert _misses() == m0 + 2
 
 
 def test_plans_differ_for_attributes_that_compare_equal_but_compute_differently():

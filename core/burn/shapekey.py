@@ -27,7 +27,8 @@ from math import copysign as _copysign
 from .dtypes import DType
 from .primitives import ELEMENTWISE, MATMUL, REDUCE
 
-_FUSIBLE = frozenset((ELEMENTWISE, REDUCE, MATMUL))     # the kinds whose attributes the planner reads
+FUSIBLE_KINDS = frozenset((ELEMENTWISE, REDUCE, MATMUL))     # the kinds whose attributes the planner reads
+_FUSIBLE = FUSIBLE_KINDS
 
 __all__ = ["attrs_key", "relative_key", "symbolic_shape"]
 
