@@ -15,6 +15,14 @@ from burn.graph import graph_for
 from burn.shapekey import relative_key
 from devices import flex_and_wgpu
 
+
+@pytest.fixture(autouse=True)
+def _planner_only(monkeypatch):
+    # these tests check the planner and its plan cache: small flushes would otherwise run op by
+    # op without a plan (burn.fusion.run_small_flush, tested against the planner in
+    # tests/test_small_flush.py)
+    monkeypatch.setattr(burn.fusion, "SMALL_FLUSH_NODES", 0)
+
 F32 = np.float32
 
 

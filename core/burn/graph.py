@@ -13,7 +13,7 @@ import threading
 from .backend import running_on
 from .bridge import TRACE
 from .errors import DTypeError
-from .fusion import GRAPHS as _GRAPHS, get_plan
+from .fusion import GRAPHS as _GRAPHS, get_plan, run_small_flush
 
 __all__ = ["LazyGraph", "graph_for"]
 
@@ -95,9 +95,10 @@ class LazyGraph:
             self.checked = 0
             self.flushes += 1
             try:
-                plan, externals = get_plan(nodes, self.backend)
                 with running_on(self.index):      # creation kernels find their device here
-                    plan.run(nodes, externals, self.index)
+                    if not run_small_flush(nodes, self.backend):
+                        plan, externals = get_plan(nodes, self.backend)
+                        plan.run(nodes, externals, self.index)
             except Exception as e:
                 # the flushed nodes are gone from the graph: remember why their
                 # values are missing, so reading one raises instead of returning None
