@@ -192,6 +192,7 @@ def _relative_structure_key(nodes):
     dims = {}                 # size -> its symbol (burn.shapekey.symbolic_shape)
     shapes = {}               # shape -> its symbolic form (shapes repeat along a chain)
     out_shapes = []
+    prev_shape = prev_sym = None
     n_nodes = len(nodes)
     for n in nodes:
         prim = n.prim
@@ -230,10 +231,12 @@ def _relative_structure_key(nodes):
             add(tuple([w() is not None for w in outs]))
         for m in n.metas:
             sh = m.shape
-            s = shapes.get(sh)
-            if s is None:
-                s = shapes[sh] = _symbolic_shape(sh, dims)
-            out_shapes.append(s)
+            if sh is not prev_shape:       # along a chain the same shape object repeats: no hashing
+                prev_sym = shapes.get(sh)
+                if prev_sym is None:
+                    prev_sym = shapes[sh] = _symbolic_shape(sh, dims)
+                prev_shape = sh
+            out_shapes.append(prev_sym)
     add(tuple(out_shapes))
     return tuple(key), tuple(dims), externals
 
