@@ -18,9 +18,9 @@ from burn_flex.kernels import elementwise as kernels
 @pytest.fixture(autouse=True)
 def _planner_only(monkeypatch):
     # these tests check the planner and its plan cache: small flushes would otherwise run op by
-    # op without a plan (burn.fusion.run_small_flush, tested against the planner in
+    # op without a plan (burn.graph.run_small_flush, tested against the planner in
     # tests/test_small_flush.py)
-    monkeypatch.setattr(burn.fusion, "SMALL_FLUSH_NODES", 0)
+    monkeypatch.setattr(burn.graph, "SMALL_FLUSH_NODES", 0)
 
 SMALL = 1000                                   # below the blocking threshold: whole-array path
 LARGE = fused.MIN_FUSED_SIZE + 12_345          # blocked path, with a partial last block

@@ -19,9 +19,9 @@ from devices import flex_and_wgpu
 @pytest.fixture(autouse=True)
 def _planner_only(monkeypatch):
     # these tests check the planner and its plan cache: small flushes would otherwise run op by
-    # op without a plan (burn.fusion.run_small_flush, tested against the planner in
+    # op without a plan (burn.graph.run_small_flush, tested against the planner in
     # tests/test_small_flush.py)
-    monkeypatch.setattr(burn.fusion, "SMALL_FLUSH_NODES", 0)
+    monkeypatch.setattr(burn.graph, "SMALL_FLUSH_NODES", 0)
 
 F32 = np.float32
 
@@ -193,7 +193,7 @@ def _rkey(build):
     kept = build()
     k = relative_key(_structure_key(g.pending)[0], g.pending)
     # the one-pass key the plan cache uses is the same key, and its sizes give back every shape
-    one_pass, sizes, _ = burn.fusion._relative_structure_key(g.pending)
+    one_pass, sizes, _ = burn.shapekey.relative_structure_key(g.pending)
     assert one_pass == k
     concrete = [tuple(sizes[-1 - d] if d < 0 else d for d in sym) for sym in k[-1]]
     assert concrete == [m.shape for n in g.pending for m in n.metas]

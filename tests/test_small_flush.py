@@ -1,4 +1,4 @@
-"""The eager fast path: a small flush runs op by op without the planner (burn.fusion.run_small_flush).
+"""The eager fast path: a small flush runs op by op without the planner (burn.graph.run_small_flush).
 
 Every program here runs twice, through the direct path and through the planner (forced by
 ``SMALL_FLUSH_NODES = 0``), and must give the same bits, dtypes and shapes, and numpy's values;
@@ -25,9 +25,9 @@ def _direct_count():
 
 def _run(program, arrays, planner):
     """``program``'s results (numpy arrays) on fresh tensors, and whether the direct path ran."""
-    old = burn.fusion.SMALL_FLUSH_NODES
+    old = burn.graph.SMALL_FLUSH_NODES
     if planner:
-        burn.fusion.SMALL_FLUSH_NODES = 0
+        burn.graph.SMALL_FLUSH_NODES = 0
     try:
         _flush()
         before = _direct_count()
@@ -36,7 +36,7 @@ def _run(program, arrays, planner):
         got = [o.numpy().copy() for o in outs]
         return got, _direct_count() > before
     finally:
-        burn.fusion.SMALL_FLUSH_NODES = old
+        burn.graph.SMALL_FLUSH_NODES = old
 
 
 def _rng():
@@ -99,7 +99,7 @@ def test_half_precision_and_large_arrays_are_left_to_the_planner():
     r = _rng()
     cases = [(lambda a: (a * 2.0 + 1.0).exp(), [r.standard_normal(10).astype(np.float16)]),
              (lambda a: (a.astype(burn.bfloat16) * 2.0).astype(burn.float32), [r.standard_normal(10).astype(F32)]),
-             (lambda a: (a * 2.0).exp(), [r.standard_normal(burn.fusion.SMALL_FLUSH_ELEMENTS + 1).astype(F32)])]
+             (lambda a: (a * 2.0).exp(), [r.standard_normal(burn.graph.SMALL_FLUSH_ELEMENTS + 1).astype(F32)])]
     for program, arrays in cases:
         direct, took_direct = _run(program, arrays, planner=False)
         planned, _ = _run(program, arrays, planner=True)

@@ -37,13 +37,12 @@ from operator import itemgetter
 
 from .dispatch import registry
 from . import dlpack as _dlpack
-from .errors import BackendUnavailable, BurnError, FailedValue, deferred_index_error
+from .errors import BackendUnavailable, FailedValue, deferred_index_error, stale_input
 from .primitives import ELEMENTWISE, MATMUL, REDUCE
-from .shapekey import FUSIBLE_KINDS as _FUSIBLE, attrs_key as _attrs_key, symbolic_shape as _symbolic_shape
+from .shapekey import attrs_key as _attrs_key, relative_structure_key as _relative_structure_key
 from .wholegraph import plan_whole_graph
 
-__all__ = ["FusedGroup", "Plan", "explain", "Explanation", "plan_cache_info", "clear_plan_cache", "build_plan",
-           "run_small_flush"]
+__all__ = ["FusedGroup", "Plan", "explain", "Explanation", "plan_cache_info", "clear_plan_cache", "build_plan"]
 
 _PLAN_CACHE: dict = {}
 _GROUP_CACHE: dict = {}
@@ -51,7 +50,7 @@ _FAMILIES: dict = {}       # (backend, relative key) -> _Family: its plans at th
 _MAX_CACHED_PLANS = 4096
 # misses: flushes not found at their sizes; of those, "rebinds" reused the plan of the same
 # graph at other sizes (no planner), "planned" ran the planner; "direct": small flushes run
-# op by op without a plan (run_small_flush)
+# op by op without a plan (burn.graph.run_small_flush)
 _STATS = {"hits": 0, "misses": 0, "uncacheable": 0, "rebinds": 0, "planned": 0, "direct": 0}
 
 # (kind, index) -> LazyGraph of that device: burn.graph.graph_for creates and keeps them
@@ -164,87 +163,6 @@ def _structure_key(nodes):
         else:
             add(tuple([w() is not None for w in outs]))
     return tuple(key), externals
-
-
-def _relative_structure_key(nodes):
-    """``(rkey, sizes, externals)`` of a flushed node list in one pass: ``rkey`` equals
-    ``burn.shapekey.relative_key(_structure_key(nodes)[0], nodes)`` (the structure with its sizes
-    symbolic), ``sizes`` the concrete size of each symbol in order (the relative key and the
-    sizes give back every shape of the graph, so they fix the plan), ``externals`` as in
-    :func:`_structure_key`. Runs on every flush: a new size costs no second pass.
-
-    Example:
-        >>> import burn
-        >>> from burn.fusion import _relative_structure_key, _structure_key
-        >>> from burn.shapekey import relative_key
-        >>> from burn.graph import graph_for
-        >>> x = burn.ones((3, 5)); _ = x.numpy()
-        >>> g = graph_for(x.device); g.flush()
-        >>> y = (x * x).exp().sum(axis=1)
-        >>> rkey, sizes, ext = _relative_structure_key(g.pending)
-        >>> assert rkey == relative_key(_structure_key(g.pending)[0], g.pending)
-        >>> assert sizes == (3, 5) and ext == [x._h, x._h]
-    """
-    key = []
-    add = key.append
-    ext_ids = {}
-    externals = []
-    dims = {}                 # size -> its symbol (burn.shapekey.symbolic_shape)
-    shapes = {}               # shape -> its symbolic form (shapes repeat along a chain)
-    out_shapes = []
-    prev_shape = prev_sym = None
-    n_nodes = len(nodes)
-    for n in nodes:
-        prim = n.prim
-        args = n.args
-        add(prim.name)
-        if prim.kind in _FUSIBLE:
-            attrs = n.attrs
-            add(_attrs_key(attrs) if attrs else ())
-        else:
-            # a boundary runs with its own node's attributes: its output shapes stand for them
-            add(None)
-        add(len(args))
-        for a in args:
-            if type(a) is tuple:
-                src, k = a
-                p = src.pos
-                if p >= n_nodes or nodes[p] is not src:
-                    raise stale_input(n)
-                add(p * 16 + k if k < 16 else (p, k, None))
-            else:
-                e = ext_ids.get(id(a))
-                if e is None:
-                    ext_ids[id(a)] = len(ext_ids)
-                    sh = a.shape
-                    s = shapes.get(sh)
-                    if s is None:
-                        s = shapes[sh] = _symbolic_shape(sh, dims)
-                    add((s, a.dtype))
-                else:
-                    add(-1 - e)
-                externals.append(a)
-        outs = n.outs
-        if len(outs) == 1:
-            add(outs[0]() is not None)
-        else:
-            add(tuple([w() is not None for w in outs]))
-        for m in n.metas:
-            sh = m.shape
-            if sh is not prev_shape:       # along a chain the same shape object repeats: no hashing
-                prev_sym = shapes.get(sh)
-                if prev_sym is None:
-                    prev_sym = shapes[sh] = _symbolic_shape(sh, dims)
-                prev_shape = sh
-            out_shapes.append(prev_sym)
-    add(tuple(out_shapes))
-    return tuple(key), tuple(dims), externals
-
-
-def stale_input(n):
-    """The error for a node whose input was lost in a failed flush."""
-    return BurnError(f"'{n.prim.name}' reads a value whose computation failed in an earlier flush "
-                     f"(a kernel raised); recompute that input")
 
 
 def _positions(nodes):
@@ -724,7 +642,7 @@ _MAX_SIZES_PER_FAMILY = 256
 def get_plan(nodes, backend):
     """The (cached) plan for these nodes and the external handles it reads.
 
-    One pass over the nodes gives the relative key and the sizes (:func:`_relative_structure_key`):
+    One pass over the nodes gives the relative key and the sizes (:func:`burn.shapekey.relative_structure_key`):
     a structure seen before at these sizes is a hit; at new sizes its plan is reused (a size-free
     one as it is, else rebound, see :func:`_rebind`); only a structure never seen is planned.
     Whole-graph backends are keyed by the exact structure (:func:`_structure_key`)."""
@@ -775,101 +693,6 @@ def get_plan(nodes, backend):
         _FAMILIES.clear()
     _FAMILIES[fkey] = _Family(plan, sizes)
     return plan, externals
-
-
-# A flush of at most this many nodes, each with at most SMALL_FLUSH_ELEMENTS elements per output,
-# runs op by op without the planner on a backend that allows it (``runs_small_flushes``): there
-# the plan would run the same kernels in the same order (fused groups of small arrays are
-# whole-array, op by op), and a plan key costs more than the kernels' Python calls
-SMALL_FLUSH_NODES = 8
-SMALL_FLUSH_ELEMENTS = 65536
-
-
-def run_small_flush(nodes, backend) -> bool:
-    """Run a small flush op by op and store the held results; False (nothing stored) when this
-    flush is not one for the direct path, the caller then plans it (:func:`get_plan`).
-
-    Left to the planner: backends without ``runs_small_flushes``, half-precision values (a fused
-    flex group rounds them once, op by op rounds every op), large arrays (blocked and split
-    groups), memory shared through dlpack (its guards), an input whose computation failed, and
-    a kernel that raises an IndexError (a data-dependent error, deferred per value by the plan).
-    Nodes whose results nobody holds or reads are not run, as in a plan.
-
-    Example:
-        >>> import burn
-        >>> from burn.fusion import run_small_flush
-        >>> from burn.graph import graph_for
-        >>> x = burn.ones((3,)); _ = x.numpy()
-        >>> g = graph_for(x.device); g.flush()
-        >>> y = (x * 2.0).exp()
-        >>> nodes, g.pending = g.pending, []
-        >>> assert run_small_flush(nodes, x.device.backend) and y._h.node is None
-    """
-    n_nodes = len(nodes)
-    if n_nodes > SMALL_FLUSH_NODES or _dlpack.GUARDS or not getattr(backend, "runs_small_flushes", False):
-        return False
-    live = [False] * n_nodes
-    for i in range(n_nodes - 1, -1, -1):
-        n = nodes[i]
-        if not live[i]:
-            for w in n.outs:
-                if w() is not None:
-                    live[i] = True
-                    break
-            else:
-                continue
-        for m in n.metas:
-            d = m.dtype
-            if d.itemsize == 2 and d.is_floating:
-                return False
-            size = 1
-            for v in m.shape:
-                size *= v
-            if size > SMALL_FLUSH_ELEMENTS:
-                return False
-        for a in n.args:
-            if type(a) is tuple:
-                p = a[0].pos
-                if p >= n_nodes or nodes[p] is not a[0]:
-                    raise stale_input(n)
-                live[p] = True
-            else:
-                d = a.dtype
-                if (d.itemsize == 2 and d.is_floating) or a.data.__class__ is FailedValue:
-                    return False
-    results = [None] * n_nodes
-    kernel = registry.kernel
-    bname = backend.name
-    for i in range(n_nodes):
-        if not live[i]:
-            continue
-        n = nodes[i]
-        prim = n.prim
-        fn = kernel(prim.name, bname)
-        if fn is None:
-            return False        # the planner raises BackendUnavailable
-        if getattr(prim, "is_extension", False):
-            fn = prim.adapt(fn)
-        args = [results[a[0].pos][a[1]] if type(a) is tuple else a.data for a in n.args]
-        attrs = n.attrs
-        try:
-            res = fn(*args, **attrs) if attrs else fn(*args)
-        except IndexError:
-            return False        # the planner fails this value and its dependents only
-        if prim.n_out == 1:
-            results[i] = (res if not isinstance(res, (tuple, list)) else res[0],)
-        else:
-            results[i] = tuple(res)
-    for i in range(n_nodes):
-        r = results[i]
-        if r is not None:
-            for k, w in enumerate(nodes[i].outs):
-                h = w()
-                if h is not None:
-                    h.data = r[k]
-                    h.node = None
-    _STATS["direct"] += 1
-    return True
 
 
 def plan_cache_info() -> dict:

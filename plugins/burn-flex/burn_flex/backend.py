@@ -15,7 +15,7 @@ class FlexBackend(burn.Backend):
     """numpy CPU backend. Native arrays are numpy arrays (treated as immutable)."""
 
     name = "flex"
-    # a small flush may run op by op with the registry's kernels (burn.fusion.run_small_flush):
+    # a small flush may run op by op with the registry's kernels (burn.graph.run_small_flush):
     # adapt_kernel changes only half-precision kernels, which that path leaves to the planner,
     # and compiled groups of small arrays run the same kernels op by op
     runs_small_flushes = True
