@@ -195,8 +195,12 @@ def _rkey(build):
     # the one-pass key the plan cache uses is the same key, and its sizes give back every shape
     one_pass, sizes, _ = burn.shapekey.relative_structure_key(g.pending)
     assert one_pass == k
-    concrete = [tuple(sizes[-1 - d] if d < 0 else d for d in sym) for sym in k[-1]]
-    assert concrete == [m.shape for n in g.pending for m in n.metas]
+    runs = k[-1]                      # (output index, symbolic shape) where the shape changes
+    metas = [m.shape for n in g.pending for m in n.metas]
+    starts = list(runs[0::2]) + [len(metas)]
+    concrete = [tuple(sizes[-1 - d] if d < 0 else d for d in sym)
+                for sym, a, b in zip(runs[1::2], starts, starts[1:]) for _ in range(a, b)]
+    assert starts[0] == 0 and concrete == metas
     g.flush()
     del kept
     return k

@@ -83,7 +83,8 @@ def symbolic_shape(shape, dims: dict) -> tuple:
 def relative_key(key, nodes) -> tuple:
     """The relative key of a flushed node list from its exact key (``burn.fusion._structure_key``,
     see the module docstring): every external input's ``(shape, dtype)`` entry becomes
-    ``(symbolic shape, dtype)``, the symbolic output shapes of every node follow in one tuple, and
+    ``(symbolic shape, dtype)``, the symbolic output shapes of every node follow in one tuple (as
+``index, shape`` where the shape changes from the previous output's: a chain adds one entry), and
     the attributes of ops that never fuse (movement, creation, opaque: always a kernel of their
     own, run with their node's attributes) are left out, so ``x[1:]`` or ``x.reshape(-1)`` on a
     new size reuses the plan too.
@@ -106,7 +107,9 @@ def relative_key(key, nodes) -> tuple:
     dims: dict = {}
     shapes: dict = {}        # shape -> its symbolic form (shapes repeat along a chain)
     out = list(key)
-    outs = []
+    outs = []                # the output shapes, run-length: (index of the output, symbolic shape) where it changes
+    prev = None
+    n_out = 0
     i = 0
     for n in nodes:
         na = len(n.args)
@@ -126,7 +129,11 @@ def relative_key(key, nodes) -> tuple:
             s = shapes.get(m.shape)
             if s is None:
                 s = shapes[m.shape] = symbolic_shape(m.shape, dims)
-            outs.append(s)
+            if s != prev:
+                outs.append(n_out)
+                outs.append(s)
+                prev = s
+            n_out += 1
     out.append(tuple(outs))
     return tuple(out)
 
@@ -156,8 +163,9 @@ def relative_structure_key(nodes):
     externals = []
     dims = {}                 # size -> its symbol (symbolic_shape)
     shapes = {}               # shape -> its symbolic form (shapes repeat along a chain)
-    out_shapes = []
+    out_shapes = []           # run-length, as in relative_key: (output index, symbolic shape) where it changes
     prev_shape = prev_sym = None
+    j = 0
     n_nodes = len(nodes)
     for n in nodes:
         prim = n.prim
@@ -197,10 +205,14 @@ def relative_structure_key(nodes):
         for m in n.metas:
             sh = m.shape
             if sh is not prev_shape:       # along a chain the same shape object repeats: no hashing
-                prev_sym = shapes.get(sh)
-                if prev_sym is None:
-                    prev_sym = shapes[sh] = symbolic_shape(sh, dims)
+                s = shapes.get(sh)
+                if s is None:
+                    s = shapes[sh] = symbolic_shape(sh, dims)
                 prev_shape = sh
-            out_shapes.append(prev_sym)
+                if s != prev_sym:
+                    out_shapes.append(j)
+                    out_shapes.append(s)
+                    prev_sym = s
+            j += 1
     add(tuple(out_shapes))
     return tuple(key), tuple(dims), externals
