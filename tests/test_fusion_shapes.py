@@ -15,6 +15,14 @@ from burn.graph import graph_for
 from burn.shapekey import relative_key
 from devices import flex_and_wgpu
 
+
+@pytest.fixture(autouse=True)
+def _planner_only(monkeypatch):
+    # these tests check the planner and its plan cache: small flushes would otherwise run op by
+    # op without a plan (burn.graph.run_small_flush, tested against the planner in
+    # tests/test_small_flush.py)
+    monkeypatch.setattr(burn.graph, "SMALL_FLUSH_NODES", 0)
+
 F32 = np.float32
 
 
@@ -184,6 +192,15 @@ def _rkey(build):
     g.flush()
     kept = build()
     k = relative_key(_structure_key(g.pending)[0], g.pending)
+    # the one-pass key the plan cache uses is the same key, and its sizes give back every shape
+    one_pass, sizes, _ = burn.shapekey.relative_structure_key(g.pending)
+    assert one_pass == k
+    runs = k[-1]                      # (output index, symbolic shape) where the shape changes
+    metas = [m.shape for n in g.pending for m in n.metas]
+    starts = list(runs[0::2]) + [len(metas)]
+    concrete = [tuple(sizes[-1 - d] if d < 0 else d for d in sym)
+                for sym, a, b in zip(runs[1::2], starts, starts[1:]) for _ in range(a, b)]
+    assert starts[0] == 0 and concrete == metas
     g.flush()
     del kept
     return k

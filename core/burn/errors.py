@@ -347,3 +347,9 @@ def record_site(out):
     node.site = (api, f.f_code.co_filename, f.f_lineno)
     h.graph.checked += 1
     return out
+
+
+def stale_input(n):
+    """The error for a node whose input was lost in a failed flush."""
+    return BurnError(f"'{n.prim.name}' reads a value whose computation failed in an earlier flush "
+                     f"(a kernel raised); recompute that input")

@@ -13,12 +13,12 @@ Everything else is a boundary and runs as one kernel: movement ops, ops of
 another output shape, and extension ops unless they opt in to fusion. The
 backend is offered each group (``Backend.compile_group``); if it declines,
 the group's nodes run one kernel each. Plans are cached by the structure of
-the flushed graph (ops, static attributes, input shapes/dtypes, which outputs
-are still held), so a repeated training step is planned once; a miss looks again
-by the graph's relative key (:mod:`burn.shapekey`: sizes symbolic, ranks, dtypes and
-equal/size-1 dims kept), so the same graph at new sizes (a new batch size or sequence
-length) reuses the plan with its compiled groups bound to the new sizes (``any_size`` or
-``bind``, see :func:`_compile`) and only a structure never seen is planned.
+the flushed graph (ops, static attributes, input dtypes, which outputs are still held)
+with its sizes relative (:mod:`burn.shapekey`: sizes symbolic, ranks and equal/size-1 dims
+kept), computed in one pass per flush with the concrete sizes beside it: a repeated
+training step is planned once, and the same graph at new sizes (a new batch size or
+sequence length) reuses the plan, its compiled groups as they are (``any_size``) or bound
+to the new sizes (``bind``, see :func:`_compile`); only a structure never seen is planned.
 
 ``burn.fusion.explain(*tensors)`` shows the groups the pending work of those
 tensors' devices would be planned into, and why each boundary was placed;
@@ -37,20 +37,21 @@ from operator import itemgetter
 
 from .dispatch import registry
 from . import dlpack as _dlpack
-from .errors import BackendUnavailable, BurnError, FailedValue, deferred_index_error
+from .errors import BackendUnavailable, FailedValue, deferred_index_error, stale_input
 from .primitives import ELEMENTWISE, MATMUL, REDUCE
-from .shapekey import attrs_key as _attrs_key, relative_key
+from .shapekey import attrs_key as _attrs_key, relative_structure_key as _relative_structure_key
 from .wholegraph import plan_whole_graph
 
 __all__ = ["FusedGroup", "Plan", "explain", "Explanation", "plan_cache_info", "clear_plan_cache", "build_plan"]
 
 _PLAN_CACHE: dict = {}
 _GROUP_CACHE: dict = {}
-_TEMPLATES: dict = {}      # (backend, relative key) -> a plan to bind new sizes to (burn.shapekey)
+_FAMILIES: dict = {}       # (backend, relative key) -> _Family: its plans at the sizes seen (burn.shapekey)
 _MAX_CACHED_PLANS = 4096
-# misses: flushes not found by their exact key; of those, "rebinds" reused the plan of the same
-# graph at other sizes (no planner), "planned" ran the planner
-_STATS = {"hits": 0, "misses": 0, "uncacheable": 0, "rebinds": 0, "planned": 0}
+# misses: flushes not found at their sizes; of those, "rebinds" reused the plan of the same
+# graph at other sizes (no planner), "planned" ran the planner; "direct": small flushes run
+# op by op without a plan (burn.graph.run_small_flush)
+_STATS = {"hits": 0, "misses": 0, "uncacheable": 0, "rebinds": 0, "planned": 0, "direct": 0}
 
 # (kind, index) -> LazyGraph of that device: burn.graph.graph_for creates and keeps them
 # here, so explain() finds a device's pending work without importing the layer above
@@ -162,12 +163,6 @@ def _structure_key(nodes):
         else:
             add(tuple([w() is not None for w in outs]))
     return tuple(key), externals
-
-
-def stale_input(n):
-    """The error for a node whose input was lost in a failed flush."""
-    return BurnError(f"'{n.prim.name}' reads a value whose computation failed in an earlier flush "
-                     f"(a kernel raised); recompute that input")
 
 
 def _positions(nodes):
@@ -619,47 +614,84 @@ def _rebind(template, nodes, backend):
 
 
 def _plan_new(key, nodes, backend):
-    """The plan for a flush its exact key did not find: the plan of the same graph at other
-    sizes bound to these (:mod:`burn.shapekey`), else a new one, kept for binding other sizes to."""
-    if getattr(backend, "compiles_graphs", False):
-        # a whole-graph backend compiles the flush at its sizes (its graph carries the shapes):
-        # no template to rebind, each new size is a new plan
-        _STATS["planned"] += 1
-        return _build_plan(nodes, _positions(nodes), backend)
-    rkey = (backend.name, relative_key(key, nodes))
-    template = _TEMPLATES.get(rkey)
-    if template is not None:
-        plan = _rebind(template, nodes, backend)
-        if plan is not None:
-            _STATS["rebinds"] += 1
-            return plan
+    """The plan for a flush of a whole-graph backend (``compiles_graphs``) its exact key did not
+    find: such a backend compiles the flush at its sizes (its graph carries the shapes), so there
+    is no plan to rebind and each new size is a new plan."""
     _STATS["planned"] += 1
-    plan = _build_plan(nodes, _positions(nodes), backend)
-    if template is None:
-        if len(_TEMPLATES) >= _MAX_CACHED_PLANS:
-            _TEMPLATES.clear()
-        _TEMPLATES[rkey] = plan
-    return plan
+    return _build_plan(nodes, _positions(nodes), backend)
+
+
+class _Family:
+    """The plans of one relative key (one graph structure at any sizes, :mod:`burn.shapekey`):
+    ``template``, the first one planned; ``size_free`` when every compiled group of it runs at
+    any sizes (``any_size``), so it is the plan at every size; ``plans``, per tuple of sizes
+    (the concrete size of each symbol), the plan at those sizes (the template, the template
+    rebound, or planned anew where a group compiles differently there)."""
+
+    __slots__ = ("template", "size_free", "plans")
+
+    def __init__(self, template, sizes):
+        self.template = template
+        self.size_free = not any(not getattr(st[4], "any_size", False) for st in template.sites)
+        self.plans = {sizes: template}
+
+
+_MAX_SIZES_PER_FAMILY = 256
 
 
 def get_plan(nodes, backend):
-    """The (cached) plan for these nodes and the external handles it reads: found by the exact
-    structure key, else by the relative one (new sizes), else planned (see :func:`_plan_new`)."""
-    key, externals = _structure_key(nodes)
-    full_key = (backend.name, key)
+    """The (cached) plan for these nodes and the external handles it reads.
+
+    One pass over the nodes gives the relative key and the sizes (:func:`burn.shapekey.relative_structure_key`):
+    a structure seen before at these sizes is a hit; at new sizes its plan is reused (a size-free
+    one as it is, else rebound, see :func:`_rebind`); only a structure never seen is planned.
+    Whole-graph backends are keyed by the exact structure (:func:`_structure_key`)."""
+    if getattr(backend, "compiles_graphs", False):
+        key, externals = _structure_key(nodes)
+        full_key = (backend.name, key)
+        try:
+            plan = _PLAN_CACHE.get(full_key)
+        except TypeError:
+            _STATS["uncacheable"] += 1
+            return _build_plan(nodes, _positions(nodes), backend), externals
+        if plan is None:
+            _STATS["misses"] += 1
+            plan = _plan_new(key, nodes, backend)
+            if len(_PLAN_CACHE) >= _MAX_CACHED_PLANS:
+                _PLAN_CACHE.clear()
+            _PLAN_CACHE[full_key] = plan
+        else:
+            _STATS["hits"] += 1
+        return plan, externals
+    rkey, sizes, externals = _relative_structure_key(nodes)
+    fkey = (backend.name, rkey)
     try:
-        plan = _PLAN_CACHE.get(full_key)
-    except TypeError:
+        family = _FAMILIES.get(fkey)
+    except TypeError:      # unhashable attributes of a fusing op
         _STATS["uncacheable"] += 1
         return _build_plan(nodes, _positions(nodes), backend), externals
-    if plan is None:
+    if family is not None:
+        plan = family.plans.get(sizes)
+        if plan is not None:
+            _STATS["hits"] += 1
+            return plan, externals
         _STATS["misses"] += 1
-        plan = _plan_new(key, nodes, backend)
-        if len(_PLAN_CACHE) >= _MAX_CACHED_PLANS:
-            _PLAN_CACHE.clear()
-        _PLAN_CACHE[full_key] = plan
-    else:
-        _STATS["hits"] += 1
+        plan = family.template if family.size_free else _rebind(family.template, nodes, backend)
+        if plan is None:
+            _STATS["planned"] += 1
+            plan = _build_plan(nodes, _positions(nodes), backend)
+        else:
+            _STATS["rebinds"] += 1
+        if len(family.plans) >= _MAX_SIZES_PER_FAMILY:
+            family.plans.clear()
+        family.plans[sizes] = plan
+        return plan, externals
+    _STATS["misses"] += 1
+    _STATS["planned"] += 1
+    plan = _build_plan(nodes, _positions(nodes), backend)
+    if len(_FAMILIES) >= _MAX_CACHED_PLANS:
+        _FAMILIES.clear()
+    _FAMILIES[fkey] = _Family(plan, sizes)
     return plan, externals
 
 
@@ -673,7 +705,7 @@ def plan_cache_info() -> dict:
         >>> info = burn.fusion.plan_cache_info()
         >>> assert {"hits", "misses", "rebinds", "planned", "size"} <= set(info)
     """
-    return dict(_STATS, size=len(_PLAN_CACHE))
+    return dict(_STATS, size=len(_PLAN_CACHE) + sum(len(f.plans) for f in _FAMILIES.values()))
 
 
 def clear_plan_cache() -> None:
@@ -689,7 +721,7 @@ def clear_plan_cache() -> None:
     """
     _PLAN_CACHE.clear()
     _GROUP_CACHE.clear()
-    _TEMPLATES.clear()
+    _FAMILIES.clear()
 
 
 def _format_groups(groups, nodes):

@@ -12,10 +12,12 @@ import threading
 
 from .backend import running_on
 from .bridge import TRACE
-from .errors import DTypeError
-from .fusion import GRAPHS as _GRAPHS, get_plan
+from . import dlpack as _dlpack
+from .dispatch import registry
+from .errors import DTypeError, FailedValue, stale_input
+from .fusion import GRAPHS as _GRAPHS, _STATS, get_plan
 
-__all__ = ["LazyGraph", "graph_for"]
+__all__ = ["LazyGraph", "graph_for", "run_small_flush"]
 
 # Past this many pending nodes a flush happens at record time, bounding the
 # memory held by pending temporaries and the cost of planning one flush. Kept
@@ -23,6 +25,101 @@ __all__ = ["LazyGraph", "graph_for"]
 # oldest generation (whose full collections cost ~40 ms with torch loaded);
 # see docs/benchmarks.md.
 DEFAULT_MAX_PENDING = int(os.environ.get("BURN_MAX_PENDING", "512"))
+
+
+# A flush of at most this many nodes, each with at most SMALL_FLUSH_ELEMENTS elements per output,
+# runs op by op without the planner on a backend that allows it (``runs_small_flushes``): there
+# the plan would run the same kernels in the same order (fused groups of small arrays are
+# whole-array, op by op), and a plan key costs more than the kernels' Python calls
+SMALL_FLUSH_NODES = 8
+SMALL_FLUSH_ELEMENTS = 65536
+
+
+def run_small_flush(nodes, backend) -> bool:
+    """Run a small flush op by op and store the held results; False (nothing stored) when this
+    flush is not one for the direct path, the caller then plans it (:func:`burn.fusion.get_plan`).
+
+    Left to the planner: backends without ``runs_small_flushes``, half-precision values (a fused
+    flex group rounds them once, op by op rounds every op), large arrays (blocked and split
+    groups), memory shared through dlpack (its guards), an input whose computation failed, and
+    a kernel that raises an IndexError (a data-dependent error, deferred per value by the plan).
+    Nodes whose results nobody holds or reads are not run, as in a plan.
+
+    Example:
+        >>> import burn
+        >>> from burn.graph import run_small_flush
+        >>> from burn.graph import graph_for
+        >>> x = burn.ones((3,)); _ = x.numpy()
+        >>> g = graph_for(x.device); g.flush()
+        >>> y = (x * 2.0).exp()
+        >>> nodes, g.pending = g.pending, []
+        >>> assert run_small_flush(nodes, x.device.backend) and y._h.node is None
+    """
+    n_nodes = len(nodes)
+    if n_nodes > SMALL_FLUSH_NODES or _dlpack.GUARDS or not getattr(backend, "runs_small_flushes", False):
+        return False
+    live = [False] * n_nodes
+    for i in range(n_nodes - 1, -1, -1):
+        n = nodes[i]
+        if not live[i]:
+            for w in n.outs:
+                if w() is not None:
+                    live[i] = True
+                    break
+            else:
+                continue
+        for m in n.metas:
+            d = m.dtype
+            if d.itemsize == 2 and d.is_floating:
+                return False
+            size = 1
+            for v in m.shape:
+                size *= v
+            if size > SMALL_FLUSH_ELEMENTS:
+                return False
+        for a in n.args:
+            if type(a) is tuple:
+                p = a[0].pos
+                if p >= n_nodes or nodes[p] is not a[0]:
+                    raise stale_input(n)
+                live[p] = True
+            else:
+                d = a.dtype
+                if (d.itemsize == 2 and d.is_floating) or a.data.__class__ is FailedValue:
+                    return False
+    results = [None] * n_nodes
+    kernel = registry.kernel
+    bname = backend.name
+    for i in range(n_nodes):
+        if not live[i]:
+            continue
+        n = nodes[i]
+        prim = n.prim
+        fn = kernel(prim.name, bname)
+        if fn is None:
+            return False        # the planner raises BackendUnavailable
+        if getattr(prim, "is_extension", False):
+            fn = prim.adapt(fn)
+        args = [results[a[0].pos][a[1]] if type(a) is tuple else a.data for a in n.args]
+        attrs = n.attrs
+        try:
+            res = fn(*args, **attrs) if attrs else fn(*args)
+        except IndexError:
+            return False        # the planner fails this value and its dependents only
+        if prim.n_out == 1:
+            results[i] = (res if not isinstance(res, (tuple, list)) else res[0],)
+        else:
+            results[i] = tuple(res)
+    for i in range(n_nodes):
+        r = results[i]
+        if r is not None:
+            for k, w in enumerate(nodes[i].outs):
+                h = w()
+                if h is not None:
+                    h.data = r[k]
+                    h.node = None
+    _STATS["direct"] += 1
+    return True
 
 
 class LazyGraph:
@@ -95,9 +192,10 @@ class LazyGraph:
             self.checked = 0
             self.flushes += 1
             try:
-                plan, externals = get_plan(nodes, self.backend)
                 with running_on(self.index):      # creation kernels find their device here
-                    plan.run(nodes, externals, self.index)
+                    if not run_small_flush(nodes, self.backend):
+                        plan, externals = get_plan(nodes, self.backend)
+                        plan.run(nodes, externals, self.index)
             except Exception as e:
                 # the flushed nodes are gone from the graph: remember why their
                 # values are missing, so reading one raises instead of returning None

@@ -17,19 +17,21 @@ its own node's attributes. Node output shapes are in the key, so sizes computed 
 attributes (``x[:5]``, ``reshape(-1, 4)``) can never make two graphs with different
 groupings share a key.
 
-Layering: this module sits below :mod:`burn.fusion` and imports only :mod:`burn.dtypes` and
-:mod:`burn.primitives`.
+Layering: this module sits below :mod:`burn.fusion` and imports only :mod:`burn.dtypes`,
+:mod:`burn.errors` and :mod:`burn.primitives`.
 """
 from __future__ import annotations
 
 from math import copysign as _copysign
 
 from .dtypes import DType
+from .errors import stale_input
 from .primitives import ELEMENTWISE, MATMUL, REDUCE
 
-_FUSIBLE = frozenset((ELEMENTWISE, REDUCE, MATMUL))     # the kinds whose attributes the planner reads
+FUSIBLE_KINDS = frozenset((ELEMENTWISE, REDUCE, MATMUL))     # the kinds whose attributes the planner reads
+_FUSIBLE = FUSIBLE_KINDS
 
-__all__ = ["attrs_key", "relative_key", "symbolic_shape"]
+__all__ = ["attrs_key", "relative_key", "relative_structure_key", "symbolic_shape"]
 
 
 def attrs_key(attrs):
@@ -81,7 +83,8 @@ def symbolic_shape(shape, dims: dict) -> tuple:
 def relative_key(key, nodes) -> tuple:
     """The relative key of a flushed node list from its exact key (``burn.fusion._structure_key``,
     see the module docstring): every external input's ``(shape, dtype)`` entry becomes
-    ``(symbolic shape, dtype)``, the symbolic output shapes of every node follow in one tuple, and
+    ``(symbolic shape, dtype)``, the symbolic output shapes of every node follow in one tuple (as
+``index, shape`` where the shape changes from the previous output's: a chain adds one entry), and
     the attributes of ops that never fuse (movement, creation, opaque: always a kernel of their
     own, run with their node's attributes) are left out, so ``x[1:]`` or ``x.reshape(-1)`` on a
     new size reuses the plan too.
@@ -104,7 +107,9 @@ def relative_key(key, nodes) -> tuple:
     dims: dict = {}
     shapes: dict = {}        # shape -> its symbolic form (shapes repeat along a chain)
     out = list(key)
-    outs = []
+    outs = []                # the output shapes, run-length: (index of the output, symbolic shape) where it changes
+    prev = None
+    n_out = 0
     i = 0
     for n in nodes:
         na = len(n.args)
@@ -124,6 +129,90 @@ def relative_key(key, nodes) -> tuple:
             s = shapes.get(m.shape)
             if s is None:
                 s = shapes[m.shape] = symbolic_shape(m.shape, dims)
-            outs.append(s)
+            if s != prev:
+                outs.append(n_out)
+                outs.append(s)
+                prev = s
+            n_out += 1
     out.append(tuple(outs))
     return tuple(out)
+
+
+def relative_structure_key(nodes):
+    """``(rkey, sizes, externals)`` of a flushed node list in one pass: ``rkey`` equals
+    ``relative_key(burn.fusion._structure_key(nodes)[0], nodes)`` (the structure with its sizes
+    symbolic), ``sizes`` the concrete size of each symbol in order (the relative key and the
+    sizes give back every shape of the graph, so they fix the plan), ``externals`` as in
+    :func:`burn.fusion._structure_key`. Runs on every flush: a new size costs no second pass.
+
+    Example:
+        >>> import burn
+        >>> from burn.fusion import _structure_key
+        >>> from burn.shapekey import relative_key, relative_structure_key
+        >>> from burn.graph import graph_for
+        >>> x = burn.ones((3, 5)); _ = x.numpy()
+        >>> g = graph_for(x.device); g.flush()
+        >>> y = (x * x).exp().sum(axis=1)
+        >>> rkey, sizes, ext = relative_structure_key(g.pending)
+        >>> assert rkey == relative_key(_structure_key(g.pending)[0], g.pending)
+        >>> assert sizes == (3, 5) and ext == [x._h, x._h]
+    """
+    key = []
+    add = key.append
+    ext_ids = {}
+    externals = []
+    dims = {}                 # size -> its symbol (symbolic_shape)
+    shapes = {}               # shape -> its symbolic form (shapes repeat along a chain)
+    out_shapes = []           # run-length, as in relative_key: (output index, symbolic shape) where it changes
+    prev_shape = prev_sym = None
+    j = 0
+    n_nodes = len(nodes)
+    for n in nodes:
+        prim = n.prim
+        args = n.args
+        add(prim.name)
+        if prim.kind in FUSIBLE_KINDS:
+            attrs = n.attrs
+            add(attrs_key(attrs) if attrs else ())
+        else:
+            # a boundary runs with its own node's attributes: its output shapes stand for them
+            add(None)
+        add(len(args))
+        for a in args:
+            if type(a) is tuple:
+                src, k = a
+                p = src.pos
+                if p >= n_nodes or nodes[p] is not src:
+                    raise stale_input(n)
+                add(p * 16 + k if k < 16 else (p, k, None))
+            else:
+                e = ext_ids.get(id(a))
+                if e is None:
+                    ext_ids[id(a)] = len(ext_ids)
+                    sh = a.shape
+                    s = shapes.get(sh)
+                    if s is None:
+                        s = shapes[sh] = symbolic_shape(sh, dims)
+                    add((s, a.dtype))
+                else:
+                    add(-1 - e)
+                externals.append(a)
+        outs = n.outs
+        if len(outs) == 1:
+            add(outs[0]() is not None)
+        else:
+            add(tuple([w() is not None for w in outs]))
+        for m in n.metas:
+            sh = m.shape
+            if sh is not prev_shape:       # along a chain the same shape object repeats: no hashing
+                s = shapes.get(sh)
+                if s is None:
+                    s = shapes[sh] = symbolic_shape(sh, dims)
+                prev_shape = sh
+                if s != prev_sym:
+                    out_shapes.append(j)
+                    out_shapes.append(s)
+                    prev_sym = s
+            j += 1
+    add(tuple(out_shapes))
+    return tuple(key), tuple(dims), externals

@@ -293,9 +293,12 @@ class Tensor:
             >>> import burn
             >>> assert burn.tensor([1.0, 2.0]).sum().item() == 3.0
         """
-        if self.size != 1:
-            raise ShapeError(f"item: tensor of shape {self.shape} has {self.size} elements, not 1")
-        return self.numpy().reshape(()).item()
+        h = self._h
+        for s in h.shape:
+            if s != 1:
+                raise ShapeError(f"item: tensor of shape {self.shape} has {self.size} elements, not 1")
+        # a one-element array's item() whatever its shape: no read-only view to make (numpy())
+        return h.graph.backend.to_numpy(h.value(), h.graph.index).item()
 
     def tolist(self):
         """Nested Python lists of the values (runs pending work).

@@ -15,6 +15,10 @@ class FlexBackend(burn.Backend):
     """numpy CPU backend. Native arrays are numpy arrays (treated as immutable)."""
 
     name = "flex"
+    # a small flush may run op by op with the registry's kernels (burn.graph.run_small_flush):
+    # adapt_kernel changes only half-precision kernels, which that path leaves to the planner,
+    # and compiled groups of small arrays run the same kernels op by op
+    runs_small_flushes = True
 
     def device_indices(self):
         return [0]

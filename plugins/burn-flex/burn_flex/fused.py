@@ -354,8 +354,15 @@ class _WholeGroup(_Bindable):
         self.__name__ = "fused_whole"
 
     def __call__(self, *inputs):
+        # which learned program: (several threads, large inputs); at one thread or small inputs
+        # (the eager path's common case) this costs a few attribute reads, no generator
         several = threads.num_threads() > 1
-        big = several and any(getattr(x, "size", 0) >= 2 * PAR_WHOLE for x in inputs)
+        big = False
+        if several:
+            for x in inputs:
+                if getattr(x, "size", 0) >= 2 * PAR_WHOLE:
+                    big = True
+                    break
         prog = self.progs.get((several, big))
         env = list(inputs)
         if prog is None:
@@ -363,25 +370,37 @@ class _WholeGroup(_Bindable):
                 env.append(fn(*[env[i] for i in idx], **attrs))
             self.progs[(several, big)] = self._plan(env, several)
         else:
+            # per step (see _plan): mode 0 a one-input call, 1 a two-input call, 2 any other
+            # call without ``out``, 3 a two-input ufunc into ``out``, 4 another ufunc into
+            # ``out``, 5 a split element-wise op, 6 / 7 a one- / two-input ufunc with its ``out``
+            # passed by position (numpy parses it faster than a keyword: the whole cost of a long
+            # chain of small ops is these calls)
             append = env.append
-            for how, fn, attrs, idx, t, split in prog:
-                # ``how`` (see _plan): 2 and 1 are a ufunc of two / one inputs writing over
-                # slot ``t``, its ``out`` passed by position (numpy parses it faster than a keyword:
-                # the whole cost of a long chain of small ops is these calls)
-                if how == 2:
+            for fn, attrs, idx, t, split, mode in prog:
+                if mode == 7:
                     append(fn(env[idx[0]], env[idx[1]], env[t]))
-                elif how == 1:
+                elif mode == 6:
                     append(fn(env[idx[0]], env[t]))
-                elif split is not None:
+                elif mode == 0:
+                    append(fn(env[idx[0]], **attrs) if attrs else fn(env[idx[0]]))
+                elif mode == 1:
+                    append(fn(env[idx[0]], env[idx[1]], **attrs) if attrs else fn(env[idx[0]], env[idx[1]]))
+                elif mode == 3:
+                    append(fn(env[idx[0]], env[idx[1]], out=env[t]))
+                elif mode == 2:
+                    append(fn(*[env[i] for i in idx], **attrs))
+                elif mode == 4:
+                    append(fn(*[env[i] for i in idx], out=env[t]))
+                else:
                     args = [env[i] for i in idx]
                     out = env[t] if t is not None else np.empty(np.broadcast_shapes(*[a.shape for a in args]), split[0])
                     _split_elementwise(fn, attrs, args, out, split[1])
                     append(out)
-                elif t is None:
-                    append(fn(*[env[i] for i in idx], **attrs))
-                else:
-                    append(fn(*[env[i] for i in idx], out=env[t]))
-        return tuple(np.asarray(env[j]) for j in self.outputs)
+        outputs = self.outputs
+        if len(outputs) == 1:
+            r = env[outputs[0]]
+            return (r if r.__class__ is np.ndarray else np.asarray(r),)
+        return tuple([np.asarray(env[j]) for j in outputs])
 
     def _plan(self, env, split_ok):
         """The program of later calls, from this call's values. Its choices hold at other sizes
@@ -412,11 +431,16 @@ class _WholeGroup(_Bindable):
                 owned.difference_update(idx)      # its result may be a view of these
             if (self.fresh[j] or split is not None) and type(v) is np.ndarray and (v.base is None or split):
                 owned.add(n_in + j)
-            how = 0
-            if (t is not None and split is None and type(fn) is np.ufunc and fn.nout == 1 and len(idx) in (1, 2)
+            if split is not None:
+                mode = 5
+            elif (t is not None and type(fn) is np.ufunc and fn.nout == 1 and len(idx) in (1, 2)
                     and fn not in _NO_POSITIONAL_OUT):
-                how = len(idx)
-            prog.append((how, fn, attrs, idx, t, split))
+                mode = 5 + len(idx)
+            elif t is not None:
+                mode = 3 if len(idx) == 2 else 4
+            else:
+                mode = 0 if len(idx) == 1 else 1 if len(idx) == 2 else 2
+            prog.append((fn, attrs, idx, t, split, mode))
         return prog
 
 
