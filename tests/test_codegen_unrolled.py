@@ -34,6 +34,17 @@ import burn
 from burn.codegen import CUDA, OPENCL, UNROLL, program_source, render_group
 from burn.codegen.layout import index_words
 
+
+@pytest.fixture(scope="module", autouse=True)
+def _through_the_planner():
+    # these tests read the groups the fusion planner makes of small flushes, which the eager
+    # path otherwise runs op by op (burn.graph.run_small_flush)
+    import burn.graph
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(burn.graph, "SMALL_FLUSH_NODES", 0)
+        yield
+
+
 NVCC = shutil.which("nvcc") or ("/usr/local/bin/nvcc" if os.path.exists("/usr/local/bin/nvcc") else None)
 needs_nvcc = pytest.mark.skipif(NVCC is None, reason="nvcc (CUDA toolkit) is not installed here")
 SIZES = (1, 3, 255, 256, 1023, 1024, 1025, 4096 + 7, 1_000_003)

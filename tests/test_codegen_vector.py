@@ -35,6 +35,17 @@ from cuda_on_cpu import GXX, SHIM, VECTOR_SHIM, build_library
 from test_codegen_unrolled import (BOOL2, CLIPCAST, EXPMUL, INT_REM, NVCC, WHERE3, _batch, _cuda_chains, _nvcc,
                                    chain8_group, chain8_numpy)
 
+
+@pytest.fixture(scope="module", autouse=True)
+def _through_the_planner():
+    # these tests read the groups the fusion planner makes of small flushes, which the eager
+    # path otherwise runs op by op (burn.graph.run_small_flush)
+    import burn.graph
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(burn.graph, "SMALL_FLUSH_NODES", 0)
+        yield
+
+
 needs_nvcc = pytest.mark.skipif(NVCC is None, reason="nvcc (CUDA toolkit) is not installed here")
 needs_gxx = pytest.mark.skipif(GXX is None, reason="g++ is not installed here")
 SIZES = (1, 3, 4, 5, 1023, 1024, 1025, 4099)

@@ -33,6 +33,17 @@ pytest.importorskip("burn_cuda")
 
 from fakecupy import real_gpu as _real_gpu  # noqa: E402  (tests/ is on sys.path under pytest)
 
+
+@pytest.fixture(scope="module", autouse=True)
+def _through_the_planner():
+    # these tests read the groups the fusion planner makes of small flushes, which the eager
+    # path otherwise runs op by op (burn.graph.run_small_flush)
+    import burn.graph
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(burn.graph, "SMALL_FLUSH_NODES", 0)
+        yield
+
+
 NVCC = shutil.which("nvcc") or ("/usr/local/bin/nvcc" if os.path.exists("/usr/local/bin/nvcc") else None)
 H200_SMS = 132
 FLOATS = ["float32", "float64", "float16", "bfloat16"]
