@@ -69,7 +69,11 @@ def main(argv) -> int:
     if cmd == "test":
         setup()
         env = dict(os.environ, PYTHONHASHSEED="0")
-        return subprocess.call([str(PY), "-m", "pytest", "-q", "-n", "2"] + argv[1:], cwd=ROOT, env=env)
+        # the wall-clock targets run alone, after the parallel run: with a second worker on
+        # the same two cores they measure the neighbour, not the code
+        rc = subprocess.call([str(PY), "-m", "pytest", "-q", "-n", "2", "-m", "not timing"] + argv[1:], cwd=ROOT, env=env)
+        rc_timing = subprocess.call([str(PY), "-m", "pytest", "-q", "-m", "timing", "tests"] + argv[1:], cwd=ROOT, env=env)
+        return rc or (0 if rc_timing == 5 else rc_timing)      # 5: the arguments selected no timing test
     print(__doc__)
     return 0 if cmd == "help" else 2
 

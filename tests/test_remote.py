@@ -138,6 +138,7 @@ def test_tensors_of_a_client_are_freed_on_the_server(dev):
     assert burn.remote.stats(dev)["tensors"] <= before + 5
 
 
+@pytest.mark.timing
 def test_upload_and_download_of_64_mib_reach_100_mib_per_s(dev):
     a = np.random.default_rng(1).random(8 << 20)        # 64 MiB of float64
     ups, downs = [], []
@@ -155,6 +156,7 @@ def test_upload_and_download_of_64_mib_reach_100_mib_per_s(dev):
     assert max(ups) >= 100 and max(downs) >= 100, (ups, downs)
 
 
+@pytest.mark.timing
 def test_tiny_op_round_trip_is_under_2_ms(dev):
     x = burn.tensor([1.0, 2.0, 3.0], device=dev)
     (x + 1).numpy()
