@@ -20,6 +20,7 @@ from functools import partial
 
 from burn import dlpack as _dlpack
 from burn.errors import FailedValue
+from burn.fusion import _StepFailed, _run_steps
 
 __all__ = ["FlatReplay", "prepare_replay"]
 
@@ -43,7 +44,7 @@ class FlatReplay:
         >>> assert g._prepared["flex"].describe().startswith("flex flat replay")
     """
 
-    __slots__ = ("n_slots", "sources", "steps", "results", "n_steps")
+    __slots__ = ("n_slots", "sources", "steps", "nodes", "results", "n_steps")
 
     def __init__(self, prepared):
         plan, nodes = prepared.plan, prepared.nodes
@@ -60,9 +61,11 @@ class FlatReplay:
             attrs = node.attrs if node is not None and not dynamic else None
             if attrs:
                 fn = partial(fn, **attrs)
-            # ``node`` stays only where its attributes change per replay (a random op's key)
-            steps.append((fn, node if dynamic else None, n, a, b, out, tuple(frees)))
+            # a step keeps its node position only where its attributes change per replay (a
+            # random op's key): the plan's step loop then reads them from the node each time
+            steps.append((fn, npos if dynamic else None, n, a, b, out, tuple(frees)))
         self.steps = tuple(steps)
+        self.nodes = nodes
         held = prepared.held
         self.results = tuple((held[(p, k)], slot) for p, k, slot in plan.results if (p, k) in held)
         self.n_steps = len(steps)
@@ -80,29 +83,8 @@ class FlatReplay:
                 return False
             env[slot] = d
         try:
-            for fn, node, n, a, b, out, frees in self.steps:
-                if node is not None:
-                    attrs = node.attrs
-                    if n == 1:
-                        res = fn(env[a], **attrs)
-                    elif n == 2:
-                        res = fn(env[a], env[b], **attrs)
-                    else:
-                        res = fn(*b(env), **attrs) if n else fn(**attrs)
-                elif n == 1:
-                    res = fn(env[a])
-                elif n == 2:
-                    res = fn(env[a], env[b])
-                else:
-                    res = fn(*b(env)) if n else fn()
-                if type(out) is int:
-                    env[out] = res if not isinstance(res, (tuple, list)) else res[0]
-                else:
-                    for s, r in zip(out, res):
-                        env[s] = r
-                for s in frees:
-                    env[s] = None
-        except IndexError:
+            _run_steps(self.steps, self.nodes, env)     # the plan's own step loop
+        except _StepFailed:
             return False             # the plan runs this replay and fails its dependents as eager does
         for h, slot in self.results:
             h.data = env[slot]
