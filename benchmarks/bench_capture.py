@@ -40,15 +40,14 @@ N_CHAIN = 10_000
 
 
 def _medians(fns, rounds):
+    from common import block_time
     for f in fns.values():
         f()
     gc.collect()
     times = {k: [] for k in fns}
     for _ in range(rounds):
         for k, f in fns.items():
-            t0 = time.perf_counter()
-            f()
-            times[k].append(time.perf_counter() - t0)
+            times[k].append(block_time(f))        # blocks, not call by call: see common.block_time
     return {k: statistics.median(v) for k, v in times.items()}
 
 

@@ -37,9 +37,12 @@ F32 = np.float32
 # -- timing -------------------------------------------------------------------------
 
 def interleaved(fns: dict, rounds: int, inner: int = 1, warmup: int = 2, modes=None,
-                settings=("one",)) -> dict:
+                settings=("one",), blocks: bool = True) -> dict:
     """Median seconds per call of each fn per thread setting: ``{setting: {name: s}}``, run in
-    the order A B C (setting 1) A B C (setting 2) A B C (setting 1) ...
+    the order A B C (setting 1) A B C (setting 2) A B C (setting 1) ..., each letter one block
+    of calls (``common.block_time``: the previous framework's spinning threads would otherwise
+    slow the next call), or one call each with ``blocks=False`` (a workload whose fns must run
+    in turn, such as eager_shapes' fresh shapes).
 
     Samples taken while the 1-minute load average says the machine is
     oversubscribed are kept (dropping them all could leave nothing) but the
@@ -57,6 +60,9 @@ def interleaved(fns: dict, rounds: int, inner: int = 1, warmup: int = 2, modes=N
             if modes is not None:
                 modes.set(mode)
             for k, f in fns.items():
+                if blocks:
+                    samples[mode][k].append(block_time(f, inner=inner))
+                    continue
                 t0 = time.perf_counter()
                 for _ in range(inner):
                     f()
@@ -478,7 +484,7 @@ def main(argv=None):
         gc.collect()
         gc.freeze()
         rounds = max(5, ROUNDS[name] // 3) if args.quick else ROUNDS[name]
-        med = interleaved(fns, rounds, modes=modes, settings=settings)
+        med = interleaved(fns, rounds, modes=modes, settings=settings, blocks=name != "eager_shapes")
         results[name] = {"desc": desc, "unit": unit}
         for mode in settings:
             r = {k: v * scale for k, v in med[mode].items()}

@@ -15,7 +15,7 @@ Workloads (issue 3's targets: each <= 1.3x torch's step time on flex):
 
 burn uses ``burn.nn`` modules and ``burn.optim``; torch ``torch.nn`` and
 ``torch.optim``, with the same initial weights copied in. burn and torch
-alternate step by step (A B A B ...), each round once with the default thread
+alternate in blocks of steps (common.block_time), each round once with the default thread
 settings (what a user gets: torch's intra-op threads, BLAS's pool and burn's
 flex pool on every core) and once with all of them pinned to one thread
 (threadpoolctl, torch.set_num_threads(1), burn.set_num_threads(1)). The report
@@ -164,6 +164,7 @@ WORKLOADS = {
 
 
 def run(name, burn, torch, rounds, modes, settings):
+    from common import block_time      # benchmarks/ is on sys.path once main() runs
     desc, make = WORKLOADS[name]
     fb, ft = make(burn, torch)
     for mode in settings:
@@ -176,13 +177,8 @@ def run(name, burn, torch, rounds, modes, settings):
     for _ in range(rounds):
         for mode in settings:
             modes.set(mode)
-            t0 = time.perf_counter()
-            fb()
-            t1 = time.perf_counter()
-            ft()
-            t2 = time.perf_counter()
-            tb[mode].append(t1 - t0)
-            tt[mode].append(t2 - t1)
+            tb[mode].append(block_time(fb))       # blocks, not A B A B: see common.block_time
+            tt[mode].append(block_time(ft))
     gc.unfreeze()
     out = {"desc": desc}
     for mode in settings:

@@ -18,11 +18,51 @@ def wgpu_device():
         return None
 
 
+# Contenders alternate in blocks, not call by call. A library with a worker pool leaves its
+# idle threads spinning after each call (OpenBLAS's busy-wait for up to ~0.1 s, OpenMP's for a
+# while), and on this 2-core machine the next framework's calls run on cores those spinners
+# hold. Measured (benchmarks/README.md): torch's LeNet step took 6.9 ms/step for the first
+# 100 ms after a block of burn steps and 2.6 ms/step after that; alternating call by call,
+# torch's digits-MLP step took 4.0 ms against 0.78 ms alone. So a block first runs the
+# contender untimed for HANDOVER_SECONDS (the previous contender's threads go idle), then
+# times at least BLOCK_MIN_CALLS calls and BLOCK_MIN_SECONDS; the block's median is its sample.
+HANDOVER_SECONDS = 0.12
+BLOCK_MIN_CALLS = 3
+BLOCK_MIN_SECONDS = 0.02
+
+
+def block_time(f, *, min_calls: int = BLOCK_MIN_CALLS, min_seconds: float = BLOCK_MIN_SECONDS,
+               inner: int = 1, handover: float = HANDOVER_SECONDS) -> float:
+    """Median seconds per call of ``f`` over one block: untimed calls for ``handover`` seconds
+    (at least one), then at least ``min_calls`` timed samples and ``min_seconds`` (each sample
+    ``inner`` calls).
+
+    Example::
+
+        >>> t = block_time(lambda: sum(range(100)), handover=0.0)
+        >>> 0 < t < 1
+        True
+    """
+    start = time.perf_counter()
+    f()
+    while time.perf_counter() - start < handover:
+        f()
+    samples = []
+    start = time.perf_counter()
+    while len(samples) < min_calls or time.perf_counter() - start < min_seconds:
+        t0 = time.perf_counter()
+        for _ in range(inner):
+            f()
+        samples.append((time.perf_counter() - t0) / inner)
+    return statistics.median(samples)
+
+
 def interleaved_times(fns: dict, reps: int, *, warmup: int = 1, freeze_gc: bool = False) -> dict:
-    """Seconds of each ``{name: fn}`` per round, over ``reps`` rounds that run every fn once in
-    turn (a busy neighbour slows all alike), after ``warmup`` calls each (plans, workspaces,
-    kernel compilation). ``freeze_gc`` keeps the warm-up's objects out of the collector's way
-    during the rounds. Returns ``{name: [seconds per round]}``."""
+    """Seconds per call of each ``{name: fn}`` per round, over ``reps`` rounds that run every fn
+    for one block in turn (a busy neighbour slows all alike; blocks: see ``block_time``), after
+    ``warmup`` calls each (plans, workspaces, kernel compilation). ``freeze_gc`` keeps the
+    warm-up's objects out of the collector's way during the rounds. Returns
+    ``{name: [seconds per call, one per round]}``."""
     times = {k: [] for k in fns}
     for f in fns.values():
         for _ in range(warmup):
@@ -33,9 +73,7 @@ def interleaved_times(fns: dict, reps: int, *, warmup: int = 1, freeze_gc: bool 
     try:
         for _ in range(reps):
             for k, f in fns.items():
-                t0 = time.perf_counter()
-                f()
-                times[k].append(time.perf_counter() - t0)
+                times[k].append(block_time(f))
     finally:
         if freeze_gc:
             gc.unfreeze()

@@ -71,3 +71,11 @@ def wg():
         return dev, runtime.context(0)
     except Exception as e:  # no pyopencl / no OpenCL device
         pytest.skip(f"no usable wgpu (OpenCL) device: {e}")
+
+
+def pytest_report_header(config):
+    # cross-backend tests leave wgpu out where its OpenCL compiler does not work: say so up front
+    from devices import flex_and_wgpu, wgpu_status
+    flex_and_wgpu()
+    reason = wgpu_status()
+    return "wgpu: " + ("runs the cross-backend tests" if reason is None else f"absent ({reason[:300]})")

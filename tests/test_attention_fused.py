@@ -32,13 +32,15 @@ def split(monkeypatch, request):
     calls = []
     real = threads.parallel_for
 
-    def spy(n, work, min_chunk=1):
+    def spy(n, work, min_chunk=1, **kw):
         if sys._getframe(1).f_code.co_name == "_split":
             calls.append(min(threads.num_threads(), n // max(1, min_chunk)))
-        real(n, work, min_chunk)
+        real(n, work, min_chunk, **kw)
     before = threads.num_threads()
     threads.set_num_threads(n_threads)
     monkeypatch.setattr(threads, "parallel_for", spy)
+    # the chunking under test is the one BURN_FLEX_BLAS_CHUNKS=parallel runs on the pool
+    monkeypatch.setattr(threads, "BLAS_CHUNKS_PARALLEL", True)
     monkeypatch.setattr(KA, "_TASK_MACS", 1)
     monkeypatch.setattr(KA, "_BLAS_ONE_THREAD", 0 if blas_big else 1 << 62)
     yield calls

@@ -200,6 +200,7 @@ def test_wgpu_native_round_trip():
         wgpu.from_native(x, device="wgpu:5")
 
 
+@pytest.mark.wgpu
 def test_load_source_reads_package_data_and_compiles(tmp_path, monkeypatch):
     pkg = tmp_path / "mykernels"
     pkg.mkdir()

@@ -37,6 +37,8 @@ def small_thresholds(monkeypatch, restore_threads):
     monkeypatch.setattr(knn, "PAR_ROWS", 32)
     monkeypatch.setattr(fused, "PAR_WHOLE", 256)
     monkeypatch.setattr(fused, "PAR_BLOCKS", 1)
+    # BLAS chunks (softmax rows, conv images) run on the pool here, so its split is what is compared
+    monkeypatch.setattr(threads, "BLAS_CHUNKS_PARALLEL", True)
 
 
 def _both(fn):
@@ -145,9 +147,27 @@ def test_nested_parallel_for_does_not_deadlock(restore_threads):
     assert (out == 1).all()
 
 
-def test_blas_is_pinned_to_one_thread_inside_blas_regions(restore_threads):
+def test_blas_chunks_run_on_the_calling_thread_by_default(restore_threads, monkeypatch):
+    # numpy's OpenBLAS serializes concurrent calls: BLAS chunks stay inline (threads docstring)
+    monkeypatch.setattr(threads, "BLAS_CHUNKS_PARALLEL", False)
+    threads.set_num_threads(2)
+    calls = []
+    before = threads.stats["regions"]
+    threads.parallel_for(8, lambda a, b: calls.append((a, b, threading.current_thread().name)), min_chunk=1,
+                         blas=True)
+    assert calls == [(0, 8, threading.current_thread().name)]
+    assert threads.stats["regions"] == before
+    monkeypatch.setenv("BURN_FLEX_BLAS_CHUNKS", "sometimes")
+    with pytest.raises(ValueError, match="BURN_FLEX_BLAS_CHUNKS='sometimes'"):
+        threads._blas_chunks_from_environment()
+    monkeypatch.setenv("BURN_FLEX_BLAS_CHUNKS", "parallel")
+    assert threads._blas_chunks_from_environment() is True
+
+
+def test_blas_is_pinned_to_one_thread_inside_blas_regions(restore_threads, monkeypatch):
     if threads.blas_threads() is None:
         pytest.skip("threadpoolctl finds no BLAS library")
+    monkeypatch.setattr(threads, "BLAS_CHUNKS_PARALLEL", True)
     threads.set_num_threads(2)
     libs = threads._blas_pin.libs()
     before = [c.get_num_threads() for c in libs]

@@ -6,6 +6,7 @@ import pytest
 import torch
 
 import burn
+from devices import flex_and_wgpu
 
 
 def test_to_takes_a_device_a_dtype_or_both_like_torch():
@@ -56,7 +57,7 @@ def test_integer_powers_follow_torch_on_every_backend_here():
     a, b = torch.randint(-3, 4, (40,), generator=torch.Generator().manual_seed(0)), \
         torch.randint(-3, 4, (40,), generator=torch.Generator().manual_seed(1))
     want = torch.pow(a, b).tolist()
-    for dev in (burn.Device.flex(), burn.Device.wgpu()):
+    for dev in flex_and_wgpu():
         got = (burn.tensor(a.numpy(), device=dev) ** burn.tensor(b.numpy(), device=dev)).tolist()
         assert got == want, dev
         with pytest.raises(burn.DTypeError, match="pow: integers to negative integer powers"):

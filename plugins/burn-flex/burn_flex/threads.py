@@ -22,12 +22,19 @@ Example::
 BLAS and the pool. OpenBLAS runs its own threads (as many as
 ``burn.set_num_threads`` / threadpoolctl allow), so the rule is: a BLAS call
 made on the calling thread outside a parallel region (a matmul, a convolution's
-GEMM) keeps every BLAS thread; chunks that call BLAS themselves (row sums as
-matrix-vector products in softmax or layer_norm) are split with
-``parallel_for(..., blas=True)``, which pins BLAS to one thread while the chunks
-run and restores it afterwards, so N chunks never start N x N BLAS threads.
-The pin is process-wide: a BLAS call another Python thread makes in that window
-runs on one thread too (correct, only slower).
+GEMM) keeps every BLAS thread. Chunks that call BLAS themselves (a convolution's
+per-image GEMMs, attention per batch item, row sums as matrix-vector products in
+softmax or layer_norm) are split with ``parallel_for(..., blas=True)``, and by
+default those run on the calling thread: the OpenBLAS of numpy's and SciPy's
+wheels serializes BLAS calls made from several threads at once, so splitting
+them only adds contention (measured here: 64 GEMMs [6, 25] @ [25, 576] took
+383 us in one thread and 487 us split over two; LeNet's training step 4.6 ms
+with such chunks inline, 5.9 ms with them on the pool). ``BURN_FLEX_BLAS_CHUNKS=
+parallel`` (a BLAS that runs concurrent calls in parallel: MKL, BLIS) runs them
+on the pool with BLAS pinned to one thread while they run, restored afterwards,
+so N chunks never start N x N BLAS threads. The pin is process-wide: a BLAS
+call another Python thread makes in that window runs on one thread too
+(correct, only slower).
 """
 from __future__ import annotations
 
@@ -106,6 +113,19 @@ def _reset_after_fork():
 
 if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_reset_after_fork)
+
+
+def _blas_chunks_from_environment() -> bool:
+    raw = os.environ.get("BURN_FLEX_BLAS_CHUNKS", "inline").strip().lower()
+    if raw not in ("inline", "parallel"):
+        raise ValueError(f"BURN_FLEX_BLAS_CHUNKS={raw!r}: expected 'inline' (chunks that call BLAS run on "
+                         "the calling thread, the default) or 'parallel' (on the pool, BLAS pinned to one "
+                         "thread)")
+    return raw == "parallel"
+
+
+# whether parallel_for(..., blas=True) chunks run on the pool (module docstring); tests set it
+BLAS_CHUNKS_PARALLEL = _blas_chunks_from_environment()
 
 
 def _threads_from_environment() -> int:
@@ -231,7 +251,8 @@ def parallel_for(n_items: int, work, min_chunk: int = 1, *, blas: bool = False, 
     calling thread runs the first chunk itself. The first exception raised by
     any chunk is re-raised here after every chunk has finished, so no chunk is
     still writing when the caller sees the error. ``blas=True`` says the chunks
-    call BLAS: it is pinned to one thread while they run (module docstring).
+    call BLAS: they run on the calling thread, or with ``BURN_FLEX_BLAS_CHUNKS=parallel`` on
+    the pool with BLAS pinned to one thread while they run (module docstring).
 
     ``pieces=k`` (k > 1) schedules dynamically: the range is cut into about k pieces per
     thread (each at least ``min_chunk`` items, boundaries fixed by the sizes alone), and
@@ -250,6 +271,9 @@ def parallel_for(n_items: int, work, min_chunk: int = 1, *, blas: bool = False, 
         18.0
     """
     if n_items <= 0:
+        return
+    if blas and not BLAS_CHUNKS_PARALLEL:
+        work(0, n_items)
         return
     chunks = min(num_threads(), n_items // max(1, min_chunk))
     if chunks < 2 or getattr(_inside, "active", False):

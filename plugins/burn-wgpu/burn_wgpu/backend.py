@@ -26,7 +26,9 @@ class WgpuBackend(ContextBackend):
 
     # -- devices ----------------------------------------------------------------
     def device_indices(self):
-        return list(range(len(self._devices)))
+        # devices that open and build kernels (an unusable one is left out of Device.enumerate();
+        # describe_devices and unavailable_reason say why)
+        return [i for i in range(len(self._devices)) if self.unavailable_reason(i) is None]
 
     def unavailable_reason(self, index):
         if not self._devices:
@@ -34,6 +36,10 @@ class WgpuBackend(ContextBackend):
                     "pip install burn-wgpu[pocl] for PoCL's CPU device)")
         if index >= len(self._devices):
             return f"there are {len(self._devices)} OpenCL devices here (wgpu:0..wgpu:{len(self._devices) - 1})"
+        try:
+            runtime.context(index)      # opens the device and builds a probe kernel (runtime._check_compiler)
+        except BackendUnavailable as e:
+            return str(e)
         return None
 
     def is_accelerator(self, index):
@@ -51,6 +57,9 @@ class WgpuBackend(ContextBackend):
             out.append(f"wgpu:{i} {d.name.strip()} [{runtime.device_kind(d)}] ({d.platform.name.strip()}, "
                        f"driver {d.driver_version}, {d.max_compute_units} compute units, "
                        f"{d.global_mem_size // 2 ** 20} MiB; {dts})")
+            why = self.unavailable_reason(i)
+            if why:
+                out.append(f"      unusable: {why}")
             if runtime.device_kind(d) == "CPU":
                 out.append(f"      a CPU OpenCL device (e.g. PoCL): for testing burn-wgpu; flex is the fast CPU path "
                            f"and is the default. The first run compiles every kernel (minutes for a training example), "

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import tempfile
 
 import numpy as np
@@ -285,5 +286,23 @@ def context(index: int = 0) -> DeviceContext:
         devs = list_devices()
         if index >= len(devs):
             raise BackendUnavailable(f"wgpu:{index}: there are {len(devs)} OpenCL devices here")
-        c = _CONTEXTS[index] = DeviceContext(devs[index], index)
+        c = DeviceContext(devs[index], index)
+        _check_compiler(c)
+        _CONTEXTS[index] = c
     return c
+
+
+def _check_compiler(c: DeviceContext) -> None:
+    """A device whose OpenCL compiler cannot build the simplest kernel is unavailable, said at
+    once with the compiler's log, instead of failing every op later (seen: PoCL on a virtual CPU
+    that LLVM does not recognise stops with "unknown target CPU 'generic'")."""
+    from .kernels.source import cl_source
+    try:
+        cl.Program(c.ctx, cl_source("probe.cl")).build(BUILD_OPTIONS)
+    except cl.Error as e:
+        # one line, without the driver objects' addresses (the same device, the same message)
+        log = re.sub(r" at 0x[0-9a-fA-F]+", "", " ".join(str(e).split()))
+        raise BackendUnavailable(
+            f"wgpu:{c.index} ({c.device.name.strip()}, {c.device.platform.name.strip()}): its OpenCL "
+            f"compiler cannot build kernels here: {log[-400:]}; use another device or another OpenCL "
+            "driver (BURN_WGPU_PLATFORM picks the platform)") from None

@@ -29,7 +29,7 @@ def _split(q, k, v, body):
     per_item = int(np.prod(q.shape[1:-2])) * l_ * s * (e + ev)      # multiply-adds of one item
     gemm = l_ * s * max(e, ev)
     min_chunk = n if gemm > _BLAS_ONE_THREAD else -(-_TASK_MACS // max(1, per_item))
-    threads.parallel_for(n, body, max(1, min_chunk))
+    threads.parallel_for(n, body, max(1, min_chunk), blas=True)     # each item's products are GEMMs
 
 
 def _rows(m, q, a, b):

@@ -65,7 +65,8 @@ _TASK_ELEMS = 1 << 16
 
 
 def _image_chunks(n, body, *, macs_per_image=0, elems_per_image=0, gemm_macs=0, bytes_per_image=0):
-    """Run ``body(a, b)`` over images [0, n): chunks in parallel, each chunk in memory blocks.
+    """Run ``body(a, b)`` over images [0, n): chunks (in parallel only where BLAS chunks may run on
+    the pool, see ``threads``), each chunk in memory blocks.
 
     ``gemm_macs`` is the size of one of the chunk's GEMMs: above ``_BLAS_ONE_THREAD``
     BLAS threads it, so the chunks run one after another on the calling thread.
@@ -82,7 +83,7 @@ def _image_chunks(n, body, *, macs_per_image=0, elems_per_image=0, gemm_macs=0, 
     def work(a, b):
         for s in range(a, b, step):
             body(s, min(b, s + step))
-    threads.parallel_for(n, work, max(1, min_chunk))
+    threads.parallel_for(n, work, max(1, min_chunk), blas=True)      # every body runs a GEMM
 
 
 def _pad(x, padding, value=0):
@@ -361,7 +362,7 @@ def _grad_input_rows(g, w, padding, input_hw):
 
     def gemms(a, b):
         np.matmul(wf, view[a:b], out=part[a:b])
-    threads.parallel_for(rows, gemms, rows if gemm > _BLAS_ONE_THREAD else -(-_TASK_MACS // gemm))
+    threads.parallel_for(rows, gemms, rows if gemm > _BLAS_ONE_THREAD else -(-_TASK_MACS // gemm), blas=True)
     part = part.reshape(rows, kh, c * n)
     flat = np.zeros((hp * wp + kw - 1, c * n), dtype=g.dtype)
 
