@@ -48,6 +48,7 @@ def interleaved(fns: dict, rounds: int, inner: int = 1, warmup: int = 2, modes=N
     oversubscribed are kept (dropping them all could leave nothing) but the
     median already discounts the outliers such neighbours cause.
     """
+    from common import block_time      # benchmarks/ is on sys.path once main() runs
     for mode in settings:
         if modes is not None:
             modes.set(mode)
