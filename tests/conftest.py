@@ -79,3 +79,14 @@ def pytest_report_header(config):
     flex_and_wgpu()
     reason = wgpu_status()
     return "wgpu: " + ("runs the cross-backend tests" if reason is None else f"absent ({reason[:300]})")
+
+
+@pytest.fixture(autouse=True)
+def _flex_chunks_at_kernel_size(monkeypatch):
+    # flex's pool splits only large inputs by default (burn_flex.threads.CHUNK_SCALE); the suite
+    # runs at the kernels' own chunk sizes, so its small inputs take the parallel paths too
+    try:
+        from burn_flex import threads
+    except ImportError:
+        return
+    monkeypatch.setattr(threads, "CHUNK_SCALE", 1)

@@ -147,6 +147,22 @@ def test_nested_parallel_for_does_not_deadlock(restore_threads):
     assert (out == 1).all()
 
 
+def test_chunk_scale_keeps_small_inputs_on_the_calling_thread(restore_threads, monkeypatch):
+    threads.set_num_threads(2)
+    calls = []
+    monkeypatch.setattr(threads, "CHUNK_SCALE", 8)
+    threads.parallel_for(15, lambda a, b: calls.append((a, b)), min_chunk=1)     # < 2 * 8 items
+    assert calls == [(0, 15)]
+    calls.clear()
+    threads.parallel_for(16, lambda a, b: calls.append((a, b)), min_chunk=1)
+    assert sorted(calls) == [(0, 8), (8, 16)]
+    monkeypatch.setenv("BURN_FLEX_CHUNK_SCALE", "0")
+    with pytest.raises(ValueError, match="BURN_FLEX_CHUNK_SCALE='0'"):
+        threads._chunk_scale_from_environment()
+    monkeypatch.setenv("BURN_FLEX_CHUNK_SCALE", "3")
+    assert threads._chunk_scale_from_environment() == 3
+
+
 def test_blas_chunks_run_on_the_calling_thread_by_default(restore_threads, monkeypatch):
     # numpy's OpenBLAS serializes concurrent calls: BLAS chunks stay inline (threads docstring)
     monkeypatch.setattr(threads, "BLAS_CHUNKS_PARALLEL", False)

@@ -128,6 +128,32 @@ def _blas_chunks_from_environment() -> bool:
 BLAS_CHUNKS_PARALLEL = _blas_chunks_from_environment()
 
 
+def _chunk_scale_from_environment() -> int:
+    raw = os.environ.get("BURN_FLEX_CHUNK_SCALE", "").strip()
+    if not raw:
+        return 8
+    try:
+        n = int(raw)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise ValueError(f"BURN_FLEX_CHUNK_SCALE={raw!r}: expected a positive integer (how many times "
+                         "the kernels' minimum chunk a parallel region's chunks must hold)")
+    return n
+
+
+# Every parallel_for's min_chunk is multiplied by this. The kernels size min_chunk for a hand-off
+# of ~20-50 us (a worker that is awake); measured on this 2-vCPU machine, handing a chunk to a
+# worker that slept through the ~300 us of other work between two regions of a training step
+# costs ~85 us (np.exp over 2^18 float32: 94 us inline, 170 us on two threads; over 2^20: 520
+# against 299 us). With the kernels' sizes as they were, every training step ran slower on two
+# threads than on one (in one process, alternating: LeNet 4.55 vs 4.23 ms, MLP 1.03 vs 0.96 ms,
+# transformer 11.6 vs 11.0 ms); at 8x they match one thread and large element-wise work still
+# splits. BURN_FLEX_CHUNK_SCALE overrides it (1 = the kernels' own sizes: a machine with cheap
+# wake-ups; tests use 1 to split small inputs).
+CHUNK_SCALE = _chunk_scale_from_environment()
+
+
 def _threads_from_environment() -> int:
     raw = os.environ.get("BURN_FLEX_THREADS", "").strip()
     if raw:
@@ -244,8 +270,8 @@ def blas_threads() -> int | None:
 def parallel_for(n_items: int, work, min_chunk: int = 1, *, blas: bool = False, pieces: int = 1) -> None:
     """Run ``work(start, stop)`` over ``range(n_items)`` split into contiguous chunks.
 
-    Chunks have at least ``min_chunk`` items; with fewer than two chunks' worth
-    of items, or one thread, or when already inside a parallel region (a worker,
+    Chunks have at least ``min_chunk * CHUNK_SCALE`` items (see ``CHUNK_SCALE``); with fewer
+    than two chunks' worth of items, or one thread, or when already inside a parallel region (a worker,
     or the calling thread while it runs its own chunk), it is one call on the
     calling thread: nested parallel_for never waits for busy workers. The
     calling thread runs the first chunk itself. The first exception raised by
@@ -275,13 +301,14 @@ def parallel_for(n_items: int, work, min_chunk: int = 1, *, blas: bool = False, 
     if blas and not BLAS_CHUNKS_PARALLEL:
         work(0, n_items)
         return
-    chunks = min(num_threads(), n_items // max(1, min_chunk))
+    min_chunk = max(1, min_chunk) * CHUNK_SCALE
+    chunks = min(num_threads(), n_items // min_chunk)
     if chunks < 2 or getattr(_inside, "active", False):
         work(0, n_items)
         return
     bounds = [n_items * k // chunks for k in range(chunks + 1)]
     if pieces > 1:
-        n_pieces = max(chunks, min(n_items // max(1, min_chunk), chunks * pieces))
+        n_pieces = max(chunks, min(n_items // min_chunk, chunks * pieces))
         work = _Pieces(work, [n_items * k // n_pieces for k in range(n_pieces + 1)])
     if not _region.acquire(blocking=False):     # another Python thread's region has the workers
         work(0, n_items)
