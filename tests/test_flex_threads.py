@@ -156,11 +156,19 @@ def test_chunk_scale_keeps_small_inputs_on_the_calling_thread(restore_threads, m
     calls.clear()
     threads.parallel_for(16, lambda a, b: calls.append((a, b)), min_chunk=1)
     assert sorted(calls) == [(0, 8), (8, 16)]
-    monkeypatch.setenv("BURN_FLEX_CHUNK_SCALE", "0")
-    with pytest.raises(ValueError, match="BURN_FLEX_CHUNK_SCALE='0'"):
-        threads._chunk_scale_from_environment()
-    monkeypatch.setenv("BURN_FLEX_CHUNK_SCALE", "3")
-    assert threads._chunk_scale_from_environment() == 3
+
+
+@pytest.mark.parametrize("var, parse, bad, good, want", [
+    ("BURN_FLEX_THREADS", "_threads_from_environment", "many", "3", 3),
+    ("BURN_FLEX_CHUNK_SCALE", "_chunk_scale_from_environment", "0", "3", 3),
+    ("BURN_FLEX_BLAS_CHUNKS", "_blas_chunks_from_environment", "sometimes", "parallel", True),
+])
+def test_environment_settings_parse_or_say_what_they_expect(monkeypatch, var, parse, bad, good, want):
+    monkeypatch.setenv(var, bad)
+    with pytest.raises(ValueError, match=f"{var}='{bad}': expected"):
+        getattr(threads, parse)()
+    monkeypatch.setenv(var, good)
+    assert getattr(threads, parse)() == want
 
 
 def test_blas_chunks_run_on_the_calling_thread_by_default(restore_threads, monkeypatch):
@@ -173,11 +181,6 @@ def test_blas_chunks_run_on_the_calling_thread_by_default(restore_threads, monke
                          blas=True)
     assert calls == [(0, 8, threading.current_thread().name)]
     assert threads.stats["regions"] == before
-    monkeypatch.setenv("BURN_FLEX_BLAS_CHUNKS", "sometimes")
-    with pytest.raises(ValueError, match="BURN_FLEX_BLAS_CHUNKS='sometimes'"):
-        threads._blas_chunks_from_environment()
-    monkeypatch.setenv("BURN_FLEX_BLAS_CHUNKS", "parallel")
-    assert threads._blas_chunks_from_environment() is True
 
 
 def test_blas_is_pinned_to_one_thread_inside_blas_regions(restore_threads, monkeypatch):
@@ -199,11 +202,6 @@ def test_thread_count_errors_are_clear(monkeypatch, restore_threads):
             threads.set_num_threads(bad)
         with pytest.raises(ValueError, match="burn.set_num_threads"):
             burn.set_num_threads(bad)
-    monkeypatch.setenv("BURN_FLEX_THREADS", "many")
-    with pytest.raises(ValueError, match="BURN_FLEX_THREADS='many'"):
-        threads._threads_from_environment()
-    monkeypatch.setenv("BURN_FLEX_THREADS", "3")
-    assert threads._threads_from_environment() == 3
 
 
 def test_burn_set_num_threads_reaches_blas_flex_and_later_backends(monkeypatch, restore_threads):

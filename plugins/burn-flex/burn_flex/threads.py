@@ -128,18 +128,24 @@ def _blas_chunks_from_environment() -> bool:
 BLAS_CHUNKS_PARALLEL = _blas_chunks_from_environment()
 
 
-def _chunk_scale_from_environment() -> int:
-    raw = os.environ.get("BURN_FLEX_CHUNK_SCALE", "").strip()
+def _positive_int_from_environment(name: str, meaning: str) -> int | None:
+    """The positive integer in environment variable ``name``, None when it is unset or empty."""
+    raw = os.environ.get(name, "").strip()
     if not raw:
-        return 8
+        return None
     try:
         n = int(raw)
     except ValueError:
         n = 0
     if n < 1:
-        raise ValueError(f"BURN_FLEX_CHUNK_SCALE={raw!r}: expected a positive integer (how many times "
-                         "the kernels' minimum chunk a parallel region's chunks must hold)")
+        raise ValueError(f"{name}={raw!r}: expected a positive integer ({meaning})")
     return n
+
+
+def _chunk_scale_from_environment() -> int:
+    n = _positive_int_from_environment(
+        "BURN_FLEX_CHUNK_SCALE", "how many times the kernels' minimum chunk a parallel region's chunks must hold")
+    return 8 if n is None else n
 
 
 # Every parallel_for's min_chunk is multiplied by this. The kernels size min_chunk for a hand-off
@@ -155,15 +161,8 @@ CHUNK_SCALE = _chunk_scale_from_environment()
 
 
 def _threads_from_environment() -> int:
-    raw = os.environ.get("BURN_FLEX_THREADS", "").strip()
-    if raw:
-        try:
-            n = int(raw)
-        except ValueError:
-            n = 0
-        if n < 1:
-            raise ValueError(f"BURN_FLEX_THREADS={raw!r}: expected a positive integer "
-                             "(the number of threads flex kernels may use)")
+    n = _positive_int_from_environment("BURN_FLEX_THREADS", "the number of threads flex kernels may use")
+    if n is not None:
         return n
     try:
         return max(1, len(os.sched_getaffinity(0)))
