@@ -8,6 +8,7 @@ rules, autodiff, planning) lives in core so every backend behaves the same.
 """
 from __future__ import annotations
 
+import os
 import threading
 
 import numpy as np
@@ -15,7 +16,7 @@ import numpy as np
 from .dtypes import DType, as_dtype
 from .errors import DTypeError
 
-__all__ = ["Backend", "ContextBackend", "current_device_index", "requested_num_threads"]
+__all__ = ["Backend", "ContextBackend", "current_device_index", "disk_cache_dir", "requested_num_threads"]
 
 _RUNNING = threading.local()
 # the count given to burn.set_num_threads (burn.threads), applied to backends as they start
@@ -31,6 +32,28 @@ def requested_num_threads() -> int | None:
         >>> assert n is None or n >= 1
     """
     return _REQUESTED_THREADS[0]
+
+
+def disk_cache_dir(name: str, *, dir_env: str, switch_env: str) -> str | None:
+    """Where a plugin keeps compiled kernels on disk, or None when the user turned that cache off.
+
+    The directory is ``$dir_env`` if set, else ``$XDG_CACHE_HOME/burn/<name>`` (or
+    ``~/.cache/burn/<name>``); ``switch_env=0`` disables the cache. Nothing is created: the
+    caller makes the directory when it first writes (and reads nothing from a missing one).
+
+    Example:
+        >>> import os
+        >>> from burn.backend import disk_cache_dir
+        >>> d = disk_cache_dir("mykernels", dir_env="MYK_CACHE_DIR", switch_env="MYK_CACHE")
+        >>> assert d is None or d.endswith(os.path.join("burn", "mykernels")) or os.environ.get("MYK_CACHE_DIR")
+    """
+    if os.environ.get(switch_env, "1").strip() == "0":
+        return None
+    d = os.environ.get(dir_env)
+    if not d:
+        base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+        d = os.path.join(base, "burn", name)
+    return d
 
 
 def current_device_index() -> int:

@@ -74,13 +74,8 @@ def cache_dir() -> str | None:
         >>> d is None or d.endswith("flex-jit") or bool(d)
         True
     """
-    if os.environ.get("BURN_FLEX_JIT_CACHE", "1").strip() == "0":
-        return None
-    d = os.environ.get("BURN_FLEX_JIT_CACHE_DIR")
-    if not d:
-        base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-        d = os.path.join(base, "burn", "flex-jit")
-    return d
+    from burn.backend import disk_cache_dir
+    return disk_cache_dir("flex-jit", dir_env="BURN_FLEX_JIT_CACHE_DIR", switch_env="BURN_FLEX_JIT_CACHE")
 
 
 def status() -> dict:

@@ -19,6 +19,7 @@ import tempfile
 import numpy as np
 import pyopencl as cl
 
+from burn.backend import disk_cache_dir
 from burn.errors import BackendUnavailable, BurnError
 
 from .native import empty, index_struct, layout_pattern, numel, scalar_args
@@ -62,13 +63,8 @@ def device_kind(d) -> str:
 
 
 def cache_dir() -> str | None:
-    if os.environ.get("BURN_WGPU_CACHE", "1") == "0":
-        return None
-    d = os.environ.get("BURN_WGPU_CACHE_DIR")
-    if not d:
-        base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-        d = os.path.join(base, "burn", "wgpu")
-    return d
+    """Where compiled OpenCL programs are kept (module docstring), or None when disabled."""
+    return disk_cache_dir("wgpu", dir_env="BURN_WGPU_CACHE_DIR", switch_env="BURN_WGPU_CACHE")
 
 
 class DeviceContext:
