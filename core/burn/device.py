@@ -155,7 +155,8 @@ class Device:
             if be is None:
                 continue
             try:
-                out.extend(Device(kind, i) for i in be.device_indices())
+                # a listed device that cannot run here (its driver fails to build kernels) is left out
+                out.extend(Device(kind, i) for i in be.device_indices() if be.unavailable_reason(i) is None)
             except Exception:
                 continue
         return out

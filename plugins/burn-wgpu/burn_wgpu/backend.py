@@ -23,12 +23,14 @@ class WgpuBackend(ContextBackend):
 
     def __init__(self):
         self._devices = runtime.list_devices()
+        self._unusable: dict = {}       # device index -> why it cannot run (its probe failed)
 
     # -- devices ----------------------------------------------------------------
     def device_indices(self):
-        # devices that open and build kernels (an unusable one is left out of Device.enumerate();
-        # describe_devices and unavailable_reason say why)
-        return [i for i in range(len(self._devices)) if self.unavailable_reason(i) is None]
+        # every device found, less those whose probe (unavailable_reason) already failed: listing
+        # opens nothing, so Device.default() stays cheap; Device.enumerate() asks
+        # unavailable_reason of each, which opens the device and builds a probe kernel
+        return [i for i in range(len(self._devices)) if i not in self._unusable]
 
     def unavailable_reason(self, index):
         if not self._devices:
@@ -36,9 +38,12 @@ class WgpuBackend(ContextBackend):
                     "pip install burn-wgpu[pocl] for PoCL's CPU device)")
         if index >= len(self._devices):
             return f"there are {len(self._devices)} OpenCL devices here (wgpu:0..wgpu:{len(self._devices) - 1})"
+        if index in self._unusable:
+            return self._unusable[index]
         try:
             runtime.context(index)      # opens the device and builds a probe kernel (runtime._check_compiler)
         except BackendUnavailable as e:
+            self._unusable[index] = str(e)
             return str(e)
         return None
 
