@@ -1,18 +1,14 @@
 """Suite-wide pytest hooks (the fixtures of tests/ are in tests/conftest.py)."""
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import pytest
 from _pytest.doctest import DoctestItem
 
-
-def _wgpu_unusable_reason() -> str | None:
-    """None when a wgpu device builds and runs a kernel here, else why not."""
-    try:
-        import burn
-        burn.zeros((1,), device=burn.Device.wgpu()).numpy()
-        return None
-    except Exception as e:      # no pyopencl, no OpenCL device, a compiler that cannot build
-        return f"{type(e).__name__}: {e}"
+# tests/devices.py holds the one wgpu probe; a run of plugin doctests alone loads no tests/ conftest
+sys.path.insert(0, str(Path(__file__).resolve().parent / "tests"))
 
 
 def _needs_wgpu(item) -> bool:
@@ -35,7 +31,8 @@ def pytest_collection_modifyitems(config, items):
     needing = [it for it in items if _needs_wgpu(it)]
     if not needing:
         return
-    reason = _wgpu_unusable_reason()
+    from devices import wgpu_status
+    reason = wgpu_status()
     if reason is None:
         return
     for it in needing:

@@ -294,11 +294,11 @@ def _check_compiler(c: DeviceContext) -> None:
     that LLVM does not recognise stops with "unknown target CPU 'generic'")."""
     from .kernels.source import cl_source
     try:
-        cl.Program(c.ctx, cl_source("probe.cl")).build(BUILD_OPTIONS)
-    except cl.Error as e:
-        # one line, without the driver objects' addresses (the same device, the same message)
-        log = re.sub(r" at 0x[0-9a-fA-F]+", "", " ".join(str(e).split()))
+        c.program(cl_source("probe.cl"))      # the programs' caches: a later process loads its binary
+    except BurnError as e:
+        # one line, without the source and the driver objects' addresses (the same device, the same message)
+        log = re.sub(r" at 0x[0-9a-fA-F]+", "", " ".join(str(e).split("\n--- source ---")[0].split()))
         raise BackendUnavailable(
             f"wgpu:{c.index} ({c.device.name.strip()}, {c.device.platform.name.strip()}): its OpenCL "
-            f"compiler cannot build kernels here: {log[-400:]}; use another device or another OpenCL "
+            f"compiler cannot build kernels here: {log if len(log) <= 600 else '...' + log[-600:]}; use another device or another OpenCL "
             "driver (BURN_WGPU_PLATFORM picks the platform)") from None
