@@ -1,5 +1,5 @@
-"""flex's JIT kernels (burn_flex.jit: float32 erf and gelu compiled by LLVM): bit-identical to the
-numpy kernels they replace, on every input class (NaN, +-inf, -0.0, subnormals, the 2-ulp region
+"""flex's JIT kernels (burn_flex.jit: float32 erf, gelu and the Adam / SGD updates compiled by
+LLVM): bit-identical to the numpy kernels they replace, on every input class (NaN, +-inf, -0.0, subnormals, the 2-ulp region
 near |x| = 3.3), distinct / in-place / overlapping / strided / broadcast operands; inside fused
 groups with one and several flex threads; the disk cache (written, read back, a damaged file
 recompiled); the fallback (warned once, reason kept, same results) and its first-use cost."""
@@ -175,7 +175,8 @@ def test_the_fallback_warns_once_keeps_the_reason_and_gives_the_same_results(fre
     monkeypatch.setattr(jit, "_load", broken)
     x = _inputs(1000)
     want = kernels._erf_numpy(x)
-    with pytest.warns(RuntimeWarning, match=r"JIT kernels \(float32 erf, gelu, im2col, col2im\) are unavailable "
+    with pytest.warns(RuntimeWarning, match=r"JIT kernels \(float32 erf, gelu, im2col, col2im, optimizer "
+                                            r"updates\) are unavailable "
                                             r"\(ImportError: No module named 'llvmlite'\)"):
         got = burn.erf(burn.from_numpy(x)).numpy()
     _same_bits(got, want)
@@ -197,3 +198,90 @@ def test_burn_flex_jit_0_disables_it_without_a_warning(fresh_jit, monkeypatch):
                                 reason="disabled by BURN_FLEX_JIT=0")
     x = _inputs(1000)
     _same_bits(burn.nn.functional.gelu(burn.from_numpy(x)).numpy(), kernels._gelu_numpy(x))
+
+
+def _update_operands(n, seed):
+    """Parameter, gradient and state arrays of n float32 elements with the special values an
+    update meets (NaN / inf gradients, -0.0, subnormals, zero second moments)."""
+    r = np.random.default_rng(seed)
+    p, g, m = (r.standard_normal(n).astype(np.float32) for _ in range(3))
+    v = np.abs(r.standard_normal(n)).astype(np.float32)
+    sp = np.array([np.nan, np.inf, -np.inf, -0.0, 0.0, 1e-45, -1e-40, 3.4e38], np.float32)
+    k = min(n, sp.size)
+    g[:k], p[-k:], m[:k][::-1] = sp[:k], sp[:k], sp[:k]
+    v[:k] = np.abs(sp[:k])[::-1]
+    return p, g, m, v
+
+
+def _updates_both_ways(monkeypatch, fn):
+    """fn() through the JIT update and through the ufunc path (koptim._JIT_UPDATES off)."""
+    from burn_flex.kernels import optim as koptim
+    monkeypatch.setattr(koptim, "_JIT_UPDATES", True)
+    with np.errstate(all="ignore"):
+        fast = fn()
+        monkeypatch.setattr(koptim, "_JIT_UPDATES", False)
+        slow = fn()
+    return fast, slow
+
+
+@pytest.mark.parametrize("n", [1, 13, 70_001])
+@pytest.mark.parametrize("mode", ["none", "l2", "decoupled"])
+def test_jit_adam_update_is_bit_identical_to_the_ufunc_path(k, monkeypatch, restore_threads, n, mode):
+    from burn_flex.kernels import optim as koptim
+    monkeypatch.setattr(koptim, "PAR_OPTIM", 1024)          # several chunks on the pool at 70,001
+    threads.set_num_threads(2)
+    p, g, m, v = _update_operands(n, n)
+    h = np.array([0.01, 0.8, 0.2, 0.99, 0.01, 1 / (1 - 0.8 ** 3), 1 / (1 - 0.99 ** 3), 1e-8, 0.1, 0.999])
+    calls = []
+    real = k.adam[mode]
+    monkeypatch.setitem(k.adam, mode, lambda *a: (calls.append(a[0].size), real(*a)))
+    fast, slow = _updates_both_ways(monkeypatch, lambda: koptim.adam_update(p, g, m, v, h, mode))
+    assert calls and sum(calls) == n and (n < 2048 or len(calls) > 1), calls     # the JIT ran, chunked
+    for a, b in zip(fast, slow):
+        assert a.shape == b.shape == p.shape
+        _same_bits(a, b)
+    if n > 1:          # against float64 math on the ordinary elements (not a tautology of the two paths)
+        p64, g64, m64, v64 = (x[8:-8].astype(np.float64) for x in (p, g, m, v))
+        if mode == "l2":
+            g64 = g64 + p64 * 0.1
+        m2 = 0.8 * m64 + 0.2 * g64
+        v2 = 0.99 * v64 + 0.01 * g64 * g64
+        step = 0.01 * (m2 * h[5]) / (np.sqrt(v2 * h[6]) + 1e-8)
+        p2 = (p64 * 0.999 if mode == "decoupled" else p64) - step
+        np.testing.assert_allclose(fast[0][8:-8], p2, rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(fast[1][8:-8], m2, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("mode", [(f, d, nv) for f in ("first", "next") for d in (False, True) for nv in (False, True)])
+def test_jit_sgd_update_is_bit_identical_to_the_ufunc_path(k, monkeypatch, restore_threads, mode):
+    from burn_flex.kernels import optim as koptim
+    monkeypatch.setattr(koptim, "PAR_OPTIM", 1024)
+    threads.set_num_threads(2)
+    p, g, buf, _ = _update_operands(50_003, 3)
+    h = np.array([0.05, 0.01, 0.9, 0.75])
+    fast, slow = _updates_both_ways(monkeypatch, lambda: koptim.sgd_update(p, g, buf, h, mode))
+    for a, b in zip(fast, slow):
+        _same_bits(a, b)
+    ref_g = g[8:-8] + (p[8:-8] * np.float32(0.01) if mode[1] else 0)
+    ref_b = ref_g if mode[0] == "first" else buf[8:-8] * np.float32(0.9) + ref_g * np.float32(0.75)
+    np.testing.assert_allclose(fast[1][8:-8], ref_b, rtol=1e-6, atol=1e-7)
+
+
+def test_jit_updates_reject_bad_operands(k):
+    x = np.zeros(4, np.float32)
+    h = np.zeros(10, np.float32)
+    with pytest.raises(TypeError, match="adam_f32_none: expected C-contiguous float32 arrays, got float64"):
+        k.adam["none"](x, x, x, np.zeros(4), x.copy(), x.copy(), x.copy(), h)
+    with pytest.raises(TypeError, match="contiguous: False"):
+        k.adam["none"](x, x, x, np.zeros(8, np.float32)[::2], x.copy(), x.copy(), x.copy(), h)
+    with pytest.raises(ValueError, match="sgd_f32_0: every array needs 4 elements, got 3"):
+        k.sgd[0](x, x, x, x.copy(), np.zeros(3, np.float32), h[:4])
+    with pytest.raises(TypeError, match="expected 7 arrays and h, got 6"):
+        k.adam["l2"](x, x, x, x, x.copy(), x.copy(), h)
+
+
+def test_array_addresses_match_the_array_interface():
+    base = np.arange(24, dtype=np.float64).reshape(4, 6)
+    for a in (base, base[1:], base[:, 2], base.T, base[::-1], np.empty(0, np.float32), np.zeros((), np.int8),
+              np.asfortranarray(base), base.view(np.int64), np.float32(1.5), np.int64(3)):
+        assert jit._addr(a) == a.__array_interface__["data"][0]

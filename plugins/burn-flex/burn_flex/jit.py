@@ -1,4 +1,5 @@
-"""flex's JIT kernels: float32 erf, gelu, im2col and col2im compiled with LLVM for the host CPU.
+"""flex's JIT kernels: float32 erf, gelu, im2col, col2im and the Adam / SGD updates, compiled with
+LLVM for the host CPU.
 
 numpy has no vectorized erf: flex's numpy erf evaluates a rational fit in ~25
 float64 passes over each block, the largest cost of a gelu written from
@@ -49,7 +50,7 @@ _lock = threading.Lock()
 _state: dict = {"kernels": None, "tried": False, "reason": None, "source": None, "seconds": None}
 _MAGIC = b"burn-flex-jit-obj-1\n"
 # the IR files compiled into the one JIT module (kernels/ll/)
-_SOURCES = ("erf.ll", "conv.ll")
+_SOURCES = ("erf.ll", "conv.ll", "optim.ll")
 
 
 def enabled() -> bool:
@@ -118,7 +119,8 @@ def kernels():
                 _state["kernels"], _state["source"] = _load()
             except Exception as e:     # llvmlite missing, or LLVM refused the module
                 _state["reason"] = f"{type(e).__name__}: {e}"
-                warnings.warn("burn-flex: the JIT kernels (float32 erf, gelu, im2col, col2im) are unavailable "
+                warnings.warn("burn-flex: the JIT kernels (float32 erf, gelu, im2col, col2im, optimizer "
+                              "updates) are unavailable "
                               f"({_state['reason']}); flex runs its numpy kernels instead (same results, "
                               "slower). Install llvmlite, or set BURN_FLEX_JIT=0 to silence this.",
                               RuntimeWarning, stacklevel=3)
@@ -233,8 +235,8 @@ class _Unary:
             return out
         dst = out if out.flags.c_contiguous else np.empty(out.shape, np.float32)
         src = x if x.flags.c_contiguous else np.ascontiguousarray(x)
-        pd = dst.__array_interface__["data"][0]
-        ps = src.__array_interface__["data"][0]
+        pd = _addr(dst)
+        ps = _addr(src)
         if ps == pd:
             if src is not dst:
                 np.copyto(dst, src)
@@ -242,7 +244,7 @@ class _Unary:
         else:
             if ps < pd + 4 * n and pd < ps + 4 * n:     # partial overlap: read a copy
                 src = src.copy()
-                ps = src.__array_interface__["data"][0]
+                ps = _addr(src)
             self.fn(ps, pd, n)
         if dst is not out:
             out[...] = dst
@@ -253,8 +255,32 @@ _GEOMETRY = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_vo
                              ctypes.c_void_p)
 
 
-def _addr(a):
+def _addr_interface(a):
     return a.__array_interface__["data"][0]
+
+
+def _fast_addr():
+    """The data address of an ndarray read from its object header, or None where that is not
+    this numpy's layout. ``__array_interface__`` builds a dict per call (~3 us here: 8 of them
+    cost more than a whole compiled Adam pass over a bias); numpy's C API reads the pointer
+    field that follows the object header (``PyArray_DATA``, inlined into every compiled
+    extension, so numpy keeps its offset), ~0.2 us through ctypes. Checked once against
+    ``__array_interface__`` for a few arrays, views included."""
+    off = object.__basicsize__
+    field = ctypes.c_size_t.from_address
+    ndarray = np.ndarray
+
+    def addr(a):
+        # only an ndarray has that layout (a numpy scalar, e.g. a 0-d result, does not)
+        return field(id(a) + off).value if isinstance(a, ndarray) else _addr_interface(a)
+    base = np.arange(12, dtype=np.float32)
+    for a in (base, base[3:], base.reshape(3, 4)[1], np.empty(0, np.int64), np.float32(2)):
+        if addr(a) != _addr_interface(a):
+            return None
+    return addr
+
+
+_addr = _fast_addr() or _addr_interface
 
 
 class _Columns:
@@ -281,10 +307,47 @@ class _Columns:
         return dst
 
 
+_UPDATE_ARGS = {"adam": 9, "sgd": 7}
+
+
+class _Update:
+    """One float32 optimizer update over flat chunks (``kernels/ll/optim.ll``), called by
+    ``burn_flex.kernels.optim``: ``fn(*arrays, h)`` with the inputs, then the fresh outputs, then
+    the float32 hyper-parameters; ctypes releases the GIL.
+
+    Every array must be 1-d, C-contiguous float32, the outputs writeable and the same length as
+    the first input (the caller slices chunks of flattened arrays); the outputs must not overlap
+    any other array (the IR assumes no aliasing of what it writes)."""
+
+    __slots__ = ("fn", "n_arrays", "__name__")
+
+    def __init__(self, engine, name, kind):
+        n = _UPDATE_ARGS[kind]
+        self.fn = ctypes.CFUNCTYPE(None, *([ctypes.c_void_p] * (n - 1)), ctypes.c_int64)(
+            engine.get_function_address(name))
+        self.n_arrays = n - 2            # the arrays before h; then h, then the element count
+        self.__name__ = name
+
+    def __call__(self, *arrays):
+        *data, h = arrays
+        n = data[0].size
+        if len(data) != self.n_arrays:
+            raise TypeError(f"{self.__name__}: expected {self.n_arrays} arrays and h, got {len(data)}")
+        for a in arrays:
+            if a.dtype != np.float32 or not a.flags.c_contiguous:
+                raise TypeError(f"{self.__name__}: expected C-contiguous float32 arrays, got "
+                                f"{a.dtype} (contiguous: {a.flags.c_contiguous})")
+        for a in data:
+            if a.size != n:
+                raise ValueError(f"{self.__name__}: every array needs {n} elements, got {a.size}")
+        self.fn(*[_addr(a) for a in data], _addr(h), n)
+
+
 class Kernels:
     """The loaded JIT kernels: ``erf(x, out=None)`` and ``gelu(x, out=None)`` on float32 arrays,
     bit-identical to flex's numpy kernels; ``im2col`` and ``col2im`` for flex's float32
-    convolutions (see ``burn_flex.kernels.conv``).
+    convolutions (see ``burn_flex.kernels.conv``); ``adam[mode]`` and ``sgd[flags]``, the float32
+    optimizer updates of ``burn_flex.kernels.optim``, bit-identical to its numpy path.
 
     Example::
 
@@ -301,3 +364,6 @@ class Kernels:
         self.gelu = _Unary(engine, "gelu_f32")
         self.im2col = _Columns(engine, "im2col_f32")
         self.col2im = _Columns(engine, "col2im_f32")
+        self.adam = {mode: _Update(engine, f"adam_f32_{mode}", "adam") for mode in ("none", "l2", "decoupled")}
+        # flags: 1 first step, 2 weight decay, 4 nesterov (see optim.ll)
+        self.sgd = tuple(_Update(engine, f"sgd_f32_{f}", "sgd") for f in range(8))
