@@ -388,7 +388,7 @@ def test_jit_im2col_is_the_numpy_im2col_and_col2im_its_adjoint(jit_kernels, xs, 
     cols = rng.standard_normal(want.shape).astype(np.float32)
     gx = np.zeros(xs, np.float32)
     geo = flex_conv._geometry(xs[2:], kernel, stride, padding, dilation, out_hw)
-    flex_conv._run_columns(jit_kernels.col2im, cols, gx, xs[0] * xs[1], geo)
+    flex_conv._run_columns(jit_kernels.col2im, (cols, gx), xs[0] * xs[1], geo)
     pt, pb, pl, pr = padding
     ref = np.zeros(xs[:2] + (xs[2] + pt + pb, xs[3] + pl + pr))
     c6 = cols.astype(np.float64).reshape(xs[:2] + tuple(kernel) + tuple(out_hw))
@@ -401,10 +401,10 @@ def test_jit_columns_reject_wrong_arrays(jit_kernels):
     geo = flex_conv._geometry((4, 4), (3, 3), (1, 1), (0, 0, 0, 0), (1, 1), (2, 2))
     x = np.zeros((1, 1, 4, 4), np.float64)
     with pytest.raises(TypeError, match="im2col_f32: expected C-contiguous float32"):
-        flex_conv._run_columns(jit_kernels.im2col, x, np.zeros((1, 9, 4), np.float32), 1, geo)
+        flex_conv._run_columns(jit_kernels.im2col, (x, np.zeros((1, 9, 4), np.float32)), 1, geo)
     with pytest.raises(TypeError, match="col2im_f32: expected C-contiguous float32"):
-        flex_conv._run_columns(jit_kernels.col2im, np.zeros((1, 4, 9), np.float32).transpose(0, 2, 1),
-                               np.zeros((1, 1, 4, 4), np.float32), 1, geo)
+        flex_conv._run_columns(jit_kernels.col2im, (np.zeros((1, 4, 9), np.float32).transpose(0, 2, 1),
+                                                    np.zeros((1, 1, 4, 4), np.float32)), 1, geo)
 
 
 @pytest.mark.parametrize("cfg", [((9, 6, 12, 12), (16, 6, 5, 5), (1, 1), (0, 0, 0, 0), (1, 1), 1),

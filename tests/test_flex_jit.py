@@ -175,8 +175,8 @@ def test_the_fallback_warns_once_keeps_the_reason_and_gives_the_same_results(fre
     monkeypatch.setattr(jit, "_load", broken)
     x = _inputs(1000)
     want = kernels._erf_numpy(x)
-    with pytest.warns(RuntimeWarning, match=r"JIT kernels \(float32 erf, gelu, im2col, col2im, optimizer "
-                                            r"updates\) are unavailable "
+    with pytest.warns(RuntimeWarning, match=r"JIT kernels \(float32 erf, gelu, im2col, col2im, max pooling, "
+                                            r"optimizer updates\) are unavailable "
                                             r"\(ImportError: No module named 'llvmlite'\)"):
         got = burn.erf(burn.from_numpy(x)).numpy()
     _same_bits(got, want)
@@ -285,3 +285,59 @@ def test_array_addresses_match_the_array_interface():
     for a in (base, base[1:], base[:, 2], base.T, base[::-1], np.empty(0, np.float32), np.zeros((), np.int8),
               np.asfortranarray(base), base.view(np.int64), np.float32(1.5), np.int64(3)):
         assert jit._addr(a) == a.__array_interface__["data"][0]
+
+
+def _pool_input(shape, seed):
+    """float32 input with ties (zeros, repeated values), NaN and -inf windows, +-0.0."""
+    r = np.random.default_rng(seed)
+    x = r.standard_normal(shape).astype(np.float32)
+    x.flat[::7] = 0.0
+    x.flat[1::9] = -0.0
+    x.flat[2::11] = x.flat[3::11][: x.flat[2::11].size]      # equal neighbours
+    x.flat[5] = np.nan
+    x.flat[40:44] = np.nan                                    # a window of NaNs (or most of one)
+    x.flat[60:62] = -np.inf
+    return x
+
+
+@pytest.mark.parametrize("shape", [(3, 2, 9, 7), (4, 3, 8, 8), (64, 6, 24, 24), (2, 5, 2, 3)])
+def test_jit_max_pool_2x2_matches_the_numpy_path_and_torch(k, monkeypatch, restore_threads, shape):
+    from burn_flex.kernels import conv as kconv
+    x = _pool_input(shape, sum(shape))
+    kw = dict(kernel=(2, 2), stride=(2, 2), padding=(0, 0, 0, 0), dilation=(1, 1))
+    calls = []
+    for name in ("maxpool2", "maxpool2_grad"):
+        real = getattr(k, name)
+        monkeypatch.setattr(k, name, lambda *a, _r=real, _n=name: (calls.append(_n), _r(*a))[1])
+    runs = []
+    for n in (1, 2):
+        threads.set_num_threads(n)
+        out = kconv.max_pool2d(x, **kw)
+        g = np.random.default_rng(1).standard_normal(out.shape).astype(np.float32)
+        g.flat[:3] = [np.inf, np.nan, -0.0]                   # stays in its own window
+        runs.append((out, kconv.max_pool2d_grad(x, out, g, **kw)))
+    assert {"maxpool2", "maxpool2_grad"} <= set(calls)
+    for a, b in zip(*runs):                                   # the same bits for any thread count
+        np.testing.assert_array_equal(a.view(np.int32), b.view(np.int32))
+    out, gx = runs[0]
+    monkeypatch.setattr(kconv, "_JIT_POOL", False)
+    _same_bits(out, kconv.max_pool2d(x, **kw))                # the numpy path's maxima, bit for bit
+    xt = torch.from_numpy(x.copy()).requires_grad_()
+    ot = torch.nn.functional.max_pool2d(xt, 2, 2)
+    ot.backward(torch.from_numpy(g.copy()))
+    np.testing.assert_array_equal(out, ot.detach().numpy())
+    # PyTorch's index rule: the first maximum, the last NaN; everything else +0.0 (also where g is inf)
+    np.testing.assert_array_equal(gx, xt.grad.numpy())
+
+
+def test_jit_max_pool_is_used_only_for_2x2_stride_2(k, monkeypatch):
+    from burn_flex.kernels import conv as kconv
+    calls = []
+    monkeypatch.setattr(k, "maxpool2", lambda *a: calls.append(a))
+    x = np.ones((1, 1, 6, 6), np.float32)
+    for kw in (dict(kernel=(3, 3), stride=(2, 2), padding=(0, 0, 0, 0), dilation=(1, 1)),
+               dict(kernel=(2, 2), stride=(2, 2), padding=(1, 1, 1, 1), dilation=(1, 1)),
+               dict(kernel=(2, 2), stride=(1, 1), padding=(0, 0, 0, 0), dilation=(1, 1))):
+        kconv.max_pool2d(x, **kw)
+    kconv.max_pool2d(x.astype(np.float64), kernel=(2, 2), stride=(2, 2), padding=(0, 0, 0, 0), dilation=(1, 1))
+    assert calls == []

@@ -264,14 +264,23 @@ def test_max_pool_grad_tiled_matches_torch_with_ties(shape, k):
     np.testing.assert_array_equal(gb, gt)
 
 
-def test_max_pool_grad_with_nan_matches_general_path():
-    x = np.arange(16, dtype=np.float32).reshape(1, 1, 4, 4)
-    x[0, 0, 1, 1] = np.nan
-    _, (gb,) = _grads(lambda t: F.max_pool2d(t, 2), [x], np.ones((1, 1, 2, 2), np.float32))
-    _, (gs,) = _grads(lambda t: F.max_pool2d(t, 2, stride=(2, 2), padding=0, dilation=(1, 1)), [x],
-                      np.ones((1, 1, 2, 2), np.float32))
-    np.testing.assert_array_equal(gb, gs)
-    assert gb.sum() == 3.0        # the NaN window routes nowhere: NaN equals nothing, as in the general path
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("cfg", [(2, 2, 0), (3, 2, 1), (2, 1, 0)])
+def test_max_pool_grad_with_nan_and_inf_matches_torch(dtype, cfg):
+    # PyTorch's rule on every path (the float32 2x2 JIT kernel, the numpy paths): a NaN window sends
+    # its gradient to its last NaN, others to their first maximum; inputs no window chose get 0, also
+    # where g is inf or NaN (0 * inf would be NaN); padding is never chosen, even at a -inf maximum
+    k, s, p = cfg
+    x = np.arange(36, dtype=dtype).reshape(1, 1, 6, 6) % 5
+    x[0, 0, 1, 1] = x[0, 0, 0, 1] = np.nan
+    x[0, 0, 4:, 4:] = -np.inf
+    oh = (6 + 2 * p - k) // s + 1
+    g = np.ones((1, 1, oh, oh), dtype)
+    g[0, 0, -1, 0] = np.inf
+    g[0, 0, 0, -1] = np.nan
+    _, (gb,) = _grads(lambda t: F.max_pool2d(t, k, stride=s, padding=p), [x], g)
+    _, (gt,) = _torch_grads(lambda t: torch.nn.functional.max_pool2d(t, k, stride=s, padding=p), [x], g)
+    np.testing.assert_array_equal(gb, gt)
 
 
 def test_conv_weight_grad_reuses_columns_correctly():

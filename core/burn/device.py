@@ -172,7 +172,7 @@ class Device:
             >>> dev = burn.Device.flex().autodiff()
             >>> assert dev.is_autodiff and dev.kind == "flex"
         """
-        return Device(self.kind, self.index, autodiff=True)
+        return self if self.is_autodiff else _twin(self, True)
 
     def inner(self) -> "Device":
         """The same device without autodiff.
@@ -182,7 +182,7 @@ class Device:
             >>> dev = burn.Device.flex().autodiff()
             >>> assert dev.inner() == burn.Device.flex() and not dev.inner().is_autodiff
         """
-        return Device(self.kind, self.index, autodiff=False)
+        return _twin(self, False) if self.is_autodiff else self
 
     # -- runtime ------------------------------------------------------------
     @property
@@ -295,3 +295,16 @@ class Device:
 
 def _ad_device(kind, index):
     return Device(kind, index, autodiff=True)
+
+
+# (kind, index, autodiff) -> the Device autodiff() / inner() return: devices are immutable values,
+# and a replay or an op asks for a twin per call (building one costs a few microseconds)
+_TWINS: dict = {}
+
+
+def _twin(device: Device, autodiff: bool) -> Device:
+    key = (device.kind, device.index, autodiff)
+    d = _TWINS.get(key)
+    if d is None:
+        d = _TWINS[key] = Device(device.kind, device.index, autodiff=autodiff)
+    return d

@@ -52,7 +52,7 @@ class CapturedFunction:
             why = g.check_guards()
             if why is None:
                 self._replays += 1
-                return g.run(leaves)
+                return g.run(leaves, guards_checked=True)
             del self._graphs[key]
             g = None
         return self._trace(key, args, kwargs, warm=g is _WARMUP)

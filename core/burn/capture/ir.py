@@ -244,13 +244,14 @@ class Graph:
 
     def _device_of(self, leaves, states):
         dev = None
-        for t in list(leaves) + [s for s in states if s is not None]:
-            d = t.device
-            if dev is None:
-                dev = d
-            elif (d.kind, d.index) != (dev.kind, dev.index):
-                raise DeviceMismatch(f"burn.Graph {self.name}: its inputs and state are on different devices "
-                                     f"({dev} and {d}); a graph replays on one device")
+        for group in (leaves, states):
+            for t in group:
+                d = t.device
+                if dev is None:
+                    dev = d
+                elif d is not dev and (d.kind != dev.kind or d.index != dev.index):
+                    raise DeviceMismatch(f"burn.Graph {self.name}: its inputs and state are on different "
+                                         f"devices ({dev} and {d}); a graph replays on one device")
         if dev is None:
             dev = getattr(self, "device", None)
             if dev is None:
@@ -270,12 +271,14 @@ class Graph:
                 raise DTypeError(f"burn.Graph {self.name}: input {i} ({s.name}) has dtype {h.dtype}, the graph "
                                  f"was traced for {s.dtype}")
 
-    def run(self, leaves, *, keys=None):
+    def run(self, leaves, *, keys=None, guards_checked=False):
         """Replay on the tensors ``leaves`` (the flattened tensor arguments); returns the result.
 
         ``keys`` (optional): the random key of each random node, in node order, instead of
         fresh keys from the device's stream (a burn-remote server replays a client's flush
         with the keys the client's device drew, so results equal a local run's).
+        ``guards_checked``: the caller has just checked the guards (``@burn.capture`` does before
+        it picks this graph), so they are not evaluated a second time.
 
         Example:
             >>> import burn
@@ -283,7 +286,7 @@ class Graph:
             >>> assert g.run([burn.tensor([1.0, 2.0])]).tolist() == [3.0, 6.0]
         """
         self._check_inputs(leaves)
-        why = self.check_guards()
+        why = None if guards_checked else self.check_guards()
         if why is not None:
             raise CaptureError(f"burn.Graph {self.name}: {why} since the trace; the graph baked the old "
                                f"value in. Trace again (@burn.capture does so by itself)")

@@ -1,5 +1,5 @@
-"""flex's JIT kernels: float32 erf, gelu, im2col, col2im and the Adam / SGD updates, compiled with
-LLVM for the host CPU.
+"""flex's JIT kernels: float32 erf, gelu, im2col, col2im, max pooling and the Adam / SGD updates,
+compiled with LLVM for the host CPU.
 
 numpy has no vectorized erf: flex's numpy erf evaluates a rational fit in ~25
 float64 passes over each block, the largest cost of a gelu written from
@@ -50,7 +50,7 @@ _lock = threading.Lock()
 _state: dict = {"kernels": None, "tried": False, "reason": None, "source": None, "seconds": None}
 _MAGIC = b"burn-flex-jit-obj-1\n"
 # the IR files compiled into the one JIT module (kernels/ll/)
-_SOURCES = ("erf.ll", "conv.ll", "optim.ll")
+_SOURCES = ("erf.ll", "conv.ll", "optim.ll", "pool.ll")
 
 
 def enabled() -> bool:
@@ -119,8 +119,8 @@ def kernels():
                 _state["kernels"], _state["source"] = _load()
             except Exception as e:     # llvmlite missing, or LLVM refused the module
                 _state["reason"] = f"{type(e).__name__}: {e}"
-                warnings.warn("burn-flex: the JIT kernels (float32 erf, gelu, im2col, col2im, optimizer "
-                              "updates) are unavailable "
+                warnings.warn("burn-flex: the JIT kernels (float32 erf, gelu, im2col, col2im, max pooling, "
+                              "optimizer updates) are unavailable "
                               f"({_state['reason']}); flex runs its numpy kernels instead (same results, "
                               "slower). Install llvmlite, or set BURN_FLEX_JIT=0 to silence this.",
                               RuntimeWarning, stacklevel=3)
@@ -251,10 +251,6 @@ class _Unary:
         return out
 
 
-_GEOMETRY = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
-                             ctypes.c_void_p)
-
-
 def _addr_interface(a):
     return a.__array_interface__["data"][0]
 
@@ -284,27 +280,60 @@ _addr = _fast_addr() or _addr_interface
 
 
 class _Columns:
-    """im2col / col2im over float32 planes (``kernels/ll/conv.ll``), called by
-    ``burn_flex.kernels.conv`` with its precomputed geometry; ctypes releases the GIL.
+    """im2col / col2im over float32 planes with conv.py's precomputed geometry
+    (``kernels/ll/conv.ll``), called by ``burn_flex.kernels.conv``; ctypes releases the GIL.
 
-    ``fn(src, dst, d, rowoff, colr)``: every array C-contiguous, ``src`` and ``dst`` distinct
-    (the caller checks; the IR assumes no aliasing)."""
+    ``fn(*planes, d, rowoff, colr)``: ``n_planes`` float32 arrays, the last one written, then the
+    int64 geometry; every array C-contiguous, the written one distinct from the others (the
+    caller checks; the IR assumes no aliasing)."""
 
-    __slots__ = ("fn", "__name__")
+    __slots__ = ("fn", "n_planes", "__name__")
 
-    def __init__(self, engine, name):
-        self.fn = _GEOMETRY(engine.get_function_address(name))
+    def __init__(self, engine, name, n_planes=2):
+        self.fn = ctypes.CFUNCTYPE(None, *([ctypes.c_void_p] * (n_planes + 3)))(engine.get_function_address(name))
+        self.n_planes = n_planes
         self.__name__ = name
 
-    def __call__(self, src, dst, d, rowoff, colr):
-        for a in (src, dst):
+    def __call__(self, *arrays):
+        planes = arrays[:-3]
+        if len(planes) != self.n_planes:
+            raise TypeError(f"{self.__name__}: expected {self.n_planes} float32 arrays and the geometry, "
+                            f"got {len(planes)}")
+        for a in planes:
             if a.dtype != np.float32 or not a.flags.c_contiguous:
                 raise TypeError(f"{self.__name__}: expected C-contiguous float32 arrays, got "
                                 f"{a.dtype} (contiguous: {a.flags.c_contiguous})")
-        if not dst.flags.writeable:
+        if not planes[-1].flags.writeable:
             raise TypeError(f"{self.__name__}: the output array is read-only")
-        self.fn(_addr(src), _addr(dst), _addr(d), _addr(rowoff), _addr(colr))
-        return dst
+        self.fn(*[_addr(a) for a in arrays])
+        return planes[-1]
+
+
+class _Pool:
+    """2x2 / stride-2 max pooling over float32 planes (``kernels/ll/pool.ll``), called by
+    ``burn_flex.kernels.conv``: ``fn(*planes, d)`` with ``n_planes`` C-contiguous float32 arrays
+    (the last one written, distinct from the others) and ``d = [P, H, W, OH, OW]`` (int64, the
+    callee trusts it: the caller derives it from the arrays' shapes); ctypes releases the GIL."""
+
+    __slots__ = ("fn", "n_planes", "__name__")
+
+    def __init__(self, engine, name, n_planes):
+        self.fn = ctypes.CFUNCTYPE(None, *([ctypes.c_void_p] * (n_planes + 1)))(engine.get_function_address(name))
+        self.n_planes = n_planes
+        self.__name__ = name
+
+    def __call__(self, *arrays):
+        *planes, d = arrays
+        if len(planes) != self.n_planes:
+            raise TypeError(f"{self.__name__}: expected {self.n_planes} float32 arrays and d, got {len(planes)}")
+        for a in planes:
+            if a.dtype != np.float32 or not a.flags.c_contiguous:
+                raise TypeError(f"{self.__name__}: expected C-contiguous float32 arrays, got "
+                                f"{a.dtype} (contiguous: {a.flags.c_contiguous})")
+        if not planes[-1].flags.writeable:
+            raise TypeError(f"{self.__name__}: the output array is read-only")
+        self.fn(*[_addr(a) for a in arrays])
+        return planes[-1]
 
 
 _UPDATE_ARGS = {"adam": 9, "sgd": 7}
@@ -345,8 +374,8 @@ class _Update:
 
 class Kernels:
     """The loaded JIT kernels: ``erf(x, out=None)`` and ``gelu(x, out=None)`` on float32 arrays,
-    bit-identical to flex's numpy kernels; ``im2col`` and ``col2im`` for flex's float32
-    convolutions (see ``burn_flex.kernels.conv``); ``adam[mode]`` and ``sgd[flags]``, the float32
+    bit-identical to flex's numpy kernels; ``im2col``, ``col2im``, ``maxpool2`` and
+    ``maxpool2_grad`` for flex's float32 convolutions and 2x2 max pooling (see ``burn_flex.kernels.conv``); ``adam[mode]`` and ``sgd[flags]``, the float32
     optimizer updates of ``burn_flex.kernels.optim``, bit-identical to its numpy path.
 
     Example::
@@ -364,6 +393,8 @@ class Kernels:
         self.gelu = _Unary(engine, "gelu_f32")
         self.im2col = _Columns(engine, "im2col_f32")
         self.col2im = _Columns(engine, "col2im_f32")
+        self.maxpool2 = _Pool(engine, "maxpool2_f32", 2)
+        self.maxpool2_grad = _Pool(engine, "maxpool2_grad_f32", 4)
         self.adam = {mode: _Update(engine, f"adam_f32_{mode}", "adam") for mode in ("none", "l2", "decoupled")}
         # flags: 1 first step, 2 weight decay, 4 nesterov (see optim.ll)
         self.sgd = tuple(_Update(engine, f"sgd_f32_{f}", "sgd") for f in range(8))

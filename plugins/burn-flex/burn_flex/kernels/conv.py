@@ -53,6 +53,7 @@ from burn.ops.conv import pad_nchw
 from burn.ops.conv import window_offsets as _offsets
 
 from .. import jit, threads
+from .elementwise import where as _where
 
 __all__ = ["conv_kernels"]
 
@@ -131,11 +132,12 @@ def _geometry(hw, kernel, stride, padding, dilation, out_hw):
     return d, rowoff, colr
 
 
-def _run_columns(fn, src, dst, planes, geometry):
+def _run_columns(fn, arrays, planes, geometry):
+    """``fn(*arrays, d, rowoff, colr)`` over ``planes`` planes (a JIT kernel of conv.ll / pool.ll)."""
     d, rowoff, colr = geometry
     d = d.copy()
     d[0] = planes
-    fn(src, dst, d, rowoff, colr)
+    fn(*arrays, d, rowoff, colr)
 
 
 def _im2col_jit(k, x, kernel, stride, padding, dilation, groups, out_hw, out=None):
@@ -146,7 +148,7 @@ def _im2col_jit(k, x, kernel, stride, padding, dilation, groups, out_hw, out=Non
     if out.size:
         geo = _geometry(tuple(x.shape[2:]), tuple(kernel), tuple(stride), tuple(padding), tuple(dilation),
                         tuple(out_hw))
-        _run_columns(k.im2col, np.ascontiguousarray(x), out, n * c, geo)
+        _run_columns(k.im2col, (np.ascontiguousarray(x), out), n * c, geo)
     return out
 
 
@@ -394,7 +396,7 @@ def _grad_input_jit(k, g, w, stride, padding, dilation, groups, input_hw):
 
     def body(a, b):
         cols = np.matmul(wt, gr[a:b])                                    # [b-a, G, C/G*kH*kW, P]
-        _run_columns(k.col2im, cols, gx[a:b], (b - a) * c, geo)
+        _run_columns(k.col2im, (cols, gx[a:b]), (b - a) * c, geo)
     gemm = wt.shape[1] * wt.shape[2] * oh * ow
     _image_chunks(n, body, macs_per_image=groups * gemm, gemm_macs=gemm,
                   bytes_per_image=_cols_bytes(c, kernel, (oh, ow), ow, 4))
@@ -475,9 +477,33 @@ def _pool_chunks(n, per_image, body):
     threads.parallel_for(n, body, max(1, _TASK_ELEMS // max(1, per_image)))
 
 
+# tests switch this off to compare the JIT max pooling with the numpy paths
+_JIT_POOL = True
+
+
+def _jit_pool2(x, kernel, stride, padding, dilation):
+    """flex's JIT kernels when this is a float32 2x2 / stride-2 max pooling without padding or
+    dilation (``kernels/ll/pool.ll``), else None."""
+    if (not _JIT_POOL or x.dtype != np.float32 or tuple(kernel) != (2, 2) or tuple(stride) != (2, 2)
+            or any(padding) or tuple(dilation) != (1, 1) or 0 in x.shape or min(x.shape[2:]) < 2):
+        return None
+    return jit.kernels()
+
+
+def _pool2_dims(x, planes):
+    n, c, h, w = x.shape
+    return np.array([planes, h, w, h // 2, w // 2], np.int64)
+
+
 def max_pool2d(x, *, kernel, stride, padding, dilation):
     out_hw = _out_hw(x.shape, kernel, stride, padding, dilation)
     out = np.empty(x.shape[:2] + out_hw, dtype=x.dtype)
+    k = _jit_pool2(x, kernel, stride, padding, dilation)
+    if k is not None:        # one compiled pass, the numpy path's maxima bit for bit (pool.ll)
+        xc, c = np.ascontiguousarray(x), x.shape[1]
+        _pool_chunks(x.shape[0], x.size // x.shape[0],
+                     lambda a, b: k.maxpool2(xc[a:b], out[a:b], _pool2_dims(x, (b - a) * c)))
+        return out
 
     def body(a, b):
         xp = _pad(x[a:b], padding, _lowest(x.dtype))
@@ -491,65 +517,71 @@ def max_pool2d(x, *, kernel, stride, padding, dilation):
     return out
 
 
-def _max_pool2d_grad_tiled(x, out, g, kernel, gx):
-    """Windows tiling the input (stride = kernel, no padding or dilation): each input
-    element belongs to one window, so every window offset writes its slice of the
-    result ``gx`` once (no accumulation, no padded copy)."""
-    oh, ow = out.shape[2:]
-    kh, kw = kernel
-    if not (x.shape[2] == oh * kh and x.shape[3] == ow * kw):
-        gx[...] = 0              # rows / columns past the last window get no gradient
-    hit = np.empty(out.shape, dtype=bool)
-    taken = None
-    last = kh * kw - 1
-    for i in range(kh):
-        for j in range(kw):
-            rs, cs = slice(i, i + kh * (oh - 1) + 1, kh), slice(j, j + kw * (ow - 1) + 1, kw)
-            np.equal(x[:, :, rs, cs], out, out=hit)
-            # PyTorch routes each window's gradient to its first maximum (row-major):
-            # ties are common after a relu (all-zero windows)
-            if taken is None:
-                taken = hit.copy()
-            else:
-                np.greater(hit, taken, out=hit)          # hit and not taken
-                if i * kw + j < last:
-                    taken |= hit
-            np.multiply(hit, g, out=gx[:, :, rs, cs])
+def _max_pool2d_grad_numpy(x, out, g, kernel, stride, padding, dilation, gx):
+    """PyTorch's max-pool gradient with numpy (pool.ll's rule): each window's g goes to one
+    input, the first (row-major) element equal to its maximum, or the last NaN of a window whose
+    maximum is NaN; padding is never chosen; every other input gets +0.0, whatever g holds.
 
-
-def _max_pool2d_grad_general(x, out, g, kernel, stride, padding, dilation, gx):
+    The window offsets run in order; each adds ``where(hit, g, 0)`` into its inputs (written once
+    where windows do not overlap). Without NaN maxima a hit is the first element equal to the
+    maximum (``taken`` remembers the windows served); with them, a first pass picks each
+    window's offset (a later NaN replaces an earlier one) and the second adds."""
     xp = _pad(x, padding, _lowest(x.dtype))
-    gxp = np.zeros(xp.shape, dtype=g.dtype)
-    # windows that do not overlap write each input once: assign instead of accumulate
-    disjoint = all(s >= d * (k - 1) + 1 for k, s, d in zip(kernel, stride, dilation))
+    valid = None
+    if any(padding):             # padding is never a window's choice, even at a maximum of -inf
+        valid = _pad(np.ones(x.shape[2:], bool)[None, None], padding, False)
     offsets = list(_offsets(kernel, stride, dilation, out.shape[2:]))
+    mnan = np.isnan(out) if out.dtype.kind in "fc" else None
+    sel = None
+    if mnan is not None and mnan.any():
+        sel = np.full(out.shape, -1, np.int32)
+        for k, (_, _, rs, cs) in enumerate(offsets):
+            v = xp[:, :, rs, cs]
+            pick = (v == out) & (sel < 0)
+            if valid is not None:
+                pick &= valid[:, :, rs, cs]
+            pick &= ~mnan
+            pick |= mnan & np.isnan(v)           # a NaN maximum: the last NaN wins
+            step = k - sel                       # sel = pick ? k : sel, branch-free (a masked
+            step *= pick                         # assignment or np.where branches per element)
+            sel += step
+    disjoint = all(s >= d * (k - 1) + 1 for k, s, d in zip(kernel, stride, dilation))
+    gxp = np.zeros(xp.shape, dtype=g.dtype)
+    zero = np.zeros((), g.dtype)
     hit = np.empty(out.shape, dtype=bool)
     taken = None
     for k, (_, _, rs, cs) in enumerate(offsets):
-        np.equal(xp[:, :, rs, cs], out, out=hit)
-        # PyTorch routes each window's gradient to its first maximum (row-major)
-        if taken is None:
-            taken = hit.copy()
+        if sel is not None:
+            np.equal(sel, k, out=hit)
         else:
-            np.greater(hit, taken, out=hit)          # hit and not taken
-            if k + 1 < len(offsets):
+            np.equal(xp[:, :, rs, cs], out, out=hit)
+            if valid is not None:
+                hit &= valid[:, :, rs, cs]
+            if taken is None:
+                taken = hit.copy()
+            else:
+                np.greater(hit, taken, out=hit)  # hit and not taken
                 taken |= hit
+        part = _where(hit, g, zero)
         if disjoint:
-            np.multiply(hit, g, out=gxp[:, :, rs, cs])
+            gxp[:, :, rs, cs] = part
         else:
-            gxp[:, :, rs, cs] += hit * g
+            gxp[:, :, rs, cs] += part
     gx[...] = _crop(gxp, padding, x.shape[2:])
 
 
 def max_pool2d_grad(x, out, g, *, kernel, stride, padding, dilation):
     gx = np.empty(x.shape, dtype=g.dtype)
-    tiled = tuple(stride) == tuple(kernel) and not any(padding) and tuple(dilation) == (1, 1)
+    k = _jit_pool2(x, kernel, stride, padding, dilation) if out.dtype == g.dtype == np.float32 else None
+    if k is not None:        # PyTorch's rule per window (pool.ll): the first maximum, or the last NaN
+        xc, oc, gc = (np.ascontiguousarray(a) for a in (x, out, g))
+        c = x.shape[1]
+        _pool_chunks(x.shape[0], x.size // x.shape[0],
+                     lambda a, b: k.maxpool2_grad(xc[a:b], oc[a:b], gc[a:b], gx[a:b], _pool2_dims(x, (b - a) * c)))
+        return gx
 
     def body(a, b):
-        if tiled:
-            _max_pool2d_grad_tiled(x[a:b], out[a:b], g[a:b], kernel, gx[a:b])
-        else:
-            _max_pool2d_grad_general(x[a:b], out[a:b], g[a:b], kernel, stride, padding, dilation, gx[a:b])
+        _max_pool2d_grad_numpy(x[a:b], out[a:b], g[a:b], kernel, stride, padding, dilation, gx[a:b])
     if x.size:
         _pool_chunks(x.shape[0], x.size // x.shape[0], body)
     else:

@@ -1,0 +1,239 @@
+; flex's JIT max pooling over 2x2 windows with stride 2 (no padding or dilation: the pooling of
+; LeNet-style and VGG-style networks) on float32; burn_flex/kernels/conv.py calls it through
+; burn_flex/jit.py for that case and runs its numpy paths for every other. Compiled with LLVM -O3
+; for the host CPU, no fast-math flags.
+;
+; x is [P, H, W] (P = images * channels), out and g are [P, OH, OW] with OH = H / 2, OW = W / 2
+; rounded down; d = [P, H, W, OH, OW] (i64). One output row reads two input rows; the loops over
+; a row read and write with a constant stride of 2, which LLVM vectorizes (interleaved accesses).
+;
+; maxpool2_f32: out = numpy's maximum over the window in the numpy path's order (offsets
+; row-major: maximum(maximum(maximum(a, b), c), d), maximum(o, v) = o if o > v or o is NaN, else
+; v), so results are bit-identical to it.
+;
+; maxpool2_grad_f32: PyTorch's gradient: each window's g goes to one input, the first (row-major)
+; element equal to the window's maximum, or the last NaN of a window whose maximum is NaN
+; (max_pool2d's index rule: val > max || isnan(val)); every other input of gx gets +0.0 (the
+; rows and columns no window covers too), whatever g holds. Branch-free: which element wins is
+; data, and branches on it mispredict on every other window.
+
+; numpy's maximum(a, b): a if a > b or a is NaN, else b
+define internal float @np_max(float %a, float %b) alwaysinline nounwind readnone {
+  %gt = fcmp ogt float %a, %b
+  %nan = fcmp uno float %a, %a
+  %keep = or i1 %gt, %nan
+  %r = select i1 %keep, float %a, float %b
+  ret float %r
+}
+
+define internal void @zero_f32s(ptr nocapture writeonly %p, i64 %n) alwaysinline nounwind #2 {
+entry:
+  %empty = icmp sle i64 %n, 0
+  br i1 %empty, label %exit, label %loop
+loop:
+  %i = phi i64 [ 0, %entry ], [ %next, %loop ]
+  %pp = getelementptr inbounds float, ptr %p, i64 %i
+  store float 0.0, ptr %pp, align 4
+  %next = add nuw nsw i64 %i, 1
+  %done = icmp eq i64 %next, %n
+  br i1 %done, label %exit, label %loop
+exit:
+  ret void
+}
+
+define void @maxpool2_f32(ptr noalias nocapture readonly %x, ptr noalias nocapture writeonly %out,
+                          ptr noalias nocapture readonly %d) nounwind #2 {
+entry:
+  %np = load i64, ptr %d
+  %d1 = getelementptr inbounds i64, ptr %d, i64 1
+  %h = load i64, ptr %d1
+  %d2 = getelementptr inbounds i64, ptr %d, i64 2
+  %w = load i64, ptr %d2
+  %d3 = getelementptr inbounds i64, ptr %d, i64 3
+  %oh = load i64, ptr %d3
+  %d4 = getelementptr inbounds i64, ptr %d, i64 4
+  %ow = load i64, ptr %d4
+  %plane = mul i64 %h, %w
+  %w2 = shl i64 %w, 1
+  %none = icmp sle i64 %np, 0
+  %flat = icmp sle i64 %oh, 0
+  %narrow = icmp sle i64 %ow, 0
+  %e1 = or i1 %none, %flat
+  %skip = or i1 %e1, %narrow
+  br i1 %skip, label %exit, label %p.loop
+p.loop:
+  %p = phi i64 [ 0, %entry ], [ %p.next, %p.latch ]
+  %pbase = mul i64 %p, %plane
+  %xp = getelementptr inbounds float, ptr %x, i64 %pbase
+  %opo = mul i64 %p, %oh
+  br label %r.loop
+r.loop:
+  ; output row q of plane p reads input rows 2q and 2q + 1
+  %q = phi i64 [ 0, %p.loop ], [ %q.next, %r.latch ]
+  %qoff = mul i64 %q, %w2
+  %row0 = getelementptr inbounds float, ptr %xp, i64 %qoff
+  %row1 = getelementptr inbounds float, ptr %row0, i64 %w
+  %orr = add i64 %opo, %q
+  %ooff = mul i64 %orr, %ow
+  %orow = getelementptr inbounds float, ptr %out, i64 %ooff
+  br label %c.loop
+c.loop:
+  %c = phi i64 [ 0, %r.loop ], [ %c.next, %c.loop ]
+  %c2 = shl i64 %c, 1
+  %c21 = or i64 %c2, 1
+  %pa = getelementptr inbounds float, ptr %row0, i64 %c2
+  %a = load float, ptr %pa, align 4
+  %pb = getelementptr inbounds float, ptr %row0, i64 %c21
+  %b = load float, ptr %pb, align 4
+  %pc = getelementptr inbounds float, ptr %row1, i64 %c2
+  %cc = load float, ptr %pc, align 4
+  %pd = getelementptr inbounds float, ptr %row1, i64 %c21
+  %dd = load float, ptr %pd, align 4
+  %m1 = call float @np_max(float %a, float %b)
+  %m2 = call float @np_max(float %m1, float %cc)
+  %m3 = call float @np_max(float %m2, float %dd)
+  %po = getelementptr inbounds float, ptr %orow, i64 %c
+  store float %m3, ptr %po, align 4
+  %c.next = add nuw nsw i64 %c, 1
+  %c.done = icmp eq i64 %c.next, %ow
+  br i1 %c.done, label %r.latch, label %c.loop, !llvm.loop !30
+r.latch:
+  %q.next = add nuw nsw i64 %q, 1
+  %q.done = icmp eq i64 %q.next, %oh
+  br i1 %q.done, label %p.latch, label %r.loop
+p.latch:
+  %p.next = add nuw nsw i64 %p, 1
+  %p.done = icmp eq i64 %p.next, %np
+  br i1 %p.done, label %exit, label %p.loop
+exit:
+  ret void
+}
+
+define void @maxpool2_grad_f32(ptr noalias nocapture readonly %x, ptr noalias nocapture readonly %out,
+                               ptr noalias nocapture readonly %g, ptr noalias nocapture writeonly %gx,
+                               ptr noalias nocapture readonly %d) nounwind #2 {
+entry:
+  %np = load i64, ptr %d
+  %d1 = getelementptr inbounds i64, ptr %d, i64 1
+  %h = load i64, ptr %d1
+  %d2 = getelementptr inbounds i64, ptr %d, i64 2
+  %w = load i64, ptr %d2
+  %d3 = getelementptr inbounds i64, ptr %d, i64 3
+  %oh = load i64, ptr %d3
+  %d4 = getelementptr inbounds i64, ptr %d, i64 4
+  %ow = load i64, ptr %d4
+  %plane = mul i64 %h, %w
+  %w2 = shl i64 %w, 1
+  %ow2 = shl i64 %ow, 1
+  %colrest = sub i64 %w, %ow2           ; input columns past the last window (W odd): 0 or 1
+  %oh2 = shl i64 %oh, 1
+  %rowrest = sub i64 %h, %oh2           ; input rows past the last window (H odd)
+  %restn = mul i64 %rowrest, %w
+  %empty = icmp sle i64 %np, 0
+  br i1 %empty, label %exit, label %p.loop
+p.loop:
+  %p = phi i64 [ 0, %entry ], [ %p.next, %p.latch ]
+  %pbase = mul i64 %p, %plane
+  %xp = getelementptr inbounds float, ptr %x, i64 %pbase
+  %gxp = getelementptr inbounds float, ptr %gx, i64 %pbase
+  %opo = mul i64 %p, %oh
+  %norows = icmp sle i64 %oh, 0
+  br i1 %norows, label %p.rest, label %q.loop
+q.loop:
+  %q = phi i64 [ 0, %p.loop ], [ %q.next, %q.latch ]
+  %qoff = mul i64 %q, %w2
+  %row0 = getelementptr inbounds float, ptr %xp, i64 %qoff
+  %row1 = getelementptr inbounds float, ptr %row0, i64 %w
+  %grow0 = getelementptr inbounds float, ptr %gxp, i64 %qoff
+  %grow1 = getelementptr inbounds float, ptr %grow0, i64 %w
+  %orr = add i64 %opo, %q
+  %ooff = mul i64 %orr, %ow
+  %orow = getelementptr inbounds float, ptr %out, i64 %ooff
+  %gorow = getelementptr inbounds float, ptr %g, i64 %ooff
+  %nocols = icmp sle i64 %ow, 0
+  br i1 %nocols, label %q.rest, label %c.loop
+c.loop:
+  %c = phi i64 [ 0, %q.loop ], [ %c.next, %c.loop ]
+  %c2 = shl i64 %c, 1
+  %c21 = or i64 %c2, 1
+  %pa = getelementptr inbounds float, ptr %row0, i64 %c2
+  %a = load float, ptr %pa, align 4
+  %pb = getelementptr inbounds float, ptr %row0, i64 %c21
+  %b = load float, ptr %pb, align 4
+  %pc = getelementptr inbounds float, ptr %row1, i64 %c2
+  %cc = load float, ptr %pc, align 4
+  %pd = getelementptr inbounds float, ptr %row1, i64 %c21
+  %dd = load float, ptr %pd, align 4
+  %po = getelementptr inbounds float, ptr %orow, i64 %c
+  %m = load float, ptr %po, align 4
+  %pg = getelementptr inbounds float, ptr %gorow, i64 %c
+  %gi = load i32, ptr %pg, align 4        ; g's bits: moved, never computed with
+  ; the window's chosen element k: the first equal to the maximum, or the last NaN of a NaN one
+  %ec = fcmp oeq float %cc, %m
+  %eb = fcmp oeq float %b, %m
+  %ea = fcmp oeq float %a, %m
+  %f2 = select i1 %ec, i32 2, i32 3
+  %f1 = select i1 %eb, i32 1, i32 %f2
+  %first = select i1 %ea, i32 0, i32 %f1
+  %nb = fcmp uno float %b, %b
+  %nc = fcmp uno float %cc, %cc
+  %nd = fcmp uno float %dd, %dd
+  %l1 = select i1 %nb, i32 1, i32 0
+  %l2 = select i1 %nc, i32 2, i32 %l1
+  %last = select i1 %nd, i32 3, i32 %l2
+  %mnan = fcmp uno float %m, %m
+  %k = select i1 %mnan, i32 %last, i32 %first
+  ; g or +0.0, selected and stored as integers: a float select on these conditions compiles to a
+  ; branch on x86 (no conditional move into vector registers), mispredicted on every other window
+  %ta = icmp eq i32 %k, 0
+  %tb = icmp eq i32 %k, 1
+  %tc = icmp eq i32 %k, 2
+  %td = icmp eq i32 %k, 3
+  %ia = select i1 %ta, i32 %gi, i32 0
+  %ib = select i1 %tb, i32 %gi, i32 0
+  %ic = select i1 %tc, i32 %gi, i32 0
+  %id = select i1 %td, i32 %gi, i32 0
+  %qa = getelementptr inbounds float, ptr %grow0, i64 %c2
+  store i32 %ia, ptr %qa, align 4
+  %qb = getelementptr inbounds float, ptr %grow0, i64 %c21
+  store i32 %ib, ptr %qb, align 4
+  %qc = getelementptr inbounds float, ptr %grow1, i64 %c2
+  store i32 %ic, ptr %qc, align 4
+  %qd = getelementptr inbounds float, ptr %grow1, i64 %c21
+  store i32 %id, ptr %qd, align 4
+  %c.next = add nuw nsw i64 %c, 1
+  %c.done = icmp eq i64 %c.next, %ow
+  br i1 %c.done, label %q.rest, label %c.loop, !llvm.loop !31
+q.rest:
+  ; the column past the last window of both rows (W odd)
+  %rc0 = getelementptr inbounds float, ptr %grow0, i64 %ow2
+  call void @zero_f32s(ptr %rc0, i64 %colrest)
+  %rc1 = getelementptr inbounds float, ptr %grow1, i64 %ow2
+  call void @zero_f32s(ptr %rc1, i64 %colrest)
+  br label %q.latch
+q.latch:
+  %q.next = add nuw nsw i64 %q, 1
+  %q.done = icmp eq i64 %q.next, %oh
+  br i1 %q.done, label %p.rest, label %q.loop
+p.rest:
+  ; the rows past the last window (H odd)
+  %oh2w = mul i64 %oh2, %w
+  %rr = getelementptr inbounds float, ptr %gxp, i64 %oh2w
+  call void @zero_f32s(ptr %rr, i64 %restn)
+  br label %p.latch
+p.latch:
+  %p.next = add nuw nsw i64 %p, 1
+  %p.done = icmp eq i64 %p.next, %np
+  br i1 %p.done, label %exit, label %p.loop
+exit:
+  ret void
+}
+
+; the row loops: vectors of 4 windows (LeNet's rows of 12 and 4 windows take no scalar remainder)
+!30 = distinct !{!30, !32, !33, !34}
+!31 = distinct !{!31, !32, !33, !34}
+!32 = !{!"llvm.loop.interleave.count", i32 1}
+!33 = !{!"llvm.loop.vectorize.enable", i1 true}
+!34 = !{!"llvm.loop.vectorize.width", i32 4}
+
+attributes #2 = { nounwind "no-builtins" }
