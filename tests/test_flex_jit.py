@@ -39,10 +39,11 @@ def k():
     return got
 
 
-@pytest.mark.parametrize("name", ["erf", "gelu"])
+@pytest.mark.parametrize("name", ["erf", "gelu", "relu"])
 def test_jit_kernels_are_bit_identical_to_the_numpy_kernels(k, name):
     x = _inputs()
-    ref = {"erf": kernels._erf_numpy, "gelu": kernels._gelu_numpy}[name]
+    ref = {"erf": kernels._erf_numpy, "gelu": kernels._gelu_numpy,
+           "relu": lambda v: np.maximum(v, np.zeros((), v.dtype))}[name]
     with np.errstate(all="ignore"):
         want = ref(x)
     fn = getattr(k, name)
@@ -175,7 +176,7 @@ def test_the_fallback_warns_once_keeps_the_reason_and_gives_the_same_results(fre
     monkeypatch.setattr(jit, "_load", broken)
     x = _inputs(1000)
     want = kernels._erf_numpy(x)
-    with pytest.warns(RuntimeWarning, match=r"JIT kernels \(float32 erf, gelu, im2col, col2im, max pooling, "
+    with pytest.warns(RuntimeWarning, match=r"JIT kernels \(float32 erf, gelu, relu, im2col, col2im, max pooling, "
                                             r"optimizer updates\) are unavailable "
                                             r"\(ImportError: No module named 'llvmlite'\)"):
         got = burn.erf(burn.from_numpy(x)).numpy()

@@ -1,5 +1,5 @@
-"""flex's JIT kernels: float32 erf, gelu, im2col, col2im, max pooling and the Adam / SGD updates,
-compiled with LLVM for the host CPU.
+"""flex's JIT kernels: float32 erf, gelu, relu, im2col, col2im, max pooling and the Adam / SGD
+updates, compiled with LLVM for the host CPU.
 
 numpy has no vectorized erf: flex's numpy erf evaluates a rational fit in ~25
 float64 passes over each block, the largest cost of a gelu written from
@@ -50,7 +50,7 @@ _lock = threading.Lock()
 _state: dict = {"kernels": None, "tried": False, "reason": None, "source": None, "seconds": None}
 _MAGIC = b"burn-flex-jit-obj-1\n"
 # the IR files compiled into the one JIT module (kernels/ll/)
-_SOURCES = ("erf.ll", "conv.ll", "optim.ll", "pool.ll")
+_SOURCES = ("erf.ll", "relu.ll", "conv.ll", "optim.ll", "pool.ll")
 
 
 def enabled() -> bool:
@@ -119,7 +119,7 @@ def kernels():
                 _state["kernels"], _state["source"] = _load()
             except Exception as e:     # llvmlite missing, or LLVM refused the module
                 _state["reason"] = f"{type(e).__name__}: {e}"
-                warnings.warn("burn-flex: the JIT kernels (float32 erf, gelu, im2col, col2im, max pooling, "
+                warnings.warn("burn-flex: the JIT kernels (float32 erf, gelu, relu, im2col, col2im, max pooling, "
                               "optimizer updates) are unavailable "
                               f"({_state['reason']}); flex runs its numpy kernels instead (same results, "
                               "slower). Install llvmlite, or set BURN_FLEX_JIT=0 to silence this.",
@@ -373,7 +373,8 @@ class _Update:
 
 
 class Kernels:
-    """The loaded JIT kernels: ``erf(x, out=None)`` and ``gelu(x, out=None)`` on float32 arrays,
+    """The loaded JIT kernels: ``erf(x, out=None)``, ``gelu(x, out=None)`` and ``relu(x, out=None)`` on
+    float32 arrays,
     bit-identical to flex's numpy kernels; ``im2col``, ``col2im``, ``maxpool2`` and
     ``maxpool2_grad`` for flex's float32 convolutions and 2x2 max pooling (see ``burn_flex.kernels.conv``); ``adam[mode]`` and ``sgd[flags]``, the float32
     optimizer updates of ``burn_flex.kernels.optim``, bit-identical to its numpy path.
@@ -391,6 +392,7 @@ class Kernels:
         self._keep = (engine, module)      # the code lives as long as the engine
         self.erf = _Unary(engine, "erf_f32")
         self.gelu = _Unary(engine, "gelu_f32")
+        self.relu = _Unary(engine, "relu_f32")
         self.im2col = _Columns(engine, "im2col_f32")
         self.col2im = _Columns(engine, "col2im_f32")
         self.maxpool2 = _Pool(engine, "maxpool2_f32", 2)
