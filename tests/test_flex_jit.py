@@ -342,3 +342,93 @@ def test_jit_max_pool_is_used_only_for_2x2_stride_2(k, monkeypatch):
         kconv.max_pool2d(x, **kw)
     kconv.max_pool2d(x.astype(np.float64), kernel=(2, 2), stride=(2, 2), padding=(0, 0, 0, 0), dilation=(1, 1))
     assert calls == []
+
+
+def test_jit_exp_is_within_one_ulp_with_exact_specials(k):
+    x = np.concatenate([np.linspace(-104, 88.72, 2_000_001, dtype=np.float32),
+                        np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 88.7228, 88.72284, 89.0, -103.98, -200.0,
+                                  1e-30, -1e-45], np.float32)]).reshape(1, -1)
+    got = k.exp(x, np.empty_like(x))[0]
+    x = x[0]
+    with np.errstate(over="ignore"):
+        ref = np.exp(x.astype(np.float64))
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(x))
+    normal = (ref > np.finfo(np.float32).tiny) & (ref < float(np.finfo(np.float32).max))
+    ulp = np.spacing(ref[normal].astype(np.float32)).astype(np.float64)
+    assert np.max(np.abs(got[normal] - ref[normal]) / ulp) <= 1.0
+    sub = ref <= np.finfo(np.float32).tiny                       # subnormal results: within 2^-149
+    assert np.max(np.abs(got[sub] - ref[sub])) <= float(np.float32(1e-45))
+    big = ref >= float(np.finfo(np.float32).max)
+    assert np.all(np.isposinf(got[big] if big.any() else np.array([np.inf])))
+    assert got[x == -np.inf][0] == 0.0 and got[x == np.inf][0] == np.inf and got[x == 0][0] == 1.0
+
+
+def _softmax64(s):
+    with np.errstate(invalid="ignore"):
+        s = s.astype(np.float64)
+        e = np.exp(s - s.max(axis=-1, keepdims=True))
+        return e / e.sum(axis=-1, keepdims=True)
+
+
+@pytest.mark.parametrize("n", [1, 7, 8, 13, 64, 100])
+def test_jit_softmax_rows_match_float64_with_numpy_nan_rows(k, n):
+    r = np.random.default_rng(n)
+    s = (r.standard_normal((40, n)) * 6).astype(np.float32)
+    s[3] = -np.inf                                               # all masked: NaN, as numpy and torch
+    s[4, 0] = np.nan
+    s[5, -1] = np.inf
+    s[6, :] = 0.0
+    s[7, ::2] = -np.inf
+    y = k.softmax_rows(s, np.empty_like(s))
+    ref = _softmax64(s)
+    np.testing.assert_array_equal(np.isnan(y), np.isnan(ref))
+    ok = ~np.isnan(ref)
+    np.testing.assert_allclose(y[ok], ref[ok], rtol=2e-6, atol=1e-7)
+    assert np.all(y[7, ::2] == 0.0)
+    t = s.copy()
+    _same_bits(k.softmax_rows(t, t), y)                          # in place: the same bits
+    g = r.standard_normal(s.shape).astype(np.float32)
+    yf = np.nan_to_num(y)
+    d = k.softmax_grad_rows(yf, g, np.empty_like(g))
+    want = (g.astype(np.float64) - (g.astype(np.float64) * yf).sum(axis=1, keepdims=True)) * yf
+    np.testing.assert_allclose(d, want, rtol=1e-5, atol=2e-7)
+    g2 = g.copy()
+    _same_bits(k.softmax_grad_rows(yf, g2, g2), d)
+
+
+def test_flex_softmax_and_attention_take_the_jit_rows_and_match_torch(k, monkeypatch, restore_threads):
+    from burn_flex.kernels import attention as katt
+    from burn_flex.kernels import nn as knn
+    calls = []
+    for name in ("softmax_rows", "softmax_grad_rows"):
+        real = getattr(k, name)
+        monkeypatch.setattr(k, name, lambda *a, _r=real, _n=name: (calls.append(_n), _r(*a))[1])
+    r = np.random.default_rng(3)
+    x = (r.standard_normal((6, 33, 20)) * 4).astype(np.float32)
+    g = r.standard_normal(x.shape).astype(np.float32)
+    q, kk, v = (r.standard_normal((3, 2, 10, 8)).astype(np.float32) for _ in range(3))
+    mask = np.where(r.random((10, 10)) < 0.2, -np.inf, 0.0).astype(np.float32)
+    mask[:, 0] = 0.0
+    runs = []
+    for n in (1, 2):
+        threads.set_num_threads(n)
+        y = knn.softmax(x, 1)
+        out, w = katt.attention(q, kk, v, mask, 0.3)
+        grads = katt.attention_grad(q, kk, v, w, g[:3, :2, :10, :8], None, 0.3)
+        runs.append([y, knn.softmax_grad(y, g, 1), out, w, *grads])
+    assert {"softmax_rows", "softmax_grad_rows"} <= set(calls)
+    for a, b in zip(*runs):
+        np.testing.assert_array_equal(a, b)
+    xt = torch.from_numpy(x.copy()).requires_grad_()
+    yt = torch.softmax(xt, 1)
+    yt.backward(torch.from_numpy(g))
+    np.testing.assert_allclose(runs[0][0], yt.detach().numpy(), rtol=2e-6, atol=1e-7)
+    np.testing.assert_allclose(runs[0][1], xt.grad.numpy(), rtol=1e-5, atol=1e-6)
+    qt, kt, vt = (torch.from_numpy(a.copy()).requires_grad_() for a in (q, kk, v))
+    ot = torch.nn.functional.scaled_dot_product_attention(qt, kt, vt, attn_mask=torch.from_numpy(mask), scale=0.3)
+    ot.backward(torch.from_numpy(g[:3, :2, :10, :8].copy()))
+    np.testing.assert_allclose(runs[0][2], ot.detach().numpy(), rtol=1e-5, atol=1e-6)
+    for got, want in zip(runs[0][4:7], (qt.grad, kt.grad, vt.grad)):
+        np.testing.assert_allclose(got, want.numpy(), rtol=1e-4, atol=1e-5)
+    monkeypatch.setattr(knn, "_JIT_ROWS", False)                 # the numpy path: same values
+    np.testing.assert_allclose(knn.softmax(x, 1), runs[0][0], rtol=2e-6, atol=1e-7)

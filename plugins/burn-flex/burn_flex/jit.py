@@ -50,7 +50,7 @@ _lock = threading.Lock()
 _state: dict = {"kernels": None, "tried": False, "reason": None, "source": None, "seconds": None}
 _MAGIC = b"burn-flex-jit-obj-1\n"
 # the IR files compiled into the one JIT module (kernels/ll/)
-_SOURCES = ("erf.ll", "relu.ll", "conv.ll", "optim.ll", "pool.ll")
+_SOURCES = ("erf.ll", "relu.ll", "softmax.ll", "conv.ll", "optim.ll", "pool.ll")
 
 
 def enabled() -> bool:
@@ -336,6 +336,34 @@ class _Pool:
         return planes[-1]
 
 
+class _Rows:
+    """A float32 kernel over the rows of 2-D arrays (``kernels/ll/softmax.ll``), called by
+    ``burn_flex.kernels.nn`` and ``attention``: ``fn(*inputs, out)`` with C-contiguous float32
+    arrays of one shape [rows, n]; ``out`` may be the last input itself (the kernels read each
+    element before writing it) but must not overlap the others. ctypes releases the GIL."""
+
+    __slots__ = ("fn", "n_in", "__name__")
+
+    def __init__(self, engine, name, n_in):
+        self.fn = ctypes.CFUNCTYPE(None, *([ctypes.c_void_p] * (n_in + 1)), ctypes.c_int64, ctypes.c_int64)(
+            engine.get_function_address(name))
+        self.n_in = n_in
+        self.__name__ = name
+
+    def __call__(self, *arrays):
+        if len(arrays) != self.n_in + 1:
+            raise TypeError(f"{self.__name__}: expected {self.n_in} inputs and out, got {len(arrays) - 1} inputs")
+        shape = arrays[-1].shape
+        for a in arrays:
+            if a.dtype != np.float32 or not a.flags.c_contiguous or a.ndim != 2 or a.shape != shape:
+                raise TypeError(f"{self.__name__}: expected C-contiguous 2-D float32 arrays of one shape, got "
+                                f"{a.dtype} {a.shape} (contiguous: {a.flags.c_contiguous})")
+        if not arrays[-1].flags.writeable:
+            raise TypeError(f"{self.__name__}: the output array is read-only")
+        self.fn(*[_addr(a) for a in arrays], shape[0], shape[1])
+        return arrays[-1]
+
+
 _UPDATE_ARGS = {"adam": 9, "sgd": 7}
 
 
@@ -393,6 +421,10 @@ class Kernels:
         self.erf = _Unary(engine, "erf_f32")
         self.gelu = _Unary(engine, "gelu_f32")
         self.relu = _Unary(engine, "relu_f32")
+        self.softmax_rows = _Rows(engine, "softmax_rows_f32", 1)
+        self.softmax_grad_rows = _Rows(engine, "softmax_grad_rows_f32", 2)
+        # the softmax's exp alone (tests of its accuracy): exp(x, out) on 1-d float32 arrays
+        self.exp = _Rows(engine, "exp_f32", 1)
         self.im2col = _Columns(engine, "im2col_f32")
         self.col2im = _Columns(engine, "col2im_f32")
         self.maxpool2 = _Pool(engine, "maxpool2_f32", 2)

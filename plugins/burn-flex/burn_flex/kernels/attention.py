@@ -1,6 +1,7 @@
 """``burn::attention`` and ``burn::attention_grad`` on flex: scaled dot-product attention
 with the scale, the additive mask and the softmax fused into one pass over the scores,
-the batch (axis 0) split over ``burn_flex.threads``.
+the batch (axis 0) split over ``burn_flex.threads``. float32 runs the softmax and its gradient
+through flex's JIT row kernels (nn.softmax's, ``kernels/ll/softmax.ll``).
 
 Each chunk of the batch runs its own GEMMs (numpy's matmul: one BLAS call per
 [L, E] @ [E, S] matrix) and its softmax rows in place, so nothing of one chunk
@@ -14,6 +15,7 @@ import numpy as np
 
 from .. import threads
 from .conv import _BLAS_ONE_THREAD, _TASK_MACS
+from .nn import _jit_rows
 
 __all__ = ["attention", "attention_grad"]
 
@@ -58,6 +60,8 @@ def attention(q, k, v, mask, scale):
     w = np.empty(lead + (k.shape[-2],), dtype=q.dtype)
     sc = q.dtype.type(scale)
 
+    jk = _jit_rows(q, k, v) if w.flags.c_contiguous else None
+
     def body(a, b):
         qa = np.multiply(_sl(q, a, b), sc)
         s = _sl(w, a, b)
@@ -65,10 +69,14 @@ def attention(q, k, v, mask, scale):
         m = _rows(mask, q, a, b)
         if m is not None:
             s += m
-        with np.errstate(invalid="ignore"):      # an all -inf row gives NaN, as the reference
-            s -= s.max(axis=-1, keepdims=True)
-            np.exp(s, out=s)
-            s /= s.sum(axis=-1, keepdims=True)
+        if jk is not None:                       # one compiled pass per row (nn.softmax's kernel)
+            s2 = s.reshape(-1, s.shape[-1])
+            jk.softmax_rows(s2, s2)
+        else:
+            with np.errstate(invalid="ignore"):  # an all -inf row gives NaN, as the reference
+                s -= s.max(axis=-1, keepdims=True)
+                np.exp(s, out=s)
+                s /= s.sum(axis=-1, keepdims=True)
         np.matmul(s, _sl(v, a, b), out=_sl(out, a, b))
     if w.size:
         _split(q, k, v, body)
@@ -85,6 +93,8 @@ def attention_grad(q, k, v, w, g_out, g_w, scale):
     dq, dk, dv = np.empty_like(q), np.empty_like(k), np.empty_like(v)
     ds = np.empty_like(w)
     sc = q.dtype.type(scale)
+    w = np.ascontiguousarray(w)
+    jk = _jit_rows(w, g_out)
 
     def body(a, b):
         wa, ga = _sl(w, a, b), _sl(g_out, a, b)
@@ -93,9 +103,13 @@ def attention_grad(q, k, v, w, g_out, g_w, scale):
         np.matmul(ga, np.swapaxes(_sl(v, a, b), -1, -2), out=d)
         if g_w is not None:
             d += _sl(g_w, a, b)
-        t = np.multiply(d, wa)
-        d -= t.sum(axis=-1, keepdims=True)
-        d *= wa
+        if jk is not None:                       # (d - rowsum(d * w)) * w in one compiled pass
+            d2, w2 = d.reshape(-1, d.shape[-1]), wa.reshape(-1, wa.shape[-1])
+            jk.softmax_grad_rows(w2, d2, d2)
+        else:
+            t = np.multiply(d, wa)
+            d -= t.sum(axis=-1, keepdims=True)
+            d *= wa
         dqa = _sl(dq, a, b)
         np.matmul(d, _sl(k, a, b), out=dqa)
         dqa *= sc

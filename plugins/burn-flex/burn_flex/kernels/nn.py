@@ -1,5 +1,7 @@
 """The ``burn::`` fused nn ops on flex: softmax, log_softmax, layer_norm, cross-entropy and
-their gradients, per row with numpy (half types computed in float32).
+their gradients, per row with numpy (half types computed in float32). float32 softmax and its
+gradient run flex's JIT row kernels (``kernels/ll/softmax.ll``: one compiled pass per row, its
+own exp within 1 ulp; not numpy's bits, the same NaN and inf positions).
 
 softmax, log_softmax, layer_norm and their gradients run large inputs by chunks of rows on
 the flex pool (:mod:`burn_flex.threads`). Chunk boundaries fall on multiples of 16 rows and
@@ -10,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import threads
+from .. import jit, threads
 
 # elements per thread at least: a region costs ~15-20 us of hand-off (docs/benchmarks.md, round 7)
 PAR_ROWS = 1 << 15
@@ -84,13 +86,25 @@ def _rows(x, axis):
             lambda r: np.ascontiguousarray(np.moveaxis(r.reshape(shape), -1, axis)))
 
 
-def _by_rows(x2, work):
+def _by_rows(x2, work, blas=True):
     """``work(a, b)`` over chunks of the rows of ``x2`` on the pool (BLAS pinned to one thread
-    while chunks run: they call matrix-vector products). Boundaries at multiples of 16 rows."""
+    while chunks run: they call matrix-vector products; ``blas=False``: chunks that do not).
+    Boundaries at multiples of 16 rows."""
     n, d = x2.shape
     g = _ROW_GRAIN
     threads.parallel_for(-(-n // g), lambda a, b: work(a * g, min(b * g, n)),
-                         min_chunk=max(1, PAR_ROWS // (g * max(1, d))), blas=True)
+                         min_chunk=max(1, PAR_ROWS // (g * max(1, d))), blas=blas)
+
+
+def _jit_rows(*arrays):
+    """flex's JIT kernels when these rows may take its float32 softmax kernels, else None."""
+    if not _JIT_ROWS or any(a.dtype != np.float32 for a in arrays):
+        return None
+    return jit.kernels()
+
+
+# tests switch this off to compare the JIT softmax rows with the numpy path
+_JIT_ROWS = True
 
 
 def _row_max(x2):
@@ -109,6 +123,10 @@ def softmax(x, axis):
         return x.copy()
     x2, back = _rows(x, axis)
     e = np.empty_like(x2)
+    k = _jit_rows(x2)
+    if k is not None:        # one compiled pass per row (kernels/ll/softmax.ll), no BLAS
+        _by_rows(x2, lambda a, b: k.softmax_rows(x2[a:b], e[a:b]), blas=False)
+        return back(e)
 
     def work(a, b):
         xs, es = x2[a:b], e[a:b]
@@ -127,6 +145,10 @@ def softmax_grad(y, g, axis):
     y2, back = _rows(y, axis)
     g2, _ = _rows(g, axis)
     t = np.empty(np.broadcast_shapes(g2.shape, y2.shape), np.result_type(g2, y2))
+    k = _jit_rows(y2, g2) if g2.shape == y2.shape else None
+    if k is not None:
+        _by_rows(t, lambda a, b: k.softmax_grad_rows(y2[a:b], g2[a:b], t[a:b]), blas=False)
+        return back(t)
 
     def work(a, b):
         ys, gs, ts = y2[a:b], g2[a:b], t[a:b]
@@ -165,6 +187,10 @@ def log_softmax_grad(y, g, axis):
     y2, back = _rows(y, axis)
     g2, _ = _rows(g, axis)
     t = np.empty(np.broadcast_shapes(g2.shape, y2.shape), np.result_type(g2, y2))
+    k = _jit_rows(y2, g2) if g2.shape == y2.shape else None
+    if k is not None:
+        _by_rows(t, lambda a, b: k.softmax_grad_rows(y2[a:b], g2[a:b], t[a:b]), blas=False)
+        return back(t)
 
     def work(a, b):
         ys, gs, ts = y2[a:b], g2[a:b], t[a:b]

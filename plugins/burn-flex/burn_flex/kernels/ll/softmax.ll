@@ -1,0 +1,330 @@
+; flex's JIT softmax rows on float32 (burn_flex/kernels/nn.py and attention.py call them through
+; burn_flex/jit.py; compiled with LLVM -O3 for the host CPU, no fast-math flags).
+;
+; numpy runs a softmax as five passes (row max, subtract, exp, row sum, divide), and its row
+; reductions over short rows (attention's 64 keys) cost more than the arithmetic; float32 np.exp
+; takes ~2.5 ns an element here. These kernels do a row in three passes over data in L1, with
+; explicit <8 x float> vectors (LLVM does not vectorize a float sum or max without fast-math: the
+; lanes fix a summation order, the same for every call, so results never depend on threads).
+;
+; exp is Cephes' expf (range reduction by ln 2 in two parts, a degree-6 polynomial, 2^n from the
+; exponent bits), within 2 ulp of the exact value (tested), subnormal results included; below
+; -103.97 it is 0, above 88.72 +inf, NaN stays NaN.
+; So a softmax here differs from numpy's in the last bits, never in NaN / inf positions: a row
+; with a NaN, an all -inf row (max -inf: -inf - -inf = NaN) or a +inf give NaN as numpy does.
+;
+; softmax_rows_f32(x, out, rows, n): out[r] = exp(x[r] - max x[r]) / sum; out may be x.
+; softmax_grad_rows_f32(y, g, out, rows, n): out[r] = (g[r] - sum(g[r] * y[r])) * y[r]; out may be g.
+
+define internal <8 x float> @np_max8(<8 x float> %a, <8 x float> %b) alwaysinline nounwind readnone {
+  %gt = fcmp ogt <8 x float> %a, %b
+  %nan = fcmp uno <8 x float> %a, %a
+  %keep = or <8 x i1> %gt, %nan
+  %r = select <8 x i1> %keep, <8 x float> %a, <8 x float> %b
+  ret <8 x float> %r
+}
+
+define internal float @np_max1(float %a, float %b) alwaysinline nounwind readnone {
+  %gt = fcmp ogt float %a, %b
+  %nan = fcmp uno float %a, %a
+  %keep = or i1 %gt, %nan
+  %r = select i1 %keep, float %a, float %b
+  ret float %r
+}
+
+define internal <8 x float> @exp8(<8 x float> %x) alwaysinline nounwind readnone {
+  ; clamp into [-103.97, 88.72] (NaN goes to the lower bound: patched at the end)
+  %lo = fcmp oge <8 x float> %x, <float 0xC059FE36A0000000, float 0xC059FE36A0000000, float 0xC059FE36A0000000, float 0xC059FE36A0000000, float 0xC059FE36A0000000, float 0xC059FE36A0000000, float 0xC059FE36A0000000, float 0xC059FE36A0000000>
+  %x1 = select <8 x i1> %lo, <8 x float> %x, <8 x float> <float 0xC059FE36A0000000, float 0xC059FE36A0000000, float 0xC059FE36A0000000, float 0xC059FE36A0000000, float 0xC059FE36A0000000, float 0xC059FE36A0000000, float 0xC059FE36A0000000, float 0xC059FE36A0000000>
+  %hi = fcmp ole <8 x float> %x1, <float 0x40562E4300000000, float 0x40562E4300000000, float 0x40562E4300000000, float 0x40562E4300000000, float 0x40562E4300000000, float 0x40562E4300000000, float 0x40562E4300000000, float 0x40562E4300000000>
+  %xc = select <8 x i1> %hi, <8 x float> %x1, <8 x float> <float 0x40562E4300000000, float 0x40562E4300000000, float 0x40562E4300000000, float 0x40562E4300000000, float 0x40562E4300000000, float 0x40562E4300000000, float 0x40562E4300000000, float 0x40562E4300000000>
+  ; n = floor(x * log2(e) + 0.5), in [-150, 128]
+  %t = fmul <8 x float> %xc, <float 0x3FF7154760000000, float 0x3FF7154760000000, float 0x3FF7154760000000, float 0x3FF7154760000000, float 0x3FF7154760000000, float 0x3FF7154760000000, float 0x3FF7154760000000, float 0x3FF7154760000000>
+  %t5 = fadd <8 x float> %t, <float 0x3FE0000000000000, float 0x3FE0000000000000, float 0x3FE0000000000000, float 0x3FE0000000000000, float 0x3FE0000000000000, float 0x3FE0000000000000, float 0x3FE0000000000000, float 0x3FE0000000000000>
+  %n = call <8 x float> @llvm.floor.v8f32(<8 x float> %t5)
+  ; r = x - n * ln 2, ln 2 in two parts (0.693359375 - 2.12194440e-4: Cody and Waite)
+  %c1 = fmul <8 x float> %n, <float 0x3FE6300000000000, float 0x3FE6300000000000, float 0x3FE6300000000000, float 0x3FE6300000000000, float 0x3FE6300000000000, float 0x3FE6300000000000, float 0x3FE6300000000000, float 0x3FE6300000000000>
+  %r1 = fsub <8 x float> %xc, %c1
+  %c2 = fmul <8 x float> %n, <float 0xBF2BD01060000000, float 0xBF2BD01060000000, float 0xBF2BD01060000000, float 0xBF2BD01060000000, float 0xBF2BD01060000000, float 0xBF2BD01060000000, float 0xBF2BD01060000000, float 0xBF2BD01060000000>
+  %r = fsub <8 x float> %r1, %c2
+  %z = fmul <8 x float> %r, %r
+  ; Cephes' polynomial: ((((p0 r + p1) r + p2) r + p3) r + p4) r + p5, then * r^2 + r + 1
+  %q0 = fmul <8 x float> %r, <float 0x3F2A0D2CE0000000, float 0x3F2A0D2CE0000000, float 0x3F2A0D2CE0000000, float 0x3F2A0D2CE0000000, float 0x3F2A0D2CE0000000, float 0x3F2A0D2CE0000000, float 0x3F2A0D2CE0000000, float 0x3F2A0D2CE0000000>
+  %q1 = fadd <8 x float> %q0, <float 0x3F56E879C0000000, float 0x3F56E879C0000000, float 0x3F56E879C0000000, float 0x3F56E879C0000000, float 0x3F56E879C0000000, float 0x3F56E879C0000000, float 0x3F56E879C0000000, float 0x3F56E879C0000000>
+  %q1r = fmul <8 x float> %q1, %r
+  %q2 = fadd <8 x float> %q1r, <float 0x3F81112100000000, float 0x3F81112100000000, float 0x3F81112100000000, float 0x3F81112100000000, float 0x3F81112100000000, float 0x3F81112100000000, float 0x3F81112100000000, float 0x3F81112100000000>
+  %q2r = fmul <8 x float> %q2, %r
+  %q3 = fadd <8 x float> %q2r, <float 0x3FA5553820000000, float 0x3FA5553820000000, float 0x3FA5553820000000, float 0x3FA5553820000000, float 0x3FA5553820000000, float 0x3FA5553820000000, float 0x3FA5553820000000, float 0x3FA5553820000000>
+  %q3r = fmul <8 x float> %q3, %r
+  %q4 = fadd <8 x float> %q3r, <float 0x3FC5555540000000, float 0x3FC5555540000000, float 0x3FC5555540000000, float 0x3FC5555540000000, float 0x3FC5555540000000, float 0x3FC5555540000000, float 0x3FC5555540000000, float 0x3FC5555540000000>
+  %q4r = fmul <8 x float> %q4, %r
+  %q5 = fadd <8 x float> %q4r, <float 0x3FE0000000000000, float 0x3FE0000000000000, float 0x3FE0000000000000, float 0x3FE0000000000000, float 0x3FE0000000000000, float 0x3FE0000000000000, float 0x3FE0000000000000, float 0x3FE0000000000000>
+  %yz = fmul <8 x float> %q5, %z
+  %y1 = fadd <8 x float> %yz, %r
+  %y = fadd <8 x float> %y1, <float 1.0, float 1.0, float 1.0, float 1.0, float 1.0, float 1.0, float 1.0, float 1.0>
+  ; y * 2^n as y * 2^(n >> 1) * 2^(n - (n >> 1)): both factors normal floats from their exponent
+  ; bits, each product exact but the last (rounded once, to a subnormal or inf where it must)
+  %ni = fptosi <8 x float> %n to <8 x i32>
+  %na = ashr <8 x i32> %ni, <i32 1, i32 1, i32 1, i32 1, i32 1, i32 1, i32 1, i32 1>
+  %nb = sub <8 x i32> %ni, %na
+  %ea = add <8 x i32> %na, <i32 127, i32 127, i32 127, i32 127, i32 127, i32 127, i32 127, i32 127>
+  %eb = add <8 x i32> %nb, <i32 127, i32 127, i32 127, i32 127, i32 127, i32 127, i32 127, i32 127>
+  %ba = shl <8 x i32> %ea, <i32 23, i32 23, i32 23, i32 23, i32 23, i32 23, i32 23, i32 23>
+  %bb = shl <8 x i32> %eb, <i32 23, i32 23, i32 23, i32 23, i32 23, i32 23, i32 23, i32 23>
+  %pa = bitcast <8 x i32> %ba to <8 x float>
+  %pb = bitcast <8 x i32> %bb to <8 x float>
+  %ya = fmul <8 x float> %y, %pa
+  %e = fmul <8 x float> %ya, %pb
+  ; outside the range: 0 below, +inf above, NaN stays
+  %under = fcmp olt <8 x float> %x, <float 0xC059FE36A0000000, float 0xC059FE36A0000000, float 0xC059FE36A0000000, float 0xC059FE36A0000000, float 0xC059FE36A0000000, float 0xC059FE36A0000000, float 0xC059FE36A0000000, float 0xC059FE36A0000000>
+  %e1 = select <8 x i1> %under, <8 x float> zeroinitializer, <8 x float> %e
+  %over = fcmp ogt <8 x float> %x, <float 0x40562E4300000000, float 0x40562E4300000000, float 0x40562E4300000000, float 0x40562E4300000000, float 0x40562E4300000000, float 0x40562E4300000000, float 0x40562E4300000000, float 0x40562E4300000000>
+  %e2 = select <8 x i1> %over, <8 x float> <float 0x7FF0000000000000, float 0x7FF0000000000000, float 0x7FF0000000000000, float 0x7FF0000000000000, float 0x7FF0000000000000, float 0x7FF0000000000000, float 0x7FF0000000000000, float 0x7FF0000000000000>, <8 x float> %e1
+  %isnan = fcmp uno <8 x float> %x, %x
+  %e3 = select <8 x i1> %isnan, <8 x float> %x, <8 x float> %e2
+  ret <8 x float> %e3
+}
+
+; the first k (< 8) elements of p as a vector, padded with %fill (a row's tail)
+define internal <8 x float> @load_tail(ptr %p, i64 %k, float %fill) alwaysinline nounwind {
+entry:
+  %v0 = insertelement <8 x float> undef, float %fill, i64 0
+  %splat = shufflevector <8 x float> %v0, <8 x float> undef, <8 x i32> zeroinitializer
+  %empty = icmp sle i64 %k, 0
+  br i1 %empty, label %exit, label %loop
+loop:
+  %i = phi i64 [ 0, %entry ], [ %next, %loop ]
+  %acc = phi <8 x float> [ %splat, %entry ], [ %acc2, %loop ]
+  %pp = getelementptr inbounds float, ptr %p, i64 %i
+  %v = load float, ptr %pp, align 4
+  %acc2 = insertelement <8 x float> %acc, float %v, i64 %i
+  %next = add nuw nsw i64 %i, 1
+  %done = icmp eq i64 %next, %k
+  br i1 %done, label %exit, label %loop
+exit:
+  %r = phi <8 x float> [ %splat, %entry ], [ %acc2, %loop ]
+  ret <8 x float> %r
+}
+
+define internal void @store_tail(ptr %p, i64 %k, <8 x float> %v) alwaysinline nounwind {
+entry:
+  %empty = icmp sle i64 %k, 0
+  br i1 %empty, label %exit, label %loop
+loop:
+  %i = phi i64 [ 0, %entry ], [ %next, %loop ]
+  %e = extractelement <8 x float> %v, i64 %i
+  %pp = getelementptr inbounds float, ptr %p, i64 %i
+  store float %e, ptr %pp, align 4
+  %next = add nuw nsw i64 %i, 1
+  %done = icmp eq i64 %next, %k
+  br i1 %done, label %exit, label %loop
+exit:
+  ret void
+}
+
+; the lanes of v summed in a fixed order: ((l0 + l4) + (l2 + l6)) + ((l1 + l5) + (l3 + l7))
+define internal float @hsum8(<8 x float> %v) alwaysinline nounwind readnone {
+  %hi = shufflevector <8 x float> %v, <8 x float> undef, <4 x i32> <i32 4, i32 5, i32 6, i32 7>
+  %lo = shufflevector <8 x float> %v, <8 x float> undef, <4 x i32> <i32 0, i32 1, i32 2, i32 3>
+  %s4 = fadd <4 x float> %lo, %hi
+  %s4h = shufflevector <4 x float> %s4, <4 x float> undef, <2 x i32> <i32 2, i32 3>
+  %s4l = shufflevector <4 x float> %s4, <4 x float> undef, <2 x i32> <i32 0, i32 1>
+  %s2 = fadd <2 x float> %s4l, %s4h
+  %a = extractelement <2 x float> %s2, i64 0
+  %b = extractelement <2 x float> %s2, i64 1
+  %s = fadd float %a, %b
+  ret float %s
+}
+
+define internal float @hmax8(<8 x float> %v) alwaysinline nounwind readnone {
+  %hi = shufflevector <8 x float> %v, <8 x float> undef, <8 x i32> <i32 4, i32 5, i32 6, i32 7, i32 undef, i32 undef, i32 undef, i32 undef>
+  %m4 = call <8 x float> @np_max8(<8 x float> %v, <8 x float> %hi)
+  %hi2 = shufflevector <8 x float> %m4, <8 x float> undef, <8 x i32> <i32 2, i32 3, i32 undef, i32 undef, i32 undef, i32 undef, i32 undef, i32 undef>
+  %m2 = call <8 x float> @np_max8(<8 x float> %m4, <8 x float> %hi2)
+  %a = extractelement <8 x float> %m2, i64 0
+  %b = extractelement <8 x float> %m2, i64 1
+  %m = call float @np_max1(float %a, float %b)
+  ret float %m
+}
+
+define void @softmax_rows_f32(ptr nocapture readonly %x, ptr nocapture %out, i64 %rows, i64 %n) nounwind {
+entry:
+  %n8 = and i64 %n, -8
+  %tail = sub i64 %n, %n8
+  %tv0 = insertelement <8 x i64> undef, i64 %tail, i64 0
+  %tails = shufflevector <8 x i64> %tv0, <8 x i64> undef, <8 x i32> zeroinitializer
+  %none = icmp sle i64 %rows, 0
+  %empty = icmp sle i64 %n, 0
+  %skip = or i1 %none, %empty
+  br i1 %skip, label %exit, label %row
+row:
+  %r = phi i64 [ 0, %entry ], [ %r.next, %row.end ]
+  %off = mul i64 %r, %n
+  %px = getelementptr inbounds float, ptr %x, i64 %off
+  %po = getelementptr inbounds float, ptr %out, i64 %off
+  %has8 = icmp sgt i64 %n8, 0
+  br i1 %has8, label %max.loop, label %max.tail
+max.loop:
+  %i = phi i64 [ 0, %row ], [ %i.next, %max.loop ]
+  %vm = phi <8 x float> [ <float 0xFFF0000000000000, float 0xFFF0000000000000, float 0xFFF0000000000000, float 0xFFF0000000000000, float 0xFFF0000000000000, float 0xFFF0000000000000, float 0xFFF0000000000000, float 0xFFF0000000000000>, %row ], [ %vm2, %max.loop ]
+  %pv = getelementptr inbounds float, ptr %px, i64 %i
+  %v = load <8 x float>, ptr %pv, align 4
+  %vm2 = call <8 x float> @np_max8(<8 x float> %vm, <8 x float> %v)
+  %i.next = add nuw nsw i64 %i, 8
+  %i.done = icmp eq i64 %i.next, %n8
+  br i1 %i.done, label %max.tail, label %max.loop
+max.tail:
+  %vmax = phi <8 x float> [ <float 0xFFF0000000000000, float 0xFFF0000000000000, float 0xFFF0000000000000, float 0xFFF0000000000000, float 0xFFF0000000000000, float 0xFFF0000000000000, float 0xFFF0000000000000, float 0xFFF0000000000000>, %row ], [ %vm2, %max.loop ]
+  %ptl = getelementptr inbounds float, ptr %px, i64 %n8
+  %vt = call <8 x float> @load_tail(ptr %ptl, i64 %tail, float 0xFFF0000000000000)
+  %vmt = call <8 x float> @np_max8(<8 x float> %vmax, <8 x float> %vt)
+  %m = call float @hmax8(<8 x float> %vmt)
+  %m0 = insertelement <8 x float> undef, float %m, i64 0
+  %ms = shufflevector <8 x float> %m0, <8 x float> undef, <8 x i32> zeroinitializer
+  br i1 %has8, label %exp.loop, label %exp.tail
+exp.loop:
+  %j = phi i64 [ 0, %max.tail ], [ %j.next, %exp.loop ]
+  %vs = phi <8 x float> [ zeroinitializer, %max.tail ], [ %vs2, %exp.loop ]
+  %pj = getelementptr inbounds float, ptr %px, i64 %j
+  %xj = load <8 x float>, ptr %pj, align 4
+  %dj = fsub <8 x float> %xj, %ms
+  %ej = call <8 x float> @exp8(<8 x float> %dj)
+  %qj = getelementptr inbounds float, ptr %po, i64 %j
+  store <8 x float> %ej, ptr %qj, align 4
+  %vs2 = fadd <8 x float> %vs, %ej
+  %j.next = add nuw nsw i64 %j, 8
+  %j.done = icmp eq i64 %j.next, %n8
+  br i1 %j.done, label %exp.tail, label %exp.loop
+exp.tail:
+  %vsum = phi <8 x float> [ zeroinitializer, %max.tail ], [ %vs2, %exp.loop ]
+  %xt = call <8 x float> @load_tail(ptr %ptl, i64 %tail, float 0xFFF0000000000000)
+  %dt = fsub <8 x float> %xt, %ms
+  %et = call <8 x float> @exp8(<8 x float> %dt)
+  ; the padding lanes: exp(-inf - m) is 0 for a finite m; NaN for m = -inf or NaN, as the row
+  %tailmask = icmp slt <8 x i64> <i64 0, i64 1, i64 2, i64 3, i64 4, i64 5, i64 6, i64 7>, %tails
+  %et0 = select <8 x i1> %tailmask, <8 x float> %et, <8 x float> zeroinitializer
+  %pot = getelementptr inbounds float, ptr %po, i64 %n8
+  call void @store_tail(ptr %pot, i64 %tail, <8 x float> %et)
+  %vsumt = fadd <8 x float> %vsum, %et0
+  %s = call float @hsum8(<8 x float> %vsumt)
+  %s0 = insertelement <8 x float> undef, float %s, i64 0
+  %ss = shufflevector <8 x float> %s0, <8 x float> undef, <8 x i32> zeroinitializer
+  br i1 %has8, label %div.loop, label %div.tail
+div.loop:
+  %k = phi i64 [ 0, %exp.tail ], [ %k.next, %div.loop ]
+  %pk = getelementptr inbounds float, ptr %po, i64 %k
+  %ek = load <8 x float>, ptr %pk, align 4
+  %yk = fdiv <8 x float> %ek, %ss
+  store <8 x float> %yk, ptr %pk, align 4
+  %k.next = add nuw nsw i64 %k, 8
+  %k.done = icmp eq i64 %k.next, %n8
+  br i1 %k.done, label %div.tail, label %div.loop
+div.tail:
+  %eto = call <8 x float> @load_tail(ptr %pot, i64 %tail, float 0.0)
+  %yt = fdiv <8 x float> %eto, %ss
+  call void @store_tail(ptr %pot, i64 %tail, <8 x float> %yt)
+  br label %row.end
+row.end:
+  %r.next = add nuw nsw i64 %r, 1
+  %r.done = icmp eq i64 %r.next, %rows
+  br i1 %r.done, label %exit, label %row
+exit:
+  ret void
+}
+
+define void @softmax_grad_rows_f32(ptr nocapture readonly %y, ptr nocapture readonly %g, ptr nocapture %out,
+                                   i64 %rows, i64 %n) nounwind {
+entry:
+  %n8 = and i64 %n, -8
+  %tail = sub i64 %n, %n8
+  %none = icmp sle i64 %rows, 0
+  %empty = icmp sle i64 %n, 0
+  %skip = or i1 %none, %empty
+  br i1 %skip, label %exit, label %row
+row:
+  %r = phi i64 [ 0, %entry ], [ %r.next, %row.end ]
+  %off = mul i64 %r, %n
+  %py = getelementptr inbounds float, ptr %y, i64 %off
+  %pg = getelementptr inbounds float, ptr %g, i64 %off
+  %po = getelementptr inbounds float, ptr %out, i64 %off
+  %has8 = icmp sgt i64 %n8, 0
+  br i1 %has8, label %dot.loop, label %dot.tail
+dot.loop:
+  %i = phi i64 [ 0, %row ], [ %i.next, %dot.loop ]
+  %acc = phi <8 x float> [ zeroinitializer, %row ], [ %acc2, %dot.loop ]
+  %pyi = getelementptr inbounds float, ptr %py, i64 %i
+  %yi = load <8 x float>, ptr %pyi, align 4
+  %pgi = getelementptr inbounds float, ptr %pg, i64 %i
+  %gi = load <8 x float>, ptr %pgi, align 4
+  %pr = fmul <8 x float> %gi, %yi
+  %acc2 = fadd <8 x float> %acc, %pr
+  %i.next = add nuw nsw i64 %i, 8
+  %i.done = icmp eq i64 %i.next, %n8
+  br i1 %i.done, label %dot.tail, label %dot.loop
+dot.tail:
+  %accv = phi <8 x float> [ zeroinitializer, %row ], [ %acc2, %dot.loop ]
+  %pyt = getelementptr inbounds float, ptr %py, i64 %n8
+  %pgt = getelementptr inbounds float, ptr %pg, i64 %n8
+  %pot = getelementptr inbounds float, ptr %po, i64 %n8
+  %yt = call <8 x float> @load_tail(ptr %pyt, i64 %tail, float 0.0)
+  %gt = call <8 x float> @load_tail(ptr %pgt, i64 %tail, float 0.0)
+  %prt = fmul <8 x float> %gt, %yt
+  %acct = fadd <8 x float> %accv, %prt
+  %s = call float @hsum8(<8 x float> %acct)
+  %s0 = insertelement <8 x float> undef, float %s, i64 0
+  %ss = shufflevector <8 x float> %s0, <8 x float> undef, <8 x i32> zeroinitializer
+  br i1 %has8, label %out.loop, label %out.tail
+out.loop:
+  %k = phi i64 [ 0, %dot.tail ], [ %k.next, %out.loop ]
+  %pyk = getelementptr inbounds float, ptr %py, i64 %k
+  %yk = load <8 x float>, ptr %pyk, align 4
+  %pgk = getelementptr inbounds float, ptr %pg, i64 %k
+  %gk = load <8 x float>, ptr %pgk, align 4
+  %dk = fsub <8 x float> %gk, %ss
+  %ok = fmul <8 x float> %dk, %yk
+  %pok = getelementptr inbounds float, ptr %po, i64 %k
+  store <8 x float> %ok, ptr %pok, align 4
+  %k.next = add nuw nsw i64 %k, 8
+  %k.done = icmp eq i64 %k.next, %n8
+  br i1 %k.done, label %out.tail, label %out.loop
+out.tail:
+  %dt = fsub <8 x float> %gt, %ss
+  %ot = fmul <8 x float> %dt, %yt
+  call void @store_tail(ptr %pot, i64 %tail, <8 x float> %ot)
+  br label %row.end
+row.end:
+  %r.next = add nuw nsw i64 %r, 1
+  %r.done = icmp eq i64 %r.next, %rows
+  br i1 %r.done, label %exit, label %row
+exit:
+  ret void
+}
+
+declare <8 x float> @llvm.floor.v8f32(<8 x float>)
+
+; exp over rows * n floats (out may be x): the softmax's exp on its own, for tests of its accuracy
+define void @exp_f32(ptr nocapture readonly %x, ptr nocapture %out, i64 %rows, i64 %cols) nounwind {
+entry:
+  %n = mul i64 %rows, %cols
+  %n8 = and i64 %n, -8
+  %tail = sub i64 %n, %n8
+  %has8 = icmp sgt i64 %n8, 0
+  br i1 %has8, label %loop, label %rest
+loop:
+  %i = phi i64 [ 0, %entry ], [ %i.next, %loop ]
+  %px = getelementptr inbounds float, ptr %x, i64 %i
+  %v = load <8 x float>, ptr %px, align 4
+  %e = call <8 x float> @exp8(<8 x float> %v)
+  %po = getelementptr inbounds float, ptr %out, i64 %i
+  store <8 x float> %e, ptr %po, align 4
+  %i.next = add nuw nsw i64 %i, 8
+  %i.done = icmp eq i64 %i.next, %n8
+  br i1 %i.done, label %rest, label %loop
+rest:
+  %pxt = getelementptr inbounds float, ptr %x, i64 %n8
+  %vt = call <8 x float> @load_tail(ptr %pxt, i64 %tail, float 0.0)
+  %et = call <8 x float> @exp8(<8 x float> %vt)
+  %pot = getelementptr inbounds float, ptr %out, i64 %n8
+  call void @store_tail(ptr %pot, i64 %tail, <8 x float> %et)
+  ret void
+}
