@@ -384,7 +384,7 @@ def test_jit_softmax_rows_match_float64_with_numpy_nan_rows(k, n):
     np.testing.assert_array_equal(np.isnan(y), np.isnan(ref))
     ok = ~np.isnan(ref)
     np.testing.assert_allclose(y[ok], ref[ok], rtol=2e-6, atol=1e-7)
-    assert np.all(y[7, ::2] == 0.0)
+    assert n == 1 or np.all(y[7, ::2] == 0.0)                     # (n = 1: the row is all -inf)
     t = s.copy()
     _same_bits(k.softmax_rows(t, t), y)                          # in place: the same bits
     g = r.standard_normal(s.shape).astype(np.float32)
