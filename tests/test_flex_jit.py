@@ -433,3 +433,35 @@ def test_flex_softmax_and_attention_take_the_jit_rows_and_match_torch(k, monkeyp
         np.testing.assert_allclose(got, want.numpy(), rtol=1e-4, atol=1e-5)
     monkeypatch.setattr(knn, "_JIT_ROWS", False)                 # the numpy path: same values
     np.testing.assert_allclose(knn.softmax(x, 1), runs[0][0], rtol=2e-6, atol=1e-7)
+
+
+@pytest.mark.parametrize("n", [8, 128, 20])
+def test_flex_layer_norm_jit_rows_match_torch_and_the_numpy_path(k, monkeypatch, restore_threads, n):
+    from burn_flex.kernels import nn as knn
+    calls = []
+    for name in ("layer_norm_rows", "layer_norm_grad_rows"):
+        real = getattr(k, name)
+        monkeypatch.setattr(k, name, lambda *a, _r=real, _n=name: (calls.append(_n), _r(*a))[1])
+    monkeypatch.setattr(knn, "PAR_ROWS", 256)                    # several chunks on the pool
+    r = np.random.default_rng(n)
+    x = (r.standard_normal((3, 70, n)) * 4 + 2).astype(np.float32)
+    x[0, 0] = 5.0                                                # a constant row: var 0, r = 1/sqrt(eps)
+    w, b = (r.standard_normal(n).astype(np.float32) for _ in range(2))
+    g = r.standard_normal(x.shape).astype(np.float32)
+    runs = []
+    for threads_n in (1, 2):
+        threads.set_num_threads(threads_n)
+        runs.append([knn.layer_norm(x, w, b, 1e-5), *knn.layer_norm_grad(x, w, g, 1e-5)])
+    assert (n % 8 == 0) == ({"layer_norm_rows", "layer_norm_grad_rows"} <= set(calls))
+    for a, c in zip(*runs):
+        np.testing.assert_array_equal(a, c)                      # any thread count, the same bits
+    xt, wt, bt = (torch.from_numpy(a.copy()).requires_grad_() for a in (x, w, b))
+    yt = torch.nn.functional.layer_norm(xt, (n,), wt, bt, 1e-5)
+    yt.backward(torch.from_numpy(g))
+    want = [yt.detach().numpy(), xt.grad.numpy(), wt.grad.numpy(), bt.grad.numpy()]
+    for got, ref, tol in zip(runs[0], want, (2e-5, 2e-4, 2e-4, 2e-5)):
+        np.testing.assert_allclose(got, ref, rtol=tol, atol=tol)
+    monkeypatch.setattr(knn, "_JIT_ROWS", False)
+    slow = [knn.layer_norm(x, w, b, 1e-5), *knn.layer_norm_grad(x, w, g, 1e-5)]
+    for got, ref in zip(runs[0], slow):
+        np.testing.assert_allclose(got, ref, rtol=1e-5, atol=1e-5)

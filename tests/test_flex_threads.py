@@ -333,6 +333,16 @@ def test_reductions_over_an_axis_equal_across_thread_counts(small_thresholds, op
     _equal(one, np.asarray(ref).astype(one.dtype))
 
 
+@pytest.mark.parametrize("shape", [(64, 5), (64, 9), (37, 4, 3)])
+def test_column_sums_equal_across_thread_counts(small_thresholds, shape):
+    # a bias gradient: the sum over axis 0 split over the few columns (a one-column chunk was
+    # summed pairwise by numpy, the whole array row by row: another last bit)
+    x = (np.random.default_rng(9).standard_normal(shape) * 10).astype(np.float32)
+    one, several = _both(lambda: kreduce.sum_(x, axis=0, keepdims=False))
+    _equal(one, several)
+    _equal(one, np.add.reduce(x, axis=0))
+
+
 def test_full_reductions_and_scans_across_thread_counts(small_thresholds):
     r = np.random.default_rng(3)
     x = r.standard_normal((64, 33)).astype(np.float32)

@@ -50,7 +50,7 @@ _lock = threading.Lock()
 _state: dict = {"kernels": None, "tried": False, "reason": None, "source": None, "seconds": None}
 _MAGIC = b"burn-flex-jit-obj-1\n"
 # the IR files compiled into the one JIT module (kernels/ll/)
-_SOURCES = ("erf.ll", "relu.ll", "softmax.ll", "conv.ll", "optim.ll", "pool.ll")
+_SOURCES = ("erf.ll", "relu.ll", "rows.ll", "conv.ll", "optim.ll", "pool.ll")
 
 
 def enabled() -> bool:
@@ -148,8 +148,7 @@ def _load():
 
     llvm.initialize_native_target()
     llvm.initialize_native_asmprinter()
-    # one module from every IR file (they share no names); the cache key covers all of them
-    src = "\n".join(resources.files("burn_flex.kernels").joinpath("ll", name).read_text() for name in _SOURCES)
+    src = _module_source()
     cpu, features = llvm.get_host_cpu_name(), llvm.get_host_cpu_features().flatten()
     tm = llvm.Target.from_default_triple().create_target_machine(cpu=cpu, features=features, opt=3)
     key = hashlib.sha256("\0".join([src, cpu, features, llvm.get_default_triple(), llvmlite.__version__,
@@ -171,6 +170,21 @@ def _load():
     if cached is None and built and path is not None:
         _write(path, built[0])
     return Kernels(engine, mod), ("disk cache" if cached is not None else "compiled")
+
+
+def _module_source() -> str:
+    """One module from every IR file: they define no name twice, and each declares the LLVM
+    intrinsics it calls, so a declaration another file already made is dropped (LLVM rejects a
+    second one). The cache key covers the whole text."""
+    seen, lines = set(), []
+    for name in _SOURCES:
+        for line in resources.files("burn_flex.kernels").joinpath("ll", name).read_text().splitlines():
+            if line.startswith("declare "):
+                if line in seen:
+                    continue
+                seen.add(line)
+            lines.append(line)
+    return "\n".join(lines) + "\n"
 
 
 def _read(path):
@@ -337,7 +351,7 @@ class _Pool:
 
 
 class _Rows:
-    """A float32 kernel over the rows of 2-D arrays (``kernels/ll/softmax.ll``), called by
+    """A float32 kernel over the rows of 2-D arrays (``kernels/ll/rows.ll``), called by
     ``burn_flex.kernels.nn`` and ``attention``: ``fn(*inputs, out)`` with C-contiguous float32
     arrays of one shape [rows, n]; ``out`` may be the last input itself (the kernels read each
     element before writing it) but must not overlap the others. ctypes releases the GIL."""
@@ -362,6 +376,34 @@ class _Rows:
             raise TypeError(f"{self.__name__}: the output array is read-only")
         self.fn(*[_addr(a) for a in arrays], shape[0], shape[1])
         return arrays[-1]
+
+
+class _LayerNormRows:
+    """float32 layer norm over the rows of [rows, n] arrays, n a multiple of 8
+    (``kernels/ll/rows.ll``), called by ``burn_flex.kernels.nn``: ``fn(*arrays, eps)`` with
+    ``n_rows`` [rows, n] arrays (the rows read, then the ones written) and the [n] weight (and
+    bias) in the kernel's order; every array C-contiguous float32, the written ones distinct from
+    the others. ctypes releases the GIL."""
+
+    __slots__ = ("fn", "vectors", "__name__")
+
+    def __init__(self, engine, name, n_arrays, vectors):
+        self.fn = ctypes.CFUNCTYPE(None, *([ctypes.c_void_p] * n_arrays), ctypes.c_int64, ctypes.c_int64,
+                                   ctypes.c_float)(engine.get_function_address(name))
+        self.vectors = vectors       # the positions of the [n] arrays
+        self.__name__ = name
+
+    def __call__(self, *args):
+        *arrays, eps = args
+        rows_shape = next(a.shape for i, a in enumerate(arrays) if i not in self.vectors)
+        if len(rows_shape) != 2 or rows_shape[1] % 8:
+            raise ValueError(f"{self.__name__}: expected [rows, n] arrays with n a multiple of 8, got {rows_shape}")
+        for i, a in enumerate(arrays):
+            want = (rows_shape[1],) if i in self.vectors else rows_shape
+            if a.dtype != np.float32 or not a.flags.c_contiguous or a.shape != want:
+                raise TypeError(f"{self.__name__}: argument {i} must be a C-contiguous float32 array of shape "
+                                f"{want}, got {a.dtype} {a.shape} (contiguous: {a.flags.c_contiguous})")
+        self.fn(*[_addr(a) for a in arrays], rows_shape[0], rows_shape[1], float(eps))
 
 
 _UPDATE_ARGS = {"adam": 9, "sgd": 7}
@@ -423,7 +465,9 @@ class Kernels:
         self.relu = _Unary(engine, "relu_f32")
         self.softmax_rows = _Rows(engine, "softmax_rows_f32", 1)
         self.softmax_grad_rows = _Rows(engine, "softmax_grad_rows_f32", 2)
-        # the softmax's exp alone (tests of its accuracy): exp(x, out) on 1-d float32 arrays
+        self.layer_norm_rows = _LayerNormRows(engine, "layer_norm_rows_f32", 4, (1, 2))     # x, w, b, out
+        self.layer_norm_grad_rows = _LayerNormRows(engine, "layer_norm_grad_rows_f32", 5, (1,))   # x, w, g, dx, t
+        # the softmax's exp alone (tests of its accuracy): exp(x, out) on [rows, n] float32 arrays
         self.exp = _Rows(engine, "exp_f32", 1)
         self.im2col = _Columns(engine, "im2col_f32")
         self.col2im = _Columns(engine, "col2im_f32")

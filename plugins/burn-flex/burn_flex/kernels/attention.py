@@ -1,7 +1,7 @@
 """``burn::attention`` and ``burn::attention_grad`` on flex: scaled dot-product attention
 with the scale, the additive mask and the softmax fused into one pass over the scores,
 the batch (axis 0) split over ``burn_flex.threads``. float32 runs the softmax and its gradient
-through flex's JIT row kernels (nn.softmax's, ``kernels/ll/softmax.ll``).
+through flex's JIT row kernels (nn.softmax's, ``kernels/ll/rows.ll``).
 
 Each chunk of the batch runs its own GEMMs (numpy's matmul: one BLAS call per
 [L, E] @ [E, S] matrix) and its softmax rows in place, so nothing of one chunk

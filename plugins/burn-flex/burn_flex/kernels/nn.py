@@ -1,6 +1,6 @@
 """The ``burn::`` fused nn ops on flex: softmax, log_softmax, layer_norm, cross-entropy and
 their gradients, per row with numpy (half types computed in float32). float32 softmax and its
-gradient run flex's JIT row kernels (``kernels/ll/softmax.ll``: one compiled pass per row, its
+gradient run flex's JIT row kernels (``kernels/ll/rows.ll``: one compiled pass per row, its
 own exp within 1 ulp; not numpy's bits, the same NaN and inf positions).
 
 softmax, log_softmax, layer_norm and their gradients run large inputs by chunks of rows on
@@ -124,7 +124,7 @@ def softmax(x, axis):
     x2, back = _rows(x, axis)
     e = np.empty_like(x2)
     k = _jit_rows(x2)
-    if k is not None:        # one compiled pass per row (kernels/ll/softmax.ll), no BLAS
+    if k is not None:        # one compiled pass per row (kernels/ll/rows.ll), no BLAS
         _by_rows(x2, lambda a, b: k.softmax_rows(x2[a:b], e[a:b]), blas=False)
         return back(e)
 
@@ -219,6 +219,11 @@ def layer_norm(x, w, b, eps):
         return x.copy()
     x2 = np.ascontiguousarray(x).reshape(-1, x.shape[-1])
     out = np.empty_like(x2)
+    k = _jit_rows(x2, w, b) if x2.shape[1] % 8 == 0 and w.shape == b.shape == x2.shape[1:] else None
+    if k is not None:        # one compiled kernel per chunk of rows (kernels/ll/rows.ll), no BLAS
+        wc, bc = np.ascontiguousarray(w), np.ascontiguousarray(b)
+        _by_rows(x2, lambda a, c: k.layer_norm_rows(x2[a:c], wc, bc, out[a:c], eps), blas=False)
+        return out.reshape(x.shape)
 
     def work(a, c):
         d, r, _, _ = _ln_stats(x2[a:c], eps, d=out[a:c])
@@ -237,6 +242,12 @@ def layer_norm_grad(x, w, g, eps):
     x2 = np.ascontiguousarray(x).reshape(-1, n)
     g2 = np.ascontiguousarray(g).reshape(-1, n)
     xh, t = np.empty_like(x2), np.empty_like(x2)
+    k = _jit_rows(x2, w, g2) if n % 8 == 0 and w.shape == (n,) else None
+    if k is not None:        # dx and t = g * x-hat per row compiled; the column sums stay BLAS, whole
+        gh, wc = xh, np.ascontiguousarray(w)
+        _by_rows(x2, lambda a, b: k.layer_norm_grad_rows(x2[a:b], wc, g2[a:b], gh[a:b], t[a:b], eps), blas=False)
+        ones = np.ones(x2.shape[0], x2.dtype)
+        return gh.reshape(x.shape), ones @ t, ones @ g2
     r = np.empty(x2.shape[0], x2.dtype)
     inv = np.full(n, 1.0 / n, dtype=x2.dtype)
 

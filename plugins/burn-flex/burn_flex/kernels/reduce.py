@@ -50,7 +50,11 @@ def _parallel(fn, x, axis, keepdims, combine=None, **kw):
     def work(a, b):
         parts[a] = np.asarray(fn(x[lead + (slice(a, b),)], axis=axis, keepdims=True, **kw))
 
-    threads.parallel_for(n, work, min_chunk=max(1, PAR_REDUCE * n // x.size))
+    # where the split axis is the only kept one, chunks are at least 2 wide along it: a chunk one
+    # element wide leaves no kept axis, and numpy then sums the reduced axis as its inner loop
+    # (pairwise) instead of adding row after row as for the whole array: other bits (the sum over
+    # axis 0 of a [64, 5] bias gradient)
+    threads.parallel_for(n, work, min_chunk=max(2 if len(kept) == 1 else 1, PAR_REDUCE * n // x.size))
     chunks = [parts[a] for a in sorted(parts)]
     if kept:
         r = np.concatenate(chunks, axis=d) if len(chunks) > 1 else chunks[0]

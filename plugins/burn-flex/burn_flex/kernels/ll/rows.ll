@@ -1,5 +1,6 @@
-; flex's JIT softmax rows on float32 (burn_flex/kernels/nn.py and attention.py call them through
-; burn_flex/jit.py; compiled with LLVM -O3 for the host CPU, no fast-math flags).
+; flex's JIT row kernels on float32: softmax and layer norm, forward and backward
+; (burn_flex/kernels/nn.py and attention.py call them through burn_flex/jit.py; compiled with
+; LLVM -O3 for the host CPU, no fast-math flags).
 ;
 ; numpy runs a softmax as five passes (row max, subtract, exp, row sum, divide), and its row
 ; reductions over short rows (attention's 64 keys) cost more than the arithmetic; float32 np.exp
@@ -328,3 +329,184 @@ rest:
   call void @store_tail(ptr %pot, i64 %tail, <8 x float> %et)
   ret void
 }
+
+
+; -- layer norm over rows of n floats, n a multiple of 8 (the caller checks) -------------------
+; Per row, as burn_flex/kernels/nn.py's numpy path: mean = sum(x) * (1/n), d = x - mean,
+; r = 1 / sqrt(sum(d * d) * (1/n) + eps); the sums in the 8-lane order of hsum8.
+;   layer_norm_rows_f32(x, w, b, out, rows, n, eps): out = ((d * r) * w) + b
+;   layer_norm_grad_rows_f32(x, w, g, dx, t, rows, n, eps): xh = d * r, t = g * xh (the caller's
+;     column sums of t and g are dweight and dbias), gh = g * w,
+;     dx = ((gh - sum(gh) / n) - xh * (sum(gh * xh) / n)) * r
+
+define internal <8 x float> @splat8(float %v) alwaysinline nounwind readnone {
+  %v0 = insertelement <8 x float> undef, float %v, i64 0
+  %s = shufflevector <8 x float> %v0, <8 x float> undef, <8 x i32> zeroinitializer
+  ret <8 x float> %s
+}
+
+; (mean, r) of the row at p as splats
+define internal { <8 x float>, <8 x float> } @ln_stats(ptr %p, i64 %n, float %invn, float %eps) alwaysinline nounwind {
+entry:
+  br label %sum.loop
+sum.loop:
+  %i = phi i64 [ 0, %entry ], [ %i.next, %sum.loop ]
+  %acc = phi <8 x float> [ zeroinitializer, %entry ], [ %acc2, %sum.loop ]
+  %pi = getelementptr inbounds float, ptr %p, i64 %i
+  %v = load <8 x float>, ptr %pi, align 4
+  %acc2 = fadd <8 x float> %acc, %v
+  %i.next = add nuw nsw i64 %i, 8
+  %i.done = icmp sge i64 %i.next, %n
+  br i1 %i.done, label %mean, label %sum.loop
+mean:
+  %s = call float @hsum8(<8 x float> %acc2)
+  %m = fmul float %s, %invn
+  %ms = call <8 x float> @splat8(float %m)
+  br label %var.loop
+var.loop:
+  %j = phi i64 [ 0, %mean ], [ %j.next, %var.loop ]
+  %acc3 = phi <8 x float> [ zeroinitializer, %mean ], [ %acc4, %var.loop ]
+  %pj = getelementptr inbounds float, ptr %p, i64 %j
+  %vj = load <8 x float>, ptr %pj, align 4
+  %dj = fsub <8 x float> %vj, %ms
+  %sq = fmul <8 x float> %dj, %dj
+  %acc4 = fadd <8 x float> %acc3, %sq
+  %j.next = add nuw nsw i64 %j, 8
+  %j.done = icmp sge i64 %j.next, %n
+  br i1 %j.done, label %done, label %var.loop
+done:
+  %vs = call float @hsum8(<8 x float> %acc4)
+  %var = fmul float %vs, %invn
+  %ve = fadd float %var, %eps
+  %sd = call float @llvm.sqrt.f32(float %ve)
+  %r = fdiv float 1.0, %sd
+  %rs = call <8 x float> @splat8(float %r)
+  %res0 = insertvalue { <8 x float>, <8 x float> } undef, <8 x float> %ms, 0
+  %res = insertvalue { <8 x float>, <8 x float> } %res0, <8 x float> %rs, 1
+  ret { <8 x float>, <8 x float> } %res
+}
+
+define void @layer_norm_rows_f32(ptr nocapture readonly %x, ptr nocapture readonly %w, ptr nocapture readonly %b,
+                                 ptr nocapture writeonly %out, i64 %rows, i64 %n, float %eps) nounwind {
+entry:
+  %nf = sitofp i64 %n to float
+  %invn = fdiv float 1.0, %nf
+  %none = icmp sle i64 %rows, 0
+  %empty = icmp sle i64 %n, 0
+  %skip = or i1 %none, %empty
+  br i1 %skip, label %exit, label %row
+row:
+  %r = phi i64 [ 0, %entry ], [ %r.next, %row.end ]
+  %off = mul i64 %r, %n
+  %px = getelementptr inbounds float, ptr %x, i64 %off
+  %po = getelementptr inbounds float, ptr %out, i64 %off
+  %st = call { <8 x float>, <8 x float> } @ln_stats(ptr %px, i64 %n, float %invn, float %eps)
+  %ms = extractvalue { <8 x float>, <8 x float> } %st, 0
+  %rs = extractvalue { <8 x float>, <8 x float> } %st, 1
+  br label %out.loop
+out.loop:
+  %k = phi i64 [ 0, %row ], [ %k.next, %out.loop ]
+  %pk = getelementptr inbounds float, ptr %px, i64 %k
+  %xk = load <8 x float>, ptr %pk, align 4
+  %pwk = getelementptr inbounds float, ptr %w, i64 %k
+  %wk = load <8 x float>, ptr %pwk, align 4
+  %pbk = getelementptr inbounds float, ptr %b, i64 %k
+  %bk = load <8 x float>, ptr %pbk, align 4
+  %dk = fsub <8 x float> %xk, %ms
+  %nk = fmul <8 x float> %dk, %rs
+  %sk = fmul <8 x float> %nk, %wk
+  %ok = fadd <8 x float> %sk, %bk
+  %pok = getelementptr inbounds float, ptr %po, i64 %k
+  store <8 x float> %ok, ptr %pok, align 4
+  %k.next = add nuw nsw i64 %k, 8
+  %k.done = icmp sge i64 %k.next, %n
+  br i1 %k.done, label %row.end, label %out.loop
+row.end:
+  %r.next = add nuw nsw i64 %r, 1
+  %r.done = icmp eq i64 %r.next, %rows
+  br i1 %r.done, label %exit, label %row
+exit:
+  ret void
+}
+
+define void @layer_norm_grad_rows_f32(ptr nocapture readonly %x, ptr nocapture readonly %w, ptr nocapture readonly %g,
+                                      ptr nocapture writeonly %dx, ptr nocapture writeonly %t, i64 %rows, i64 %n,
+                                      float %eps) nounwind {
+entry:
+  %nf = sitofp i64 %n to float
+  %invn = fdiv float 1.0, %nf
+  %none = icmp sle i64 %rows, 0
+  %empty = icmp sle i64 %n, 0
+  %skip = or i1 %none, %empty
+  br i1 %skip, label %exit, label %row
+row:
+  %r = phi i64 [ 0, %entry ], [ %r.next, %row.end ]
+  %off = mul i64 %r, %n
+  %px = getelementptr inbounds float, ptr %x, i64 %off
+  %pg = getelementptr inbounds float, ptr %g, i64 %off
+  %pdx = getelementptr inbounds float, ptr %dx, i64 %off
+  %pt = getelementptr inbounds float, ptr %t, i64 %off
+  %st = call { <8 x float>, <8 x float> } @ln_stats(ptr %px, i64 %n, float %invn, float %eps)
+  %ms = extractvalue { <8 x float>, <8 x float> } %st, 0
+  %rs = extractvalue { <8 x float>, <8 x float> } %st, 1
+  br label %a.loop
+a.loop:
+  ; t = g * xh; the sums of gh = g * w and of gh * xh
+  %i = phi i64 [ 0, %row ], [ %i.next, %a.loop ]
+  %s1 = phi <8 x float> [ zeroinitializer, %row ], [ %s1n, %a.loop ]
+  %s2 = phi <8 x float> [ zeroinitializer, %row ], [ %s2n, %a.loop ]
+  %pxi = getelementptr inbounds float, ptr %px, i64 %i
+  %xi = load <8 x float>, ptr %pxi, align 4
+  %pgi = getelementptr inbounds float, ptr %pg, i64 %i
+  %gi = load <8 x float>, ptr %pgi, align 4
+  %pwi = getelementptr inbounds float, ptr %w, i64 %i
+  %wi = load <8 x float>, ptr %pwi, align 4
+  %di = fsub <8 x float> %xi, %ms
+  %xhi = fmul <8 x float> %di, %rs
+  %ti = fmul <8 x float> %gi, %xhi
+  %pti = getelementptr inbounds float, ptr %pt, i64 %i
+  store <8 x float> %ti, ptr %pti, align 4
+  %ghi = fmul <8 x float> %gi, %wi
+  %s1n = fadd <8 x float> %s1, %ghi
+  %gx = fmul <8 x float> %ghi, %xhi
+  %s2n = fadd <8 x float> %s2, %gx
+  %i.next = add nuw nsw i64 %i, 8
+  %i.done = icmp sge i64 %i.next, %n
+  br i1 %i.done, label %means, label %a.loop
+means:
+  %sum1 = call float @hsum8(<8 x float> %s1n)
+  %sum2 = call float @hsum8(<8 x float> %s2n)
+  %mgh = fmul float %sum1, %invn
+  %mghxh = fmul float %sum2, %invn
+  %mghs = call <8 x float> @splat8(float %mgh)
+  %mghxhs = call <8 x float> @splat8(float %mghxh)
+  br label %b.loop
+b.loop:
+  %k = phi i64 [ 0, %means ], [ %k.next, %b.loop ]
+  %pxk = getelementptr inbounds float, ptr %px, i64 %k
+  %xk = load <8 x float>, ptr %pxk, align 4
+  %pgk = getelementptr inbounds float, ptr %pg, i64 %k
+  %gk = load <8 x float>, ptr %pgk, align 4
+  %pwk = getelementptr inbounds float, ptr %w, i64 %k
+  %wk = load <8 x float>, ptr %pwk, align 4
+  %dk = fsub <8 x float> %xk, %ms
+  %xhk = fmul <8 x float> %dk, %rs
+  %ghk = fmul <8 x float> %gk, %wk
+  %c1 = fsub <8 x float> %ghk, %mghs
+  %c2 = fmul <8 x float> %xhk, %mghxhs
+  %c3 = fsub <8 x float> %c1, %c2
+  %dxk = fmul <8 x float> %c3, %rs
+  %pdk = getelementptr inbounds float, ptr %pdx, i64 %k
+  store <8 x float> %dxk, ptr %pdk, align 4
+  %k.next = add nuw nsw i64 %k, 8
+  %k.done = icmp sge i64 %k.next, %n
+  br i1 %k.done, label %row.end, label %b.loop
+row.end:
+  %r.next = add nuw nsw i64 %r, 1
+  %r.done = icmp eq i64 %r.next, %rows
+  br i1 %r.done, label %exit, label %row
+exit:
+  ret void
+}
+
+declare float @llvm.sqrt.f32(float)
