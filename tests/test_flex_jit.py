@@ -465,3 +465,20 @@ def test_flex_layer_norm_jit_rows_match_torch_and_the_numpy_path(k, monkeypatch,
     slow = [knn.layer_norm(x, w, b, 1e-5), *knn.layer_norm_grad(x, w, g, 1e-5)]
     for got, ref in zip(runs[0], slow):
         np.testing.assert_allclose(got, ref, rtol=1e-5, atol=1e-5)
+
+
+def test_flex_log_softmax_grad_keeps_its_own_formula_with_minus_inf_inputs():
+    # log_softmax_grad is g - exp(y) * sum(g), not the softmax gradient: the JIT softmax rows must
+    # not take it (found by the wgpu suite, which also runs it on flex; this runs without wgpu)
+    import burn.nn.functional as F
+    inf = np.inf
+    a = np.array([[0.0, -inf, 1.0, -inf], [3.0, 3.0, -inf, 2.0], [0.5, 1.5, -2.0, 4.0]], np.float32)
+    gy = np.array([[1.0, 2.0, -1.0, 0.5]] * 3, np.float32)
+    x = burn.tensor(a, device=burn.Device.flex().autodiff()).require_grad()
+    y = F.log_softmax(x, axis=1)
+    gx = x.grad((y * burn.tensor(gy, device=burn.Device.flex().autodiff())).sum().backward()).numpy()
+    xt = torch.from_numpy(a.copy()).requires_grad_()
+    yt = torch.log_softmax(xt, 1)
+    (yt * torch.from_numpy(gy)).sum().backward()
+    np.testing.assert_allclose(y.numpy(), yt.detach().numpy(), rtol=1e-6)
+    np.testing.assert_allclose(gx, xt.grad.numpy(), rtol=1e-6, atol=1e-7)

@@ -187,10 +187,6 @@ def log_softmax_grad(y, g, axis):
     y2, back = _rows(y, axis)
     g2, _ = _rows(g, axis)
     t = np.empty(np.broadcast_shapes(g2.shape, y2.shape), np.result_type(g2, y2))
-    k = _jit_rows(y2, g2) if g2.shape == y2.shape else None
-    if k is not None:
-        _by_rows(t, lambda a, b: k.softmax_grad_rows(y2[a:b], g2[a:b], t[a:b]), blas=False)
-        return back(t)
 
     def work(a, b):
         ys, gs, ts = y2[a:b], g2[a:b], t[a:b]
