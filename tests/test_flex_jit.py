@@ -279,6 +279,8 @@ def test_jit_updates_reject_bad_operands(k):
         k.sgd[0](x, x, x, x.copy(), np.zeros(3, np.float32), h[:4])
     with pytest.raises(TypeError, match="expected 7 arrays and h, got 6"):
         k.adam["l2"](x, x, x, x, x.copy(), x.copy(), h)
+    with pytest.raises(ValueError, match="adam_f32_none: needs 10 hyper-parameters, got 4"):
+        k.adam["none"](x, x, x, x, x.copy(), x.copy(), x.copy(), h[:4])
 
 
 def test_array_addresses_match_the_array_interface():

@@ -407,6 +407,7 @@ class _LayerNormRows:
 
 
 _UPDATE_ARGS = {"adam": 9, "sgd": 7}
+_UPDATE_HYPER = {"adam": 10, "sgd": 4}
 
 
 class _Update:
@@ -418,13 +419,14 @@ class _Update:
     the first input (the caller slices chunks of flattened arrays); the outputs must not overlap
     any other array (the IR assumes no aliasing of what it writes)."""
 
-    __slots__ = ("fn", "n_arrays", "__name__")
+    __slots__ = ("fn", "n_arrays", "n_hyper", "__name__")
 
     def __init__(self, engine, name, kind):
         n = _UPDATE_ARGS[kind]
         self.fn = ctypes.CFUNCTYPE(None, *([ctypes.c_void_p] * (n - 1)), ctypes.c_int64)(
             engine.get_function_address(name))
         self.n_arrays = n - 2            # the arrays before h; then h, then the element count
+        self.n_hyper = _UPDATE_HYPER[kind]
         self.__name__ = name
 
     def __call__(self, *arrays):
@@ -439,6 +441,8 @@ class _Update:
         for a in data:
             if a.size != n:
                 raise ValueError(f"{self.__name__}: every array needs {n} elements, got {a.size}")
+        if h.size < self.n_hyper:        # the kernel reads that many
+            raise ValueError(f"{self.__name__}: needs {self.n_hyper} hyper-parameters, got {h.size}")
         self.fn(*[_addr(a) for a in data], _addr(h), n)
 
 
