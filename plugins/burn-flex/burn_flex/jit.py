@@ -119,7 +119,8 @@ def kernels():
                 _state["kernels"], _state["source"] = _load()
             except Exception as e:     # llvmlite missing, or LLVM refused the module
                 _state["reason"] = f"{type(e).__name__}: {e}"
-                warnings.warn("burn-flex: the JIT kernels (float32 erf, gelu, relu, im2col, col2im, max pooling, "
+                warnings.warn("burn-flex: the JIT kernels (float32 erf, gelu, relu, softmax, layer norm, im2col, "
+                              "col2im, max pooling, "
                               "optimizer updates) are unavailable "
                               f"({_state['reason']}); flex runs its numpy kernels instead (same results, "
                               "slower). Install llvmlite, or set BURN_FLEX_JIT=0 to silence this.",

@@ -154,6 +154,7 @@ entry:
   %tail = sub i64 %n, %n8
   %tv0 = insertelement <8 x i64> undef, i64 %tail, i64 0
   %tails = shufflevector <8 x i64> %tv0, <8 x i64> undef, <8 x i32> zeroinitializer
+  %hastail = icmp sgt i64 %tail, 0
   %none = icmp sle i64 %rows, 0
   %empty = icmp sle i64 %n, 0
   %skip = or i1 %none, %empty
@@ -198,21 +199,26 @@ exp.loop:
   br i1 %j.done, label %exp.tail, label %exp.loop
 exp.tail:
   %vsum = phi <8 x float> [ zeroinitializer, %max.tail ], [ %vs2, %exp.loop ]
+  %pot = getelementptr inbounds float, ptr %po, i64 %n8
+  br i1 %hastail, label %exp.rest, label %exp.sum
+exp.rest:
   %xt = call <8 x float> @load_tail(ptr %ptl, i64 %tail, float 0xFFF0000000000000)
   %dt = fsub <8 x float> %xt, %ms
   %et = call <8 x float> @exp8(<8 x float> %dt)
   ; the padding lanes: exp(-inf - m) is 0 for a finite m; NaN for m = -inf or NaN, as the row
   %tailmask = icmp slt <8 x i64> <i64 0, i64 1, i64 2, i64 3, i64 4, i64 5, i64 6, i64 7>, %tails
   %et0 = select <8 x i1> %tailmask, <8 x float> %et, <8 x float> zeroinitializer
-  %pot = getelementptr inbounds float, ptr %po, i64 %n8
   call void @store_tail(ptr %pot, i64 %tail, <8 x float> %et)
-  %vsumt = fadd <8 x float> %vsum, %et0
+  %vsumr = fadd <8 x float> %vsum, %et0
+  br label %exp.sum
+exp.sum:
+  %vsumt = phi <8 x float> [ %vsum, %exp.tail ], [ %vsumr, %exp.rest ]
   %s = call float @hsum8(<8 x float> %vsumt)
   %s0 = insertelement <8 x float> undef, float %s, i64 0
   %ss = shufflevector <8 x float> %s0, <8 x float> undef, <8 x i32> zeroinitializer
   br i1 %has8, label %div.loop, label %div.tail
 div.loop:
-  %k = phi i64 [ 0, %exp.tail ], [ %k.next, %div.loop ]
+  %k = phi i64 [ 0, %exp.sum ], [ %k.next, %div.loop ]
   %pk = getelementptr inbounds float, ptr %po, i64 %k
   %ek = load <8 x float>, ptr %pk, align 4
   %yk = fdiv <8 x float> %ek, %ss
@@ -221,6 +227,8 @@ div.loop:
   %k.done = icmp eq i64 %k.next, %n8
   br i1 %k.done, label %div.tail, label %div.loop
 div.tail:
+  br i1 %hastail, label %div.rest, label %row.end
+div.rest:
   %eto = call <8 x float> @load_tail(ptr %pot, i64 %tail, float 0.0)
   %yt = fdiv <8 x float> %eto, %ss
   call void @store_tail(ptr %pot, i64 %tail, <8 x float> %yt)
