@@ -294,7 +294,18 @@ def test_matmul_epilogue_and_reduce_prologue_split_equal(small_thresholds):
     np.testing.assert_allclose(one[0], want, rtol=1e-5, atol=1e-5)
 
 
-def test_large_matmul_epilogue_runs_blocked_and_equal(small_thresholds, monkeypatch):
+@pytest.fixture
+def numpy_groups(monkeypatch):
+    """Fused groups through flex's numpy runners, not compiled (burn_flex.jit_groups): the tests of
+    those runners' own mechanisms (blocking, splitting) use it."""
+    from burn_flex import jit_groups
+    monkeypatch.setattr(jit_groups, "ENABLED", False)
+    burn.fusion.clear_plan_cache()
+    yield
+    burn.fusion.clear_plan_cache()
+
+
+def test_large_matmul_epilogue_runs_blocked_and_equal(small_thresholds, numpy_groups, monkeypatch):
     r = np.random.default_rng(10)
     a = r.standard_normal((2, 256, 64)).astype(np.float32)
     w = r.standard_normal((64, 256)).astype(np.float32)

@@ -25,7 +25,7 @@ from burn import float32
 from burn.dispatch import registry
 from burn.primitives import ELEMENTWISE
 
-from . import threads
+from . import jit_groups, threads
 
 from .native import HALF_NATIVE, narrow, native, widen
 
@@ -77,19 +77,22 @@ def compile_elementwise(group, backend_name="flex", blocked=True, matmul=False):
              for fn, attrs, args in kernels]
     fresh = [_ufunc_like(fn) or name == "matmul" for (fn, _, _), (name, _, _) in zip(kernels, group.ops)]
     elementwise = [getattr(registry.ops.get(name), "kind", None) == ELEMENTWISE for name, _, _ in group.ops]
+    compiled = jit_groups.plan(group) if halves is None else None      # float32 / bool runs (jit_groups)
     return _Prepared(backend_name, blocked, matmul, steps, n_in, [n_in + j for j in group.outputs], fresh,
-                     elementwise, halves).bind(group)
+                     elementwise, halves, compiled).bind(group)
 
 
 class _Prepared:
     """What a compiled group keeps at every size: its kernels and steps. ``bind(group)`` makes the
     runner for one set of sizes (whole-array, blocked, or matmul + blocked epilogue)."""
 
-    __slots__ = ("backend_name", "blocked", "matmul", "steps", "n_in", "outputs", "fresh", "elementwise", "halves")
+    __slots__ = ("backend_name", "blocked", "matmul", "steps", "n_in", "outputs", "fresh", "elementwise", "halves",
+                 "compiled")
 
-    def __init__(self, backend_name, blocked, matmul, steps, n_in, outputs, fresh, elementwise, halves):
+    def __init__(self, backend_name, blocked, matmul, steps, n_in, outputs, fresh, elementwise, halves, compiled):
         self.backend_name, self.blocked, self.matmul, self.steps, self.n_in = backend_name, blocked, matmul, steps, n_in
         self.outputs, self.fresh, self.elementwise, self.halves = outputs, fresh, elementwise, halves
+        self.compiled = compiled
 
     def bind(self, group):
         if self.matmul:
@@ -105,6 +108,10 @@ class _Prepared:
         """The runner at these sizes: block by block for a large element-wise group, else
         whole-array (at any sizes, but for a matmul group, which is bound per size)."""
         size = _numel(out_shape)
+        if self.compiled is not None and max([size] + [_numel(s) for s in in_shapes]) >= jit_groups.MIN_SIZE:
+            run = self.compiled.runner(self.steps, self.n_in, self.outputs)     # any size from here on
+            run.any_size = not self.matmul
+            return self._wrap(run)
         if self.blocked and size >= MIN_FUSED_SIZE:
             layout = _block_layout(out_shape, in_shapes)
             # an op without tensor inputs (``full``) is evaluated once, as a 0-d value that broadcasts
@@ -149,7 +156,7 @@ class _BySize:
         size = 1
         for k, a, c in self.recipe:
             size *= c if k < 0 else inputs[k].shape[a]
-        if size < MIN_FUSED_SIZE:
+        if size < (MIN_FUSED_SIZE if self.prep.compiled is None else min(MIN_FUSED_SIZE, jit_groups.MIN_SIZE)):
             return self.whole(*inputs)
         key = tuple([x.shape for x in inputs])
         run = self.by_shapes.get(key)

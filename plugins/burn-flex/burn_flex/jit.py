@@ -144,12 +144,30 @@ def reset() -> None:
 
 
 def _load():
+    engine, mod, source = compile_ir(_module_source())
+    return Kernels(engine, mod), source
+
+
+def compile_ir(src: str):
+    r"""Compile LLVM IR text for this CPU: ``(engine, module, source)`` where ``source`` is
+    ``"compiled"`` or ``"disk cache"`` (object code keyed by the text, the CPU and the LLVM
+    version, read back instead of optimizing and compiling again). Raises where llvmlite is
+    missing or LLVM rejects the text. Used for the kernel module and for the compiled
+    element-wise groups (``burn_flex.jit_groups``); keep ``engine`` alive while its code runs.
+
+    Example::
+
+        >>> from burn_flex import jit
+        >>> engine, _, _ = jit.compile_ir("define i64 @twice(i64 %x) {\n %y = add i64 %x, %x\n ret i64 %y\n}")
+        >>> import ctypes
+        >>> ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_int64)(engine.get_function_address("twice"))(21)
+        42
+    """
     import llvmlite
     import llvmlite.binding as llvm
 
     llvm.initialize_native_target()
     llvm.initialize_native_asmprinter()
-    src = _module_source()
     cpu, features = llvm.get_host_cpu_name(), llvm.get_host_cpu_features().flatten()
     tm = llvm.Target.from_default_triple().create_target_machine(cpu=cpu, features=features, opt=3)
     key = hashlib.sha256("\0".join([src, cpu, features, llvm.get_default_triple(), llvmlite.__version__,
@@ -170,7 +188,7 @@ def _load():
     engine.finalize_object()
     if cached is None and built and path is not None:
         _write(path, built[0])
-    return Kernels(engine, mod), ("disk cache" if cached is not None else "compiled")
+    return engine, mod, ("disk cache" if cached is not None else "compiled")
 
 
 def _module_source() -> str:
