@@ -12,8 +12,9 @@ What is compiled: a run of ops with float32 or bool values from this set, in the
 order: ``add sub mul div maximum minimum neg positive abs square sqrt relu`` on float32,
 the comparisons ``gt ge lt le eq ne`` (float32 to bool), ``logical_and / or / xor / not``
 on bool and ``where``; the run starts at the group's first op, or after a leading ``matmul``
-(an epilogue). Ops after the run (a reduction and what follows) run as flex's kernels on the
-run's results. Every op computes numpy's IEEE float32 result, without fast-math flags (no
+(an epilogue). An element-wise group or an epilogue is compiled only whole (else the numpy
+path's blocks serve its other ops better); a reduction group's run is its prologue, and the
+ops after it (the reduction and what follows) run as flex's kernels on the run's results. Every op computes numpy's IEEE float32 result, without fast-math flags (no
 contraction, no reassociation): ``maximum(a, b)`` is ``a if a > b or a is NaN else b`` as
 numpy's, ``ne`` is true for NaN, ``where`` selects bits. So a compiled group gives the bits
 the numpy path gives, -0.0 and subnormals included (tested over random groups with NaN, inf and
@@ -139,6 +140,11 @@ def plan(group):
         kinds[("op", end)] = k
         end += 1
     if end == start or (end - start == 1 and ops[start][0] == "relu"):   # relu alone has its own kernel
+        return None
+    if end < len(ops) and group.kind != "reduce":
+        # an element-wise or epilogue run that stops early would leave its remainder to whole-array
+        # kernels, which the blocked numpy path runs in cache-sized blocks: compile whole runs only
+        # (a reduction's prologue is whole-array on either path)
         return None
     later = {j for _, _, args in ops[end:] for src, j in args if src == "op"}
     keep = tuple(j for j in range(start, end) if j in later or j in group.outputs)
