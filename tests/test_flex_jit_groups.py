@@ -187,15 +187,18 @@ def test_matmul_epilogue_runs_compiled_and_equal(monkeypatch):
     _same(fast[1], np.maximum(fast[0] + bias, np.float32(0)))
 
 
-def test_an_op_outside_the_set_ends_the_compiled_run_and_small_groups_stay_numpy():
+def test_an_op_outside_the_set_keeps_an_elementwise_group_numpy_and_small_groups_stay_numpy():
     rng = np.random.default_rng(5)
     x, y = rng.standard_normal((256, 512)).astype(np.float32), rng.standard_normal((256, 512)).astype(np.float32)
     bx, by = burn.tensor(x), burn.tensor(y)
     bx.numpy(), by.numpy()
     before = jit_groups.status()["calls"]
-    got = ((bx * by + 1.0).exp() - by).numpy()          # mul, add compiled; exp and sub numpy
-    assert jit_groups.status()["calls"] == before + 1
+    got = ((bx * by + 1.0).exp() - by).numpy()          # exp is not compiled: the blocked numpy path
+    assert jit_groups.status()["calls"] == before
     np.testing.assert_array_equal(got, np.exp(x * y + np.float32(1)) - y)
+    got = ((bx * by + 1.0).exp() - by).sum(axis=1).numpy()   # a reduction's prologue: mul, add compiled
+    assert jit_groups.status()["calls"] == before + 1
+    np.testing.assert_allclose(got, (np.exp(x * y + np.float32(1)) - y).sum(axis=1), rtol=1e-5)
     small = burn.tensor(x[:8, :8])
     small.numpy()
     before = jit_groups.status()["calls"]
