@@ -41,7 +41,13 @@ def _values(shape, rng):
     return x
 
 
-# each op: (arity, burn function, numpy function, argument kinds, result kind)
+def _numpy_kernel(name):
+    """flex's numpy erf / gelu (the JIT kernels' reference, bit for bit)."""
+    from burn_flex.kernels import elementwise as kew
+    return {"erf": kew._erf_numpy, "gelu": kew._gelu_numpy}[name]
+
+
+# each op: (arity, burn function, numpy function, result kind)
 _F, _B = "f", "b"
 OPS = {
     "add": (2, lambda a, b: a + b, np.add, _F), "sub": (2, lambda a, b: a - b, np.subtract, _F),
@@ -50,6 +56,8 @@ OPS = {
     "neg": (1, lambda a: -a, np.negative, _F), "abs": (1, burn.abs, np.abs, _F),
     "sqrt": (1, burn.sqrt, np.sqrt, _F), "square": (1, burn.square, np.square, _F),
     "relu": (1, burn.relu, lambda a: np.maximum(a, np.float32(0)), _F),
+    "erf": (1, burn.erf, lambda a: _numpy_kernel("erf")(a), _F),
+    "gelu": (1, burn.nn.functional.gelu, lambda a: _numpy_kernel("gelu")(a), _F),
     "gt": (2, lambda a, b: a > b, np.greater, _B), "le": (2, lambda a, b: a <= b, np.less_equal, _B),
     "eq": (2, lambda a, b: a == b, np.equal, _B), "ne": (2, lambda a, b: a != b, np.not_equal, _B),
 }

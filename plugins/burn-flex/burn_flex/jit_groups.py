@@ -9,7 +9,9 @@ bias + relu, a relu gradient or a residual add reads each input once and writes 
 value once.
 
 What is compiled: a run of ops with float32 or bool values from this set, in the group's
-order: ``add sub mul div maximum minimum neg positive abs square sqrt relu`` on float32,
+order: ``add sub mul div maximum minimum neg positive abs square sqrt relu`` on float32, and
+``erf`` and ``gelu`` (the functions of flex's kernel module, ``kernels/ll/erf.ll``, bit-identical
+to its numpy erf),
 the comparisons ``gt ge lt le eq ne`` (float32 to bool), ``logical_and / or / xor / not``
 on bool and ``where``; the run starts at the group's first op, or after a leading ``matmul``
 (an epilogue). An element-wise group or an epilogue is compiled only whole (else the numpy
@@ -64,7 +66,9 @@ _F, _B = "f", "b"
 _ARITH = {"add": "fadd", "sub": "fsub", "mul": "fmul", "div": "fdiv"}
 _CMP = {"gt": "ogt", "ge": "oge", "lt": "olt", "le": "ole", "eq": "oeq", "ne": "une"}
 _LOGIC = {"logical_and": "and", "logical_or": "or", "logical_xor": "xor"}
-_FLOAT_UNARY = {"neg", "positive", "abs", "square", "sqrt", "relu"}
+_FLOAT_UNARY = {"neg", "positive", "abs", "square", "sqrt", "relu", "erf", "gelu"}
+# ops whose code is flex's kernel module's own (kernels/ll/erf.ll, bit-identical to the numpy erf)
+_ERF_OPS = {"erf", "gelu"}
 
 _lock = threading.Lock()
 _compiled: dict = {}          # IR text -> _Kernel (runners keep the ones they use alive)
@@ -324,7 +328,14 @@ def _render(p, inner):
               "  br i1 %r.done, label %exit, label %row", "exit:", "  ret void", "}", "",
               "declare float @llvm.fabs.f32(float)", "declare float @llvm.sqrt.f32(float)",
               "!0 = distinct !{!0, !1}", '!1 = !{!"llvm.loop.vectorize.enable", i1 true}', ""]
+    if any(name in _ERF_OPS for name, _, _ in p.ops):
+        lines.append(_erf_source())          # @erf_f and @gelu_f, inlined into the loop
     return "\n".join(lines)
+
+
+def _erf_source():
+    from importlib import resources
+    return resources.files("burn_flex.kernels").joinpath("ll", "erf.ll").read_text()
 
 
 def _emit(name, v, a):
@@ -346,6 +357,8 @@ def _emit(name, v, a):
         return [f"  {v} = call float @llvm.sqrt.f32(float {a[0]})"]
     if name == "square":
         return [f"  {v} = fmul float {a[0]}, {a[0]}"]
+    if name in _ERF_OPS:                                    # flex's erf / gelu (kernels/ll/erf.ll)
+        return [f"  {v} = call float @{name}_f(float {a[0]})"]
     if name in _CMP:
         return [f"  {v} = fcmp {_CMP[name]} float {a[0]}, {a[1]}"]
     if name in _LOGIC:
