@@ -312,59 +312,37 @@ def _fast_addr():
 _addr = _fast_addr() or _addr_interface
 
 
-class _Columns:
-    """im2col / col2im over float32 planes with conv.py's precomputed geometry
-    (``kernels/ll/conv.ll``), called by ``burn_flex.kernels.conv``; ctypes releases the GIL.
+def _check_float32(name, arrays, written):
+    """The checks every array kernel makes: C-contiguous float32 operands, a writeable output."""
+    for a in arrays:
+        if a.dtype != np.float32 or not a.flags.c_contiguous:
+            raise TypeError(f"{name}: expected C-contiguous float32 arrays, got "
+                            f"{a.dtype} (contiguous: {a.flags.c_contiguous})")
+    if not written.flags.writeable:
+        raise TypeError(f"{name}: the output array is read-only")
 
-    ``fn(*planes, d, rowoff, colr)``: ``n_planes`` float32 arrays, the last one written, then the
-    int64 geometry; every array C-contiguous, the written one distinct from the others (the
-    caller checks; the IR assumes no aliasing)."""
+
+class _Planes:
+    """A kernel over float32 planes, called by ``burn_flex.kernels.conv``: ``fn(*planes, *geometry)``
+    with ``n_planes`` float32 arrays (the last one written, distinct from the others: the IR assumes
+    no aliasing) and ``n_geometry`` int64 arrays the callee trusts (the caller derives them from the
+    arrays' shapes): im2col / col2im (``kernels/ll/conv.ll``, geometry ``d, rowoff, colr``) and 2x2
+    max pooling (``kernels/ll/pool.ll``, ``d = [P, H, W, OH, OW]``). ctypes releases the GIL."""
 
     __slots__ = ("fn", "n_planes", "__name__")
 
-    def __init__(self, engine, name, n_planes=2):
-        self.fn = ctypes.CFUNCTYPE(None, *([ctypes.c_void_p] * (n_planes + 3)))(engine.get_function_address(name))
+    def __init__(self, engine, name, n_planes, n_geometry):
+        self.fn = ctypes.CFUNCTYPE(None, *([ctypes.c_void_p] * (n_planes + n_geometry)))(
+            engine.get_function_address(name))
         self.n_planes = n_planes
         self.__name__ = name
 
     def __call__(self, *arrays):
-        planes = arrays[:-3]
-        if len(planes) != self.n_planes:
-            raise TypeError(f"{self.__name__}: expected {self.n_planes} float32 arrays and the geometry, "
-                            f"got {len(planes)}")
-        for a in planes:
-            if a.dtype != np.float32 or not a.flags.c_contiguous:
-                raise TypeError(f"{self.__name__}: expected C-contiguous float32 arrays, got "
-                                f"{a.dtype} (contiguous: {a.flags.c_contiguous})")
-        if not planes[-1].flags.writeable:
-            raise TypeError(f"{self.__name__}: the output array is read-only")
-        self.fn(*[_addr(a) for a in arrays])
-        return planes[-1]
-
-
-class _Pool:
-    """2x2 / stride-2 max pooling over float32 planes (``kernels/ll/pool.ll``), called by
-    ``burn_flex.kernels.conv``: ``fn(*planes, d)`` with ``n_planes`` C-contiguous float32 arrays
-    (the last one written, distinct from the others) and ``d = [P, H, W, OH, OW]`` (int64, the
-    callee trusts it: the caller derives it from the arrays' shapes); ctypes releases the GIL."""
-
-    __slots__ = ("fn", "n_planes", "__name__")
-
-    def __init__(self, engine, name, n_planes):
-        self.fn = ctypes.CFUNCTYPE(None, *([ctypes.c_void_p] * (n_planes + 1)))(engine.get_function_address(name))
-        self.n_planes = n_planes
-        self.__name__ = name
-
-    def __call__(self, *arrays):
-        *planes, d = arrays
-        if len(planes) != self.n_planes:
-            raise TypeError(f"{self.__name__}: expected {self.n_planes} float32 arrays and d, got {len(planes)}")
-        for a in planes:
-            if a.dtype != np.float32 or not a.flags.c_contiguous:
-                raise TypeError(f"{self.__name__}: expected C-contiguous float32 arrays, got "
-                                f"{a.dtype} (contiguous: {a.flags.c_contiguous})")
-        if not planes[-1].flags.writeable:
-            raise TypeError(f"{self.__name__}: the output array is read-only")
+        if len(arrays) != len(self.fn.argtypes):
+            raise TypeError(f"{self.__name__}: expected {self.n_planes} float32 arrays and "
+                            f"{len(self.fn.argtypes) - self.n_planes} geometry arrays, got {len(arrays)} arrays")
+        planes = arrays[:self.n_planes]
+        _check_float32(self.__name__, planes, planes[-1])
         self.fn(*[_addr(a) for a in arrays])
         return planes[-1]
 
@@ -453,10 +431,7 @@ class _Update:
         n = data[0].size
         if len(data) != self.n_arrays:
             raise TypeError(f"{self.__name__}: expected {self.n_arrays} arrays and h, got {len(data)}")
-        for a in arrays:
-            if a.dtype != np.float32 or not a.flags.c_contiguous:
-                raise TypeError(f"{self.__name__}: expected C-contiguous float32 arrays, got "
-                                f"{a.dtype} (contiguous: {a.flags.c_contiguous})")
+        _check_float32(self.__name__, arrays, data[-1])
         for a in data:
             if a.size != n:
                 raise ValueError(f"{self.__name__}: every array needs {n} elements, got {a.size}")
@@ -492,10 +467,10 @@ class Kernels:
         self.layer_norm_grad_rows = _LayerNormRows(engine, "layer_norm_grad_rows_f32", 5, (1,))   # x, w, g, dx, t
         # the softmax's exp alone (tests of its accuracy): exp(x, out) on [rows, n] float32 arrays
         self.exp = _Rows(engine, "exp_f32", 1)
-        self.im2col = _Columns(engine, "im2col_f32")
-        self.col2im = _Columns(engine, "col2im_f32")
-        self.maxpool2 = _Pool(engine, "maxpool2_f32", 2)
-        self.maxpool2_grad = _Pool(engine, "maxpool2_grad_f32", 4)
+        self.im2col = _Planes(engine, "im2col_f32", 2, 3)
+        self.col2im = _Planes(engine, "col2im_f32", 2, 3)
+        self.maxpool2 = _Planes(engine, "maxpool2_f32", 2, 1)
+        self.maxpool2_grad = _Planes(engine, "maxpool2_grad_f32", 4, 1)
         self.adam = {mode: _Update(engine, f"adam_f32_{mode}", "adam") for mode in ("none", "l2", "decoupled")}
         # flags: 1 first step, 2 weight decay, 4 nesterov (see optim.ll)
         self.sgd = tuple(_Update(engine, f"sgd_f32_{f}", "sgd") for f in range(8))
