@@ -108,7 +108,8 @@ class _Prepared:
         """The runner at these sizes: block by block for a large element-wise group, else
         whole-array (at any sizes, but for a matmul group, which is bound per size)."""
         size = _numel(out_shape)
-        if self.compiled is not None and max([size] + [_numel(s) for s in in_shapes]) >= jit_groups.MIN_SIZE:
+        if (self.compiled is not None and max([size] + [_numel(s) for s in in_shapes]) >= jit_groups.MIN_SIZE
+                and self.compiled.available()):
             run = self.compiled.runner(self.steps, self.n_in, self.outputs)     # any size from here on
             run.any_size = not self.matmul
             return self._wrap(run)

@@ -112,7 +112,8 @@ def _result_kind(name, kinds):
 
 def plan(group):
     """The compiled run of ``group`` (a ``burn.fusion.FusedGroup``): a :class:`Plan`, or None
-    where no op run qualifies or flex's JIT is unavailable.
+    where no op run qualifies or flex's JIT is off. Planning loads nothing: LLVM is loaded when a
+    group first runs at ``MIN_SIZE`` elements or more (:meth:`Plan.available`).
 
     Example::
 
@@ -126,7 +127,7 @@ def plan(group):
         >>> p is None or (p.start, p.end) == (0, 2)
         True
     """
-    if not ENABLED or jit.kernels() is None:
+    if not ENABLED or not jit.enabled():     # whether LLVM loads is asked when a run is large enough
         return None
     ops = group.ops
     start = 1 if ops and ops[0][0] == "matmul" and group.kind == "matmul" else 0
@@ -173,6 +174,11 @@ class Plan:
                 if (a[0] == "in" or a[1] < start) and a not in seen:
                     seen.append(a)
         self.sources = tuple(seen)
+
+    @staticmethod
+    def available() -> bool:
+        """Whether flex's JIT loads here (it loads, the first time it is asked)."""
+        return jit.kernels() is not None
 
     def runner(self, steps, n_in, outputs):
         """The group's runner: the run compiled, the ops before it (a matmul) and after it (a

@@ -133,7 +133,7 @@ def _geometry(hw, kernel, stride, padding, dilation, out_hw):
 
 
 def _run_columns(fn, arrays, planes, geometry):
-    """``fn(*arrays, d, rowoff, colr)`` over ``planes`` planes (a JIT kernel of conv.ll / pool.ll)."""
+    """``fn(*arrays, d, rowoff, colr)`` over ``planes`` planes (im2col / col2im of conv.ll)."""
     d, rowoff, colr = geometry
     d = d.copy()
     d[0] = planes
