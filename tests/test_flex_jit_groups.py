@@ -221,3 +221,19 @@ def test_layouts_merge_axes_and_refuse_more_than_three():
     assert jit_groups._layout([(64, 96), (96,)])[1:] == ([64, 96], [[96, 1], [0, 1]], (1, 1))
     assert jit_groups._layout([(3, 5, 7, 64), (5, 1, 64), (3, 1, 7, 1)]) is None
     assert jit_groups._layout([(), ()])[1] == [1]
+
+
+def test_strided_and_empty_inputs_run_correctly():
+    rng = np.random.default_rng(6)
+    a = rng.standard_normal((512, 300)).astype(np.float32)
+    b = rng.standard_normal((300, 512)).astype(np.float32)
+    ta, tb = burn.tensor(a), burn.tensor(b)
+    ta.numpy(), tb.numpy()
+    got = burn.maximum(ta * 2.0, tb.T - 1.0).numpy()           # a transposed (strided) input
+    np.testing.assert_array_equal(got, np.maximum(a * np.float32(2), b.T - np.float32(1)))
+    e = burn.tensor(np.zeros((0, 300), np.float32))
+    e.numpy()
+    assert burn.relu(e * 2.0 + 1.0).numpy().shape == (0, 300)
+    ones = burn.tensor(np.ones((1, 1), np.float32))
+    got = (ta * ones + ones).numpy()                            # size-1 inputs of every rank
+    np.testing.assert_array_equal(got, a * np.float32(1) + np.float32(1))
