@@ -237,3 +237,22 @@ def test_strided_and_empty_inputs_run_correctly():
     ones = burn.tensor(np.ones((1, 1), np.float32))
     got = (ta * ones + ones).numpy()                            # size-1 inputs of every rank
     np.testing.assert_array_equal(got, a * np.float32(1) + np.float32(1))
+
+
+def test_without_the_jit_groups_run_the_numpy_path(monkeypatch):
+    x = np.random.default_rng(7).standard_normal((256, 512)).astype(np.float32)
+    want = np.maximum(x * np.float32(2) - np.float32(1), np.float32(0))
+    monkeypatch.setenv("BURN_FLEX_JIT", "0")                 # switched off: nothing is planned
+    from burn.fusion import FusedGroup
+    m = burn.TensorMeta((256, 512), burn.float32)
+    assert jit_groups.plan(FusedGroup("elementwise", [("add", {}, [("in", 0), ("in", 1)]),
+                                                      ("relu", {}, [("op", 0)])], [m, m], [1], [m])) is None
+    monkeypatch.delenv("BURN_FLEX_JIT")
+    monkeypatch.setitem(jit._state, "kernels", None)          # unavailable (llvmlite missing): planned,
+    monkeypatch.setitem(jit._state, "tried", True)            # then the numpy path when it would run
+    burn.fusion.clear_plan_cache()
+    bx = burn.tensor(x)
+    bx.numpy()
+    before = jit_groups.status()["calls"]
+    np.testing.assert_array_equal(burn.relu(bx * 2.0 - 1.0).numpy(), want)
+    assert jit_groups.status()["calls"] == before
