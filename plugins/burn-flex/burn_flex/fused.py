@@ -95,7 +95,8 @@ class _Prepared:
         self.compiled = compiled
 
     def bind(self, group):
-        if self.matmul:
+        # a matmul group whose epilogue compiles (jit_groups) runs as one: no blocked epilogue to build
+        if self.matmul and self.compiled is None:
             run = compile_matmul_epilogue(group, self.backend_name)
             if run is not None:
                 run.prep = self
