@@ -48,6 +48,8 @@ import threading
 
 import numpy as np
 
+from burn.codegen.layout import broadcast_strides, merge_dims
+
 from . import jit, threads
 
 __all__ = ["MIN_SIZE", "plan", "status"]
@@ -190,34 +192,24 @@ def _layout(shapes):
     """``(out_shape, dims, strides, inner)`` of reading inputs of ``shapes`` (C-contiguous) for
     their broadcast output: ``dims`` the merged output axes (at most 3, else None), ``strides``
     per input its element strides along them (0 where it repeats), ``inner`` per input 1 or 0
-    (contiguous along the last merged axis, or one value there)."""
+    (contiguous along the last merged axis, or one value there). The merging is the generated
+    GPU kernels' (``burn.codegen.layout``)."""
     out = np.broadcast_shapes(*shapes)
-    nd = len(out)
-    st = []
-    for s in shapes:
-        al = (1,) * (nd - len(s)) + tuple(s)
-        acc, row = 1, [0] * nd
-        for d in range(nd - 1, -1, -1):
-            row[d] = acc if al[d] == out[d] and out[d] > 1 else 0
-            acc *= al[d]
-        st.append(row)
-    dims, strides = [], [[] for _ in shapes]
-    for d in range(nd):
-        if out[d] == 1:
-            continue
-        if dims and all(strides[k][-1] == st[k][d] * out[d] for k in range(len(shapes))):
-            dims[-1] *= out[d]               # merge with the axis before: every input allows it
-            for k in range(len(shapes)):
-                strides[k][-1] = st[k][d]
-            continue
-        dims.append(out[d])
-        for k in range(len(shapes)):
-            strides[k].append(st[k][d])
+    strides = [broadcast_strides(s, _c_strides(s), out) for s in shapes]
+    dims, strides = merge_dims(list(out), strides)
     if not dims:
         dims, strides = [1], [[0] for _ in shapes]
     if len(dims) > 3 or any(s[-1] not in (0, 1) for s in strides):
         return None
     return out, dims, strides, tuple(s[-1] for s in strides)
+
+
+def _c_strides(shape):
+    acc, out = 1, []
+    for d in reversed(shape):
+        out.append(acc)
+        acc *= d
+    return out[::-1]
 
 
 class _PlanRunner:
