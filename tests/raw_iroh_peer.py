@@ -1,0 +1,106 @@
+"""Iroh's own throughput on this machine, without burn: the reference the remote transfer test
+compares with where the machine cannot reach the absolute target.
+
+``python raw_iroh_peer.py`` serves: it prints a ticket, then on each bidirectional stream reads an
+8-byte command, ``+n`` (receive n bytes, answer one byte) or ``-n`` (send n bytes). A client
+(:func:`measure`) moves 64 MiB each way over the same number of streams and with the same write
+path (``burn_remote.wire.write_all``) as burn-remote's tensor transfers, in a separate process
+like the server's, and returns the best MiB/s of several tries per direction.
+"""
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+ALPN = b"burn-raw-iroh-test/1"
+
+
+async def _bind():
+    from iroh import iroh_ffi as F
+    from burn_remote import transport
+    opts = F.EndpointOptions(preset=F.preset_minimal(), relay_mode=F.RelayMode.disabled(),
+                             secret_key=transport.load_or_create_key(None), alpns=[ALPN], bind_addr="127.0.0.1:0")
+    return await F.Endpoint.bind(opts)
+
+
+async def _serve():
+    from iroh import iroh_ffi as F
+    from burn_remote import wire
+    ep = await _bind()
+    print(str(F.EndpointTicket.from_addr(ep.addr())), flush=True)
+    blob = np.zeros(64 << 20, np.uint8)
+
+    async def side(bi):
+        r, s = bi.recv(), bi.send()
+        cmd = int.from_bytes(await r.read_exact(8), "little", signed=True)
+        if cmd > 0:
+            await r.read_exact(cmd)
+            await wire.write_all(s, b"k")
+        else:
+            await wire.write_all(s, blob[:-cmd])
+        await s.finish()
+
+    while True:
+        inc = await ep.accept_next()
+        conn = await (await inc.accept()).connect()
+
+        async def streams(conn=conn):
+            while True:
+                asyncio.ensure_future(side(await conn.accept_bi()))
+        asyncio.ensure_future(streams())
+
+
+async def _client(ticket, parts, tries, mib):
+    from burn_remote import transport, wire
+    ep = await _bind()
+    conn = await asyncio.wait_for(ep.connect(transport.parse_ticket(ticket), ALPN), 20)
+    n = mib << 20
+    data = np.random.default_rng(0).integers(0, 255, n, dtype=np.uint8)
+    step = n // parts
+
+    async def up(i):
+        bi = await conn.open_bi()
+        s, r = bi.send(), bi.recv()
+        await wire.write_all(s, step.to_bytes(8, "little", signed=True))
+        await wire.write_all(s, data[i * step:(i + 1) * step])
+        await s.finish()
+        await r.read_exact(1)
+
+    async def down(i):
+        bi = await conn.open_bi()
+        s, r = bi.send(), bi.recv()
+        await wire.write_all(s, (-step).to_bytes(8, "little", signed=True))
+        await s.finish()
+        await r.read_exact(step)
+
+    best = {}
+    for name, fn in (("up", up), ("down", down)):
+        rates = []
+        for _ in range(tries):
+            t = time.perf_counter()
+            await asyncio.gather(*[fn(i) for i in range(parts)])
+            rates.append(mib / (time.perf_counter() - t))
+        best[name] = max(rates)
+    return best
+
+
+def measure(parts: int = 4, tries: int = 6, mib: int = 64, timeout: float = 120) -> dict:
+    """``{"up": MiB/s, "down": MiB/s}``: the best of ``tries`` transfers of ``mib`` MiB over
+    ``parts`` streams, each way, to a peer in another process."""
+    proc = subprocess.Popen([sys.executable, __file__], stdout=subprocess.PIPE, text=True)
+    try:
+        ticket = proc.stdout.readline().strip()
+        if not ticket:
+            raise RuntimeError("the raw iroh peer printed no ticket")
+        return asyncio.run(asyncio.wait_for(_client(ticket, parts, tries, mib), timeout))
+    finally:
+        proc.kill()
+        proc.wait(10)
+
+
+if __name__ == "__main__":
+    asyncio.run(_serve())
