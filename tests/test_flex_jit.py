@@ -484,3 +484,22 @@ def test_flex_log_softmax_grad_keeps_its_own_formula_with_minus_inf_inputs():
     (yt * torch.from_numpy(gy)).sum().backward()
     np.testing.assert_allclose(y.numpy(), yt.detach().numpy(), rtol=1e-6)
     np.testing.assert_allclose(gx, xt.grad.numpy(), rtol=1e-6, atol=1e-7)
+
+
+def test_jit_row_kernels_reject_bad_operands(k):
+    x = np.zeros((4, 8), np.float32)
+    ro = np.zeros((4, 8), np.float32)
+    ro.flags.writeable = False
+    with pytest.raises(TypeError, match="softmax_rows_f32: expected C-contiguous float32 arrays, got float64"):
+        k.softmax_rows(np.zeros((4, 8)), x.copy())
+    with pytest.raises(TypeError, match="softmax_rows_f32: expected 2-D arrays of one shape"):
+        k.softmax_rows(np.zeros((4, 16), np.float32), x.copy())
+    with pytest.raises(TypeError, match="softmax_grad_rows_f32: the output array is read-only"):
+        k.softmax_grad_rows(x, x, ro)
+    w = np.ones(8, np.float32)
+    with pytest.raises(TypeError, match="layer_norm_grad_rows_f32: an output array is read-only"):
+        k.layer_norm_grad_rows(x, w, x, ro, x.copy(), 1e-5)
+    with pytest.raises(TypeError, match=r"layer_norm_rows_f32: argument 1 must have shape \(8,\)"):
+        k.layer_norm_rows(x, np.ones(4, np.float32), w, x.copy(), 1e-5)
+    with pytest.raises(ValueError, match="n a multiple of 8"):
+        k.layer_norm_rows(np.zeros((4, 6), np.float32), w[:6], w[:6], np.zeros((4, 6), np.float32), 1e-5)

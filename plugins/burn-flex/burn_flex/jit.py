@@ -1,5 +1,5 @@
-"""flex's JIT kernels: float32 erf, gelu, relu, im2col, col2im, max pooling and the Adam / SGD
-updates, compiled with LLVM for the host CPU.
+"""flex's JIT kernels: float32 erf, gelu, relu, softmax, layer norm, im2col, col2im, max pooling
+and the Adam / SGD updates, compiled with LLVM for the host CPU.
 
 numpy has no vectorized erf: flex's numpy erf evaluates a rational fit in ~25
 float64 passes over each block, the largest cost of a gelu written from
@@ -364,30 +364,29 @@ class _Rows:
     def __call__(self, *arrays):
         if len(arrays) != self.n_in + 1:
             raise TypeError(f"{self.__name__}: expected {self.n_in} inputs and out, got {len(arrays) - 1} inputs")
+        _check_float32(self.__name__, arrays, arrays[-1])
         shape = arrays[-1].shape
         for a in arrays:
-            if a.dtype != np.float32 or not a.flags.c_contiguous or a.ndim != 2 or a.shape != shape:
-                raise TypeError(f"{self.__name__}: expected C-contiguous 2-D float32 arrays of one shape, got "
-                                f"{a.dtype} {a.shape} (contiguous: {a.flags.c_contiguous})")
-        if not arrays[-1].flags.writeable:
-            raise TypeError(f"{self.__name__}: the output array is read-only")
+            if a.ndim != 2 or a.shape != shape:
+                raise TypeError(f"{self.__name__}: expected 2-D arrays of one shape, got {a.shape} and {shape}")
         self.fn(*[_addr(a) for a in arrays], shape[0], shape[1])
         return arrays[-1]
 
 
 class _LayerNormRows:
     """float32 layer norm over the rows of [rows, n] arrays, n a multiple of 8
-    (``kernels/ll/rows.ll``), called by ``burn_flex.kernels.nn``: ``fn(*arrays, eps)`` with
-    ``n_rows`` [rows, n] arrays (the rows read, then the ones written) and the [n] weight (and
-    bias) in the kernel's order; every array C-contiguous float32, the written ones distinct from
+    (``kernels/ll/rows.ll``), called by ``burn_flex.kernels.nn``: ``fn(*arrays, eps)`` with the
+    [rows, n] arrays and the [n] weight (and bias) in the kernel's order, the last ``n_written``
+    arrays written; every array C-contiguous float32, the written ones writeable and distinct from
     the others. ctypes releases the GIL."""
 
-    __slots__ = ("fn", "vectors", "__name__")
+    __slots__ = ("fn", "vectors", "n_written", "__name__")
 
-    def __init__(self, engine, name, n_arrays, vectors):
+    def __init__(self, engine, name, n_arrays, vectors, n_written):
         self.fn = ctypes.CFUNCTYPE(None, *([ctypes.c_void_p] * n_arrays), ctypes.c_int64, ctypes.c_int64,
                                    ctypes.c_float)(engine.get_function_address(name))
         self.vectors = vectors       # the positions of the [n] arrays
+        self.n_written = n_written   # the last arrays, written
         self.__name__ = name
 
     def __call__(self, *args):
@@ -395,11 +394,13 @@ class _LayerNormRows:
         rows_shape = next(a.shape for i, a in enumerate(arrays) if i not in self.vectors)
         if len(rows_shape) != 2 or rows_shape[1] % 8:
             raise ValueError(f"{self.__name__}: expected [rows, n] arrays with n a multiple of 8, got {rows_shape}")
+        _check_float32(self.__name__, arrays, arrays[-1])
+        if not all(out.flags.writeable for out in arrays[-self.n_written:]):
+            raise TypeError(f"{self.__name__}: an output array is read-only")
         for i, a in enumerate(arrays):
             want = (rows_shape[1],) if i in self.vectors else rows_shape
-            if a.dtype != np.float32 or not a.flags.c_contiguous or a.shape != want:
-                raise TypeError(f"{self.__name__}: argument {i} must be a C-contiguous float32 array of shape "
-                                f"{want}, got {a.dtype} {a.shape} (contiguous: {a.flags.c_contiguous})")
+            if a.shape != want:
+                raise TypeError(f"{self.__name__}: argument {i} must have shape {want}, got {a.shape}")
         self.fn(*[_addr(a) for a in arrays], rows_shape[0], rows_shape[1], float(eps))
 
 
@@ -441,11 +442,13 @@ class _Update:
 
 
 class Kernels:
-    """The loaded JIT kernels: ``erf(x, out=None)``, ``gelu(x, out=None)`` and ``relu(x, out=None)`` on
-    float32 arrays,
-    bit-identical to flex's numpy kernels; ``im2col``, ``col2im``, ``maxpool2`` and
-    ``maxpool2_grad`` for flex's float32 convolutions and 2x2 max pooling (see ``burn_flex.kernels.conv``); ``adam[mode]`` and ``sgd[flags]``, the float32
-    optimizer updates of ``burn_flex.kernels.optim``, bit-identical to its numpy path.
+    """The loaded JIT kernels: ``erf(x, out=None)``, ``gelu(x, out=None)`` and ``relu(x, out=None)``
+    on float32 arrays, bit-identical to flex's numpy kernels; ``softmax_rows``,
+    ``softmax_grad_rows``, ``layer_norm_rows`` and ``layer_norm_grad_rows`` for
+    ``burn_flex.kernels.nn``; ``im2col``, ``col2im``, ``maxpool2`` and ``maxpool2_grad`` for flex's
+    float32 convolutions and 2x2 max pooling (``burn_flex.kernels.conv``); ``adam[mode]`` and
+    ``sgd[flags]``, the optimizer updates of ``burn_flex.kernels.optim``, bit-identical to its
+    numpy path.
 
     Example::
 
@@ -463,8 +466,8 @@ class Kernels:
         self.relu = _Unary(engine, "relu_f32")
         self.softmax_rows = _Rows(engine, "softmax_rows_f32", 1)
         self.softmax_grad_rows = _Rows(engine, "softmax_grad_rows_f32", 2)
-        self.layer_norm_rows = _LayerNormRows(engine, "layer_norm_rows_f32", 4, (1, 2))     # x, w, b, out
-        self.layer_norm_grad_rows = _LayerNormRows(engine, "layer_norm_grad_rows_f32", 5, (1,))   # x, w, g, dx, t
+        self.layer_norm_rows = _LayerNormRows(engine, "layer_norm_rows_f32", 4, (1, 2), 1)     # x, w, b, out
+        self.layer_norm_grad_rows = _LayerNormRows(engine, "layer_norm_grad_rows_f32", 5, (1,), 2)   # x, w, g, dx, t
         # the softmax's exp alone (tests of its accuracy): exp(x, out) on [rows, n] float32 arrays
         self.exp = _Rows(engine, "exp_f32", 1)
         self.im2col = _Planes(engine, "im2col_f32", 2, 3)

@@ -1,7 +1,8 @@
 """The ``burn::`` fused nn ops on flex: softmax, log_softmax, layer_norm, cross-entropy and
 their gradients, per row with numpy (half types computed in float32). float32 softmax and its
-gradient run flex's JIT row kernels (``kernels/ll/rows.ll``: one compiled pass per row, its
-own exp within 1 ulp; not numpy's bits, the same NaN and inf positions).
+gradient and float32 layer_norm and its gradient (rows of a multiple of 8) run flex's JIT row
+kernels (``kernels/ll/rows.ll``: one compiled pass per row, softmax's own exp within 1 ulp, 8-lane
+sums; not numpy's bits, the same NaN and inf positions).
 
 softmax, log_softmax, layer_norm and their gradients run large inputs by chunks of rows on
 the flex pool (:mod:`burn_flex.threads`). Chunk boundaries fall on multiples of 16 rows and
@@ -97,13 +98,13 @@ def _by_rows(x2, work, blas=True):
 
 
 def _jit_rows(*arrays):
-    """flex's JIT kernels when these rows may take its float32 softmax kernels, else None."""
+    """flex's JIT kernels when these float32 rows may take its row kernels (softmax, layer norm), else None."""
     if not _JIT_ROWS or any(a.dtype != np.float32 for a in arrays):
         return None
     return jit.kernels()
 
 
-# tests switch this off to compare the JIT softmax rows with the numpy path
+# tests switch this off to compare the JIT row kernels with the numpy path
 _JIT_ROWS = True
 
 
