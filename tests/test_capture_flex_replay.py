@@ -106,3 +106,36 @@ def test_fused_chain_passes_out_by_position_without_numpy_warnings():
         for _ in range(3):                         # the first call learns the program, later ones run it
             assert np.allclose(g(burn.tensor(a)).numpy(), ref, rtol=1e-6, atol=0)
             assert np.array_equal(g(burn.tensor(a)).numpy(), f(burn.tensor(a)).numpy())
+
+
+@pytest.mark.parametrize("make_opt, batched", [
+    (lambda m: burn.optim.Adam(m, lr=1e-2), "adam_update_many"),
+    (lambda m: burn.optim.AdamW(m, lr=1e-2, weight_decay=0.1), "adam_update_many"),
+    (lambda m: burn.optim.SGD(m, lr=0.05, momentum=0.9, nesterov=True, weight_decay=1e-3), "sgd_update_many"),
+])
+def test_flat_replay_batches_a_steps_optimizer_updates_and_trains_as_eager(make_opt, batched):
+    nn, F = burn.nn, burn.nn.functional
+    rng = np.random.default_rng(1)
+    xs = rng.random((12, 8, 16), dtype=np.float32)
+    ys = (xs @ rng.standard_normal((16, 5))).argmax(-1)
+    runs = []
+    for captured in (False, True):
+        dev = burn.Device.flex().autodiff()
+        dev.seed(0)
+        model = nn.Sequential(nn.Linear(16, 24, device=dev), nn.ReLU(), nn.Linear(24, 5, device=dev))
+        opt = make_opt(model)
+
+        def step(x, y):
+            loss = F.cross_entropy(model(x), y)
+            opt.step(loss.backward())
+            return loss
+        fn = burn.capture(step) if captured else step
+        losses = [fn(burn.tensor(x, device=dev), burn.tensor(y, device=dev)).item() for x, y in zip(xs, ys)]
+        runs.append((losses, [p.numpy() for p in model.parameters()], fn))
+    (eager_losses, eager_params, _), (losses, params, fn) = runs
+    assert losses == eager_losses and losses[-1] < losses[0]
+    for a, b in zip(eager_params, params):
+        np.testing.assert_array_equal(a, b)
+    runner = fn.graph(burn.tensor(xs[0], device=dev), burn.tensor(ys[0], device=dev))._prepared["flex"].runners[0]
+    names = [getattr(st[0], "__name__", "") for st in runner.steps]
+    assert names.count(batched) == 1, names        # the 4 parameters' updates: one step

@@ -214,6 +214,18 @@ def _update_operands(n, seed):
     return p, g, m, v
 
 
+class _CountingUpdate:
+    """A compiled update (jit._Update) that records the element count of each native call
+    (the chunks the pool ran), for the tests below."""
+
+    def __init__(self, real, calls):
+        self.real, self.n_hyper, self.n_arrays = real, real.n_hyper, real.n_arrays
+        self.fn = lambda *a: (calls.append(a[-1]), real.fn(*a))
+
+    def __call__(self, *arrays):
+        return self.real(*arrays)
+
+
 def _updates_both_ways(monkeypatch, fn):
     """fn() through the JIT update and through the ufunc path (koptim._JIT_UPDATES off)."""
     from burn_flex.kernels import optim as koptim
@@ -234,8 +246,7 @@ def test_jit_adam_update_is_bit_identical_to_the_ufunc_path(k, monkeypatch, rest
     p, g, m, v = _update_operands(n, n)
     h = np.array([0.01, 0.8, 0.2, 0.99, 0.01, 1 / (1 - 0.8 ** 3), 1 / (1 - 0.99 ** 3), 1e-8, 0.1, 0.999])
     calls = []
-    real = k.adam[mode]
-    monkeypatch.setitem(k.adam, mode, lambda *a: (calls.append(a[0].size), real(*a)))
+    monkeypatch.setitem(k.adam, mode, _CountingUpdate(k.adam[mode], calls))
     fast, slow = _updates_both_ways(monkeypatch, lambda: koptim.adam_update(p, g, m, v, h, mode))
     assert calls and sum(calls) == n and (n < 2048 or len(calls) > 1), calls     # the JIT ran, chunked
     for a, b in zip(fast, slow):
@@ -503,3 +514,145 @@ def test_jit_row_kernels_reject_bad_operands(k):
         k.layer_norm_rows(x, np.ones(4, np.float32), w, x.copy(), 1e-5)
     with pytest.raises(ValueError, match="n a multiple of 8"):
         k.layer_norm_rows(np.zeros((4, 6), np.float32), w[:6], w[:6], np.zeros((4, 6), np.float32), 1e-5)
+
+
+def _log_softmax64(s):
+    s64 = s.astype(np.float64)
+    with np.errstate(all="ignore"):
+        m = s64.max(axis=1, keepdims=True)
+        m = np.where(m == -np.inf, 0.0, m)
+        z = s64 - m
+        return z - np.log(np.exp(z).sum(axis=1, keepdims=True))
+
+
+def _ce_logits(n, rows=40, seed=0):
+    r = np.random.default_rng(seed + n)
+    s = (r.standard_normal((rows, n)) * 6).astype(np.float32)
+    s[3] = -np.inf                                               # all masked: NaN, as torch
+    s[4, 0] = np.nan
+    s[5, -1] = np.inf
+    s[6, :] = 0.0
+    s[7, ::2] = -np.inf
+    s[8, 0] = 80.0                                               # a class far below the row's max
+    return s, r.integers(0, n, rows)
+
+
+@pytest.mark.parametrize("n", [1, 7, 8, 10, 13, 64, 100])
+def test_jit_log_softmax_and_cross_entropy_rows_match_float64(k, n):
+    s, t = _ce_logits(n)
+    t[8] = n - 1 if n > 1 else 0
+    ref = _log_softmax64(s)
+    y = k.log_softmax_rows(s, np.empty_like(s))
+    np.testing.assert_array_equal(np.isnan(y), np.isnan(ref))
+    np.testing.assert_array_equal(np.isinf(y), np.isinf(ref))
+    ok = np.isfinite(ref)
+    np.testing.assert_allclose(y[ok], ref[ok], rtol=2e-6, atol=2e-6)
+    loss = np.full(len(t), 7.0, np.float32)
+    assert k.ce_loss_rows(s, t, loss) == 0
+    want = -ref[np.arange(len(t)), t]
+    np.testing.assert_array_equal(np.isnan(loss), np.isnan(want))
+    fin = np.isfinite(want)
+    np.testing.assert_allclose(loss[fin], want[fin], rtol=2e-6, atol=2e-6)
+    assert n == 1 or loss[8] > 70                                 # -log p of a tiny p stays finite
+    scale = np.random.default_rng(n).standard_normal(len(t)).astype(np.float32)
+    for sc in (scale, scale[:1]):
+        out = np.empty_like(s)
+        assert k.ce_grad_rows(s, t, sc, out) == 0
+        p = np.exp(ref)
+        p[np.arange(len(t)), t] -= 1.0
+        p *= sc[:, None] if sc.size > 1 else sc[0]
+        np.testing.assert_array_equal(np.isnan(out), np.isnan(p))
+        fin = np.isfinite(p)
+        np.testing.assert_allclose(out[fin], p[fin], rtol=1e-5, atol=1e-6)
+    bad = t.copy()
+    bad[[2, 9]] = [-1, n]
+    loss[:] = 7.0
+    assert k.ce_loss_rows(s, bad, loss) == 2 and loss[2] == loss[9] == 7.0      # skipped, counted
+    assert k.ce_grad_rows(s, bad, scale, np.empty_like(s)) == 2
+
+
+def test_jit_cross_entropy_rows_reject_bad_operands(k):
+    x = np.zeros((4, 10), np.float32)
+    t = np.zeros(4, np.int64)
+    with pytest.raises(TypeError, match="ce_loss_rows_f32: expected \\[rows, n\\] logits and \\[rows\\] contiguous int64"):
+        k.ce_loss_rows(x, t.astype(np.int32), np.zeros(4, np.float32))
+    with pytest.raises(TypeError, match="ce_loss_rows_f32: output shape \\(3,\\) does not fit logits \\(4, 10\\)"):
+        k.ce_loss_rows(x, t, np.zeros(3, np.float32))
+    with pytest.raises(TypeError, match="ce_grad_rows_f32: scale needs 1 or 4 values, got 2"):
+        k.ce_grad_rows(x, t, np.ones(2, np.float32), np.zeros_like(x))
+    with pytest.raises(TypeError, match="ce_grad_rows_f32: expected C-contiguous float32"):
+        k.ce_grad_rows(x, t, np.ones(1), np.zeros_like(x))
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_flex_cross_entropy_and_log_softmax_take_the_jit_rows_and_match_torch(k, monkeypatch, restore_threads,
+                                                                               reduction):
+    from burn_flex.kernels import nn as knn
+    calls = []
+    for name in ("ce_loss_rows", "ce_grad_rows", "log_softmax_rows"):
+        real = getattr(k, name)
+        monkeypatch.setattr(k, name, lambda *a, _r=real, _n=name: (calls.append(_n), _r(*a))[1])
+    monkeypatch.setattr(knn, "PAR_ROWS", 256)                    # several chunks on the pool
+    r = np.random.default_rng(5)
+    x = (r.standard_normal((300, 13)) * 4).astype(np.float32)
+    x[7] = -np.inf
+    x[9, 3] = np.inf
+    t = r.integers(0, 13, 300)
+    g = (r.standard_normal(300) if reduction == "none" else np.array(0.7)).astype(np.float32)
+    runs = []
+    with np.errstate(all="ignore"):
+        for n in (1, 2):
+            threads.set_num_threads(n)
+            runs.append([knn.softmax_cross_entropy(x, t, reduction), knn.softmax_cross_entropy_grad(x, t, g, reduction),
+                         knn.log_softmax(x, 1)])
+        assert {"ce_loss_rows", "ce_grad_rows", "log_softmax_rows"} <= set(calls)
+        for a, b in zip(*runs):
+            np.testing.assert_array_equal(a, b)                  # any thread count, the same bits
+        xt = torch.from_numpy(x.copy()).requires_grad_()
+        lt = torch.nn.functional.cross_entropy(xt, torch.from_numpy(t), reduction=reduction)
+        lt.backward(torch.from_numpy(g))
+        np.testing.assert_allclose(runs[0][0], lt.detach().numpy(), rtol=2e-6, atol=1e-6, equal_nan=True)
+        np.testing.assert_allclose(runs[0][1], xt.grad.numpy(), rtol=1e-5, atol=1e-6, equal_nan=True)
+        np.testing.assert_allclose(runs[0][2], torch.log_softmax(torch.from_numpy(x), 1).numpy(), rtol=2e-6,
+                                   atol=2e-6, equal_nan=True)
+        monkeypatch.setattr(knn, "_JIT_ROWS", False)             # the numpy path: the same values
+        slow = [knn.softmax_cross_entropy(x, t, reduction), knn.softmax_cross_entropy_grad(x, t, g, reduction),
+                knn.log_softmax(x, 1)]
+    for a, b in zip(runs[0], slow):
+        np.testing.assert_allclose(a, b, rtol=2e-6, atol=2e-6, equal_nan=True)
+    monkeypatch.setattr(knn, "_JIT_ROWS", True)
+    bad = t.copy()
+    bad[290] = 13
+    for fn in (lambda: knn.softmax_cross_entropy(x, bad, reduction), lambda: knn.softmax_cross_entropy_grad(x, bad, g, reduction)):
+        with pytest.raises(IndexError, match=r"target class indices must lie in \[0, 13\), got values from 0 to 13"):
+            fn()
+
+
+@pytest.mark.parametrize("kind", ["adam", "sgd"])
+def test_batched_updates_are_bit_identical_to_one_call_each(k, monkeypatch, restore_threads, kind):
+    from burn_flex.kernels import optim as koptim
+    monkeypatch.setattr(koptim, "PAR_OPTIM", 1024)               # the large one chunked on the pool
+    threads.set_num_threads(2)
+    sizes = [(3,), (64, 10), (70_001,), (1,)]
+    ops = [_update_operands(int(np.prod(s)), i) for i, s in enumerate(sizes)]
+    ops = [tuple(a.reshape(s) for a in o) for o, s in zip(ops, sizes)]
+    if kind == "adam":
+        h = np.array([0.01, 0.8, 0.2, 0.99, 0.01, 1 / (1 - 0.8 ** 3), 1 / (1 - 0.99 ** 3), 1e-8, 0.1, 0.999])
+        items, single, many, modes = [(*o, h) for o in ops], koptim.adam_update, koptim.adam_update_many, \
+            ["none", "l2", "decoupled"]
+    else:
+        h = np.array([0.05, 0.01, 0.9, 0.75])
+        items, single, many, modes = [(o[0], o[1], o[2], h) for o in ops], koptim.sgd_update, \
+            koptim.sgd_update_many, [(f, d, nv) for f in ("first", "next") for d in (False, True) for nv in (False, True)]
+    with np.errstate(all="ignore"):
+        for mode in modes:
+            got = many(items, mode)
+            for it, res in zip(items, got):
+                for a, b in zip(res, single(*it, mode)):
+                    _same_bits(a, b)
+        # items the batch cannot take (float64, another h) run one call each: the same results
+        mixed = [items[0], tuple(a.astype(np.float64) if isinstance(a, np.ndarray) and a.dtype == np.float32
+                                 else a for a in items[1])]
+        for it, res in zip(mixed, many(mixed, modes[0])):
+            for a, b in zip(res, single(*it, modes[0])):
+                np.testing.assert_array_equal(a, b)

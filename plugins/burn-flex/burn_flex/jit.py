@@ -373,6 +373,40 @@ class _Rows:
         return arrays[-1]
 
 
+class _CrossEntropyRows:
+    """float32 cross-entropy over the rows of [rows, n] logits (``kernels/ll/rows.ll``), called by
+    ``burn_flex.kernels.nn``: ``ce_loss_rows(x, t, loss)`` writes each row's ``lse - z[t]`` into the
+    [rows] array ``loss``; ``ce_grad_rows(x, t, scale, out)`` writes ``(softmax - onehot(t)) * scale``
+    into the [rows, n] array ``out``, ``scale`` a float32 array of one value or of one per row. ``t``
+    holds int64 class indices; the result is the number of rows whose class lies outside [0, n)
+    (those rows are not written: the caller raises). ctypes releases the GIL."""
+
+    __slots__ = ("fn", "grad", "__name__")
+
+    def __init__(self, engine, name, grad):
+        args = [ctypes.c_void_p, ctypes.c_void_p] + ([ctypes.c_void_p, ctypes.c_int64] if grad else []) + [
+            ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64]
+        self.fn = ctypes.CFUNCTYPE(ctypes.c_int64, *args)(engine.get_function_address(name))
+        self.grad = grad
+        self.__name__ = name
+
+    def __call__(self, x, t, *rest):
+        out = rest[-1]
+        floats = (x, *rest)
+        _check_float32(self.__name__, floats, out)
+        if x.ndim != 2 or t.shape != x.shape[:1] or t.dtype != np.int64 or not t.flags.c_contiguous:
+            raise TypeError(f"{self.__name__}: expected [rows, n] logits and [rows] contiguous int64 classes, "
+                            f"got {x.shape} and {t.shape} {t.dtype}")
+        if out.shape != (x.shape if self.grad else x.shape[:1]):
+            raise TypeError(f"{self.__name__}: output shape {out.shape} does not fit logits {x.shape}")
+        if self.grad:
+            scale = rest[0]
+            if scale.size not in (1, x.shape[0]):
+                raise TypeError(f"{self.__name__}: scale needs 1 or {x.shape[0]} values, got {scale.size}")
+            return self.fn(_addr(x), _addr(t), _addr(scale), 0 if scale.size == 1 else 1, _addr(out), *x.shape)
+        return self.fn(_addr(x), _addr(t), _addr(out), *x.shape)
+
+
 class _LayerNormRows:
     """float32 layer norm over the rows of [rows, n] arrays, n a multiple of 8
     (``kernels/ll/rows.ll``), called by ``burn_flex.kernels.nn``: ``fn(*arrays, eps)`` with the
@@ -468,6 +502,9 @@ class Kernels:
         self.softmax_grad_rows = _Rows(engine, "softmax_grad_rows_f32", 2)
         self.layer_norm_rows = _LayerNormRows(engine, "layer_norm_rows_f32", 4, (1, 2), 1)     # x, w, b, out
         self.layer_norm_grad_rows = _LayerNormRows(engine, "layer_norm_grad_rows_f32", 5, (1,), 2)   # x, w, g, dx, t
+        self.log_softmax_rows = _Rows(engine, "log_softmax_rows_f32", 1)
+        self.ce_loss_rows = _CrossEntropyRows(engine, "ce_loss_rows_f32", False)
+        self.ce_grad_rows = _CrossEntropyRows(engine, "ce_grad_rows_f32", True)
         # the softmax's exp alone (tests of its accuracy): exp(x, out) on [rows, n] float32 arrays
         self.exp = _Rows(engine, "exp_f32", 1)
         self.im2col = _Planes(engine, "im2col_f32", 2, 3)

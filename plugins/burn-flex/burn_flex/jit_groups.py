@@ -164,10 +164,11 @@ class Plan:
     """The compiled run of a group's ops ``[start, end)``; ``keep`` are the op results the
     rest of the group or its outputs read (written to memory), ``kinds`` each value's kind."""
 
-    __slots__ = ("ops", "start", "end", "kinds", "keep", "sources")
+    __slots__ = ("ops", "start", "end", "kinds", "keep", "sources", "dense_keep")
 
     def __init__(self, ops, start, end, kinds, keep):
         self.ops, self.start, self.end, self.kinds, self.keep = ops, start, end, kinds, keep
+        self.dense_keep = tuple(keep) == tuple(range(start, end))
         # the values the run reads from outside it (group inputs, the matmul's result), in order
         seen = []
         for _, _, args in ops:
@@ -215,7 +216,8 @@ def _c_strides(shape):
 class _PlanRunner:
     """Runs a group with its planned op run compiled (see :class:`Plan`)."""
 
-    __slots__ = ("plan", "steps", "n_in", "outputs", "layouts", "prep", "any_size", "__name__")
+    __slots__ = ("plan", "steps", "n_in", "outputs", "layouts", "prep", "any_size", "__name__", "head",
+                 "body", "tail", "src_idx")
 
     def __init__(self, plan, steps, n_in, outputs):
         self.plan, self.steps, self.n_in, self.outputs = plan, steps, n_in, outputs
@@ -223,33 +225,39 @@ class _PlanRunner:
         self.prep = None
         self.any_size = True
         self.__name__ = "fused_compiled"
+        # a leading matmul, the compiled run's ops (run by their kernels where no loop fits), the rest
+        self.head, self.body, self.tail = steps[:plan.start], steps[plan.start:plan.end], steps[plan.end:]
+        self.src_idx = tuple(k if a == "in" else n_in + k for a, k in plan.sources)
 
     def bind(self, group):
         return self.prep.bind(group) if self.prep is not None else None
 
     def __call__(self, *inputs):
-        p, n_in, steps = self.plan, self.n_in, self.steps
+        p = self.plan
         env = list(inputs)
-        for fn, attrs, idx in steps[:p.start]:               # a leading matmul
+        for fn, attrs, idx in self.head:                     # a leading matmul
             env.append(fn(*[env[i] for i in idx], **attrs))
-        src = [np.ascontiguousarray(env[k if a == "in" else n_in + k]) for a, k in p.sources]
+        src = [np.ascontiguousarray(env[k]) for k in self.src_idx]
         key = tuple([x.shape for x in src])
-        entry = self.layouts.get(key)
-        if entry is None:
+        try:
+            launch = self.layouts[key]
+        except KeyError:
             lay = _layout(key)
-            entry = None if lay is None else (lay, _kernel(p, lay[3]))
+            launch = None if lay is None else _kernel(p, lay[3]).launch(*lay[:3])
             if len(self.layouts) >= 64:
                 self.layouts.clear()
-            self.layouts[key] = entry
-        if entry is None:                                    # more axes than the loops take
-            for fn, attrs, idx in steps[p.start:p.end]:
+            self.layouts[key] = launch
+        if launch is None:                                   # more axes than the loops take
+            for fn, attrs, idx in self.body:
                 env.append(fn(*[env[i] for i in idx], **attrs))
         else:
-            (out_shape, dims, strides, _), kern = entry
-            outs = kern.run(src, out_shape, dims, strides)
-            kept = dict(zip(p.keep, outs))
-            env.extend(kept.get(j) for j in range(p.start, p.end))
-        for fn, attrs, idx in steps[p.end:]:                 # a reduction and what follows it
+            outs = launch(src)
+            if p.dense_keep:                                 # every op of the run kept, in order
+                env.extend(outs)
+            else:
+                kept = dict(zip(p.keep, outs))
+                env.extend(kept.get(j) for j in range(p.start, p.end))
+        for fn, attrs, idx in self.tail:                     # a reduction and what follows it
             env.append(fn(*[env[i] for i in idx], **attrs))
         return tuple([np.asarray(env[j]) for j in self.outputs])
 
@@ -381,11 +389,24 @@ class _Kernel:
         self.n_src = n_src
         self.out_dtypes = [np.float32 if k == _F else np.bool_ for k in out_kinds]
 
+    def launch(self, out_shape, dims, strides):
+        """A :class:`_Launch` of this loop for one layout (its geometry computed once)."""
+        return _Launch(self, out_shape, dims, strides)
+
     def run(self, src, out_shape, dims, strides):
-        outs = [np.empty(out_shape, d) for d in self.out_dtypes]
+        return self.launch(out_shape, dims, strides)(src)
+
+
+class _Launch:
+    """A compiled group loop bound to one layout: the geometry array, the row count and the
+    pool's chunking computed once; ``launch(src)`` allocates the outputs and runs the rows."""
+
+    __slots__ = ("fn", "out_shape", "out_dtypes", "geo", "geo_addr", "rows", "min_chunk", "parallel")
+
+    def __init__(self, kernel, out_shape, dims, strides):
         dims = list(dims)
         strides = [list(s) for s in strides]
-        if len(dims) == 1 and dims[0] >= 2 * PAR_ELEMS and threads.num_threads() > 1:
+        if len(dims) == 1 and dims[0] >= 2 * PAR_ELEMS:
             # one long row: cut it into equal rows the pool can share (a divisor of its length)
             n = dims[0]
             for parts in (16, 12, 8, 6, 4, 3, 2):
@@ -398,13 +419,27 @@ class _Kernel:
             for s in strides:
                 s.insert(0, 0)
         a_len, b_len, c_len = dims
-        geo = np.empty(2 + 2 * self.n_src, np.int64)
+        geo = np.empty(2 + 2 * kernel.n_src, np.int64)
         geo[0], geo[1] = b_len, c_len
         for k, s in enumerate(strides):
             geo[2 + 2 * k], geo[3 + 2 * k] = s[0], s[1]
-        ptrs = [jit._addr(x) for x in src] + [jit._addr(o) for o in outs] + [jit._addr(geo)]
-        rows = a_len * b_len
+        self.fn, self.out_shape, self.out_dtypes = kernel.fn, tuple(out_shape), kernel.out_dtypes
+        self.geo, self.geo_addr = geo, jit._addr(geo)       # kept alive with the launch
+        self.rows = a_len * b_len
+        self.min_chunk = max(1, PAR_ELEMS // max(1, c_len))
+        # fewer elements than two threads' shares: the pool would run it on this thread anyway
+        self.parallel = self.rows * c_len >= 2 * PAR_ELEMS
+
+    def __call__(self, src):
+        shape = self.out_shape
+        outs = [np.empty(shape, d) for d in self.out_dtypes]
+        addr = jit._addr
+        ptrs = [addr(x) for x in src] + [addr(o) for o in outs]
+        ptrs.append(self.geo_addr)
         fn = self.fn
-        threads.parallel_for(rows, lambda r0, r1: fn(*ptrs, r0, r1), min_chunk=max(1, PAR_ELEMS // max(1, c_len)))
+        if self.parallel:
+            threads.parallel_for(self.rows, lambda r0, r1: fn(*ptrs, r0, r1), min_chunk=self.min_chunk)
+        else:
+            fn(*ptrs, 0, self.rows)
         _stats["calls"] += 1
         return outs

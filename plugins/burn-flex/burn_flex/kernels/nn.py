@@ -2,7 +2,8 @@
 their gradients, per row with numpy (half types computed in float32). float32 softmax and its
 gradient and float32 layer_norm and its gradient (rows of a multiple of 8) run flex's JIT row
 kernels (``kernels/ll/rows.ll``: one compiled pass per row, softmax's own exp within 1 ulp, 8-lane
-sums; not numpy's bits, the same NaN and inf positions).
+sums; not numpy's bits, the same NaN and inf positions); so do float32 log_softmax and the
+cross-entropy's loss and gradient without label smoothing (the row's log once, libm's logf).
 
 softmax, log_softmax, layer_norm and their gradients run large inputs by chunks of rows on
 the flex pool (:mod:`burn_flex.threads`). Chunk boundaries fall on multiples of 16 rows and
@@ -42,15 +43,48 @@ def _row_sums(e):
     return e @ np.ones(e.shape[1], e.dtype)
 
 
+def _ce_kernels(logits, label_smoothing):
+    """flex's JIT kernels when this cross-entropy may take its row kernels (float32 [n, c]
+    logits, no label smoothing), else None."""
+    if label_smoothing or logits.ndim != 2:
+        return None
+    return _jit_rows(logits)
+
+
+def _ce_rows(fn, x, target, *rest):
+    """Run a cross-entropy row kernel over chunks of rows on the pool; raises as
+    ``_ce_prepare`` does when a class index lies outside [0, c)."""
+    t = np.ascontiguousarray(target, dtype=np.int64)
+    n = x.shape[0]
+    bad = []
+
+    if x.size < PAR_ROWS:          # one chunk: no region to set up
+        bad.append(fn(x, t, *rest))
+    else:
+        def work(a, b):       # per-row arrays (loss, out, a scale per row) are cut with the rows
+            bad.append(fn(x[a:b], t[a:b], *[r[a:b] if r.shape[0] == n else r for r in rest]))
+        _by_rows(x, work, blas=False)
+    if any(bad):
+        _ce_prepare(x, target)          # raises the index error, with the offending values
+        raise AssertionError("cross_entropy: the row kernel counted a class index the check did not")
+
+
 def softmax_cross_entropy(logits, target, reduction="mean", label_smoothing=0.0):
     """Fused log-softmax + gather + reduction (burn::softmax_cross_entropy)."""
-    z, rows, target = _ce_prepare(logits, target)
-    n, c = z.shape
-    lse = np.log(_row_sums(np.exp(z)))
-    loss = lse - z[rows, target]
-    if label_smoothing:
-        loss *= 1.0 - label_smoothing
-        loss += (lse - z.mean(axis=1)) * label_smoothing
+    k = _ce_kernels(logits, label_smoothing)
+    if k is not None:        # one compiled pass per row (kernels/ll/rows.ll): lse - z[t]
+        x = np.ascontiguousarray(logits)
+        n = x.shape[0]
+        loss = np.empty(n, np.float32)
+        _ce_rows(k.ce_loss_rows, x, target, loss)
+    else:
+        z, rows, target = _ce_prepare(logits, target)
+        n, c = z.shape
+        lse = np.log(_row_sums(np.exp(z)))
+        loss = lse - z[rows, target]
+        if label_smoothing:
+            loss *= 1.0 - label_smoothing
+            loss += (lse - z.mean(axis=1)) * label_smoothing
     if reduction == "mean":
         loss = loss.sum() / n if n else np.asarray(np.nan, loss.dtype)
     elif reduction == "sum":
@@ -60,6 +94,17 @@ def softmax_cross_entropy(logits, target, reduction="mean", label_smoothing=0.0)
 
 def softmax_cross_entropy_grad(logits, target, g, reduction="mean", label_smoothing=0.0):
     """``(softmax - smoothed one-hot) * g`` (burn::softmax_cross_entropy_grad)."""
+    k = _ce_kernels(logits, label_smoothing)
+    if k is not None and logits.shape[0]:
+        x = np.ascontiguousarray(logits)
+        n = x.shape[0]
+        g = np.asarray(g, dtype=np.float32)
+        # the scale the numpy path multiplies by, in its precision: g[:, None], g / n or g
+        scale = np.ascontiguousarray(g if reduction == "none" else (g / n if reduction == "mean" else g),
+                                     dtype=np.float32).reshape(-1)
+        out = np.empty_like(x)
+        _ce_rows(k.ce_grad_rows, x, target, scale, out)
+        return out
     z, rows, target = _ce_prepare(logits, target)
     n, c = z.shape
     p = np.exp(z)
@@ -169,6 +214,10 @@ def log_softmax(x, axis):
         return x.copy()
     x2, back = _rows(x, axis)
     z = np.empty_like(x2)
+    k = _jit_rows(x2)
+    if k is not None:        # one compiled pass per row (kernels/ll/rows.ll), no BLAS
+        _by_rows(x2, lambda a, b: k.log_softmax_rows(x2[a:b], z[a:b]), blas=False)
+        return back(z)
 
     def work(a, b):
         xs, zs = x2[a:b], z[a:b]

@@ -76,6 +76,101 @@ def _chunked(body, arrays, n_out):
     return tuple(outs)
 
 
+def _jit_chunked(update, arrays, h, n_out):
+    """Run a compiled update (``jit._Update``) over the flattened elements, by chunks on the pool:
+    the arrays' addresses are read once and each chunk offsets them (no sliced views, no
+    per-chunk checks: every operand is made C-contiguous float32 here, the outputs are fresh).
+    Returns the fresh outputs in the first array's shape."""
+    arrays = [np.ascontiguousarray(a) for a in arrays]
+    h32 = np.ascontiguousarray(h, dtype=np.float32)
+    if h32.size < update.n_hyper:       # the kernel reads that many: its own check raises
+        return _chunked(lambda ins, outs: update(*ins, *outs, h32), arrays, n_out)
+    p = arrays[0]
+    outs = [np.empty(p.shape, np.float32) for _ in range(n_out)]
+    addr = jit._addr
+    ptrs = [addr(a) for a in arrays] + [addr(o) for o in outs]
+    fn, ha, n = update.fn, addr(h32), p.size
+    threads.parallel_for(n, lambda a, b: fn(*[q + 4 * a for q in ptrs], ha, b - a), min_chunk=PAR_OPTIM)
+    return tuple(outs)
+
+
+def _run_many(update, items, n_out):
+    """Several compiled updates of one kind sharing their hyper-parameters: the arguments of
+    each prepared here, small ones called back to back, large ones chunked on the pool (as
+    :func:`_jit_chunked`). Returns each item's fresh outputs."""
+    h = items[0][-1]
+    h32 = np.ascontiguousarray(h, dtype=np.float32)
+    if h32.size < update.n_hyper:
+        return [_jit_chunked(update, it[:-1], it[-1], n_out) for it in items]
+    addr, fn = jit._addr, update.fn
+    ha = addr(h32)
+    results, calls = [], []
+    serial = 2 * PAR_OPTIM * threads.CHUNK_SCALE          # below this, parallel_for runs one chunk
+    for it in items:
+        arrays = [np.ascontiguousarray(a) for a in it[:-1]]
+        p = arrays[0]
+        n = p.size
+        if n >= serial:
+            results.append(_jit_chunked(update, arrays, h32, n_out))
+            continue
+        outs = tuple([np.empty(p.shape, np.float32) for _ in range(n_out)])
+        results.append(outs)
+        calls.append([addr(a) for a in arrays] + [addr(o) for o in outs] + [ha, n])
+    for c in calls:
+        fn(*c)
+    return results
+
+
+def _many(single, jit_update, items, mode):
+    """The updates of ``items`` (argument tuples of ``single``): one batch through
+    :func:`_run_many` where every item may take the same compiled kernel with the same h, else
+    one ``single`` call each."""
+    k = None
+    if len(items) > 1 and all(len(it) == len(items[0]) and it[-1] is items[0][-1] and it[0].ndim
+                              and _same(it[:-1]) for it in items):
+        k = _jit_update([a for it in items for a in it[:-1]])
+    if k is None:
+        return [single(*it, mode) for it in items]
+    return _run_many(jit_update(k), items, 3 if single is adam_update else 2)
+
+
+def adam_update_many(items, mode="none"):
+    """``adam_update`` for each ``(p, g, m, v, h)`` of ``items`` (one mode); the same results, with
+    the per-call work done once where every item takes flex's compiled update with one ``h``
+    (a captured step's updates, batched by ``burn_flex.replay``).
+
+    Example::
+
+        >>> import numpy as np
+        >>> from burn_flex.kernels import optim
+        >>> h = np.array([1e-3, .9, .1, .999, .001, 10., 1000., 1e-8, 0., 1.])
+        >>> p, g = np.ones(3, np.float32), np.ones(3, np.float32)
+        >>> z = np.zeros(3, np.float32)
+        >>> [r[0].shape for r in optim.adam_update_many([(p, g, z, z, h), (p, g, z, z, h)])]
+        [(3,), (3,)]
+    """
+    return _many(adam_update, lambda k: k.adam[mode], items, mode)
+
+
+def sgd_update_many(items, mode=("next", False, False)):
+    """``sgd_update`` for each ``(p, g, buf, h)`` of ``items`` (one mode), batched as
+    :func:`adam_update_many`.
+
+    Example::
+
+        >>> import numpy as np
+        >>> from burn_flex.kernels import optim
+        >>> h = np.array([0.1, 0.0, 0.9, 0.1])
+        >>> p = np.ones(2, np.float32)
+        >>> [r[0].tolist() for r in optim.sgd_update_many([(p, p, p, h)] * 2)]
+        [[0.9..., 0.9...], [0.9..., 0.9...]]
+    """
+    flags = (mode[0] == "first") | (2 if mode[1] else 0) | (4 if mode[2] else 0)
+    if mode[0] == "first":      # buf is not read on the first step (sgd_update passes p for it)
+        items = [(p, g, p, h) for p, g, _, h in items]
+    return _many(sgd_update, lambda k: k.sgd[flags], items, mode)
+
+
 def _same(arrays):
     p = arrays[0]
     return all(a.shape == p.shape and a.dtype == p.dtype for a in arrays)
@@ -89,8 +184,7 @@ def adam_update(p, g, m, v, h, mode="none"):
     same = _same((p, g, m, v))
     k = _jit_update((p, g, m, v)) if same else None
     if k is not None:          # one compiled pass per chunk; hyper-parameters rounded to float32 as below
-        fn, h32 = k.adam[mode], np.asarray(h, np.float32)
-        return _chunked(lambda ins, outs: fn(*ins, *outs, h32), (p, g, m, v), 3)
+        return _jit_chunked(k.adam[mode], (p, g, m, v), h, 3)
     hs = _hyper_scalars(h, p.dtype)
     if not same:               # mixed operands: numpy's promotion, one call
         return _adam_promoting(p, g, m, v, hs, mode)
@@ -150,9 +244,8 @@ def sgd_update(p, g, buf, h, mode=("next", False, False)):
     same = _same(arrays)
     k = _jit_update(arrays) if same else None
     if k is not None:          # flags as in kernels/ll/optim.ll: 1 first step, 2 weight decay, 4 nesterov
-        fn = k.sgd[(mode[0] == "first") | (2 if mode[1] else 0) | (4 if mode[2] else 0)]
-        h32 = np.asarray(h, np.float32)
-        return _chunked(lambda ins, outs: fn(*ins, *outs, h32), arrays, 2)
+        return _jit_chunked(k.sgd[(mode[0] == "first") | (2 if mode[1] else 0) | (4 if mode[2] else 0)],
+                            arrays, h, 2)
     hs = _hyper_scalars(h, p.dtype)
     if not same:
         return _sgd_promoting(p, g, buf, hs, mode)

@@ -86,42 +86,32 @@ define internal <8 x float> @exp8(<8 x float> %x) alwaysinline nounwind readnone
   ret <8 x float> %e3
 }
 
-; the first k (< 8) elements of p as a vector, padded with %fill (a row's tail)
+; the first k (< 8) elements of p as a vector, padded with %fill (a row's tail); masked loads and
+; stores (vmaskmovps) touch no byte past the row's end, and avoid building the vector through the
+; stack (a store-forwarding stall per row on short rows)
+define internal <8 x i1> @tail_mask(i64 %k) alwaysinline nounwind readnone {
+  %k0 = insertelement <8 x i64> undef, i64 %k, i64 0
+  %ks = shufflevector <8 x i64> %k0, <8 x i64> undef, <8 x i32> zeroinitializer
+  %m = icmp slt <8 x i64> <i64 0, i64 1, i64 2, i64 3, i64 4, i64 5, i64 6, i64 7>, %ks
+  ret <8 x i1> %m
+}
+
 define internal <8 x float> @load_tail(ptr %p, i64 %k, float %fill) alwaysinline nounwind {
-entry:
   %v0 = insertelement <8 x float> undef, float %fill, i64 0
   %splat = shufflevector <8 x float> %v0, <8 x float> undef, <8 x i32> zeroinitializer
-  %empty = icmp sle i64 %k, 0
-  br i1 %empty, label %exit, label %loop
-loop:
-  %i = phi i64 [ 0, %entry ], [ %next, %loop ]
-  %acc = phi <8 x float> [ %splat, %entry ], [ %acc2, %loop ]
-  %pp = getelementptr inbounds float, ptr %p, i64 %i
-  %v = load float, ptr %pp, align 4
-  %acc2 = insertelement <8 x float> %acc, float %v, i64 %i
-  %next = add nuw nsw i64 %i, 1
-  %done = icmp eq i64 %next, %k
-  br i1 %done, label %exit, label %loop
-exit:
-  %r = phi <8 x float> [ %splat, %entry ], [ %acc2, %loop ]
+  %m = call <8 x i1> @tail_mask(i64 %k)
+  %r = call <8 x float> @llvm.masked.load.v8f32.p0(ptr %p, i32 4, <8 x i1> %m, <8 x float> %splat)
   ret <8 x float> %r
 }
 
 define internal void @store_tail(ptr %p, i64 %k, <8 x float> %v) alwaysinline nounwind {
-entry:
-  %empty = icmp sle i64 %k, 0
-  br i1 %empty, label %exit, label %loop
-loop:
-  %i = phi i64 [ 0, %entry ], [ %next, %loop ]
-  %e = extractelement <8 x float> %v, i64 %i
-  %pp = getelementptr inbounds float, ptr %p, i64 %i
-  store float %e, ptr %pp, align 4
-  %next = add nuw nsw i64 %i, 1
-  %done = icmp eq i64 %next, %k
-  br i1 %done, label %exit, label %loop
-exit:
+  %m = call <8 x i1> @tail_mask(i64 %k)
+  call void @llvm.masked.store.v8f32.p0(<8 x float> %v, ptr %p, i32 4, <8 x i1> %m)
   ret void
 }
+
+declare <8 x float> @llvm.masked.load.v8f32.p0(ptr, i32, <8 x i1>, <8 x float>)
+declare void @llvm.masked.store.v8f32.p0(<8 x float>, ptr, i32, <8 x i1>)
 
 ; the lanes of v summed in a fixed order: ((l0 + l4) + (l2 + l6)) + ((l1 + l5) + (l3 + l7))
 define internal float @hsum8(<8 x float> %v) alwaysinline nounwind readnone {
@@ -518,3 +508,253 @@ exit:
 }
 
 declare float @llvm.sqrt.f32(float)
+
+
+; -- log-softmax and cross-entropy over rows of n floats (any n) ------------------------------
+; As burn_flex/kernels/nn.py's numpy path: m = max of the row (NaN propagates), an all -inf row
+; shifted by 0 instead (its result is then NaN, as torch's), z = x - m, S = sum(exp(z)) in the
+; softmax's lane order, lse = log(S) (libm's logf, once per row).
+;   log_softmax_rows_f32(x, out, rows, n): out = z - lse; out may be x.
+;   ce_loss_rows_f32(x, t, loss, rows, n) -> bad: loss[r] = lse - z[t[r]] (t: int64 classes);
+;   ce_grad_rows_f32(x, t, scale, step, out, rows, n) -> bad:
+;     out[r] = (exp(z) / S - onehot(t[r])) * scale[r * step] (step 0: one scale for every row).
+; A row whose class lies outside [0, n) is skipped (nothing written) and counted in the result
+; (the caller raises).
+
+define internal float @row_max(ptr %px, i64 %n) alwaysinline nounwind {
+entry:
+  %n8 = and i64 %n, -8
+  %tail = sub i64 %n, %n8
+  %has8 = icmp sgt i64 %n8, 0
+  br i1 %has8, label %loop, label %rest
+loop:
+  %i = phi i64 [ 0, %entry ], [ %i.next, %loop ]
+  %vm = phi <8 x float> [ <float 0xFFF0000000000000, float 0xFFF0000000000000, float 0xFFF0000000000000, float 0xFFF0000000000000, float 0xFFF0000000000000, float 0xFFF0000000000000, float 0xFFF0000000000000, float 0xFFF0000000000000>, %entry ], [ %vm2, %loop ]
+  %pv = getelementptr inbounds float, ptr %px, i64 %i
+  %v = load <8 x float>, ptr %pv, align 4
+  %vm2 = call <8 x float> @np_max8(<8 x float> %vm, <8 x float> %v)
+  %i.next = add nuw nsw i64 %i, 8
+  %i.done = icmp eq i64 %i.next, %n8
+  br i1 %i.done, label %rest, label %loop
+rest:
+  %vmax = phi <8 x float> [ <float 0xFFF0000000000000, float 0xFFF0000000000000, float 0xFFF0000000000000, float 0xFFF0000000000000, float 0xFFF0000000000000, float 0xFFF0000000000000, float 0xFFF0000000000000, float 0xFFF0000000000000>, %entry ], [ %vm2, %loop ]
+  %ptl = getelementptr inbounds float, ptr %px, i64 %n8
+  %vt = call <8 x float> @load_tail(ptr %ptl, i64 %tail, float 0xFFF0000000000000)
+  %vmt = call <8 x float> @np_max8(<8 x float> %vmax, <8 x float> %vt)
+  %m = call float @hmax8(<8 x float> %vmt)
+  ret float %m
+}
+
+; the row's shift: its max, or 0 for an all -inf row
+define internal float @row_shift(ptr %px, i64 %n) alwaysinline nounwind {
+  %m = call float @row_max(ptr %px, i64 %n)
+  %ninf = fcmp oeq float %m, 0xFFF0000000000000
+  %s = select i1 %ninf, float 0.0, float %m
+  ret float %s
+}
+
+; sum(exp(x - m)) over the row in the softmax's lane order; each exp stored at %po unless it is null
+define internal float @row_exp_sum(ptr %px, ptr %po, i64 %n, float %m) alwaysinline nounwind {
+entry:
+  %n8 = and i64 %n, -8
+  %tail = sub i64 %n, %n8
+  %tv0 = insertelement <8 x i64> undef, i64 %tail, i64 0
+  %tails = shufflevector <8 x i64> %tv0, <8 x i64> undef, <8 x i32> zeroinitializer
+  %ms = call <8 x float> @splat8(float %m)
+  %store = icmp ne ptr %po, null
+  %has8 = icmp sgt i64 %n8, 0
+  br i1 %has8, label %loop, label %rest
+loop:
+  %j = phi i64 [ 0, %entry ], [ %j.next, %loop.end ]
+  %vs = phi <8 x float> [ zeroinitializer, %entry ], [ %vs2, %loop.end ]
+  %pj = getelementptr inbounds float, ptr %px, i64 %j
+  %xj = load <8 x float>, ptr %pj, align 4
+  %dj = fsub <8 x float> %xj, %ms
+  %ej = call <8 x float> @exp8(<8 x float> %dj)
+  %vs2 = fadd <8 x float> %vs, %ej
+  br i1 %store, label %loop.store, label %loop.end
+loop.store:
+  %qj = getelementptr inbounds float, ptr %po, i64 %j
+  store <8 x float> %ej, ptr %qj, align 4
+  br label %loop.end
+loop.end:
+  %j.next = add nuw nsw i64 %j, 8
+  %j.done = icmp eq i64 %j.next, %n8
+  br i1 %j.done, label %rest, label %loop
+rest:
+  %vsum = phi <8 x float> [ zeroinitializer, %entry ], [ %vs2, %loop.end ]
+  %hastail = icmp sgt i64 %tail, 0
+  br i1 %hastail, label %tailb, label %done
+tailb:
+  %ptl = getelementptr inbounds float, ptr %px, i64 %n8
+  %xt = call <8 x float> @load_tail(ptr %ptl, i64 %tail, float 0xFFF0000000000000)
+  %dt = fsub <8 x float> %xt, %ms
+  %et = call <8 x float> @exp8(<8 x float> %dt)
+  %tailmask = icmp slt <8 x i64> <i64 0, i64 1, i64 2, i64 3, i64 4, i64 5, i64 6, i64 7>, %tails
+  %et0 = select <8 x i1> %tailmask, <8 x float> %et, <8 x float> zeroinitializer
+  %vsumr = fadd <8 x float> %vsum, %et0
+  br i1 %store, label %tail.store, label %done
+tail.store:
+  %pot = getelementptr inbounds float, ptr %po, i64 %n8
+  call void @store_tail(ptr %pot, i64 %tail, <8 x float> %et)
+  br label %done
+done:
+  %vf = phi <8 x float> [ %vsum, %rest ], [ %vsumr, %tailb ], [ %vsumr, %tail.store ]
+  %s = call float @hsum8(<8 x float> %vf)
+  ret float %s
+}
+
+; out[j] = x[j] * a + b over n floats (vector loop, scalar tail): the rows' last pass
+define internal void @row_affine(ptr %px, ptr %po, i64 %n, float %a, float %b, i1 %mul) alwaysinline nounwind {
+entry:
+  %n8 = and i64 %n, -8
+  %va = call <8 x float> @splat8(float %a)
+  %vb = call <8 x float> @splat8(float %b)
+  %has8 = icmp sgt i64 %n8, 0
+  br i1 %has8, label %loop, label %rest
+loop:
+  %j = phi i64 [ 0, %entry ], [ %j.next, %loop ]
+  %pj = getelementptr inbounds float, ptr %px, i64 %j
+  %xj = load <8 x float>, ptr %pj, align 4
+  %yj = call <8 x float> @affine8(<8 x float> %xj, <8 x float> %va, <8 x float> %vb, i1 %mul)
+  %qj = getelementptr inbounds float, ptr %po, i64 %j
+  store <8 x float> %yj, ptr %qj, align 4
+  %j.next = add nuw nsw i64 %j, 8
+  %j.done = icmp eq i64 %j.next, %n8
+  br i1 %j.done, label %rest, label %loop
+rest:
+  %k0 = phi i64 [ 0, %entry ], [ %n8, %loop ]
+  %more = icmp slt i64 %k0, %n
+  br i1 %more, label %tail, label %done
+tail:
+  %k = phi i64 [ %k0, %rest ], [ %k.next, %tail ]
+  %pk = getelementptr inbounds float, ptr %px, i64 %k
+  %xk = load float, ptr %pk, align 4
+  %xv = call <8 x float> @splat8(float %xk)
+  %yv = call <8 x float> @affine8(<8 x float> %xv, <8 x float> %va, <8 x float> %vb, i1 %mul)
+  %yk = extractelement <8 x float> %yv, i64 0
+  %qk = getelementptr inbounds float, ptr %po, i64 %k
+  store float %yk, ptr %qk, align 4
+  %k.next = add nuw nsw i64 %k, 1
+  %k.done = icmp eq i64 %k.next, %n
+  br i1 %k.done, label %done, label %tail
+done:
+  ret void
+}
+
+; mul: (x / a) * b (the cross-entropy gradient's p / S * scale); else (x - a) - b (log-softmax's z - lse)
+define internal <8 x float> @affine8(<8 x float> %x, <8 x float> %a, <8 x float> %b, i1 %mul) alwaysinline nounwind readnone {
+  br i1 %mul, label %m, label %s
+m:
+  %q = fdiv <8 x float> %x, %a
+  %qb = fmul <8 x float> %q, %b
+  ret <8 x float> %qb
+s:
+  %d = fsub <8 x float> %x, %a
+  %db = fsub <8 x float> %d, %b
+  ret <8 x float> %db
+}
+
+define void @log_softmax_rows_f32(ptr nocapture readonly %x, ptr nocapture %out, i64 %rows, i64 %n) nounwind {
+entry:
+  %none = icmp sle i64 %rows, 0
+  %empty = icmp sle i64 %n, 0
+  %skip = or i1 %none, %empty
+  br i1 %skip, label %exit, label %row
+row:
+  %r = phi i64 [ 0, %entry ], [ %r.next, %row ]
+  %off = mul i64 %r, %n
+  %px = getelementptr inbounds float, ptr %x, i64 %off
+  %po = getelementptr inbounds float, ptr %out, i64 %off
+  %m = call float @row_shift(ptr %px, i64 %n)
+  %s = call float @row_exp_sum(ptr %px, ptr null, i64 %n, float %m)
+  %lse = call float @llvm.log.f32(float %s)
+  call void @row_affine(ptr %px, ptr %po, i64 %n, float %m, float %lse, i1 false)
+  %r.next = add nuw nsw i64 %r, 1
+  %r.done = icmp eq i64 %r.next, %rows
+  br i1 %r.done, label %exit, label %row
+exit:
+  ret void
+}
+
+define i64 @ce_loss_rows_f32(ptr nocapture readonly %x, ptr nocapture readonly %t, ptr nocapture %loss,
+                             i64 %rows, i64 %n) nounwind {
+entry:
+  %none = icmp sle i64 %rows, 0
+  br i1 %none, label %exit, label %row
+row:
+  %r = phi i64 [ 0, %entry ], [ %r.next, %row.end ]
+  %bad = phi i64 [ 0, %entry ], [ %bad.next, %row.end ]
+  %pt = getelementptr inbounds i64, ptr %t, i64 %r
+  %tr = load i64, ptr %pt, align 8
+  %lo = icmp sge i64 %tr, 0
+  %hi = icmp slt i64 %tr, %n
+  %ok = and i1 %lo, %hi
+  br i1 %ok, label %good, label %row.end
+good:
+  %off = mul i64 %r, %n
+  %px = getelementptr inbounds float, ptr %x, i64 %off
+  %m = call float @row_shift(ptr %px, i64 %n)
+  %s = call float @row_exp_sum(ptr %px, ptr null, i64 %n, float %m)
+  %lse = call float @llvm.log.f32(float %s)
+  %pxt = getelementptr inbounds float, ptr %px, i64 %tr
+  %xt = load float, ptr %pxt, align 4
+  %zt = fsub float %xt, %m
+  %l = fsub float %lse, %zt
+  %pl = getelementptr inbounds float, ptr %loss, i64 %r
+  store float %l, ptr %pl, align 4
+  br label %row.end
+row.end:
+  %miss = phi i64 [ 1, %row ], [ 0, %good ]
+  %bad.next = add i64 %bad, %miss
+  %r.next = add nuw nsw i64 %r, 1
+  %r.done = icmp eq i64 %r.next, %rows
+  br i1 %r.done, label %exit, label %row
+exit:
+  %res = phi i64 [ 0, %entry ], [ %bad.next, %row.end ]
+  ret i64 %res
+}
+
+define i64 @ce_grad_rows_f32(ptr nocapture readonly %x, ptr nocapture readonly %t, ptr nocapture readonly %scale,
+                             i64 %step, ptr nocapture %out, i64 %rows, i64 %n) nounwind {
+entry:
+  %none = icmp sle i64 %rows, 0
+  br i1 %none, label %exit, label %row
+row:
+  %r = phi i64 [ 0, %entry ], [ %r.next, %row.end ]
+  %bad = phi i64 [ 0, %entry ], [ %bad.next, %row.end ]
+  %pt = getelementptr inbounds i64, ptr %t, i64 %r
+  %tr = load i64, ptr %pt, align 8
+  %lo = icmp sge i64 %tr, 0
+  %hi = icmp slt i64 %tr, %n
+  %ok = and i1 %lo, %hi
+  br i1 %ok, label %good, label %row.end
+good:
+  %off = mul i64 %r, %n
+  %px = getelementptr inbounds float, ptr %x, i64 %off
+  %po = getelementptr inbounds float, ptr %out, i64 %off
+  %m = call float @row_shift(ptr %px, i64 %n)
+  %s = call float @row_exp_sum(ptr %px, ptr %po, i64 %n, float %m)
+  %soff = mul i64 %r, %step
+  %psc = getelementptr inbounds float, ptr %scale, i64 %soff
+  %sc = load float, ptr %psc, align 4
+  %pot = getelementptr inbounds float, ptr %po, i64 %tr
+  %et = load float, ptr %pot, align 4
+  call void @row_affine(ptr %po, ptr %po, i64 %n, float %s, float %sc, i1 true)
+  %qt = fdiv float %et, %s
+  %qt1 = fsub float %qt, 1.0
+  %ot = fmul float %qt1, %sc
+  store float %ot, ptr %pot, align 4
+  br label %row.end
+row.end:
+  %miss = phi i64 [ 1, %row ], [ 0, %good ]
+  %bad.next = add i64 %bad, %miss
+  %r.next = add nuw nsw i64 %r, 1
+  %r.done = icmp eq i64 %r.next, %rows
+  br i1 %r.done, label %exit, label %row
+exit:
+  %res = phi i64 [ 0, %entry ], [ %bad.next, %row.end ]
+  ret i64 %res
+}
+
+declare float @llvm.log.f32(float)
