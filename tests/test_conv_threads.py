@@ -46,6 +46,7 @@ def splits(monkeypatch, request):
     monkeypatch.setattr(K, "_TASK_MACS", 1)
     monkeypatch.setattr(K, "_TASK_ELEMS", 1)
     monkeypatch.setattr(K, "_BLAS_ONE_THREAD", 0 if blas_big else 1 << 62)
+    monkeypatch.setattr(K, "_FOLDED", False)         # per-image chunks (the folded path: its own test)
     yield calls
     threads.set_num_threads(before)
 
@@ -176,3 +177,50 @@ def test_kernels_on_one_and_several_threads_agree(dtype, monkeypatch):
     for a, b in zip(one, several):
         assert a.dtype == b.dtype == dtype
         np.testing.assert_allclose(a, b, **tol)
+
+
+@pytest.mark.parametrize("xs, ws, stride, padding, dilation", [
+    ((16, 6, 12, 12), (16, 5, 5), 1, 0, 1),        # LeNet's second conv
+    ((16, 16, 4, 4), (32, 3, 3), 1, 1, 1),         # the digits CNN's second conv: 4 x 4 images, padded
+    ((9, 3, 9, 9), (4, 3, 3), 2, 1, 1),            # strided
+    ((5, 4, 10, 10), (6, 3, 3), 1, 2, 2),          # dilated
+])
+def test_batch_folded_convolutions_match_torch_and_the_per_image_path(xs, ws, stride, padding, dilation,
+                                                                      monkeypatch):
+    """float32 convolutions with small outputs run as one GEMM over the whole batch (conv.ll's folded
+    columns): forward and both gradients against torch, against the per-image path, and the same bits
+    on one thread and on two."""
+    if K._jit_columns(np.dtype(np.float32)) is None:
+        pytest.skip("flex's JIT is unavailable: the folded path needs its im2col")
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal(xs).astype(np.float32)
+    w = rng.standard_normal((ws[0], xs[1]) + ws[1:]).astype(np.float32)
+    attrs = dict(stride=(stride,) * 2, padding=(padding,) * 4, dilation=(dilation,) * 2, groups=1)
+    folded = []
+    real = K._im2col_folded
+    monkeypatch.setattr(K, "_im2col_folded", lambda *a: (folded.append(1), real(*a))[1])
+
+    def kernels():
+        y = K.conv2d(x, w, **attrs)
+        g = np.cos(y)
+        return [y, K.conv2d_grad_weight(x, g, kernel_hw=ws[1:], **attrs),
+                K.conv2d_grad_input(g, w, input_hw=xs[2:], **attrs)]
+    before = threads.num_threads()
+    try:
+        threads.set_num_threads(1)
+        one = kernels()
+        threads.set_num_threads(2)
+        two = kernels()
+    finally:
+        threads.set_num_threads(before)
+    assert folded                                   # the folded path ran
+    for a, b in zip(one, two):
+        np.testing.assert_array_equal(a, b)
+    monkeypatch.setattr(K, "_FOLDED", False)
+    per_image = kernels()
+    xt, wt = torch.tensor(x, requires_grad=True), torch.tensor(w, requires_grad=True)
+    yt = TF.conv2d(xt, wt, stride=stride, padding=padding, dilation=dilation)
+    yt.backward(torch.cos(yt.detach()))
+    for got, pi, want in zip(one, per_image, [yt.detach().numpy(), wt.grad.numpy(), xt.grad.numpy()]):
+        np.testing.assert_allclose(got, want, rtol=2e-4, atol=2e-4)
+        np.testing.assert_allclose(got, pi, rtol=2e-4, atol=2e-4)

@@ -30,11 +30,14 @@ The algorithm per shape:
 - larger per-image GEMMs: OpenBLAS threads each GEMM itself, so the images run
   on the calling thread in order (splitting them as well would oversubscribe
   the cores);
-- one GEMM with the batch folded into N ([C_out, K] @ [K, N * P]) measured
-  slower than the per-image GEMMs on the LeNet convs and on a 32->64 3x3 conv
-  (1.2-2.3x on one thread; also slower on two, measured under load): its im2col
-  writes a batch-strided layout and the output needs a transpose back to NCHW,
-  so it is not used.
+- float32 with the JIT, one group, at most ``_FOLDED_MAX_POSITIONS`` output
+  positions per image: one GEMM with the batch folded into N ([C_out, K] @
+  [K, N * P]; conv.ll's im2col writes that layout directly, the output takes one
+  transposing copy). Per-image GEMMs of 64 or 16 columns run far below BLAS's
+  speed; folded, LeNet's second conv took 0.72x the time forward + weight
+  gradient and 0.8x the input gradient, the digits CNN's 4 x 4 conv 0.9x (two
+  threads, same run). With the numpy im2col (a batch-strided copy) folding was
+  slower, and it still is for wide outputs (LeNet's 24 x 24 first conv).
 
 Chunks hold at least ``_TASK_MACS`` multiply-adds (or ``_TASK_ELEMS`` elements
 for pooling and copies), so small convolutions stay on the calling thread.
@@ -126,17 +129,23 @@ def _geometry(hw, kernel, stride, padding, dilation, out_hw):
     lo = np.minimum(lo, ow)
     hi = np.maximum(np.minimum(hi, ow), lo)
     colr = np.concatenate([lo, hi, co]).astype(np.int64)
-    d = np.array([0, h * w, kh, kw, oh, ow, sw], np.int64)
+    d = np.array([0, h * w, kh, kw, oh, ow, sw, 1, 0, 0, 0], np.int64)      # P and the layout: _run_columns
     for a in (rowoff, colr, d):
         a.flags.writeable = False
     return d, rowoff, colr
 
 
-def _run_columns(fn, arrays, planes, geometry):
-    """``fn(*arrays, d, rowoff, colr)`` over ``planes`` planes (im2col / col2im of conv.ll)."""
+def _run_columns(fn, arrays, planes, geometry, channels=1, folded_images=0):
+    """``fn(*arrays, d, rowoff, colr)`` over ``planes`` planes (im2col / col2im of conv.ll) of
+    images of ``channels`` planes each: columns per image ([P, KH, KW, OH * OW]), or with
+    ``folded_images`` = N the batch folded into the columns ([C * KH * KW, N * OH * OW])."""
     d, rowoff, colr = geometry
     d = d.copy()
-    d[0] = planes
+    p_len = int(d[4] * d[5])
+    kk = int(d[2] * d[3])
+    rs = folded_images * p_len if folded_images else p_len
+    d[0], d[7], d[8] = planes, channels, rs
+    d[9], d[10] = (p_len, kk * rs) if folded_images else (channels * kk * rs, kk * rs)
     fn(*arrays, d, rowoff, colr)
 
 
@@ -148,7 +157,7 @@ def _im2col_jit(k, x, kernel, stride, padding, dilation, groups, out_hw, out=Non
     if out.size:
         geo = _geometry(tuple(x.shape[2:]), tuple(kernel), tuple(stride), tuple(padding), tuple(dilation),
                         tuple(out_hw))
-        _run_columns(k.im2col, (np.ascontiguousarray(x), out), n * c, geo)
+        _run_columns(k.im2col, (np.ascontiguousarray(x), out), n * c, geo, channels=c)
     return out
 
 
@@ -237,6 +246,52 @@ def _cols_take(x, key):
     return e[1]
 
 
+# Batch-folded convolutions (float32 with flex's JIT, groups 1): the columns of the whole batch as one
+# [C * kH * kW, N * OH * OW] matrix (conv.ll writes that layout directly), so each pass is one GEMM
+# that OpenBLAS threads and runs at full width, instead of N small per-image GEMMs it runs on one
+# thread (LeNet's [16, 150] @ [150, 64], the digits CNN's [32, 144] @ [144, 16]). The forward output
+# and the gradient come in [C_out, N, OH * OW] and take one transposing copy. Used where the
+# per-image GEMMs are small enough that OpenBLAS would not thread them, and the columns fit
+# _COLS_BYTES; larger per-image GEMMs already run threaded and keep the per-image layout.
+_FOLDED = True
+
+
+# output positions per image at most: past this, the per-image GEMMs are wide enough that
+# folding buys nothing (LeNet's first conv, 24 x 24: measured 5-10% slower folded, one and two threads)
+_FOLDED_MAX_POSITIONS = 256
+
+
+def _folded(k, groups, n, out_hw, per_image_gemm, cols_bytes):
+    return (_FOLDED and k is not None and groups == 1 and n > 1 and out_hw[0] * out_hw[1] <= _FOLDED_MAX_POSITIONS
+            and per_image_gemm <= _BLAS_ONE_THREAD and n * cols_bytes <= _COLS_BYTES)
+
+
+def _im2col_folded(k, x, kernel, stride, padding, dilation, out_hw):
+    """Columns [C * kH * kW, N * OH * OW] of float32 ``x`` (conv.ll's folded layout)."""
+    n, c = x.shape[:2]
+    p_len = out_hw[0] * out_hw[1]
+    cols = np.empty((c * kernel[0] * kernel[1], n * p_len), np.float32)
+    geo = _geometry(tuple(x.shape[2:]), tuple(kernel), tuple(stride), tuple(padding), tuple(dilation),
+                    tuple(out_hw))
+    _run_columns(k.im2col, (np.ascontiguousarray(x), cols), n * c, geo, channels=c, folded_images=n)
+    return cols
+
+
+def _unfold(y2, n, shape):
+    """[C, N * P] -> a fresh C-contiguous [N, C, ...] array of ``shape``."""
+    out = np.empty(shape, y2.dtype)
+    np.copyto(out.reshape(n, y2.shape[0], -1), y2.reshape(y2.shape[0], n, -1).transpose(1, 0, 2))
+    return out
+
+
+def _fold(g):
+    """[N, C, ...] -> a fresh [C, N * P] array (the folded layout of a gradient)."""
+    n, c = g.shape[:2]
+    out = np.empty((c, n, g[0, 0].size), g.dtype)
+    np.copyto(out, g.reshape(n, c, -1).transpose(1, 0, 2))
+    return out.reshape(c, -1)
+
+
 def conv2d(x, w, *, stride, padding, dilation, groups):
     x_in = x
     dt = x.dtype
@@ -247,6 +302,14 @@ def conv2d(x, w, *, stride, padding, dilation, groups):
     oh, ow = out_hw = _out_hw(x.shape, kernel, stride, padding, dilation)
     wg = w.reshape(groups, c_out // groups, -1)
     k = _jit_columns(ct)
+    if dt == ct and _folded(k, groups, n, out_hw, wg.shape[1] * wg.shape[2] * oh * ow,
+                            _cols_bytes(c, kernel, out_hw, ow, x.itemsize)):
+        cols = _im2col_folded(k, x, kernel, stride, padding, dilation, out_hw)
+        y = _unfold(np.matmul(wg[0], cols), n, (n, c_out) + out_hw)
+        if cols.nbytes <= _COLS_CACHE_MAX_BYTES:
+            _cols_put(x_in, _cols_key(x_in, kernel, stride, padding, dilation, groups), (cols, "folded"),
+                      cols.nbytes)
+        return y
     wide = k is None and _use_wide(stride, x.shape[3], padding, ow)
     width = x.shape[3] + padding[2] + padding[3] if wide else ow
     y = np.empty((n, c_out) + out_hw, dtype=dt)
@@ -294,12 +357,19 @@ def conv2d_grad_weight(x, g, *, stride, padding, dilation, groups, kernel_hw):
     n, c = x.shape[:2]
     c_out, out_hw = g.shape[1], g.shape[2:]
     jk = _jit_columns(ct)
+    k = c // groups * kernel_hw[0] * kernel_hw[1]
+    folded = cached[1] == "folded" if cached is not None else \
+        _folded(jk, groups, n, out_hw, c_out * k * out_hw[0] * out_hw[1], _cols_bytes(c, kernel_hw, out_hw, out_hw[1], 4))
+    if folded and g.size:        # one GEMM over the whole batch: [C_out, N * P] @ [N * P, K]
+        cols = cached[0] if cached is not None else \
+            _im2col_folded(jk, x, kernel_hw, stride, padding, dilation, out_hw)
+        gw = np.matmul(_fold(g), cols.T)
+        return gw.reshape((c_out, c) + tuple(kernel_hw)).astype(dt, copy=False)
     if cached is not None:       # the columns the forward made decide the layout
         wide = cached[1] is not None
     else:
         wide = jk is None and _use_wide(stride, x.shape[3], padding, out_hw[1])
     width = x.shape[3] + padding[2] + padding[3] if wide else out_hw[1]
-    k = c // groups * kernel_hw[0] * kernel_hw[1]
     partial = {}                 # chunk start -> its sum over images [G, C_out/G, K]
 
     def body(a, b):
@@ -390,13 +460,17 @@ def _grad_input_jit(k, g, w, stride, padding, dilation, groups, input_hw):
     c = w.shape[1] * groups
     kernel = tuple(w.shape[2:])
     wt = w.reshape(groups, c_out // groups, -1).transpose(0, 2, 1)     # [G, C/G*kH*kW, C_out/G]
-    gr = np.ascontiguousarray(g).reshape(n, groups, c_out // groups, oh * ow)
     gx = np.zeros((n, c) + tuple(input_hw), dtype=np.float32)
     geo = _geometry(tuple(input_hw), kernel, tuple(stride), tuple(padding), tuple(dilation), (oh, ow))
+    if _folded(k, groups, n, (oh, ow), wt.shape[1] * c_out * oh * ow, _cols_bytes(c, kernel, (oh, ow), ow, 4)):
+        cols = np.matmul(wt[0], _fold(g))                                # [C*kH*kW, N * P], one GEMM
+        _run_columns(k.col2im, (cols, gx), n * c, geo, channels=c, folded_images=n)
+        return gx
+    gr = np.ascontiguousarray(g).reshape(n, groups, c_out // groups, oh * ow)
 
     def body(a, b):
         cols = np.matmul(wt, gr[a:b])                                    # [b-a, G, C/G*kH*kW, P]
-        _run_columns(k.col2im, (cols, gx[a:b]), (b - a) * c, geo)
+        _run_columns(k.col2im, (cols, gx[a:b]), (b - a) * c, geo, channels=c)
     gemm = wt.shape[1] * wt.shape[2] * oh * ow
     _image_chunks(n, body, macs_per_image=groups * gemm, gemm_macs=gemm,
                   bytes_per_image=_cols_bytes(c, kernel, (oh, ow), ow, 4))

@@ -1,10 +1,14 @@
 ; flex's JIT im2col / col2im for float32 convolutions (burn_flex/kernels/conv.py calls them through
 ; burn_flex/jit.py; compiled with LLVM -O3 for the host CPU, no fast-math flags).
 ;
-; Layout: x is [P, H, W] (P = images * channels, contiguous); columns are [P, KH, KW, OH, OW]
-; (= conv.py's [N, G, C/G * KH * KW, OH * OW]). The caller precomputes the geometry, so the loops
-; hold no divisions and no per-element bounds checks:
-;   d      = [P, H * W, KH, KW, OH, OW, SW]                               (i64)
+; Layout: x is [P, H, W] (P = images * channels, contiguous). Column rows are OH * OW long; the
+; row of plane p = n * C + c and kernel offset (i, j) starts at
+;   n * IS + c * CS + (i * KW + j) * RS
+; per image ([P, KH, KW, OH, OW] = conv.py's [N, G, C/G * KH * KW, OH * OW]: RS = OH * OW,
+; CS = KH * KW * RS, IS = C * CS) or with the batch folded into the columns ([C * KH * KW, N * OH * OW]:
+; RS = N * OH * OW, CS = KH * KW * RS, IS = OH * OW). The caller precomputes the geometry, so the
+; loops hold one division per plane and no per-element bounds checks:
+;   d      = [P, H * W, KH, KW, OH, OW, SW, C, RS, IS, CS]                (i64)
 ;   rowoff = [KH * OH]: ih * W for kernel row i and output row oh, or -1 where ih is padding
 ;   colr   = [3 * KW]: lo[j], hi[j], co[j]: output columns lo..hi-1 read input column ow * SW + co[j]
 ;            (the others are padding)
@@ -47,6 +51,14 @@ entry:
   %ow = load i64, ptr %d5
   %d6 = getelementptr inbounds i64, ptr %d, i64 6
   %sw = load i64, ptr %d6
+  %d7 = getelementptr inbounds i64, ptr %d, i64 7
+  %cpi = load i64, ptr %d7
+  %d8 = getelementptr inbounds i64, ptr %d, i64 8
+  %rs = load i64, ptr %d8
+  %d9 = getelementptr inbounds i64, ptr %d, i64 9
+  %istr = load i64, ptr %d9
+  %d10 = getelementptr inbounds i64, ptr %d, i64 10
+  %cstr = load i64, ptr %d10
   %kw2 = shl i64 %kw, 1
   %unit = icmp eq i64 %sw, 1
   %empty = icmp sle i64 %np, 0
@@ -54,12 +66,15 @@ entry:
 p.loop:
   %p = phi i64 [ 0, %entry ], [ %p.next, %p.latch ]
   %xp = mul i64 %p, %plane
-  %pk = mul i64 %p, %kh
+  %nimg = udiv i64 %p, %cpi
+  %cimg = urem i64 %p, %cpi
+  %ob1 = mul i64 %nimg, %istr
+  %ob2 = mul i64 %cimg, %cstr
+  %obase = add i64 %ob1, %ob2
   br label %i.loop
 i.loop:
   %i = phi i64 [ 0, %p.loop ], [ %i.next, %i.latch ]
-  %pki = add i64 %pk, %i
-  %pkik = mul i64 %pki, %kw
+  %ik = mul i64 %i, %kw
   %ioh = mul i64 %i, %oh
   br label %j.loop
 j.loop:
@@ -72,8 +87,9 @@ j.loop:
   %jco = add i64 %j, %kw2
   %pco = getelementptr inbounds i64, ptr %colr, i64 %jco
   %co = load i64, ptr %pco
-  %rj = add i64 %pkik, %j
-  %rowj = mul i64 %rj, %oh
+  %ikj = add i64 %ik, %j
+  %rjs = mul i64 %ikj, %rs
+  %rowj = add i64 %obase, %rjs
   %haslo = icmp sgt i64 %lo, 0
   %hascopy = icmp slt i64 %lo, %hi
   %hastail = icmp slt i64 %hi, %ow
@@ -81,8 +97,8 @@ j.loop:
   br label %h.loop
 h.loop:
   %h = phi i64 [ 0, %j.loop ], [ %h.next, %h.latch ]
-  %row = add i64 %rowj, %h
-  %orow = mul i64 %row, %ow
+  %hw = mul i64 %h, %ow
+  %orow = add i64 %rowj, %hw
   %o = getelementptr inbounds float, ptr %out, i64 %orow
   %iroh = add i64 %ioh, %h
   %pro = getelementptr inbounds i64, ptr %rowoff, i64 %iroh
@@ -167,6 +183,14 @@ entry:
   %ow = load i64, ptr %d5
   %d6 = getelementptr inbounds i64, ptr %d, i64 6
   %sw = load i64, ptr %d6
+  %d7 = getelementptr inbounds i64, ptr %d, i64 7
+  %cpi = load i64, ptr %d7
+  %d8 = getelementptr inbounds i64, ptr %d, i64 8
+  %rs = load i64, ptr %d8
+  %d9 = getelementptr inbounds i64, ptr %d, i64 9
+  %istr = load i64, ptr %d9
+  %d10 = getelementptr inbounds i64, ptr %d, i64 10
+  %cstr = load i64, ptr %d10
   %kw2 = shl i64 %kw, 1
   %unit = icmp eq i64 %sw, 1
   %empty = icmp sle i64 %np, 0
@@ -174,12 +198,15 @@ entry:
 p.loop:
   %p = phi i64 [ 0, %entry ], [ %p.next, %p.latch ]
   %xp = mul i64 %p, %plane
-  %pk = mul i64 %p, %kh
+  %nimg = udiv i64 %p, %cpi
+  %cimg = urem i64 %p, %cpi
+  %ob1 = mul i64 %nimg, %istr
+  %ob2 = mul i64 %cimg, %cstr
+  %obase = add i64 %ob1, %ob2
   br label %i.loop
 i.loop:
   %i = phi i64 [ 0, %p.loop ], [ %i.next, %i.latch ]
-  %pki = add i64 %pk, %i
-  %pkik = mul i64 %pki, %kw
+  %ik = mul i64 %i, %kw
   %ioh = mul i64 %i, %oh
   br label %j.loop
 j.loop:
@@ -192,14 +219,15 @@ j.loop:
   %jco = add i64 %j, %kw2
   %pco = getelementptr inbounds i64, ptr %colr, i64 %jco
   %co = load i64, ptr %pco
-  %rj = add i64 %pkik, %j
-  %rowj = mul i64 %rj, %oh
+  %ikj = add i64 %ik, %j
+  %rjs = mul i64 %ikj, %rs
+  %rowj = add i64 %obase, %rjs
   %hascopy = icmp slt i64 %lo, %hi
   br i1 %hascopy, label %h.loop, label %j.latch
 h.loop:
   %h = phi i64 [ 0, %j.loop ], [ %h.next, %h.latch ]
-  %row = add i64 %rowj, %h
-  %crow = mul i64 %row, %ow
+  %hw = mul i64 %h, %ow
+  %crow = add i64 %rowj, %hw
   %c = getelementptr inbounds float, ptr %cols, i64 %crow
   %iroh = add i64 %ioh, %h
   %pro = getelementptr inbounds i64, ptr %rowoff, i64 %iroh
