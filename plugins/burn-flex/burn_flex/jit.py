@@ -312,6 +312,15 @@ def _fast_addr():
 _addr = _fast_addr() or _addr_interface
 
 
+def _addrs_of(arrays) -> list:
+    """The data addresses of ``arrays``, every one an ``np.ndarray`` (the caller made them): the
+    header read of :func:`_fast_addr` inlined, ~0.2 us each instead of ~0.6 through ``_addr``."""
+    if _addr is _addr_interface:
+        return [_addr_interface(a) for a in arrays]
+    field, off = ctypes.c_size_t.from_address, object.__basicsize__
+    return [field(id(a) + off).value for a in arrays]
+
+
 def _check_float32(name, arrays, written):
     """The checks every array kernel makes: C-contiguous float32 operands, a writeable output."""
     for a in arrays:

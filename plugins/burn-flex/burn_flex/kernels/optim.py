@@ -98,37 +98,55 @@ def _run_many(update, items, n_out):
     """Several compiled updates of one kind sharing their hyper-parameters: the arguments of
     each prepared here, small ones called back to back, large ones chunked on the pool (as
     :func:`_jit_chunked`). Returns each item's fresh outputs."""
-    h = items[0][-1]
-    h32 = np.ascontiguousarray(h, dtype=np.float32)
+    h32 = np.ascontiguousarray(items[0][-1], dtype=np.float32)
     if h32.size < update.n_hyper:
         return [_jit_chunked(update, it[:-1], it[-1], n_out) for it in items]
-    addr, fn = jit._addr, update.fn
-    ha = addr(h32)
+    fn, asc, empty, f32 = update.fn, np.ascontiguousarray, np.empty, np.float32
+    ha = jit._addr(h32)
     results, calls = [], []
     serial = 2 * PAR_OPTIM * threads.CHUNK_SCALE          # below this, parallel_for runs one chunk
     for it in items:
-        arrays = [np.ascontiguousarray(a) for a in it[:-1]]
+        arrays = [asc(a) for a in it[:-1]]
         p = arrays[0]
         n = p.size
         if n >= serial:
             results.append(_jit_chunked(update, arrays, h32, n_out))
             continue
-        outs = tuple([np.empty(p.shape, np.float32) for _ in range(n_out)])
+        shape = p.shape
+        outs = tuple([empty(shape, f32) for _ in range(n_out)])
         results.append(outs)
-        calls.append([addr(a) for a in arrays] + [addr(o) for o in outs] + [ha, n])
+        arrays.extend(outs)
+        ptrs = jit._addrs_of(arrays)
+        ptrs.append(ha)
+        ptrs.append(n)
+        calls.append(ptrs)
     for c in calls:
         fn(*c)
     return results
+
+
+def _batchable(items):
+    """Whether every item may join one compiled batch: float32 arrays of one shape per item, one h."""
+    h, k = items[0][-1], len(items[0])
+    f32 = np.dtype(np.float32)
+    for it in items:
+        if len(it) != k or it[-1] is not h:
+            return False
+        p = it[0]
+        shape = p.shape
+        if not shape:
+            return False
+        for a in it[:-1]:
+            if a.dtype != f32 or a.shape != shape:
+                return False
+    return True
 
 
 def _many(single, jit_update, items, mode):
     """The updates of ``items`` (argument tuples of ``single``): one batch through
     :func:`_run_many` where every item may take the same compiled kernel with the same h, else
     one ``single`` call each."""
-    k = None
-    if len(items) > 1 and all(len(it) == len(items[0]) and it[-1] is items[0][-1] and it[0].ndim
-                              and _same(it[:-1]) for it in items):
-        k = _jit_update([a for it in items for a in it[:-1]])
+    k = jit.kernels() if _JIT_UPDATES and len(items) > 1 and _batchable(items) else None
     if k is None:
         return [single(*it, mode) for it in items]
     return _run_many(jit_update(k), items, 3 if single is adam_update else 2)
