@@ -239,6 +239,7 @@ def _t(*shape, dtype=burn.float32):
     (lambda: F.conv2d(_t(1, 3, 8, 8), _t(4, 2, 3, 3)), burn.ShapeError, ["conv2d", "channel", "(1, 3, 8, 8)", "(4, 2, 3, 3)"]),
     (lambda: F.conv2d(_t(1, 4, 8, 8), _t(6, 2, 3, 3), groups=3), burn.ShapeError, ["conv2d", "groups=3", "divide"]),
     (lambda: F.conv2d(_t(1, 4, 8, 8), _t(3, 2, 3, 3), groups=2), burn.ShapeError, ["conv2d", "groups=2", "divide"]),
+    (lambda: F.conv2d(_t(1, 3, 8, 8), _t(0, 3, 3, 3)), burn.ShapeError, ["conv2d", "no output channels", "(0, 3, 3, 3)"]),
     (lambda: F.conv2d(_t(1, 1, 4, 4), _t(1, 1, 5, 5)), burn.ShapeError, ["conv2d", "larger", "padded input"]),
     (lambda: F.conv2d(_t(1, 1, 4, 4), _t(1, 1, 3, 3), dilation=2), burn.ShapeError, ["conv2d", "extent 5x5"]),
     (lambda: F.conv2d(_t(1, 1, 4), _t(1, 1, 3)), burn.ShapeError, ["conv2d", "C_out"]),

@@ -84,6 +84,9 @@ def _conv_meta(x, w, *, stride, padding, dilation, groups):
                          f"got input {describe(x)}, weight {describe(w)}")
     _check_float(op, x, w)
     c_in, c_out = x.shape[1], w.shape[0]
+    if c_out < 1:
+        raise ShapeError(f"{op}: the weight {describe(w)} has no output channels; a convolution needs at "
+                         f"least one (weight [C_out >= 1, C_in/groups, kH, kW], as in PyTorch)")
     if c_in % groups or c_out % groups:
         raise ShapeError(f"{op}: groups={groups} must divide both the input channels ({c_in}, input "
                          f"{describe(x)}) and the output channels ({c_out}, weight {describe(w)})")

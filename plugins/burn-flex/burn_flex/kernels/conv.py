@@ -360,7 +360,9 @@ def conv2d_grad_weight(x, g, *, stride, padding, dilation, groups, kernel_hw):
     k = c // groups * kernel_hw[0] * kernel_hw[1]
     folded = cached[1] == "folded" if cached is not None else \
         _folded(jk, groups, n, out_hw, c_out * k * out_hw[0] * out_hw[1], _cols_bytes(c, kernel_hw, out_hw, out_hw[1], 4))
-    if folded and g.size:        # one GEMM over the whole batch: [C_out, N * P] @ [N * P, K]
+    if folded:                   # one GEMM over the whole batch: [C_out, N * P] @ [N * P, K]
+        if not g.size:
+            return np.zeros((c_out, c) + tuple(kernel_hw), dtype=dt)
         cols = cached[0] if cached is not None else \
             _im2col_folded(jk, x, kernel_hw, stride, padding, dilation, out_hw)
         gw = np.matmul(_fold(g), cols.T)
