@@ -125,6 +125,7 @@ entry:
   %plane = mul i64 %h, %w
   %w2 = shl i64 %w, 1
   %ow2 = shl i64 %ow, 1
+  %ow4 = and i64 %ow, -4                ; windows taken four at a time (the rest one by one)
   %colrest = sub i64 %w, %ow2           ; input columns past the last window (W odd): 0 or 1
   %oh2 = shl i64 %oh, 1
   %rowrest = sub i64 %h, %oh2           ; input rows past the last window (H odd)
@@ -151,9 +152,62 @@ q.loop:
   %orow = getelementptr inbounds float, ptr %out, i64 %ooff
   %gorow = getelementptr inbounds float, ptr %g, i64 %ooff
   %nocols = icmp sle i64 %ow, 0
-  br i1 %nocols, label %q.rest, label %c.loop
+  br i1 %nocols, label %q.rest, label %v.check
+v.check:
+  %has4 = icmp sgt i64 %ow4, 0
+  br i1 %has4, label %v.loop, label %s.check
+v.loop:
+  ; four windows at once: input columns 2c .. 2c + 7 of both rows, split into the windows' a b / c d
+  %vc = phi i64 [ 0, %v.check ], [ %vc.next, %v.loop ]
+  %vc2 = shl i64 %vc, 1
+  %pr0 = getelementptr inbounds float, ptr %row0, i64 %vc2
+  %r0 = load <8 x float>, ptr %pr0, align 4
+  %pr1 = getelementptr inbounds float, ptr %row1, i64 %vc2
+  %r1 = load <8 x float>, ptr %pr1, align 4
+  %va = shufflevector <8 x float> %r0, <8 x float> undef, <4 x i32> <i32 0, i32 2, i32 4, i32 6>
+  %vb = shufflevector <8 x float> %r0, <8 x float> undef, <4 x i32> <i32 1, i32 3, i32 5, i32 7>
+  %vcc = shufflevector <8 x float> %r1, <8 x float> undef, <4 x i32> <i32 0, i32 2, i32 4, i32 6>
+  %vdd = shufflevector <8 x float> %r1, <8 x float> undef, <4 x i32> <i32 1, i32 3, i32 5, i32 7>
+  %pvm = getelementptr inbounds float, ptr %orow, i64 %vc
+  %vm = load <4 x float>, ptr %pvm, align 4
+  %pvg = getelementptr inbounds float, ptr %gorow, i64 %vc
+  %vg = load <4 x i32>, ptr %pvg, align 4
+  %vec = fcmp oeq <4 x float> %vcc, %vm
+  %veb = fcmp oeq <4 x float> %vb, %vm
+  %vea = fcmp oeq <4 x float> %va, %vm
+  %vf2 = select <4 x i1> %vec, <4 x i32> <i32 2, i32 2, i32 2, i32 2>, <4 x i32> <i32 3, i32 3, i32 3, i32 3>
+  %vf1 = select <4 x i1> %veb, <4 x i32> <i32 1, i32 1, i32 1, i32 1>, <4 x i32> %vf2
+  %vfirst = select <4 x i1> %vea, <4 x i32> zeroinitializer, <4 x i32> %vf1
+  %vnb = fcmp uno <4 x float> %vb, %vb
+  %vnc = fcmp uno <4 x float> %vcc, %vcc
+  %vnd = fcmp uno <4 x float> %vdd, %vdd
+  %vl1 = select <4 x i1> %vnb, <4 x i32> <i32 1, i32 1, i32 1, i32 1>, <4 x i32> zeroinitializer
+  %vl2 = select <4 x i1> %vnc, <4 x i32> <i32 2, i32 2, i32 2, i32 2>, <4 x i32> %vl1
+  %vlast = select <4 x i1> %vnd, <4 x i32> <i32 3, i32 3, i32 3, i32 3>, <4 x i32> %vl2
+  %vmnan = fcmp uno <4 x float> %vm, %vm
+  %vk = select <4 x i1> %vmnan, <4 x i32> %vlast, <4 x i32> %vfirst
+  %vta = icmp eq <4 x i32> %vk, zeroinitializer
+  %vtb = icmp eq <4 x i32> %vk, <i32 1, i32 1, i32 1, i32 1>
+  %vtc = icmp eq <4 x i32> %vk, <i32 2, i32 2, i32 2, i32 2>
+  %vtd = icmp eq <4 x i32> %vk, <i32 3, i32 3, i32 3, i32 3>
+  %via = select <4 x i1> %vta, <4 x i32> %vg, <4 x i32> zeroinitializer
+  %vib = select <4 x i1> %vtb, <4 x i32> %vg, <4 x i32> zeroinitializer
+  %vic = select <4 x i1> %vtc, <4 x i32> %vg, <4 x i32> zeroinitializer
+  %vid = select <4 x i1> %vtd, <4 x i32> %vg, <4 x i32> zeroinitializer
+  %w0 = shufflevector <4 x i32> %via, <4 x i32> %vib, <8 x i32> <i32 0, i32 4, i32 1, i32 5, i32 2, i32 6, i32 3, i32 7>
+  %w1 = shufflevector <4 x i32> %vic, <4 x i32> %vid, <8 x i32> <i32 0, i32 4, i32 1, i32 5, i32 2, i32 6, i32 3, i32 7>
+  %pw0 = getelementptr inbounds float, ptr %grow0, i64 %vc2
+  store <8 x i32> %w0, ptr %pw0, align 4
+  %pw1 = getelementptr inbounds float, ptr %grow1, i64 %vc2
+  store <8 x i32> %w1, ptr %pw1, align 4
+  %vc.next = add nuw nsw i64 %vc, 4
+  %vc.done = icmp eq i64 %vc.next, %ow4
+  br i1 %vc.done, label %s.check, label %v.loop
+s.check:
+  %more = icmp slt i64 %ow4, %ow
+  br i1 %more, label %c.loop, label %q.rest
 c.loop:
-  %c = phi i64 [ 0, %q.loop ], [ %c.next, %c.loop ]
+  %c = phi i64 [ %ow4, %s.check ], [ %c.next, %c.loop ]
   %c2 = shl i64 %c, 1
   %c21 = or i64 %c2, 1
   %pa = getelementptr inbounds float, ptr %row0, i64 %c2
@@ -203,7 +257,7 @@ c.loop:
   store i32 %id, ptr %qd, align 4
   %c.next = add nuw nsw i64 %c, 1
   %c.done = icmp eq i64 %c.next, %ow
-  br i1 %c.done, label %q.rest, label %c.loop, !llvm.loop !31
+  br i1 %c.done, label %q.rest, label %c.loop, !llvm.loop !35
 q.rest:
   ; the column past the last window of both rows (W odd)
   %rc0 = getelementptr inbounds float, ptr %grow0, i64 %ow2
@@ -229,11 +283,13 @@ exit:
   ret void
 }
 
-; the row loops: vectors of 4 windows (LeNet's rows of 12 and 4 windows take no scalar remainder)
+; the forward row loop: vectors of 4 windows (LeNet's rows of 12 and 4 windows take no scalar
+; remainder); the gradient's: written with explicit <4 x> vectors above, its remainder loop scalar
 !30 = distinct !{!30, !32, !33, !34}
-!31 = distinct !{!31, !32, !33, !34}
 !32 = !{!"llvm.loop.interleave.count", i32 1}
 !33 = !{!"llvm.loop.vectorize.enable", i1 true}
 !34 = !{!"llvm.loop.vectorize.width", i32 4}
+!35 = distinct !{!35, !32, !36}
+!36 = !{!"llvm.loop.vectorize.enable", i1 false}
 
 attributes #2 = { nounwind "no-builtins" }
