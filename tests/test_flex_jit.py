@@ -656,3 +656,34 @@ def test_batched_updates_are_bit_identical_to_one_call_each(k, monkeypatch, rest
         for it, res in zip(mixed, many(mixed, modes[0])):
             for a, b in zip(res, single(*it, modes[0])):
                 np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("n, o, kk, p", [(5, 6, 25, 576), (3, 2, 5, 13), (2, 3, 4, 40), (1, 1, 1, 1), (0, 2, 3, 4)])
+def test_jit_dot_nt_sum_matches_float64(k, n, o, kk, p):
+    r = np.random.default_rng(p)
+    a = r.standard_normal((n, o, p)).astype(np.float32)
+    b = r.standard_normal((n, kk, p)).astype(np.float32)
+    out = np.full((o, kk), np.nan, np.float32)
+    k.dot_nt_sum(a, b, out)
+    ref = np.einsum("nop,nkp->ok", a.astype(np.float64), b.astype(np.float64))
+    np.testing.assert_allclose(out, ref, rtol=1e-5, atol=1e-5 * max(1.0, np.sqrt(n * p)))
+    with pytest.raises(TypeError, match="dot_nt_sum_f32: expected a \\[N, O, P\\], b \\[N, K, P\\] and out \\[O, K\\]"):
+        k.dot_nt_sum(a, b, np.empty((o + 1, kk), np.float32))
+
+
+def test_conv_weight_gradient_takes_the_dot_products_on_long_rows(k, monkeypatch):
+    from burn_flex.kernels import conv as kconv
+    calls = []
+    real = k.dot_nt_sum
+    monkeypatch.setattr(k, "dot_nt_sum", lambda *a: (calls.append(a[0].shape), real(*a))[1])
+    r = np.random.default_rng(3)
+    x = r.standard_normal((6, 1, 21, 21)).astype(np.float32)         # 17 x 17 positions: per image, dot path
+    w = r.standard_normal((4, 1, 5, 5)).astype(np.float32)
+    attrs = dict(stride=(1, 1), padding=(0, 0, 0, 0), dilation=(1, 1), groups=1)
+    y = kconv.conv2d(x, w, **attrs)
+    g = np.cos(y)
+    gw = kconv.conv2d_grad_weight(x, g, kernel_hw=(5, 5), **attrs)
+    assert calls                                                     # the JIT dot products ran
+    xt, wt = torch.tensor(x), torch.tensor(w, requires_grad=True)
+    torch.nn.functional.conv2d(xt, wt).backward(torch.tensor(g))
+    np.testing.assert_allclose(gw, wt.grad.numpy(), rtol=1e-4, atol=1e-4)

@@ -416,6 +416,30 @@ class _CrossEntropyRows:
         return self.fn(_addr(x), _addr(t), _addr(out), *x.shape)
 
 
+class _DotNTSum:
+    """``dot_nt_sum(a, b, out)``: ``out[o, k] = sum over n, p of a[n, o, p] * b[n, k, p]`` for
+    C-contiguous float32 ``a`` [N, O, P], ``b`` [N, K, P] and a writeable ``out`` [O, K]
+    (``kernels/ll/rows.ll``: a convolution's weight gradient from per-image columns, each output
+    one sum in a fixed order). ctypes releases the GIL."""
+
+    __slots__ = ("fn", "__name__")
+
+    def __init__(self, engine):
+        self.__name__ = "dot_nt_sum_f32"
+        self.fn = ctypes.CFUNCTYPE(None, *([ctypes.c_void_p] * 4))(engine.get_function_address(self.__name__))
+
+    def __call__(self, a, b, out):
+        _check_float32(self.__name__, (a, b, out), out)
+        if a.ndim != 3 or b.ndim != 3 or a.shape[0] != b.shape[0] or a.shape[2] != b.shape[2] \
+                or out.shape != (a.shape[1], b.shape[1]):
+            raise TypeError(f"{self.__name__}: expected a [N, O, P], b [N, K, P] and out [O, K], got "
+                            f"{a.shape}, {b.shape} and {out.shape}")
+        n, o, p = a.shape
+        d = np.array([n, o, b.shape[1], p, o * p, b.shape[1] * p], np.int64)
+        self.fn(_addr(a), _addr(b), _addr(out), _addr(d))
+        return out
+
+
 class _LayerNormRows:
     """float32 layer norm over the rows of [rows, n] arrays, n a multiple of 8
     (``kernels/ll/rows.ll``), called by ``burn_flex.kernels.nn``: ``fn(*arrays, eps)`` with the
@@ -514,6 +538,7 @@ class Kernels:
         self.log_softmax_rows = _Rows(engine, "log_softmax_rows_f32", 1)
         self.ce_loss_rows = _CrossEntropyRows(engine, "ce_loss_rows_f32", False)
         self.ce_grad_rows = _CrossEntropyRows(engine, "ce_grad_rows_f32", True)
+        self.dot_nt_sum = _DotNTSum(engine)
         # the softmax's exp alone (tests of its accuracy): exp(x, out) on [rows, n] float32 arrays
         self.exp = _Rows(engine, "exp_f32", 1)
         self.im2col = _Planes(engine, "im2col_f32", 2, 3)

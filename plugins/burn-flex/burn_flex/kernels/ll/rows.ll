@@ -758,3 +758,153 @@ exit:
 }
 
 declare float @llvm.log.f32(float)
+
+
+; -- a convolution's weight gradient over per-image columns --------------------------------------
+; dot_nt_sum_f32(a, b, out, d): out[o * K + k] = sum over n, p of a[n * SA + o * P + p] * b[n * SB + k * P + p]
+; with d = [N, O, K, P, SA, SB] (i64): g [N, O, P] times the columns [N, K, P] transposed, summed over
+; the images, for small O and K (LeNet's first conv: 6 x 25 outputs, each a sum of 64 * 576 products)
+; where BLAS runs one tiny GEMM per image. Image by image (its rows stay in cache), each output
+; gets the image's dot product (four 8-lane accumulators over p in steps of 32, then 8, then a
+; masked tail, the lanes added as hsum8; products added with llvm.fmuladd, fused where the CPU has
+; FMA), the images added in order: a fixed order, whatever splits the outputs over threads.
+define void @dot_nt_sum_f32(ptr noalias nocapture readonly %a, ptr noalias nocapture readonly %b,
+                            ptr noalias nocapture %out, ptr noalias nocapture readonly %d) nounwind {
+entry:
+  %n = load i64, ptr %d
+  %d1 = getelementptr inbounds i64, ptr %d, i64 1
+  %no = load i64, ptr %d1
+  %d2 = getelementptr inbounds i64, ptr %d, i64 2
+  %nk = load i64, ptr %d2
+  %d3 = getelementptr inbounds i64, ptr %d, i64 3
+  %np = load i64, ptr %d3
+  %d4 = getelementptr inbounds i64, ptr %d, i64 4
+  %sa = load i64, ptr %d4
+  %d5 = getelementptr inbounds i64, ptr %d, i64 5
+  %sb = load i64, ptr %d5
+  %p32 = and i64 %np, -32
+  %p8 = and i64 %np, -8
+  %tail = sub i64 %np, %p8
+  %nout = mul i64 %no, %nk
+  %hasout = icmp sgt i64 %nout, 0
+  br i1 %hasout, label %z.loop, label %exit
+z.loop:
+  ; out = 0, then each image's products added
+  %z = phi i64 [ 0, %entry ], [ %z.next, %z.loop ]
+  %pz = getelementptr inbounds float, ptr %out, i64 %z
+  store float 0.0, ptr %pz, align 4
+  %z.next = add nuw nsw i64 %z, 1
+  %z.done = icmp eq i64 %z.next, %nout
+  br i1 %z.done, label %z.end, label %z.loop
+z.end:
+  %hasn = icmp sgt i64 %n, 0
+  br i1 %hasn, label %n.loop, label %exit
+n.loop:
+  %i = phi i64 [ 0, %z.end ], [ %i.next, %n.latch ]
+  %an = mul i64 %i, %sa
+  %bn = mul i64 %i, %sb
+  br label %o.loop
+o.loop:
+  %o = phi i64 [ 0, %n.loop ], [ %o.next, %o.latch ]
+  %ao = mul i64 %o, %np
+  %aon = add i64 %an, %ao
+  %pa = getelementptr inbounds float, ptr %a, i64 %aon
+  br label %k.loop
+k.loop:
+  %k = phi i64 [ 0, %o.loop ], [ %k.next, %k.end ]
+  %bk = mul i64 %k, %np
+  %bkn = add i64 %bn, %bk
+  %pb = getelementptr inbounds float, ptr %b, i64 %bkn
+  %has32 = icmp sgt i64 %p32, 0
+  br i1 %has32, label %v32, label %v32.end
+v32:
+  %j = phi i64 [ 0, %k.loop ], [ %j.next, %v32 ]
+  %u0 = phi <8 x float> [ zeroinitializer, %k.loop ], [ %u0n, %v32 ]
+  %u1 = phi <8 x float> [ zeroinitializer, %k.loop ], [ %u1n, %v32 ]
+  %u2 = phi <8 x float> [ zeroinitializer, %k.loop ], [ %u2n, %v32 ]
+  %u3 = phi <8 x float> [ zeroinitializer, %k.loop ], [ %u3n, %v32 ]
+  %qa0 = getelementptr inbounds float, ptr %pa, i64 %j
+  %qb0 = getelementptr inbounds float, ptr %pb, i64 %j
+  %xa0 = load <8 x float>, ptr %qa0, align 4
+  %xb0 = load <8 x float>, ptr %qb0, align 4
+  %u0n = call <8 x float> @llvm.fmuladd.v8f32(<8 x float> %xa0, <8 x float> %xb0, <8 x float> %u0)
+  %j1 = add nuw nsw i64 %j, 8
+  %qa1 = getelementptr inbounds float, ptr %pa, i64 %j1
+  %qb1 = getelementptr inbounds float, ptr %pb, i64 %j1
+  %xa1 = load <8 x float>, ptr %qa1, align 4
+  %xb1 = load <8 x float>, ptr %qb1, align 4
+  %u1n = call <8 x float> @llvm.fmuladd.v8f32(<8 x float> %xa1, <8 x float> %xb1, <8 x float> %u1)
+  %j2 = add nuw nsw i64 %j, 16
+  %qa2 = getelementptr inbounds float, ptr %pa, i64 %j2
+  %qb2 = getelementptr inbounds float, ptr %pb, i64 %j2
+  %xa2 = load <8 x float>, ptr %qa2, align 4
+  %xb2 = load <8 x float>, ptr %qb2, align 4
+  %u2n = call <8 x float> @llvm.fmuladd.v8f32(<8 x float> %xa2, <8 x float> %xb2, <8 x float> %u2)
+  %j3 = add nuw nsw i64 %j, 24
+  %qa3 = getelementptr inbounds float, ptr %pa, i64 %j3
+  %qb3 = getelementptr inbounds float, ptr %pb, i64 %j3
+  %xa3 = load <8 x float>, ptr %qa3, align 4
+  %xb3 = load <8 x float>, ptr %qb3, align 4
+  %u3n = call <8 x float> @llvm.fmuladd.v8f32(<8 x float> %xa3, <8 x float> %xb3, <8 x float> %u3)
+  %j.next = add nuw nsw i64 %j, 32
+  %j.done = icmp eq i64 %j.next, %p32
+  br i1 %j.done, label %v32.end, label %v32
+v32.end:
+  %e0 = phi <8 x float> [ zeroinitializer, %k.loop ], [ %u0n, %v32 ]
+  %e1 = phi <8 x float> [ zeroinitializer, %k.loop ], [ %u1n, %v32 ]
+  %e2 = phi <8 x float> [ zeroinitializer, %k.loop ], [ %u2n, %v32 ]
+  %e3 = phi <8 x float> [ zeroinitializer, %k.loop ], [ %u3n, %v32 ]
+  %has8 = icmp slt i64 %p32, %p8
+  br i1 %has8, label %v8, label %v8.end
+v8:
+  %jj = phi i64 [ %p32, %v32.end ], [ %jj.next, %v8 ]
+  %w0 = phi <8 x float> [ %e0, %v32.end ], [ %w0n, %v8 ]
+  %ra = getelementptr inbounds float, ptr %pa, i64 %jj
+  %rb = getelementptr inbounds float, ptr %pb, i64 %jj
+  %ya = load <8 x float>, ptr %ra, align 4
+  %yb = load <8 x float>, ptr %rb, align 4
+  %w0n = call <8 x float> @llvm.fmuladd.v8f32(<8 x float> %ya, <8 x float> %yb, <8 x float> %w0)
+  %jj.next = add nuw nsw i64 %jj, 8
+  %jj.done = icmp eq i64 %jj.next, %p8
+  br i1 %jj.done, label %v8.end, label %v8
+v8.end:
+  %f0 = phi <8 x float> [ %e0, %v32.end ], [ %w0n, %v8 ]
+  %hastail = icmp sgt i64 %tail, 0
+  br i1 %hastail, label %vt, label %k.sum
+vt:
+  %ta = getelementptr inbounds float, ptr %pa, i64 %p8
+  %tb = getelementptr inbounds float, ptr %pb, i64 %p8
+  %za = call <8 x float> @load_tail(ptr %ta, i64 %tail, float 0.0)
+  %zb = call <8 x float> @load_tail(ptr %tb, i64 %tail, float 0.0)
+  %g0 = call <8 x float> @llvm.fmuladd.v8f32(<8 x float> %za, <8 x float> %zb, <8 x float> %f0)
+  br label %k.sum
+k.sum:
+  %t0 = phi <8 x float> [ %f0, %v8.end ], [ %g0, %vt ]
+  %h01 = fadd <8 x float> %t0, %e1
+  %h23 = fadd <8 x float> %e2, %e3
+  %h = fadd <8 x float> %h01, %h23
+  %dot = call float @hsum8(<8 x float> %h)
+  %ok = mul i64 %o, %nk
+  %okk = add i64 %ok, %k
+  %po = getelementptr inbounds float, ptr %out, i64 %okk
+  %prev = load float, ptr %po, align 4
+  %acc = fadd float %prev, %dot
+  store float %acc, ptr %po, align 4
+  br label %k.end
+k.end:
+  %k.next = add nuw nsw i64 %k, 1
+  %k.done = icmp eq i64 %k.next, %nk
+  br i1 %k.done, label %o.latch, label %k.loop
+o.latch:
+  %o.next = add nuw nsw i64 %o, 1
+  %o.done = icmp eq i64 %o.next, %no
+  br i1 %o.done, label %n.latch, label %o.loop
+n.latch:
+  %i.next = add nuw nsw i64 %i, 1
+  %i.done = icmp eq i64 %i.next, %n
+  br i1 %i.done, label %exit, label %n.loop
+exit:
+  ret void
+}
+
+declare <8 x float> @llvm.fmuladd.v8f32(<8 x float>, <8 x float>, <8 x float>)
