@@ -12,6 +12,7 @@ import burn_flex.kernels.conv as flex_conv
 from burn.nn import functional as F
 from burn_flex import jit, threads
 from devices import flex_and_wgpu  # noqa: E402  (tests/ is on sys.path under pytest)
+from thread_runs import on_one_and_two_threads
 
 DEV = burn.Device.flex().autodiff()
 TOL = {np.float32: dict(rtol=2e-4, atol=2e-4), np.float64: dict(rtol=1e-10, atol=1e-10)}
@@ -423,13 +424,6 @@ def test_jit_conv_kernels_on_one_and_two_threads_are_bit_identical(jit_kernels, 
         y = flex_conv.conv2d(x, w, **attrs)
         g = np.cos(y)
         return y, flex_conv.conv2d_grad_input(g, w, input_hw=xs[2:], **attrs)
-    before = threads.num_threads()
-    try:
-        threads.set_num_threads(1)
-        one = run()
-        threads.set_num_threads(2)
-        two = run()
-    finally:
-        threads.set_num_threads(before)
+    one, two = on_one_and_two_threads(run)
     for a, b in zip(one, two):                                # per-image GEMMs, per-plane col2im
         np.testing.assert_array_equal(a, b)

@@ -20,6 +20,7 @@ import burn
 import burn_flex.kernels.conv as K
 from burn.nn import functional as F
 from burn_flex import threads
+from thread_runs import on_one_and_two_threads
 
 DEV = burn.Device.flex().autodiff()
 TOL = {np.float32: dict(rtol=2e-4, atol=2e-4), np.float64: dict(rtol=1e-10, atol=1e-10)}
@@ -205,14 +206,7 @@ def test_batch_folded_convolutions_match_torch_and_the_per_image_path(xs, ws, st
         g = np.cos(y)
         return [y, K.conv2d_grad_weight(x, g, kernel_hw=ws[1:], **attrs),
                 K.conv2d_grad_input(g, w, input_hw=xs[2:], **attrs)]
-    before = threads.num_threads()
-    try:
-        threads.set_num_threads(1)
-        one = kernels()
-        threads.set_num_threads(2)
-        two = kernels()
-    finally:
-        threads.set_num_threads(before)
+    one, two = on_one_and_two_threads(kernels)
     assert folded                                   # the folded path ran
     for a, b in zip(one, two):
         np.testing.assert_array_equal(a, b)
