@@ -10,7 +10,7 @@ import torch.nn.functional as TF
 import burn
 import burn_flex.kernels.conv as flex_conv
 from burn.nn import functional as F
-from burn_flex import jit, threads
+from burn_flex import jit
 from devices import flex_and_wgpu  # noqa: E402  (tests/ is on sys.path under pytest)
 from thread_runs import on_one_and_two_threads
 
