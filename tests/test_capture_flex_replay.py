@@ -139,3 +139,30 @@ def test_flat_replay_batches_a_steps_optimizer_updates_and_trains_as_eager(make_
     runner = fn.graph(burn.tensor(xs[0], device=dev), burn.tensor(ys[0], device=dev))._prepared["flex"].runners[0]
     names = [getattr(st[0], "__name__", "") for st in runner.steps]
     assert names.count(batched) == 1, names        # the 4 parameters' updates: one step
+
+
+def test_a_kernel_registered_after_the_first_replay_is_used_by_the_next():
+    """A replay's prepared plan holds kernel functions: when kernels change (a plugin loaded
+    later, a kernel registered with a higher priority) the next replay prepares again."""
+    from burn.dispatch import registry
+
+    @burn.backend_extension("test_capture::scaled")
+    def scaled(x):
+        return x * 2.0
+
+    @scaled.meta
+    def _(x):
+        return burn.TensorMeta(x.shape, x.dtype)
+
+    calls = []
+    scaled.kernel("flex")(lambda x: (calls.append("first"), x * 2.0)[1])
+    g = burn.capture.trace(lambda x: scaled(x) + 1.0, burn.ones((3,)))
+    assert g(burn.ones((3,))).tolist() == [3.0, 3.0, 3.0] and calls
+    calls.clear()
+    registry.register_kernel("test_capture::scaled", "flex", lambda x: (calls.append("second"), x * 2.0)[1],
+                             priority=50, plugin="test")
+    try:
+        assert g(burn.ones((3,))).tolist() == [3.0, 3.0, 3.0]
+        assert calls == ["second"]
+    finally:
+        registry.forget_plugin("test")

@@ -26,7 +26,7 @@ from ..graph import graph_for
 from ..ops.creation import _default_device
 from ..tensor import Tensor
 from ..views import _mark_stale
-from .replay import Prepared
+from .replay import Prepared, current
 from .tree import flatten, output_refs, unflatten_outputs
 
 __all__ = ["Graph", "GraphNode", "Slot"]
@@ -304,7 +304,7 @@ class Graph:
             values[("state", j)] = t._h.value()
         backend = lg.backend
         prep = self._prepared.get(backend.name)
-        if prep is None:
+        if prep is None or not current(prep):        # first replay here, or kernels changed since
             prep = self._prepared[backend.name] = Prepared(self, backend)
         self._bind_constants(values, backend, lg)
         self._run_events(values, backend, lg)

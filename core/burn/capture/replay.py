@@ -26,6 +26,21 @@ __all__ = ["Prepared", "missing_op_error"]
 _new = object.__new__
 _DEAD = _weakref(Handle((), None, None))      # an output nobody holds: the planner may drop it
 _UNSET = object()
+# bumped whenever kernels change (a registration, a plugin loaded or forgotten): a prepared
+# replay holds kernel functions in its plan, so one prepared before is built again
+_KERNELS_GENERATION = [0]
+
+
+def _kernels_changed():
+    _KERNELS_GENERATION[0] += 1
+
+
+registry.on_invalidate(_kernels_changed)
+
+
+def current(prepared) -> bool:
+    """Whether ``prepared`` was built with the kernels registered now."""
+    return prepared.generation == _KERNELS_GENERATION[0]
 
 
 def missing_op_error(op: str, where: str, plugin: str | None = None, distribution: str | None = None):
@@ -58,7 +73,7 @@ class Prepared:
         >>> assert len(prep.nodes) == 2 and prep.plan.steps
     """
 
-    __slots__ = ("nodes", "plan", "externals", "sources", "held", "rng", "backend", "runners")
+    __slots__ = ("nodes", "plan", "externals", "sources", "held", "rng", "backend", "runners", "generation")
 
     def __init__(self, graph, backend):
         metas = {"in": graph.inputs, "state": graph.state, "const": graph.consts, "host": graph.hosts}
@@ -71,6 +86,7 @@ class Prepared:
         ops = registry.ops
         if graph.nodes:
             registry.ensure_loaded()
+        self.generation = _KERNELS_GENERATION[0]     # after loading plugins: their kernels count
         for p, gn in enumerate(graph.nodes):
             prim = ops.get(gn.op)
             if prim is None:
