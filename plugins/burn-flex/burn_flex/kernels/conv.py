@@ -349,8 +349,11 @@ def _widen(g, wp):
     return out.reshape(n, c, oh * wp)
 
 
-# output positions per image from which the per-image weight gradient takes the JIT's dot products
+# output positions per image from which the per-image weight gradient takes the JIT's dot products,
+# for weights of at most _DOT_MAX_OUTPUTS elements (a larger gradient is a GEMM BLAS runs well: a
+# 32->64 3x3 conv's [64, 256] @ [256, 288] per image took 3x longer as dot products)
 _DOT_MIN_POSITIONS = 256
+_DOT_MAX_OUTPUTS = 512
 
 
 def conv2d_grad_weight(x, g, *, stride, padding, dilation, groups, kernel_hw):
@@ -379,7 +382,7 @@ def conv2d_grad_weight(x, g, *, stride, padding, dilation, groups, kernel_hw):
     # long rows (LeNet's first conv: 576 positions, a [6, 576] @ [576, 25] GEMM per image, which
     # OpenBLAS runs at a fraction of its speed): the JIT's dot products, 0.8x the batched matmul's time
     dot_rows = (jk is not None and not wide and groups == 1 and ct == np.float32
-                and out_hw[0] * out_hw[1] >= _DOT_MIN_POSITIONS)
+                and out_hw[0] * out_hw[1] >= _DOT_MIN_POSITIONS and c_out * k <= _DOT_MAX_OUTPUTS)
     partial = {}                 # chunk start -> its sum over images [G, C_out/G, K]
 
     def body(a, b):
