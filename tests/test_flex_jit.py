@@ -687,3 +687,41 @@ def test_conv_weight_gradient_takes_the_dot_products_on_long_rows(k, monkeypatch
     xt, wt = torch.tensor(x), torch.tensor(w, requires_grad=True)
     torch.nn.functional.conv2d(xt, wt).backward(torch.tensor(g))
     np.testing.assert_allclose(gw, wt.grad.numpy(), rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("xs, ws, pad, stride, dil", [
+    ((6, 6, 12, 12), (16, 6, 5, 5), 0, 1, 1),      # rows of 8, no padding: im2col's vector fast path
+    ((4, 1, 28, 28), (6, 1, 5, 5), 0, 1, 1),       # rows of 24
+    ((5, 16, 4, 4), (32, 16, 3, 3), 1, 1, 1),      # 4 x 4 images, padded
+    ((3, 1, 8, 8), (16, 1, 3, 3), 1, 1, 1),        # rows of 8 with padded rows and columns
+    ((5, 3, 9, 9), (4, 3, 3, 3), 1, 2, 1),         # strided
+    ((4, 2, 10, 10), (3, 2, 3, 3), 2, 1, 2),       # dilated
+])
+def test_jit_columns_per_image_and_folded_stay_in_bounds_and_match_numpy(k, xs, ws, pad, stride, dil):
+    from burn_flex.kernels import conv as kconv
+    x = np.random.default_rng(sum(xs)).standard_normal(xs).astype(np.float32)
+    oh = (xs[2] + 2 * pad - dil * (ws[2] - 1) - 1) // stride + 1
+    ow = (xs[3] + 2 * pad - dil * (ws[3] - 1) - 1) // stride + 1
+    n, c = xs[:2]
+    kk, p = c * ws[2] * ws[3], oh * ow
+    geo = kconv._geometry(xs[2:], ws[2:], (stride,) * 2, (pad,) * 4, (dil,) * 2, (oh, ow))
+    ref = kconv._im2col(x, ws[2:], (stride,) * 2, (pad,) * 4, (dil,) * 2, 1, (oh, ow))       # [N, 1, K, P]
+    gref = np.zeros((n, c, xs[2] + 2 * pad, xs[3] + 2 * pad), np.float32)                      # col2im by hand
+    cr = ref.reshape(n, c, ws[2], ws[3], oh, ow)
+    for i in range(ws[2]):
+        for j in range(ws[3]):
+            gref[:, :, i * dil:i * dil + stride * oh:stride, j * dil:j * dil + stride * ow:stride] += cr[:, :, i, j]
+    gref = gref[:, :, pad:pad + xs[2], pad:pad + xs[3]]
+    for folded in (0, n):
+        buf = np.full(kk * n * p + 64, 7.5, np.float32)                # a guard past the columns
+        cols = buf[:kk * n * p].reshape((kk, n * p) if folded else (n, 1, kk, p))
+        kconv._run_columns(k.im2col, (x, cols), n * c, geo, channels=c, folded_images=folded)
+        assert (buf[kk * n * p:] == 7.5).all()
+        want = ref[:, 0].transpose(1, 0, 2).reshape(kk, n * p) if folded else ref
+        np.testing.assert_array_equal(cols, want)
+        gbuf = np.zeros(x.size + 64, np.float32)
+        gbuf[x.size:] = 7.5
+        kconv._run_columns(k.col2im, (cols.copy(), gbuf[:x.size].reshape(xs)), n * c, geo, channels=c,
+                           folded_images=folded)
+        assert (gbuf[x.size:] == 7.5).all()
+        np.testing.assert_allclose(gbuf[:x.size].reshape(xs), gref, rtol=1e-5, atol=1e-5)

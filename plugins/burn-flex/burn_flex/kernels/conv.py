@@ -121,7 +121,9 @@ def _geometry(hw, kernel, stride, padding, dilation, out_hw):
     kh, kw = kernel
     oh, ow = out_hw
     ih = np.arange(oh)[None, :] * stride[0] + np.arange(kh)[:, None] * dilation[0] - padding[0]
-    rowoff = np.where((ih >= 0) & (ih < h), ih * w, -1).astype(np.int64).reshape(-1)
+    rowoff = np.where((ih >= 0) & (ih < h), ih * w, -1).astype(np.int64)
+    # per kernel row: 1 when none of its output rows reads padding (conv.ll's fast path)
+    rowoff = np.concatenate([rowoff.reshape(-1), (rowoff >= 0).all(axis=1).astype(np.int64)])
     co = np.arange(kw) * dilation[1] - padding[2]
     sw = stride[1]
     lo = np.where(co >= 0, 0, (-co + sw - 1) // sw)
