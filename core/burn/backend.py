@@ -323,6 +323,25 @@ class Backend:
         """
         return fn
 
+    def merge_steps(self, steps: list, nodes: list):
+        """A hook on a plan being built: ``steps`` are its steps in order, each
+        ``(fn, node_position or None, input_slots, output_slots)`` (``fn(*inputs, **attrs)`` returns
+        the outputs; a step with a node position gets that node's attributes as keywords), ``nodes``
+        the flushed nodes. Return None to keep them, or ``(new_steps, index_of)`` where new_steps
+        replaces runs of steps by fewer (flex runs a step's optimizer updates as one call) and
+        ``index_of[i]`` is the new index of old step ``i``. A merged step may read the attributes of
+        the nodes it replaces only where their op is declared with ``plan_attrs=True``
+        (:func:`burn.backend_extension`): only those are part of the plan's cache key. Called once
+        per planned flush (plans are cached); the base class keeps the steps.
+
+        Example:
+            >>> import burn
+            >>> class Mine(burn.Backend):
+            ...     name = "mine"
+            >>> assert Mine().merge_steps([], []) is None
+        """
+        return None
+
     def prepare_replay(self, prepared, index: int):
         """burn.capture's replay hook: a runner for the prepared graph ``prepared`` on device
         ``index``, or None to have every replay run its fusion plan (the base class).

@@ -531,6 +531,11 @@ def _build_plan(nodes, pos, backend):
             ins = [slot_for((pos[id(a[0])], a[1]) if type(a) is tuple else ("h", id(a))) for a in n.args]
             outs = [slot_for((p, k)) for k in range(len(n.metas))]
             raw_steps.append((fn, p, ins, outs))
+    merge = getattr(backend, "merge_steps", None)       # Backend's; duck-typed backends may lack it
+    merged = merge(raw_steps, nodes) if merge is not None else None
+    if merged is not None:
+        raw_steps, index_of = merged
+        plan.sites = [(None if si is None else index_of[si],) + tuple(rest) for si, *rest in plan.sites]
     for si, (_, _, ins, _) in enumerate(raw_steps):
         for s in ins:
             last_use[s] = si

@@ -150,7 +150,7 @@ class Extension:
     is_extension = True
 
     def __init__(self, name: str, reference: Callable, *, elementwise: bool = False, n_out: int = 1,
-                 autocast: str | None = None):
+                 autocast: str | None = None, plan_attrs: bool = False):
         if "::" not in name:
             raise BurnError(f"backend_extension: op name {name!r} must be 'namespace::name'")
         if autocast not in (None, "lower", "float32"):
@@ -161,6 +161,8 @@ class Extension:
         self.autocast = {"lower": _autocast.lower, "float32": _autocast.to_float32}.get(autocast)
         self.reference = reference
         self.kind = ELEMENTWISE if elementwise else OPAQUE
+        # its non-tensor arguments are part of the fusion plan's key (backend_extension's plan_attrs)
+        self.plan_attrs = bool(plan_attrs)
         self.n_out = n_out
         self.differentiable = True
         self._meta = None
@@ -466,13 +468,17 @@ def kernels_only(name: str) -> Callable:
     return reference
 
 
-def backend_extension(name: str, *, elementwise: bool = False, autocast: str | None = None
-                      ) -> Callable[[Callable], Extension]:
+def backend_extension(name: str, *, elementwise: bool = False, autocast: str | None = None,
+                      plan_attrs: bool = False) -> Callable[[Callable], Extension]:
     """Declare a new op with per-backend kernels; decorate its reference definition.
 
     ``autocast="lower"`` puts the op on ``burn.autocast``'s lower list (its floating tensor
     arguments are cast to the low dtype inside an autocast region, like matmul's),
     ``autocast="float32"`` on its float32 list (half arguments cast up, like softmax's).
+    ``plan_attrs=True`` makes the op's non-tensor arguments part of the fusion plan's cache key,
+    so a backend's ``Backend.merge_steps`` may build a step that depends on them (burn's optimizer
+    updates: their mode); leave it off for arguments that change from call to call, where each
+    new value would plan the flush again.
 
     Example:
         >>> import burn
@@ -489,7 +495,7 @@ def backend_extension(name: str, *, elementwise: bool = False, autocast: str | N
         >>> assert scaled_add(x, x, 2.0).tolist() == [3.0, 3.0]
     """
     def deco(reference):
-        return Extension(name, reference, elementwise=elementwise, autocast=autocast)
+        return Extension(name, reference, elementwise=elementwise, autocast=autocast, plan_attrs=plan_attrs)
     return deco
 
 

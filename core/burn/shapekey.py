@@ -113,9 +113,10 @@ def relative_key(key, nodes) -> tuple:
     i = 0
     for n in nodes:
         na = len(n.args)
-        if n.prim.kind not in _FUSIBLE:
+        if n.prim.kind not in _FUSIBLE and not getattr(n.prim, "plan_attrs", False):
             # a boundary's attributes (a slice's bounds, a reshape's target) are read from its node
             # when it runs and decide nothing the planner does: its output shapes stand for them
+            # (an extension declared with plan_attrs keeps them: a backend's merge_steps reads them)
             out[i + 1] = None
         for j in range(i + 3, i + 3 + na):
             e = out[j]
@@ -171,7 +172,7 @@ def relative_structure_key(nodes):
         prim = n.prim
         args = n.args
         add(prim.name)
-        if prim.kind in FUSIBLE_KINDS:
+        if prim.kind in FUSIBLE_KINDS or getattr(prim, "plan_attrs", False):
             attrs = n.attrs
             add(attrs_key(attrs) if attrs else ())
         else:

@@ -33,7 +33,7 @@ def _check_update(op, p, others, h, n_hyper):
     return TensorMeta(tuple(p.shape), p.dtype)
 
 
-@backend_extension("burn::adam_update")
+@backend_extension("burn::adam_update", plan_attrs=True)
 def adam_update(p, g, m, v, h, mode="none"):
     """One Adam/AdamW step of parameter ``p``: returns ``(new_p, new_m, new_v)``.
 
@@ -69,7 +69,7 @@ def _adam_update_meta(p, g, m, v, h, mode="none"):
     return out, out, out
 
 
-@backend_extension("burn::sgd_update")
+@backend_extension("burn::sgd_update", plan_attrs=True)
 def sgd_update(p, g, buf, h, mode=("next", False, False)):
     """One SGD-with-momentum step of parameter ``p``: returns ``(new_p, new_buf)``.
 

@@ -61,6 +61,11 @@ class FlexBackend(burn.Backend):
         # float16/bfloat16 inputs: the float32 kernel, rounding results once (native.HalfKernel)
         return adapt_half(fn, op, in_dtypes, out_dtypes)
 
+    def merge_steps(self, steps, nodes):
+        # a flush's optimizer updates as one step (burn_flex.batched)
+        from .batched import merge_steps
+        return merge_steps(steps, nodes)
+
     def prepare_replay(self, prepared, index):
         # burn.capture: the plan's steps flattened once, attributes bound (burn_flex.replay)
         from .replay import prepare_replay
