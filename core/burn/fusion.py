@@ -393,8 +393,7 @@ class _StepFailed(Exception):
 
 def _run_steps(steps, nodes, env):
     """Run plan steps over the slot environment ``env`` (see :class:`Plan`)."""
-    # steps are specialised by arity at build time (see _step): no per-step
-    # argument list, and no ``**attrs`` call for ops without attributes
+    # steps are specialised by arity at build time (_step): no argument list, no **attrs without attributes
     try:
         for st in steps:
             fn, npos, n, a, b, out, frees = st
@@ -531,8 +530,7 @@ def _build_plan(nodes, pos, backend):
             ins = [slot_for((pos[id(a[0])], a[1]) if type(a) is tuple else ("h", id(a))) for a in n.args]
             outs = [slot_for((p, k)) for k in range(len(n.metas))]
             raw_steps.append((fn, p, ins, outs))
-    merge = getattr(backend, "merge_steps", None)       # Backend's; duck-typed backends may lack it
-    merged = merge(raw_steps, nodes) if merge is not None else None
+    merged = getattr(backend, "merge_steps", lambda s, n: None)(raw_steps, nodes)    # Backend's hook
     if merged is not None:
         raw_steps, index_of = merged
         plan.sites = [(None if si is None else index_of[si],) + tuple(rest) for si, *rest in plan.sites]
