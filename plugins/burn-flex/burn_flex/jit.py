@@ -511,9 +511,10 @@ class _Update:
 class Kernels:
     """The loaded JIT kernels: ``erf(x, out=None)``, ``gelu(x, out=None)`` and ``relu(x, out=None)``
     on float32 arrays, bit-identical to flex's numpy kernels; ``softmax_rows``,
-    ``softmax_grad_rows``, ``layer_norm_rows`` and ``layer_norm_grad_rows`` for
-    ``burn_flex.kernels.nn``; ``im2col``, ``col2im``, ``maxpool2`` and ``maxpool2_grad`` for flex's
-    float32 convolutions and 2x2 max pooling (``burn_flex.kernels.conv``); ``adam[mode]`` and
+    ``softmax_grad_rows``, ``log_softmax_rows``, ``ce_loss_rows``, ``ce_grad_rows``,
+    ``layer_norm_rows`` and ``layer_norm_grad_rows`` for ``burn_flex.kernels.nn``; ``im2col``,
+    ``col2im``, ``dot_nt_sum``, ``maxpool2`` and ``maxpool2_grad`` for flex's float32 convolutions
+    and 2x2 max pooling (``burn_flex.kernels.conv``); ``adam[mode]`` and
     ``sgd[flags]``, the optimizer updates of ``burn_flex.kernels.optim``, bit-identical to its
     numpy path.
 

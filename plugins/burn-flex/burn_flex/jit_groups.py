@@ -393,9 +393,6 @@ class _Kernel:
         """A :class:`_Launch` of this loop for one layout (its geometry computed once)."""
         return _Launch(self, out_shape, dims, strides)
 
-    def run(self, src, out_shape, dims, strides):
-        return self.launch(out_shape, dims, strides)(src)
-
 
 class _Launch:
     """A compiled group loop bound to one layout: the geometry array, the row count and the

@@ -92,4 +92,3 @@ class FlatReplay:
         for h, slot in self.results:
             h.data = env[slot]
         return True
-

@@ -383,7 +383,7 @@ def conv2d_grad_weight(x, g, *, stride, padding, dilation, groups, kernel_hw):
     width = x.shape[3] + padding[2] + padding[3] if wide else out_hw[1]
     # long rows (LeNet's first conv: 576 positions, a [6, 576] @ [576, 25] GEMM per image, which
     # OpenBLAS runs at a fraction of its speed): the JIT's dot products, 0.8x the batched matmul's time
-    dot_rows = (jk is not None and not wide and groups == 1 and ct == np.float32
+    dot_rows = (jk is not None and not wide and groups == 1       # jk: float32 columns
                 and out_hw[0] * out_hw[1] >= _DOT_MIN_POSITIONS and c_out * k <= _DOT_MAX_OUTPUTS)
     partial = {}                 # chunk start -> its sum over images [G, C_out/G, K]
 

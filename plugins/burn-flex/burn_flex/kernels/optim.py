@@ -85,13 +85,19 @@ def _jit_chunked(update, arrays, h, n_out):
     h32 = np.ascontiguousarray(h, dtype=np.float32)
     if h32.size < update.n_hyper:       # the kernel reads that many: its own check raises
         return _chunked(lambda ins, outs: update(*ins, *outs, h32), arrays, n_out)
-    p = arrays[0]
-    outs = [np.empty(p.shape, np.float32) for _ in range(n_out)]
-    addr = jit._addr
-    ptrs = [addr(a) for a in arrays] + [addr(o) for o in outs]
-    fn, ha, n = update.fn, addr(h32), p.size
+    outs, ptrs = _fresh_outputs(arrays, n_out)
+    fn, ha, n = update.fn, jit._addr(h32), arrays[0].size
     threads.parallel_for(n, lambda a, b: fn(*[q + 4 * a for q in ptrs], ha, b - a), min_chunk=PAR_OPTIM)
-    return tuple(outs)
+    return outs
+
+
+def _fresh_outputs(arrays, n_out):
+    """``n_out`` fresh float32 arrays shaped like ``arrays[0]``, appended to the list ``arrays``
+    (C-contiguous ndarrays), and the addresses of them all: a compiled update's pointer arguments."""
+    shape, empty = arrays[0].shape, np.empty
+    outs = tuple([empty(shape, np.float32) for _ in range(n_out)])
+    arrays.extend(outs)
+    return outs, jit._addrs_of(arrays)
 
 
 def _run_many(update, items, n_out):
@@ -101,22 +107,18 @@ def _run_many(update, items, n_out):
     h32 = np.ascontiguousarray(items[0][-1], dtype=np.float32)
     if h32.size < update.n_hyper:
         return [_jit_chunked(update, it[:-1], it[-1], n_out) for it in items]
-    fn, asc, empty, f32 = update.fn, np.ascontiguousarray, np.empty, np.float32
+    fn, asc = update.fn, np.ascontiguousarray
     ha = jit._addr(h32)
     results, calls = [], []
     serial = 2 * PAR_OPTIM * threads.CHUNK_SCALE          # below this, parallel_for runs one chunk
     for it in items:
         arrays = [asc(a) for a in it[:-1]]
-        p = arrays[0]
-        n = p.size
+        n = arrays[0].size
         if n >= serial:
             results.append(_jit_chunked(update, arrays, h32, n_out))
             continue
-        shape = p.shape
-        outs = tuple([empty(shape, f32) for _ in range(n_out)])
+        outs, ptrs = _fresh_outputs(arrays, n_out)
         results.append(outs)
-        arrays.extend(outs)
-        ptrs = jit._addrs_of(arrays)
         ptrs.append(ha)
         ptrs.append(n)
         calls.append(ptrs)
