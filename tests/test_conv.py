@@ -399,6 +399,34 @@ def test_jit_im2col_is_the_numpy_im2col_and_col2im_its_adjoint(jit_kernels, xs, 
     np.testing.assert_allclose(gx, ref[:, :, pt:pt + xs[2], pl:pl + xs[3]], rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.parametrize("xs, kernel, stride, padding, dilation", JIT_GEOMETRIES + [
+    ((3, 4, 4, 4), (3, 3), (1, 1), (1, 1, 1, 1), (1, 1)),      # the digits CNN's 4 x 4 planes
+    ((2, 2, 15, 15), (3, 3), (2, 2), (1, 1, 1, 1), (1, 1)),    # strided, 8 x 8 outputs
+    ((2, 3, 12, 12), (5, 5), (1, 1), (0, 0, 0, 0), (1, 1)),    # rows of 8 (the row copies' vector path)
+])
+@pytest.mark.parametrize("gather", [False, True], ids=["rows", "gather"])
+@pytest.mark.parametrize("folded", [False, True], ids=["per-image", "folded"])
+def test_both_jit_im2cols_write_exactly_the_numpy_columns_in_both_layouts(jit_kernels, monkeypatch, xs, kernel,
+                                                                           stride, padding, dilation, gather,
+                                                                           folded):
+    """conv.ll's row-copying and gathering im2col, each forced, in the per-image and the batch-folded
+    layout: the numpy columns exactly, and nothing written outside them (NaN guards on both sides)."""
+    monkeypatch.setattr(flex_conv, "_use_gather", lambda *a: gather)
+    rng = np.random.default_rng(23)
+    x = rng.standard_normal(xs).astype(np.float32)
+    n, c = xs[:2]
+    out_hw = flex_conv._out_hw(xs, kernel, stride, padding, dilation)
+    want = flex_conv._im2col(x, kernel, stride, padding, dilation, 1, out_hw)      # [N, 1, C*kk, P]
+    if folded:
+        want = want[:, 0].transpose(1, 0, 2).reshape(want.shape[2], -1)
+    canvas = np.full(want.size + 24, np.nan, np.float32)
+    out = canvas[8:8 + want.size].reshape(want.shape)
+    flex_conv._columns(jit_kernels, x, out, kernel, stride, padding, dilation, out_hw,
+                       folded_images=n if folded else 0)
+    np.testing.assert_array_equal(out, want)
+    assert np.isnan(canvas[:8]).all() and np.isnan(canvas[8 + want.size:]).all()
+
+
 def test_jit_columns_reject_wrong_arrays(jit_kernels):
     geo = flex_conv._geometry((4, 4), (3, 3), (1, 1), (0, 0, 0, 0), (1, 1), (2, 2))
     x = np.zeros((1, 1, 4, 4), np.float64)

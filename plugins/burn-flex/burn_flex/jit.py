@@ -335,7 +335,8 @@ class _Planes:
     """A kernel over float32 planes, called by ``burn_flex.kernels.conv``: ``fn(*planes, *geometry)``
     with ``n_planes`` float32 arrays (the last one written, distinct from the others: the IR assumes
     no aliasing) and ``n_geometry`` int64 arrays the callee trusts (the caller derives them from the
-    arrays' shapes): im2col / col2im (``kernels/ll/conv.ll``, geometry ``d, rowoff, colr``) and 2x2
+    arrays' shapes): im2col / col2im (``kernels/ll/conv.ll``, geometry ``d, rowoff, colr``; the
+    gathering im2col's ``d, tab``, ``tab`` int32) and 2x2
     max pooling (``kernels/ll/pool.ll``, ``d = [P, H, W, OH, OW]``). ctypes releases the GIL."""
 
     __slots__ = ("fn", "n_planes", "__name__")
@@ -513,7 +514,7 @@ class Kernels:
     on float32 arrays, bit-identical to flex's numpy kernels; ``softmax_rows``,
     ``softmax_grad_rows``, ``log_softmax_rows``, ``ce_loss_rows``, ``ce_grad_rows``,
     ``layer_norm_rows`` and ``layer_norm_grad_rows`` for ``burn_flex.kernels.nn``; ``im2col``,
-    ``col2im``, ``dot_nt_sum``, ``maxpool2`` and ``maxpool2_grad`` for flex's float32 convolutions
+    ``im2col_gather``, ``col2im``, ``dot_nt_sum``, ``maxpool2`` and ``maxpool2_grad`` for flex's float32 convolutions
     and 2x2 max pooling (``burn_flex.kernels.conv``); ``adam[mode]`` and
     ``sgd[flags]``, the optimizer updates of ``burn_flex.kernels.optim``, bit-identical to its
     numpy path.
@@ -543,6 +544,7 @@ class Kernels:
         # the softmax's exp alone (tests of its accuracy): exp(x, out) on [rows, n] float32 arrays
         self.exp = _Rows(engine, "exp_f32", 1)
         self.im2col = _Planes(engine, "im2col_f32", 2, 3)
+        self.im2col_gather = _Planes(engine, "im2col_gather_f32", 2, 2)
         self.col2im = _Planes(engine, "col2im_f32", 2, 3)
         self.maxpool2 = _Planes(engine, "maxpool2_f32", 2, 1)
         self.maxpool2_grad = _Planes(engine, "maxpool2_grad_f32", 4, 1)

@@ -137,6 +137,28 @@ def _geometry(hw, kernel, stride, padding, dilation, out_hw):
     return d, rowoff, colr
 
 
+@functools.lru_cache(maxsize=64)
+def _gather_geometry(hw, kernel, stride, padding, dilation, out_hw):
+    """conv.ll's gathering im2col geometry: ``(d without P and the layout, tab)`` (see its header),
+    read-only (cached). ``tab[q, e]`` is the plane offset kernel offset q reads for output
+    position e, -1 for padding and for the positions past OH * OW that round each row up to 8."""
+    h, w = hw
+    kh, kw = kernel
+    oh, ow = out_hw
+    ih = (np.arange(kh)[:, None, None, None] * dilation[0] + np.arange(oh)[None, None, :, None] * stride[0]
+          - padding[0])
+    iw = (np.arange(kw)[None, :, None, None] * dilation[1] + np.arange(ow)[None, None, None, :] * stride[1]
+          - padding[2])
+    tab = np.where((ih >= 0) & (ih < h) & (iw >= 0) & (iw < w), ih * w + iw, -1).reshape(kh * kw, oh * ow)
+    length = oh * ow
+    len8 = -(-length // 8) * 8
+    tab = np.pad(tab, ((0, 0), (0, len8 - length)), constant_values=-1).astype(np.int32)
+    d = np.array([0, h * w, 1, kh * kw, length, len8, 0, 0, 0], np.int64)
+    for a in (tab, d):
+        a.flags.writeable = False
+    return d, tab
+
+
 def _run_columns(fn, arrays, planes, geometry, channels=1, folded_images=0):
     """``fn(*arrays, d, rowoff, colr)`` over ``planes`` planes (im2col / col2im of conv.ll) of
     images of ``channels`` planes each: columns per image ([P, KH, KW, OH * OW]), or with
@@ -151,16 +173,45 @@ def _run_columns(fn, arrays, planes, geometry, channels=1, folded_images=0):
     fn(*arrays, d, rowoff, colr)
 
 
+def _run_gather(k, x, out, planes, geometry, channels, folded_images=0):
+    """conv.ll's gathering im2col of ``planes`` planes into ``out``, in :func:`_run_columns`'s layouts."""
+    d, tab = geometry
+    d = d.copy()
+    p_len, kk = int(d[4]), int(d[3])
+    rs = folded_images * p_len if folded_images else p_len
+    d[0], d[2], d[6] = planes, channels, rs
+    d[7], d[8] = (p_len, kk * rs) if folded_images else (channels * kk * rs, kk * rs)
+    k.im2col_gather(x, out, d, tab)
+
+
 def _im2col_jit(k, x, kernel, stride, padding, dilation, groups, out_hw, out=None):
     """:func:`_im2col` by the JIT kernel (float32): the same columns, one pass, no padded copy."""
     n, c = x.shape[:2]
     if out is None:
         out = np.empty((n, groups, c // groups * kernel[0] * kernel[1], out_hw[0] * out_hw[1]), np.float32)
     if out.size:
-        geo = _geometry(tuple(x.shape[2:]), tuple(kernel), tuple(stride), tuple(padding), tuple(dilation),
-                        tuple(out_hw))
-        _run_columns(k.im2col, (np.ascontiguousarray(x), out), n * c, geo, channels=c)
+        _columns(k, np.ascontiguousarray(x), out, kernel, stride, padding, dilation, out_hw)
     return out
+
+
+def _use_gather(hw, stride, out_hw):
+    """Whether im2col gathers (conv.ll's ``im2col_gather_f32``) instead of copying rows: for output
+    rows shorter than a vector, or strided ones up to two vectors, where the row copies' per-row
+    tests and scalar loads cost more (one thread: the digits CNN's 4 x 4 planes 160 -> 73 us, its 8 x 8
+    ones 25 -> 20 us, a stride-2 15 x 15 -> 8 x 8 16 -> 11 us; 7 x 7 outputs 179 -> 122 us; at 16 wide
+    or more the row copies win: 14 x 14 outputs 732 vs 980 us)."""
+    return hw[0] * hw[1] < 2 ** 31 and (out_hw[1] < 8 or (stride[1] != 1 and out_hw[1] < 16))
+
+
+def _columns(k, x, out, kernel, stride, padding, dilation, out_hw, folded_images=0):
+    """conv.ll's im2col of contiguous float32 ``x`` [N, C, H, W] into ``out``: per-image columns,
+    or with ``folded_images`` = N the folded layout (see :func:`_run_columns`)."""
+    n, c = x.shape[:2]
+    args = (tuple(x.shape[2:]), tuple(kernel), tuple(stride), tuple(padding), tuple(dilation), tuple(out_hw))
+    if _use_gather(args[0], args[2], args[5]):
+        _run_gather(k, x, out, n * c, _gather_geometry(*args), c, folded_images)
+    else:
+        _run_columns(k.im2col, (x, out), n * c, _geometry(*args), channels=c, folded_images=folded_images)
 
 
 def _im2col(x, kernel, stride, padding, dilation, groups, out_hw, out=None):
@@ -273,9 +324,7 @@ def _im2col_folded(k, x, kernel, stride, padding, dilation, out_hw):
     n, c = x.shape[:2]
     p_len = out_hw[0] * out_hw[1]
     cols = np.empty((c * kernel[0] * kernel[1], n * p_len), np.float32)
-    geo = _geometry(tuple(x.shape[2:]), tuple(kernel), tuple(stride), tuple(padding), tuple(dilation),
-                    tuple(out_hw))
-    _run_columns(k.im2col, (np.ascontiguousarray(x), cols), n * c, geo, channels=c, folded_images=n)
+    _columns(k, np.ascontiguousarray(x), cols, kernel, stride, padding, dilation, out_hw, folded_images=n)
     return cols
 
 

@@ -336,3 +336,96 @@ exit:
 !3 = distinct !{!3, !1, !2}
 
 attributes #0 = { nounwind "no-builtins" }
+
+; im2col by gathers, for images whose output rows are too short for row copies (the digits CNN's
+; 4 x 4 and 8 x 8 planes: a row of 4 costs its per-row tests and branches, ~1 ns per element).
+; Every (kernel offset q, output position e) reads input offset tab[q * L8 + e] of its plane, or
+; writes 0 where that is -1 (padding); one <8 x float> masked gather per 8 positions:
+;   d   = [P, H * W, C, KH * KW, L = OH * OW, L8 = L rounded up to 8, RS, IS, CS]   (i64)
+;   tab = [KH * KW * L8] int32 offsets within a plane (-1: padding, and the L..L8-1 tail)
+; RS / IS / CS are im2col_f32's: the same per-image and folded layouts, the same columns.
+define void @im2col_gather_f32(ptr noalias nocapture readonly %x, ptr noalias nocapture writeonly %out,
+                               ptr noalias nocapture readonly %d, ptr noalias nocapture readonly %tab) nounwind #0 {
+entry:
+  %np = load i64, ptr %d
+  %d1 = getelementptr inbounds i64, ptr %d, i64 1
+  %plane = load i64, ptr %d1
+  %d2 = getelementptr inbounds i64, ptr %d, i64 2
+  %cpi = load i64, ptr %d2
+  %d3 = getelementptr inbounds i64, ptr %d, i64 3
+  %kk = load i64, ptr %d3
+  %d4 = getelementptr inbounds i64, ptr %d, i64 4
+  %len = load i64, ptr %d4
+  %d5 = getelementptr inbounds i64, ptr %d, i64 5
+  %len8 = load i64, ptr %d5
+  %d6 = getelementptr inbounds i64, ptr %d, i64 6
+  %rs = load i64, ptr %d6
+  %d7 = getelementptr inbounds i64, ptr %d, i64 7
+  %istr = load i64, ptr %d7
+  %d8 = getelementptr inbounds i64, ptr %d, i64 8
+  %cstr = load i64, ptr %d8
+  %noplanes = icmp sle i64 %np, 0
+  %nolen = icmp sle i64 %len, 0
+  %nokk = icmp sle i64 %kk, 0
+  %e1 = or i1 %noplanes, %nolen
+  %empty = or i1 %e1, %nokk
+  br i1 %empty, label %exit, label %p.loop
+p.loop:
+  %p = phi i64 [ 0, %entry ], [ %p.next, %p.latch ]
+  %xo = mul i64 %p, %plane
+  %xp = getelementptr inbounds float, ptr %x, i64 %xo
+  %nimg = udiv i64 %p, %cpi
+  %cimg = urem i64 %p, %cpi
+  %ob1 = mul i64 %nimg, %istr
+  %ob2 = mul i64 %cimg, %cstr
+  %obase = add i64 %ob1, %ob2
+  br label %q.loop
+q.loop:
+  %q = phi i64 [ 0, %p.loop ], [ %q.next, %q.latch ]
+  %qrs = mul i64 %q, %rs
+  %oo = add i64 %obase, %qrs
+  %o = getelementptr inbounds float, ptr %out, i64 %oo
+  %qt = mul i64 %q, %len8
+  %t = getelementptr inbounds i32, ptr %tab, i64 %qt
+  br label %e.loop
+e.loop:
+  %e = phi i64 [ 0, %q.loop ], [ %e.next, %e.latch ]
+  %pt = getelementptr inbounds i32, ptr %t, i64 %e
+  %offs = load <8 x i32>, ptr %pt, align 4
+  %m = icmp sge <8 x i32> %offs, zeroinitializer
+  ; no inbounds: a masked-off lane's offset is -1
+  %ptrs = getelementptr float, ptr %xp, <8 x i32> %offs
+  %v = call <8 x float> @llvm.masked.gather.v8f32.v8p0(<8 x ptr> %ptrs, i32 4, <8 x i1> %m, <8 x float> zeroinitializer)
+  %po = getelementptr inbounds float, ptr %o, i64 %e
+  %e.next = add nuw nsw i64 %e, 8
+  %whole = icmp sle i64 %e.next, %len
+  br i1 %whole, label %e.full, label %e.part
+e.full:
+  store <8 x float> %v, ptr %po, align 4
+  br label %e.latch
+e.part:
+  ; the row's last 1..7 positions: the lanes past L belong to the next row (or image)
+  %left = sub i64 %len, %e
+  %left32 = trunc i64 %left to i32
+  %ls = insertelement <8 x i32> poison, i32 %left32, i64 0
+  %lsplat = shufflevector <8 x i32> %ls, <8 x i32> poison, <8 x i32> zeroinitializer
+  %sm = icmp slt <8 x i32> <i32 0, i32 1, i32 2, i32 3, i32 4, i32 5, i32 6, i32 7>, %lsplat
+  call void @llvm.masked.store.v8f32.p0(<8 x float> %v, ptr %po, i32 4, <8 x i1> %sm)
+  br label %e.latch
+e.latch:
+  %e.done = icmp sge i64 %e.next, %len
+  br i1 %e.done, label %q.latch, label %e.loop
+q.latch:
+  %q.next = add nuw nsw i64 %q, 1
+  %q.done = icmp eq i64 %q.next, %kk
+  br i1 %q.done, label %p.latch, label %q.loop
+p.latch:
+  %p.next = add nuw nsw i64 %p, 1
+  %p.done = icmp eq i64 %p.next, %np
+  br i1 %p.done, label %exit, label %p.loop
+exit:
+  ret void
+}
+
+declare <8 x float> @llvm.masked.gather.v8f32.v8p0(<8 x ptr>, i32, <8 x i1>, <8 x float>)
+declare void @llvm.masked.store.v8f32.p0(<8 x float>, ptr, i32, <8 x i1>)
