@@ -9,6 +9,7 @@ import torch.nn.functional as TF
 
 import burn
 import burn_flex.kernels.conv as flex_conv
+import burn_flex.kernels.conv_direct as conv_direct
 from burn.nn import functional as F
 from burn_flex import jit
 from devices import flex_and_wgpu  # noqa: E402  (tests/ is on sys.path under pytest)
@@ -60,14 +61,14 @@ CONV2D = [
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("xs, ws, stride, padding, dilation, groups", CONV2D)
-@pytest.mark.parametrize("path", ["rows", "wide", "jit"])
+@pytest.mark.parametrize("path", ["rows", "wide", "jit", "direct"])
 @pytest.mark.filterwarnings("ignore:Using padding='same'")
 def test_conv2d_forward_and_backward_match_torch(xs, ws, stride, padding, dilation, groups, dtype, path,
                                                  monkeypatch):
     # flex has two numpy im2col layouts for stride 1 and the JIT im2col / col2im (float32);
     # force each one in turn
-    if path == "jit" and dtype == np.float64:
-        pytest.skip("the JIT im2col / col2im are float32 kernels (float64 runs the numpy paths)")
+    if path in ("jit", "direct") and dtype == np.float64:
+        pytest.skip("the JIT im2col / col2im and the direct kernel are float32 (float64 runs the numpy paths)")
     _force_path(monkeypatch, path)
     rng = np.random.default_rng(1)
     x = rng.standard_normal(xs).astype(dtype)
@@ -79,15 +80,17 @@ def test_conv2d_forward_and_backward_match_torch(xs, ws, stride, padding, dilati
 
 
 def _force_path(monkeypatch, path):
-    """"rows" / "wide": the numpy im2col layouts; "jit": the JIT kernels (float32 only; the
-    test fails where the JIT is unavailable rather than testing numpy twice)."""
-    if path == "jit":
+    """"rows" / "wide": the numpy im2col layouts; "jit": the JIT im2col / col2im; "direct": the
+    JIT's direct forward kernel (float32 only; the test fails where the JIT is unavailable rather
+    than testing numpy twice)."""
+    if path in ("jit", "direct"):
         assert jit.kernels() is not None, f"flex's JIT is unavailable: {jit.status()['reason']}"
-    monkeypatch.setattr(flex_conv, "_JIT_COLUMNS", path == "jit")
+    monkeypatch.setattr(flex_conv, "_JIT_COLUMNS", path in ("jit", "direct"))
+    monkeypatch.setattr(conv_direct, "ENABLED", path == "direct")
     monkeypatch.setattr(flex_conv, "_WIDE_MAX", 1e9 if path == "wide" else 0.0)
 
 
-@pytest.mark.parametrize("path", ["rows", "wide", "jit"])
+@pytest.mark.parametrize("path", ["rows", "wide", "jit", "direct"])
 @pytest.mark.parametrize("cfg", [CONV2D[1], CONV2D[3], CONV2D[9]], ids=["stride2", "depthwise", "dilated"])
 def test_conv2d_in_image_blocks_matches_torch(cfg, path, monkeypatch):
     # a column budget below one image makes flex run every image as its own block
@@ -95,7 +98,7 @@ def test_conv2d_in_image_blocks_matches_torch(cfg, path, monkeypatch):
     _force_path(monkeypatch, path)
     xs, ws, stride, padding, dilation, groups = cfg
     rng = np.random.default_rng(12)
-    dtype = np.float32 if path == "jit" else np.float64
+    dtype = np.float32 if path in ("jit", "direct") else np.float64
     x, w = rng.standard_normal(xs).astype(dtype), rng.standard_normal((ws[0], xs[1] // groups) + ws[1:]).astype(dtype)
     kw = dict(stride=stride, padding=padding, dilation=dilation, groups=groups)
     _assert_match(lambda x, w: F.conv2d(x, w, **kw), lambda x, w: TF.conv2d(x, w, **kw), [x, w], dtype)

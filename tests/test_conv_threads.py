@@ -18,6 +18,7 @@ import torch.nn.functional as TF
 
 import burn
 import burn_flex.kernels.conv as K
+import burn_flex.kernels.conv_direct as conv_direct
 from burn.nn import functional as F
 from burn_flex import threads
 from thread_runs import on_one_and_two_threads
@@ -48,6 +49,7 @@ def splits(monkeypatch, request):
     monkeypatch.setattr(K, "_TASK_ELEMS", 1)
     monkeypatch.setattr(K, "_BLAS_ONE_THREAD", 0 if blas_big else 1 << 62)
     monkeypatch.setattr(K, "_FOLDED", False)         # per-image chunks (the folded path: its own test)
+    monkeypatch.setattr(conv_direct, "ENABLED", False)   # the im2col forward (the direct one: its own test)
     yield calls
     threads.set_num_threads(before)
 
@@ -197,6 +199,7 @@ def test_batch_folded_convolutions_match_torch_and_the_per_image_path(xs, ws, st
     x = rng.standard_normal(xs).astype(np.float32)
     w = rng.standard_normal((ws[0], xs[1]) + ws[1:]).astype(np.float32)
     attrs = dict(stride=(stride,) * 2, padding=(padding,) * 4, dilation=(dilation,) * 2, groups=1)
+    monkeypatch.setattr(conv_direct, "ENABLED", False)   # the folded im2col forward under test
     folded = []
     real = K._im2col_folded
     monkeypatch.setattr(K, "_im2col_folded", lambda *a: (folded.append(1), real(*a))[1])
@@ -218,3 +221,64 @@ def test_batch_folded_convolutions_match_torch_and_the_per_image_path(xs, ws, st
     for got, pi, want in zip(one, per_image, [yt.detach().numpy(), wt.grad.numpy(), xt.grad.numpy()]):
         np.testing.assert_allclose(got, want, rtol=2e-4, atol=2e-4)
         np.testing.assert_allclose(got, pi, rtol=2e-4, atol=2e-4)
+
+
+DIRECT = [
+    # (N, C, H, W), (O, kH, kW), stride, padding (top, bottom, left, right), dilation
+    ((5, 1, 8, 8), (16, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1)),      # the digits CNN's first conv: 4 x 16 tiles
+    ((4, 16, 4, 4), (32, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1)),     # its second
+    ((3, 1, 28, 28), (6, 5, 5), (1, 1), (0, 0, 0, 0), (1, 1)),     # LeNet's first: 8 x 8 tiles, 2 channels unused
+    ((2, 6, 12, 12), (16, 5, 5), (1, 1), (0, 0, 0, 0), (1, 1)),
+    ((3, 5, 9, 11), (7, 3, 2), (2, 1), (1, 2, 0, 1), (1, 2)),      # strided, dilated, asymmetric padding
+    ((2, 3, 7, 5), (20, 2, 3), (3, 2), (2, 0, 1, 3), (2, 1)),      # 20 channels: a partial 16-channel tile
+    ((1, 2, 3, 3), (9, 1, 1), (1, 1), (0, 0, 0, 0), (1, 1)),       # 9 positions, 9 channels: every tile partial
+    ((2, 40, 6, 6), (24, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1)),     # K = 360 taps
+]
+
+
+@pytest.mark.parametrize("xs, ws, stride, padding, dilation", DIRECT)
+def test_direct_convolution_matches_float64_and_the_im2col_path_on_one_and_two_threads(xs, ws, stride, padding,
+                                                                                      dilation, monkeypatch):
+    """conv_direct (kernels/ll/direct.ll): within float32 rounding of a float64 torch convolution,
+    of the im2col + GEMM path, bit-identical on one thread and on two (images split), every
+    output written (the output starts as NaN-filled memory the kernel must overwrite)."""
+    k = K._jit_columns(np.dtype(np.float32))
+    if k is None:
+        pytest.skip("flex's JIT is unavailable: the direct kernel is one of its kernels")
+    rng = np.random.default_rng(31)
+    x = rng.standard_normal(xs).astype(np.float32)
+    w = rng.standard_normal((ws[0], xs[1]) + ws[1:]).astype(np.float32)
+    out_hw = K._out_hw(xs, ws[1:], stride, padding, dilation)
+    monkeypatch.setattr(conv_direct, "_TASK_MACS", 1)           # one image per chunk, on the pool
+    monkeypatch.setattr(threads, "BLAS_CHUNKS_PARALLEL", True)
+
+    def run():
+        out = np.full((xs[0], ws[0]) + out_hw, np.nan, np.float32)
+        return conv_direct.direct_conv(k, x, w, stride, padding, dilation, out_hw, out=out)
+    one, two = on_one_and_two_threads(run)
+    assert not np.isnan(one).any()
+    np.testing.assert_array_equal(one, two)
+    pt, pb, pl, pr = padding
+    want = TF.conv2d(TF.pad(torch.tensor(x, dtype=torch.float64), (pl, pr, pt, pb)), torch.tensor(w, dtype=torch.float64),
+                     stride=stride, dilation=dilation).numpy()
+    assert one.shape == want.shape
+    np.testing.assert_allclose(one, want, rtol=1e-5, atol=1e-5 * np.abs(want).max())
+    monkeypatch.setattr(conv_direct, "ENABLED", False)
+    im2col = K.conv2d(x, w, stride=stride, padding=padding, dilation=dilation, groups=1)
+    np.testing.assert_allclose(one, im2col, rtol=1e-5, atol=1e-5 * np.abs(want).max())
+
+
+def test_conv2d_takes_the_direct_kernel_for_float32_and_one_group_only(monkeypatch):
+    if K._jit_columns(np.dtype(np.float32)) is None:
+        pytest.skip("flex's JIT is unavailable")
+    taken = []
+    real = conv_direct.direct_conv
+    monkeypatch.setattr(K, "direct_conv", lambda *a: (taken.append(1), real(*a))[1])
+    x, w = np.ones((2, 4, 5, 5), np.float32), np.ones((4, 4, 3, 3), np.float32)
+    attrs = dict(stride=(1, 1), padding=(0, 0, 0, 0), dilation=(1, 1))
+    assert K.conv2d(x, w, groups=1, **attrs).shape == (2, 4, 3, 3) and taken == [1]
+    K.conv2d(x, w[:, :2], groups=2, **attrs)                          # grouped: im2col
+    K.conv2d(x.astype(np.float64), w.astype(np.float64), groups=1, **attrs)     # float64: numpy
+    assert taken == [1]
+    empty = K.conv2d(np.ones((2, 0, 5, 5), np.float32), np.ones((3, 0, 3, 3), np.float32), groups=1, **attrs)
+    assert empty.shape == (2, 3, 3, 3) and (empty == 0).all()       # no input channels: a sum of nothing

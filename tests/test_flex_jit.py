@@ -314,7 +314,10 @@ def _pool_input(shape, seed):
     return x
 
 
-@pytest.mark.parametrize("shape", [(3, 2, 9, 7), (4, 3, 8, 8), (64, 6, 24, 24), (2, 5, 2, 3), (2, 3, 10, 13)])
+@pytest.mark.parametrize("shape", [(3, 2, 9, 7), (4, 3, 8, 8), (64, 6, 24, 24), (2, 5, 2, 3), (2, 3, 10, 13),
+                                   # planes 4 or 8 wide (pool.ll's flat paths): a tail of outputs, an odd
+                                   # number of output rows per plane, only a tail; an odd height (the row path)
+                                   (3, 5, 4, 4), (2, 3, 6, 8), (1, 1, 2, 4), (2, 3, 7, 8)])
 def test_jit_max_pool_2x2_matches_the_numpy_path_and_torch(k, monkeypatch, restore_threads, shape):
     from burn_flex.kernels import conv as kconv
     x = _pool_input(shape, sum(shape))

@@ -50,7 +50,7 @@ _lock = threading.Lock()
 _state: dict = {"kernels": None, "tried": False, "reason": None, "source": None, "seconds": None}
 _MAGIC = b"burn-flex-jit-obj-1\n"
 # the IR files compiled into the one JIT module (kernels/ll/)
-_SOURCES = ("erf.ll", "relu.ll", "rows.ll", "conv.ll", "optim.ll", "pool.ll")
+_SOURCES = ("erf.ll", "relu.ll", "rows.ll", "conv.ll", "direct.ll", "optim.ll", "pool.ll")
 
 
 def enabled() -> bool:
@@ -545,6 +545,9 @@ class Kernels:
         self.exp = _Rows(engine, "exp_f32", 1)
         self.im2col = _Planes(engine, "im2col_f32", 2, 3)
         self.im2col_gather = _Planes(engine, "im2col_gather_f32", 2, 2)
+        # the direct convolution's two tilings (kernels/ll/direct.ll): (xp, wt, y, d, base, koff)
+        self.direct_conv = {(4, 2): _Planes(engine, "direct_conv_r4b2_f32", 3, 3),
+                            (8, 1): _Planes(engine, "direct_conv_r8b1_f32", 3, 3)}
         self.col2im = _Planes(engine, "col2im_f32", 2, 3)
         self.maxpool2 = _Planes(engine, "maxpool2_f32", 2, 1)
         self.maxpool2_grad = _Planes(engine, "maxpool2_grad_f32", 4, 1)

@@ -56,6 +56,7 @@ from burn.ops.conv import pad_nchw
 from burn.ops.conv import window_offsets as _offsets
 
 from .. import jit, threads
+from .conv_direct import direct_conv, use_direct
 from .elementwise import where as _where
 
 __all__ = ["conv_kernels"]
@@ -353,6 +354,8 @@ def conv2d(x, w, *, stride, padding, dilation, groups):
     oh, ow = out_hw = _out_hw(x.shape, kernel, stride, padding, dilation)
     wg = w.reshape(groups, c_out // groups, -1)
     k = _jit_columns(ct)
+    if dt == ct and use_direct(k, dt, groups, n, wg[0].size * oh * ow):
+        return direct_conv(k, x, w, stride, padding, dilation, out_hw)
     if dt == ct and _folded(k, groups, n, out_hw, wg.shape[1] * wg.shape[2] * oh * ow,
                             _cols_bytes(c, kernel, out_hw, ow, x.itemsize)):
         cols = _im2col_folded(k, x, kernel, stride, padding, dilation, out_hw)

@@ -41,6 +41,151 @@ exit:
   ret void
 }
 
+; numpy's maximum(a, b) on eight lanes (np_max per lane)
+define internal <8 x float> @np_max8p(<8 x float> %a, <8 x float> %b) alwaysinline nounwind readnone {
+  %gt = fcmp ogt <8 x float> %a, %b
+  %nan = fcmp uno <8 x float> %a, %a
+  %keep = or <8 x i1> %gt, %nan
+  %r = select <8 x i1> %keep, <8 x float> %a, <8 x float> %b
+  ret <8 x float> %r
+}
+
+; 2x2 max pooling of planes 8 wide with an even height, flat: the planes' rows pair up with no
+; leftover row, so output o (of all planes, in order) reads input row pair o / 4, columns
+; 2 * (o mod 4) and the next; eight outputs read 32 contiguous inputs, taken apart by constant
+; shuffles into the windows' a, b (top row) and c, d (bottom row), then maximum(maximum(maximum(a,
+; b), c), d) as the row path does (np_max8: the same bits). The last outs mod 8 one by one.
+define internal void @maxpool2_narrow8(ptr noalias nocapture readonly %x, ptr noalias nocapture writeonly %out,
+                                        i64 %outs) alwaysinline nounwind {
+entry:
+  %blocks = lshr i64 %outs, 3
+  %hasb = icmp ne i64 %blocks, 0
+  br i1 %hasb, label %v.loop, label %tail.check
+v.loop:
+  %i = phi i64 [ 0, %entry ], [ %i.next, %v.loop ]
+  %xo = shl i64 %i, 5
+  %px = getelementptr inbounds float, ptr %x, i64 %xo
+  %px1 = getelementptr inbounds float, ptr %px, i64 8
+  %px2 = getelementptr inbounds float, ptr %px, i64 16
+  %px3 = getelementptr inbounds float, ptr %px, i64 24
+  %v0 = load <8 x float>, ptr %px, align 4
+  %v1 = load <8 x float>, ptr %px1, align 4
+  %v2 = load <8 x float>, ptr %px2, align 4
+  %v3 = load <8 x float>, ptr %px3, align 4
+  %v01 = shufflevector <8 x float> %v0, <8 x float> %v1, <16 x i32> <i32 0, i32 1, i32 2, i32 3, i32 4, i32 5, i32 6, i32 7, i32 8, i32 9, i32 10, i32 11, i32 12, i32 13, i32 14, i32 15>
+  %v23 = shufflevector <8 x float> %v2, <8 x float> %v3, <16 x i32> <i32 0, i32 1, i32 2, i32 3, i32 4, i32 5, i32 6, i32 7, i32 8, i32 9, i32 10, i32 11, i32 12, i32 13, i32 14, i32 15>
+  %va = shufflevector <16 x float> %v01, <16 x float> %v23, <8 x i32> <i32 0, i32 2, i32 4, i32 6, i32 16, i32 18, i32 20, i32 22>
+  %vb = shufflevector <16 x float> %v01, <16 x float> %v23, <8 x i32> <i32 1, i32 3, i32 5, i32 7, i32 17, i32 19, i32 21, i32 23>
+  %vc = shufflevector <16 x float> %v01, <16 x float> %v23, <8 x i32> <i32 8, i32 10, i32 12, i32 14, i32 24, i32 26, i32 28, i32 30>
+  %vd = shufflevector <16 x float> %v01, <16 x float> %v23, <8 x i32> <i32 9, i32 11, i32 13, i32 15, i32 25, i32 27, i32 29, i32 31>
+  %m1 = call <8 x float> @np_max8p(<8 x float> %va, <8 x float> %vb)
+  %m2 = call <8 x float> @np_max8p(<8 x float> %m1, <8 x float> %vc)
+  %m3 = call <8 x float> @np_max8p(<8 x float> %m2, <8 x float> %vd)
+  %oo = shl i64 %i, 3
+  %po = getelementptr inbounds float, ptr %out, i64 %oo
+  store <8 x float> %m3, ptr %po, align 4
+  %i.next = add nuw nsw i64 %i, 1
+  %i.done = icmp eq i64 %i.next, %blocks
+  br i1 %i.done, label %tail.check, label %v.loop
+tail.check:
+  %t0 = shl i64 %blocks, 3
+  %hast = icmp ult i64 %t0, %outs
+  br i1 %hast, label %t.loop, label %exit
+t.loop:
+  %o = phi i64 [ %t0, %tail.check ], [ %o.next, %t.loop ]
+  %r = udiv i64 %o, 4
+  %j = urem i64 %o, 4
+  %ra = mul i64 %r, 16
+  %j2 = shl i64 %j, 1
+  %ia = add i64 %ra, %j2
+  %pa = getelementptr inbounds float, ptr %x, i64 %ia
+  %a = load float, ptr %pa, align 4
+  %pb = getelementptr inbounds float, ptr %pa, i64 1
+  %b = load float, ptr %pb, align 4
+  %pc = getelementptr inbounds float, ptr %pa, i64 8
+  %c = load float, ptr %pc, align 4
+  %pd = getelementptr inbounds float, ptr %pa, i64 9
+  %dd = load float, ptr %pd, align 4
+  %s1 = call float @np_max(float %a, float %b)
+  %s2 = call float @np_max(float %s1, float %c)
+  %s3 = call float @np_max(float %s2, float %dd)
+  %pt = getelementptr inbounds float, ptr %out, i64 %o
+  store float %s3, ptr %pt, align 4
+  %o.next = add nuw nsw i64 %o, 1
+  %o.done = icmp eq i64 %o.next, %outs
+  br i1 %o.done, label %exit, label %t.loop
+exit:
+  ret void
+}
+
+; 2x2 max pooling of planes 4 wide with an even height, flat: the planes' rows pair up with no
+; leftover row, so output o (of all planes, in order) reads input row pair o / 2, columns
+; 2 * (o mod 2) and the next; eight outputs read 32 contiguous inputs, taken apart by constant
+; shuffles into the windows' a, b (top row) and c, d (bottom row), then maximum(maximum(maximum(a,
+; b), c), d) as the row path does (np_max8: the same bits). The last outs mod 8 one by one.
+define internal void @maxpool2_narrow4(ptr noalias nocapture readonly %x, ptr noalias nocapture writeonly %out,
+                                        i64 %outs) alwaysinline nounwind {
+entry:
+  %blocks = lshr i64 %outs, 3
+  %hasb = icmp ne i64 %blocks, 0
+  br i1 %hasb, label %v.loop, label %tail.check
+v.loop:
+  %i = phi i64 [ 0, %entry ], [ %i.next, %v.loop ]
+  %xo = shl i64 %i, 5
+  %px = getelementptr inbounds float, ptr %x, i64 %xo
+  %px1 = getelementptr inbounds float, ptr %px, i64 8
+  %px2 = getelementptr inbounds float, ptr %px, i64 16
+  %px3 = getelementptr inbounds float, ptr %px, i64 24
+  %v0 = load <8 x float>, ptr %px, align 4
+  %v1 = load <8 x float>, ptr %px1, align 4
+  %v2 = load <8 x float>, ptr %px2, align 4
+  %v3 = load <8 x float>, ptr %px3, align 4
+  %v01 = shufflevector <8 x float> %v0, <8 x float> %v1, <16 x i32> <i32 0, i32 1, i32 2, i32 3, i32 4, i32 5, i32 6, i32 7, i32 8, i32 9, i32 10, i32 11, i32 12, i32 13, i32 14, i32 15>
+  %v23 = shufflevector <8 x float> %v2, <8 x float> %v3, <16 x i32> <i32 0, i32 1, i32 2, i32 3, i32 4, i32 5, i32 6, i32 7, i32 8, i32 9, i32 10, i32 11, i32 12, i32 13, i32 14, i32 15>
+  %va = shufflevector <16 x float> %v01, <16 x float> %v23, <8 x i32> <i32 0, i32 2, i32 8, i32 10, i32 16, i32 18, i32 24, i32 26>
+  %vb = shufflevector <16 x float> %v01, <16 x float> %v23, <8 x i32> <i32 1, i32 3, i32 9, i32 11, i32 17, i32 19, i32 25, i32 27>
+  %vc = shufflevector <16 x float> %v01, <16 x float> %v23, <8 x i32> <i32 4, i32 6, i32 12, i32 14, i32 20, i32 22, i32 28, i32 30>
+  %vd = shufflevector <16 x float> %v01, <16 x float> %v23, <8 x i32> <i32 5, i32 7, i32 13, i32 15, i32 21, i32 23, i32 29, i32 31>
+  %m1 = call <8 x float> @np_max8p(<8 x float> %va, <8 x float> %vb)
+  %m2 = call <8 x float> @np_max8p(<8 x float> %m1, <8 x float> %vc)
+  %m3 = call <8 x float> @np_max8p(<8 x float> %m2, <8 x float> %vd)
+  %oo = shl i64 %i, 3
+  %po = getelementptr inbounds float, ptr %out, i64 %oo
+  store <8 x float> %m3, ptr %po, align 4
+  %i.next = add nuw nsw i64 %i, 1
+  %i.done = icmp eq i64 %i.next, %blocks
+  br i1 %i.done, label %tail.check, label %v.loop
+tail.check:
+  %t0 = shl i64 %blocks, 3
+  %hast = icmp ult i64 %t0, %outs
+  br i1 %hast, label %t.loop, label %exit
+t.loop:
+  %o = phi i64 [ %t0, %tail.check ], [ %o.next, %t.loop ]
+  %r = udiv i64 %o, 2
+  %j = urem i64 %o, 2
+  %ra = mul i64 %r, 8
+  %j2 = shl i64 %j, 1
+  %ia = add i64 %ra, %j2
+  %pa = getelementptr inbounds float, ptr %x, i64 %ia
+  %a = load float, ptr %pa, align 4
+  %pb = getelementptr inbounds float, ptr %pa, i64 1
+  %b = load float, ptr %pb, align 4
+  %pc = getelementptr inbounds float, ptr %pa, i64 4
+  %c = load float, ptr %pc, align 4
+  %pd = getelementptr inbounds float, ptr %pa, i64 5
+  %dd = load float, ptr %pd, align 4
+  %s1 = call float @np_max(float %a, float %b)
+  %s2 = call float @np_max(float %s1, float %c)
+  %s3 = call float @np_max(float %s2, float %dd)
+  %pt = getelementptr inbounds float, ptr %out, i64 %o
+  store float %s3, ptr %pt, align 4
+  %o.next = add nuw nsw i64 %o, 1
+  %o.done = icmp eq i64 %o.next, %outs
+  br i1 %o.done, label %exit, label %t.loop
+exit:
+  ret void
+}
+
 define void @maxpool2_f32(ptr noalias nocapture readonly %x, ptr noalias nocapture writeonly %out,
                           ptr noalias nocapture readonly %d) nounwind #2 {
 entry:
@@ -60,9 +205,28 @@ entry:
   %narrow = icmp sle i64 %ow, 0
   %e1 = or i1 %none, %flat
   %skip = or i1 %e1, %narrow
-  br i1 %skip, label %exit, label %p.loop
+  br i1 %skip, label %exit, label %check.narrow
+check.narrow:
+  ; planes 4 or 8 wide with an even height: the flat paths below (rows too short to vectorize)
+  %hodd = and i64 %h, 1
+  %heven = icmp eq i64 %hodd, 0
+  %w4 = icmp eq i64 %w, 4
+  %w8 = icmp eq i64 %w, 8
+  %n4 = and i1 %heven, %w4
+  %n8 = and i1 %heven, %w8
+  %total = mul i64 %np, %plane
+  %outs = lshr i64 %total, 2
+  br i1 %n8, label %narrow8, label %check.narrow4
+check.narrow4:
+  br i1 %n4, label %narrow4, label %p.loop
+narrow8:
+  call void @maxpool2_narrow8(ptr %x, ptr %out, i64 %outs)
+  br label %exit
+narrow4:
+  call void @maxpool2_narrow4(ptr %x, ptr %out, i64 %outs)
+  br label %exit
 p.loop:
-  %p = phi i64 [ 0, %entry ], [ %p.next, %p.latch ]
+  %p = phi i64 [ %p.next, %p.latch ], [ 0, %check.narrow4 ]
   %pbase = mul i64 %p, %plane
   %xp = getelementptr inbounds float, ptr %x, i64 %pbase
   %opo = mul i64 %p, %oh

@@ -1,0 +1,124 @@
+"""Direct float32 convolution on flex's JIT (``kernels/ll/direct.ll``): no im2col columns.
+
+im2col + GEMM writes every input value kH * kW times into the columns and, for the small
+images of a CNN's later layers or its one-channel first layer, runs GEMMs far below BLAS's
+speed (a [16, 9] @ [9, 4096] at a third of it: packing costs as much as a K this short saves).
+The direct kernel reads the (padded) input in place: a tile of positions times 8 or 16 output
+channels in registers, one FMA per tap and channel block, stores the tile transposed into the
+NCHW output. One thread, this machine, against im2col + GEMM (+ the folded layout's transposing
+copy): the digits CNN's 1->16 conv on 8 x 8 images 141 -> 43 us, its 16->32 conv on 4 x 4 images
+257 -> 164 us, LeNet's 1->6 5x5 conv 488 -> 328 us and 6->16 5x5 conv 534 -> 229 us, a 32->64 3x3
+conv on 16 x 16 images 5.3 -> 3.7 ms (FMA-bound, near the core's peak).
+
+The forward convolution of ``burn_flex.kernels.conv.conv2d`` runs here for float32, one group,
+with the JIT loaded; images are independent, so chunks of them may run on flex's pool (scheduled
+like chunks that call BLAS: see :func:`direct_conv`). A single large image on several threads
+keeps the threaded BLAS GEMM (the kernel splits only over images).
+"""
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from .. import threads
+
+__all__ = ["direct_conv", "use_direct"]
+
+# tests switch this off to compare with the im2col + GEMM paths
+ENABLED = True
+# one image at least this many multiply-adds, and several threads: the threaded GEMM instead
+_ONE_IMAGE_MACS = 1 << 22
+# the least work a chunk of images gets on the pool (a thread hand-off costs ~20-50 us)
+_TASK_MACS = 1 << 19
+
+
+def use_direct(k, dt, groups, n, macs_per_image) -> bool:
+    """Whether ``conv2d`` takes the direct kernel (float32, one group, JIT kernels ``k`` loaded)."""
+    if not ENABLED or k is None or dt != np.float32 or groups != 1:
+        return False
+    return n > 1 or threads.num_threads() == 1 or macs_per_image < _ONE_IMAGE_MACS
+
+
+def _tile(c_out):
+    """direct.ll's tiling: 8 positions x 8 channels for at most 8 output channels, else 4 x 16."""
+    return (8, 1) if c_out <= 8 else (4, 2)
+
+
+@functools.lru_cache(maxsize=64)
+def _geometry(c, padded_hw, kernel, stride, dilation, out_hw, positions_per_tile):
+    """``(base, koff)`` of direct.ll for one geometry, int64, read-only (cached): the window
+    corner of each output position (padded to whole tiles with 0) and the offset of each tap."""
+    hp, wp = padded_hw
+    oh, ow = out_hw
+    base = ((np.arange(oh)[:, None] * stride[0]) * wp + np.arange(ow)[None, :] * stride[1]).reshape(-1)
+    base = np.concatenate([base, np.zeros(-(-base.size // positions_per_tile) * positions_per_tile - base.size,
+                                          base.dtype)]).astype(np.int64)
+    koff = (np.arange(c)[:, None, None] * (hp * wp) + (np.arange(kernel[0])[None, :, None] * dilation[0]) * wp
+            + np.arange(kernel[1])[None, None, :] * dilation[1]).reshape(-1).astype(np.int64)
+    for a in (base, koff):
+        a.flags.writeable = False
+    return base, koff
+
+
+def _packed_weights(w, blocks_per_tile):
+    """w [O, K] in direct.ll's blocks of 8 output channels, ``wt[b, k, lane] = w[b * 8 + lane, k]``,
+    zeros past O, whole blocks up to a multiple of the tile's."""
+    c_out, k = w.shape
+    per_tile = 8 * blocks_per_tile
+    rows = -(-c_out // per_tile) * per_tile
+    wt = np.zeros((rows, k), np.float32)
+    wt[:c_out] = w
+    return np.ascontiguousarray(wt.reshape(rows // 8, 8, k).transpose(0, 2, 1))
+
+
+def direct_conv(k, x, w, stride, padding, dilation, out_hw, out=None):
+    """The float32 convolution of ``x`` [N, C, H, W] with ``w`` [O, C, kH, kW] (one group) by
+    direct.ll: a fresh [N, O, OH, OW] array, or written into ``out`` (C-contiguous float32 of
+    that shape: every element is written).
+
+    Example::
+
+        >>> import numpy as np
+        >>> from burn_flex import jit
+        >>> from burn_flex.kernels.conv_direct import direct_conv
+        >>> k = jit.kernels()
+        >>> x, w = np.ones((1, 1, 3, 3), np.float32), np.ones((2, 1, 2, 2), np.float32)
+        >>> k is None or direct_conv(k, x, w, (1, 1), (0, 0, 0, 0), (1, 1), (2, 2)).tolist() == [[[[4, 4], [4, 4]]] * 2]
+        True
+    """
+    n, c, h, wd = x.shape
+    c_out, kernel = w.shape[0], tuple(w.shape[2:])
+    y = np.empty((n, c_out) + tuple(out_hw), np.float32) if out is None else out
+    if y.shape != (n, c_out) + tuple(out_hw):
+        raise ValueError(f"direct_conv: out has shape {y.shape}, the convolution gives {(n, c_out) + tuple(out_hw)}")
+    if y.size == 0:
+        return y
+    if c == 0:                        # a sum over no taps (the kernel needs at least one)
+        y.fill(0)
+        return y
+    pt, pb, pl, pr = padding
+    if pt or pb or pl or pr:
+        xp = np.zeros((n, c, h + pt + pb, wd + pl + pr), np.float32)
+        xp[:, :, pt:pt + h, pl:pl + wd] = x
+    else:
+        xp = np.ascontiguousarray(x)
+    r, b = tile = _tile(c_out)
+    base, koff = _geometry(c, xp.shape[2:], kernel, tuple(stride), tuple(dilation), tuple(out_hw), r)
+    taps = koff.size
+    wt = _packed_weights(w.reshape(c_out, taps), b)
+    plane = xp[0].size
+    p_len = out_hw[0] * out_hw[1]
+    tiles = wt.shape[0] // b
+    run = k.direct_conv[tile]
+
+    def body(a, e):
+        d = np.array([e - a, taps, plane, p_len, c_out, tiles], np.int64)
+        run(xp[a:e], wt, y[a:e], d, base, koff)
+    macs = c_out * taps * p_len
+    # scheduled as BLAS chunks are (threads' docstring): on the calling thread unless
+    # BURN_FLEX_BLAS_CHUNKS=parallel. In a training step the fully connected layers' GEMMs are
+    # threaded by OpenBLAS, whose worker then spins and holds the second core; chunks of images on
+    # flex's pool only fought it (LeNet SGD step, default threads: 0.97x torch split, 0.93x / 0.68x inline)
+    threads.parallel_for(n, body, max(1, -(-_TASK_MACS // max(1, macs))), blas=True)
+    return y

@@ -1,0 +1,574 @@
+; flex's JIT direct convolution (float32 forward, any stride / dilation / padding, one group):
+; burn_flex/kernels/conv.py calls it through burn_flex/jit.py where im2col + GEMM runs below BLAS's
+; speed (few output positions per image, few input channels); compiled with LLVM -O3 for the host
+; CPU, no fast-math flags.
+;
+; The caller pads the input (xp [N, C, Hp, Wp], zeros where the convolution reads padding) and
+; repacks the weights in blocks of 8 output channels: wt[(b * K + k) * 8 + lane] = w[b * 8 + lane, k]
+; (k = c * KH * KW + i * KW + j; zeros past O, and whole zero blocks up to a multiple of the tile's
+; block count). Then for image n, position p and input tap k:
+;   x(n, p, k) = xp[n * XS + base[p] + koff[k]]
+; base[p] = (oh * SH) * Wp + ow * SW (the window's corner; padded to a multiple of the tile's
+; positions with 0), koff[k] = c * Hp * Wp + (i * DH) * Wp + j * DW. A tile is R positions x B
+; blocks of 8 output channels, R * B <8 x float> accumulators (R * B FMAs per tap, R broadcasts
+; and B weight loads: FMA-bound, no im2col columns); the sum over k runs in order 0..K-1 with
+; fmuladd, so results do not depend on the tile or on threads. The tile is stored lane by lane
+; into y [N, O, P] (positions past P and channels past O dropped).
+;   d = [N, K, XS, P, O, OBT]  (i64; OBT = tiles of B blocks)
+; direct_conv_r4b2_f32: 4 positions x 16 channels; direct_conv_r8b1_f32: 8 positions x 8 channels.
+
+define void @direct_conv_r4b2_f32(ptr noalias nocapture readonly %xp, ptr noalias nocapture readonly %wt,
+                    ptr noalias nocapture writeonly %y, ptr noalias nocapture readonly %d,
+                    ptr noalias nocapture readonly %base, ptr noalias nocapture readonly %koff) nounwind #3 {
+entry:
+  %d0 = getelementptr inbounds i64, ptr %d, i64 0
+  %nn = load i64, ptr %d0
+  %d1 = getelementptr inbounds i64, ptr %d, i64 1
+  %nk = load i64, ptr %d1
+  %d2 = getelementptr inbounds i64, ptr %d, i64 2
+  %xs = load i64, ptr %d2
+  %d3 = getelementptr inbounds i64, ptr %d, i64 3
+  %np = load i64, ptr %d3
+  %d4 = getelementptr inbounds i64, ptr %d, i64 4
+  %no = load i64, ptr %d4
+  %d5 = getelementptr inbounds i64, ptr %d, i64 5
+  %obt = load i64, ptr %d5
+  %acc = alloca [8 x <8 x float>], align 32
+  %op = mul i64 %no, %np
+  %z1 = icmp sle i64 %nn, 0
+  %z2 = icmp sle i64 %nk, 0
+  %z3 = icmp sle i64 %np, 0
+  %z4 = icmp sle i64 %obt, 0
+  %z12 = or i1 %z1, %z2
+  %z34 = or i1 %z3, %z4
+  %empty = or i1 %z12, %z34
+  br i1 %empty, label %exit, label %n.loop
+n.loop:
+  %n = phi i64 [ 0, %entry ], [ %n.next, %n.latch ]
+  %xno = mul i64 %n, %xs
+  %xn = getelementptr inbounds float, ptr %xp, i64 %xno
+  %yno = mul i64 %n, %op
+  %yn = getelementptr inbounds float, ptr %y, i64 %yno
+  br label %p.loop
+p.loop:
+  %p0 = phi i64 [ 0, %n.loop ], [ %p.next, %p.latch ]
+  %bi0 = add i64 %p0, 0
+  %pb0 = getelementptr inbounds i64, ptr %base, i64 %bi0
+  %b0 = load i64, ptr %pb0
+  %xr0 = getelementptr inbounds float, ptr %xn, i64 %b0
+  %bi1 = add i64 %p0, 1
+  %pb1 = getelementptr inbounds i64, ptr %base, i64 %bi1
+  %b1 = load i64, ptr %pb1
+  %xr1 = getelementptr inbounds float, ptr %xn, i64 %b1
+  %bi2 = add i64 %p0, 2
+  %pb2 = getelementptr inbounds i64, ptr %base, i64 %bi2
+  %b2 = load i64, ptr %pb2
+  %xr2 = getelementptr inbounds float, ptr %xn, i64 %b2
+  %bi3 = add i64 %p0, 3
+  %pb3 = getelementptr inbounds i64, ptr %base, i64 %bi3
+  %b3 = load i64, ptr %pb3
+  %xr3 = getelementptr inbounds float, ptr %xn, i64 %b3
+  br label %t.loop
+t.loop:
+  %t = phi i64 [ 0, %p.loop ], [ %t.next, %t.latch ]
+  %tb = mul i64 %t, 16
+  %tbk = mul i64 %tb, %nk
+  %wtile = getelementptr inbounds float, ptr %wt, i64 %tbk
+  br label %k.loop
+k.loop:
+  %k = phi i64 [ 0, %t.loop ], [ %k.next, %k.loop ]
+  %a0_0 = phi <8 x float> [ zeroinitializer, %t.loop ], [ %an0_0, %k.loop ]
+  %a0_1 = phi <8 x float> [ zeroinitializer, %t.loop ], [ %an0_1, %k.loop ]
+  %a1_0 = phi <8 x float> [ zeroinitializer, %t.loop ], [ %an1_0, %k.loop ]
+  %a1_1 = phi <8 x float> [ zeroinitializer, %t.loop ], [ %an1_1, %k.loop ]
+  %a2_0 = phi <8 x float> [ zeroinitializer, %t.loop ], [ %an2_0, %k.loop ]
+  %a2_1 = phi <8 x float> [ zeroinitializer, %t.loop ], [ %an2_1, %k.loop ]
+  %a3_0 = phi <8 x float> [ zeroinitializer, %t.loop ], [ %an3_0, %k.loop ]
+  %a3_1 = phi <8 x float> [ zeroinitializer, %t.loop ], [ %an3_1, %k.loop ]
+  %pko = getelementptr inbounds i64, ptr %koff, i64 %k
+  %ko = load i64, ptr %pko
+  %px0 = getelementptr inbounds float, ptr %xr0, i64 %ko
+  %s0 = load float, ptr %px0, align 4
+  %si0 = insertelement <8 x float> poison, float %s0, i64 0
+  %x0 = shufflevector <8 x float> %si0, <8 x float> poison, <8 x i32> zeroinitializer
+  %px1 = getelementptr inbounds float, ptr %xr1, i64 %ko
+  %s1 = load float, ptr %px1, align 4
+  %si1 = insertelement <8 x float> poison, float %s1, i64 0
+  %x1 = shufflevector <8 x float> %si1, <8 x float> poison, <8 x i32> zeroinitializer
+  %px2 = getelementptr inbounds float, ptr %xr2, i64 %ko
+  %s2 = load float, ptr %px2, align 4
+  %si2 = insertelement <8 x float> poison, float %s2, i64 0
+  %x2 = shufflevector <8 x float> %si2, <8 x float> poison, <8 x i32> zeroinitializer
+  %px3 = getelementptr inbounds float, ptr %xr3, i64 %ko
+  %s3 = load float, ptr %px3, align 4
+  %si3 = insertelement <8 x float> poison, float %s3, i64 0
+  %x3 = shufflevector <8 x float> %si3, <8 x float> poison, <8 x i32> zeroinitializer
+  %k8 = mul i64 %k, 8
+  %wbo0 = mul i64 %nk, 0
+  %wbk0 = add i64 %wbo0, %k8
+  %pw0 = getelementptr inbounds float, ptr %wtile, i64 %wbk0
+  %w0 = load <8 x float>, ptr %pw0, align 4
+  %wbo1 = mul i64 %nk, 8
+  %wbk1 = add i64 %wbo1, %k8
+  %pw1 = getelementptr inbounds float, ptr %wtile, i64 %wbk1
+  %w1 = load <8 x float>, ptr %pw1, align 4
+  %an0_0 = call <8 x float> @llvm.fmuladd.v8f32(<8 x float> %x0, <8 x float> %w0, <8 x float> %a0_0)
+  %an0_1 = call <8 x float> @llvm.fmuladd.v8f32(<8 x float> %x0, <8 x float> %w1, <8 x float> %a0_1)
+  %an1_0 = call <8 x float> @llvm.fmuladd.v8f32(<8 x float> %x1, <8 x float> %w0, <8 x float> %a1_0)
+  %an1_1 = call <8 x float> @llvm.fmuladd.v8f32(<8 x float> %x1, <8 x float> %w1, <8 x float> %a1_1)
+  %an2_0 = call <8 x float> @llvm.fmuladd.v8f32(<8 x float> %x2, <8 x float> %w0, <8 x float> %a2_0)
+  %an2_1 = call <8 x float> @llvm.fmuladd.v8f32(<8 x float> %x2, <8 x float> %w1, <8 x float> %a2_1)
+  %an3_0 = call <8 x float> @llvm.fmuladd.v8f32(<8 x float> %x3, <8 x float> %w0, <8 x float> %a3_0)
+  %an3_1 = call <8 x float> @llvm.fmuladd.v8f32(<8 x float> %x3, <8 x float> %w1, <8 x float> %a3_1)
+  %k.next = add nuw nsw i64 %k, 1
+  %k.done = icmp eq i64 %k.next, %nk
+  br i1 %k.done, label %t.store, label %k.loop
+t.store:
+  %o0 = mul i64 %t, 16
+  %rleft = sub i64 %np, %p0
+  %rlt = icmp slt i64 %rleft, 4
+  %rn = select i1 %rlt, i64 %rleft, i64 4
+  %oleft = sub i64 %no, %o0
+  %olt = icmp slt i64 %oleft, 16
+  %on = select i1 %olt, i64 %oleft, i64 16
+  %partial = or i1 %rlt, %olt
+  br i1 %partial, label %t.spill, label %t.vec
+t.vec:
+  %tl0_0 = shufflevector <8 x float> %an0_0, <8 x float> %an1_0, <8 x i32> <i32 0, i32 8, i32 1, i32 9, i32 4, i32 12, i32 5, i32 13>
+  %th0_0 = shufflevector <8 x float> %an0_0, <8 x float> %an1_0, <8 x i32> <i32 2, i32 10, i32 3, i32 11, i32 6, i32 14, i32 7, i32 15>
+  %tl0_2 = shufflevector <8 x float> %an2_0, <8 x float> %an3_0, <8 x i32> <i32 0, i32 8, i32 1, i32 9, i32 4, i32 12, i32 5, i32 13>
+  %th0_2 = shufflevector <8 x float> %an2_0, <8 x float> %an3_0, <8 x i32> <i32 2, i32 10, i32 3, i32 11, i32 6, i32 14, i32 7, i32 15>
+  %u0_0_0 = shufflevector <8 x float> %tl0_0, <8 x float> %tl0_2, <8 x i32> <i32 0, i32 1, i32 8, i32 9, i32 4, i32 5, i32 12, i32 13>
+  %u0_0_1 = shufflevector <8 x float> %tl0_0, <8 x float> %tl0_2, <8 x i32> <i32 2, i32 3, i32 10, i32 11, i32 6, i32 7, i32 14, i32 15>
+  %u0_0_2 = shufflevector <8 x float> %th0_0, <8 x float> %th0_2, <8 x i32> <i32 0, i32 1, i32 8, i32 9, i32 4, i32 5, i32 12, i32 13>
+  %u0_0_3 = shufflevector <8 x float> %th0_0, <8 x float> %th0_2, <8 x i32> <i32 2, i32 3, i32 10, i32 11, i32 6, i32 7, i32 14, i32 15>
+  %c0_0 = shufflevector <8 x float> %u0_0_0, <8 x float> poison, <4 x i32> <i32 0, i32 1, i32 2, i32 3>
+  %vo0_0 = add i64 %o0, 0
+  %vop0_0 = mul i64 %vo0_0, %np
+  %vyo0_0 = add i64 %vop0_0, %p0
+  %vy0_0 = getelementptr inbounds float, ptr %yn, i64 %vyo0_0
+  store <4 x float> %c0_0, ptr %vy0_0, align 4
+  %c0_1 = shufflevector <8 x float> %u0_0_1, <8 x float> poison, <4 x i32> <i32 0, i32 1, i32 2, i32 3>
+  %vo0_1 = add i64 %o0, 1
+  %vop0_1 = mul i64 %vo0_1, %np
+  %vyo0_1 = add i64 %vop0_1, %p0
+  %vy0_1 = getelementptr inbounds float, ptr %yn, i64 %vyo0_1
+  store <4 x float> %c0_1, ptr %vy0_1, align 4
+  %c0_2 = shufflevector <8 x float> %u0_0_2, <8 x float> poison, <4 x i32> <i32 0, i32 1, i32 2, i32 3>
+  %vo0_2 = add i64 %o0, 2
+  %vop0_2 = mul i64 %vo0_2, %np
+  %vyo0_2 = add i64 %vop0_2, %p0
+  %vy0_2 = getelementptr inbounds float, ptr %yn, i64 %vyo0_2
+  store <4 x float> %c0_2, ptr %vy0_2, align 4
+  %c0_3 = shufflevector <8 x float> %u0_0_3, <8 x float> poison, <4 x i32> <i32 0, i32 1, i32 2, i32 3>
+  %vo0_3 = add i64 %o0, 3
+  %vop0_3 = mul i64 %vo0_3, %np
+  %vyo0_3 = add i64 %vop0_3, %p0
+  %vy0_3 = getelementptr inbounds float, ptr %yn, i64 %vyo0_3
+  store <4 x float> %c0_3, ptr %vy0_3, align 4
+  %c0_4 = shufflevector <8 x float> %u0_0_0, <8 x float> poison, <4 x i32> <i32 4, i32 5, i32 6, i32 7>
+  %vo0_4 = add i64 %o0, 4
+  %vop0_4 = mul i64 %vo0_4, %np
+  %vyo0_4 = add i64 %vop0_4, %p0
+  %vy0_4 = getelementptr inbounds float, ptr %yn, i64 %vyo0_4
+  store <4 x float> %c0_4, ptr %vy0_4, align 4
+  %c0_5 = shufflevector <8 x float> %u0_0_1, <8 x float> poison, <4 x i32> <i32 4, i32 5, i32 6, i32 7>
+  %vo0_5 = add i64 %o0, 5
+  %vop0_5 = mul i64 %vo0_5, %np
+  %vyo0_5 = add i64 %vop0_5, %p0
+  %vy0_5 = getelementptr inbounds float, ptr %yn, i64 %vyo0_5
+  store <4 x float> %c0_5, ptr %vy0_5, align 4
+  %c0_6 = shufflevector <8 x float> %u0_0_2, <8 x float> poison, <4 x i32> <i32 4, i32 5, i32 6, i32 7>
+  %vo0_6 = add i64 %o0, 6
+  %vop0_6 = mul i64 %vo0_6, %np
+  %vyo0_6 = add i64 %vop0_6, %p0
+  %vy0_6 = getelementptr inbounds float, ptr %yn, i64 %vyo0_6
+  store <4 x float> %c0_6, ptr %vy0_6, align 4
+  %c0_7 = shufflevector <8 x float> %u0_0_3, <8 x float> poison, <4 x i32> <i32 4, i32 5, i32 6, i32 7>
+  %vo0_7 = add i64 %o0, 7
+  %vop0_7 = mul i64 %vo0_7, %np
+  %vyo0_7 = add i64 %vop0_7, %p0
+  %vy0_7 = getelementptr inbounds float, ptr %yn, i64 %vyo0_7
+  store <4 x float> %c0_7, ptr %vy0_7, align 4
+  %tl1_0 = shufflevector <8 x float> %an0_1, <8 x float> %an1_1, <8 x i32> <i32 0, i32 8, i32 1, i32 9, i32 4, i32 12, i32 5, i32 13>
+  %th1_0 = shufflevector <8 x float> %an0_1, <8 x float> %an1_1, <8 x i32> <i32 2, i32 10, i32 3, i32 11, i32 6, i32 14, i32 7, i32 15>
+  %tl1_2 = shufflevector <8 x float> %an2_1, <8 x float> %an3_1, <8 x i32> <i32 0, i32 8, i32 1, i32 9, i32 4, i32 12, i32 5, i32 13>
+  %th1_2 = shufflevector <8 x float> %an2_1, <8 x float> %an3_1, <8 x i32> <i32 2, i32 10, i32 3, i32 11, i32 6, i32 14, i32 7, i32 15>
+  %u1_0_0 = shufflevector <8 x float> %tl1_0, <8 x float> %tl1_2, <8 x i32> <i32 0, i32 1, i32 8, i32 9, i32 4, i32 5, i32 12, i32 13>
+  %u1_0_1 = shufflevector <8 x float> %tl1_0, <8 x float> %tl1_2, <8 x i32> <i32 2, i32 3, i32 10, i32 11, i32 6, i32 7, i32 14, i32 15>
+  %u1_0_2 = shufflevector <8 x float> %th1_0, <8 x float> %th1_2, <8 x i32> <i32 0, i32 1, i32 8, i32 9, i32 4, i32 5, i32 12, i32 13>
+  %u1_0_3 = shufflevector <8 x float> %th1_0, <8 x float> %th1_2, <8 x i32> <i32 2, i32 3, i32 10, i32 11, i32 6, i32 7, i32 14, i32 15>
+  %c1_0 = shufflevector <8 x float> %u1_0_0, <8 x float> poison, <4 x i32> <i32 0, i32 1, i32 2, i32 3>
+  %vo1_0 = add i64 %o0, 8
+  %vop1_0 = mul i64 %vo1_0, %np
+  %vyo1_0 = add i64 %vop1_0, %p0
+  %vy1_0 = getelementptr inbounds float, ptr %yn, i64 %vyo1_0
+  store <4 x float> %c1_0, ptr %vy1_0, align 4
+  %c1_1 = shufflevector <8 x float> %u1_0_1, <8 x float> poison, <4 x i32> <i32 0, i32 1, i32 2, i32 3>
+  %vo1_1 = add i64 %o0, 9
+  %vop1_1 = mul i64 %vo1_1, %np
+  %vyo1_1 = add i64 %vop1_1, %p0
+  %vy1_1 = getelementptr inbounds float, ptr %yn, i64 %vyo1_1
+  store <4 x float> %c1_1, ptr %vy1_1, align 4
+  %c1_2 = shufflevector <8 x float> %u1_0_2, <8 x float> poison, <4 x i32> <i32 0, i32 1, i32 2, i32 3>
+  %vo1_2 = add i64 %o0, 10
+  %vop1_2 = mul i64 %vo1_2, %np
+  %vyo1_2 = add i64 %vop1_2, %p0
+  %vy1_2 = getelementptr inbounds float, ptr %yn, i64 %vyo1_2
+  store <4 x float> %c1_2, ptr %vy1_2, align 4
+  %c1_3 = shufflevector <8 x float> %u1_0_3, <8 x float> poison, <4 x i32> <i32 0, i32 1, i32 2, i32 3>
+  %vo1_3 = add i64 %o0, 11
+  %vop1_3 = mul i64 %vo1_3, %np
+  %vyo1_3 = add i64 %vop1_3, %p0
+  %vy1_3 = getelementptr inbounds float, ptr %yn, i64 %vyo1_3
+  store <4 x float> %c1_3, ptr %vy1_3, align 4
+  %c1_4 = shufflevector <8 x float> %u1_0_0, <8 x float> poison, <4 x i32> <i32 4, i32 5, i32 6, i32 7>
+  %vo1_4 = add i64 %o0, 12
+  %vop1_4 = mul i64 %vo1_4, %np
+  %vyo1_4 = add i64 %vop1_4, %p0
+  %vy1_4 = getelementptr inbounds float, ptr %yn, i64 %vyo1_4
+  store <4 x float> %c1_4, ptr %vy1_4, align 4
+  %c1_5 = shufflevector <8 x float> %u1_0_1, <8 x float> poison, <4 x i32> <i32 4, i32 5, i32 6, i32 7>
+  %vo1_5 = add i64 %o0, 13
+  %vop1_5 = mul i64 %vo1_5, %np
+  %vyo1_5 = add i64 %vop1_5, %p0
+  %vy1_5 = getelementptr inbounds float, ptr %yn, i64 %vyo1_5
+  store <4 x float> %c1_5, ptr %vy1_5, align 4
+  %c1_6 = shufflevector <8 x float> %u1_0_2, <8 x float> poison, <4 x i32> <i32 4, i32 5, i32 6, i32 7>
+  %vo1_6 = add i64 %o0, 14
+  %vop1_6 = mul i64 %vo1_6, %np
+  %vyo1_6 = add i64 %vop1_6, %p0
+  %vy1_6 = getelementptr inbounds float, ptr %yn, i64 %vyo1_6
+  store <4 x float> %c1_6, ptr %vy1_6, align 4
+  %c1_7 = shufflevector <8 x float> %u1_0_3, <8 x float> poison, <4 x i32> <i32 4, i32 5, i32 6, i32 7>
+  %vo1_7 = add i64 %o0, 15
+  %vop1_7 = mul i64 %vo1_7, %np
+  %vyo1_7 = add i64 %vop1_7, %p0
+  %vy1_7 = getelementptr inbounds float, ptr %yn, i64 %vyo1_7
+  store <4 x float> %c1_7, ptr %vy1_7, align 4
+  br label %t.latch
+t.spill:
+  %sp0_0 = getelementptr inbounds [8 x <8 x float>], ptr %acc, i64 0, i64 0
+  store <8 x float> %an0_0, ptr %sp0_0, align 32
+  %sp0_1 = getelementptr inbounds [8 x <8 x float>], ptr %acc, i64 0, i64 1
+  store <8 x float> %an0_1, ptr %sp0_1, align 32
+  %sp1_0 = getelementptr inbounds [8 x <8 x float>], ptr %acc, i64 0, i64 2
+  store <8 x float> %an1_0, ptr %sp1_0, align 32
+  %sp1_1 = getelementptr inbounds [8 x <8 x float>], ptr %acc, i64 0, i64 3
+  store <8 x float> %an1_1, ptr %sp1_1, align 32
+  %sp2_0 = getelementptr inbounds [8 x <8 x float>], ptr %acc, i64 0, i64 4
+  store <8 x float> %an2_0, ptr %sp2_0, align 32
+  %sp2_1 = getelementptr inbounds [8 x <8 x float>], ptr %acc, i64 0, i64 5
+  store <8 x float> %an2_1, ptr %sp2_1, align 32
+  %sp3_0 = getelementptr inbounds [8 x <8 x float>], ptr %acc, i64 0, i64 6
+  store <8 x float> %an3_0, ptr %sp3_0, align 32
+  %sp3_1 = getelementptr inbounds [8 x <8 x float>], ptr %acc, i64 0, i64 7
+  store <8 x float> %an3_1, ptr %sp3_1, align 32
+  br label %so.loop
+so.loop:
+  %oo = phi i64 [ 0, %t.spill ], [ %oo.next, %so.latch ]
+  %og = add i64 %o0, %oo
+  %ogp = mul i64 %og, %np
+  %yo0 = add i64 %ogp, %p0
+  %yo = getelementptr inbounds float, ptr %yn, i64 %yo0
+  br label %sr.loop
+sr.loop:
+  %rr = phi i64 [ 0, %so.loop ], [ %rr.next, %sr.loop ]
+  %ai0 = mul i64 %rr, 16
+  %ai = add i64 %ai0, %oo
+  %pa = getelementptr inbounds float, ptr %acc, i64 %ai
+  %v = load float, ptr %pa, align 4
+  %py = getelementptr inbounds float, ptr %yo, i64 %rr
+  store float %v, ptr %py, align 4
+  %rr.next = add nuw nsw i64 %rr, 1
+  %rr.done = icmp eq i64 %rr.next, %rn
+  br i1 %rr.done, label %so.latch, label %sr.loop
+so.latch:
+  %oo.next = add nuw nsw i64 %oo, 1
+  %oo.done = icmp eq i64 %oo.next, %on
+  br i1 %oo.done, label %t.latch, label %so.loop
+t.latch:
+  %t.next = add nuw nsw i64 %t, 1
+  %t.done = icmp eq i64 %t.next, %obt
+  br i1 %t.done, label %p.latch, label %t.loop
+p.latch:
+  %p.next = add nuw nsw i64 %p0, 4
+  %p.done = icmp sge i64 %p.next, %np
+  br i1 %p.done, label %n.latch, label %p.loop
+n.latch:
+  %n.next = add nuw nsw i64 %n, 1
+  %n.done = icmp eq i64 %n.next, %nn
+  br i1 %n.done, label %exit, label %n.loop
+exit:
+  ret void
+}
+
+define void @direct_conv_r8b1_f32(ptr noalias nocapture readonly %xp, ptr noalias nocapture readonly %wt,
+                    ptr noalias nocapture writeonly %y, ptr noalias nocapture readonly %d,
+                    ptr noalias nocapture readonly %base, ptr noalias nocapture readonly %koff) nounwind #3 {
+entry:
+  %d0 = getelementptr inbounds i64, ptr %d, i64 0
+  %nn = load i64, ptr %d0
+  %d1 = getelementptr inbounds i64, ptr %d, i64 1
+  %nk = load i64, ptr %d1
+  %d2 = getelementptr inbounds i64, ptr %d, i64 2
+  %xs = load i64, ptr %d2
+  %d3 = getelementptr inbounds i64, ptr %d, i64 3
+  %np = load i64, ptr %d3
+  %d4 = getelementptr inbounds i64, ptr %d, i64 4
+  %no = load i64, ptr %d4
+  %d5 = getelementptr inbounds i64, ptr %d, i64 5
+  %obt = load i64, ptr %d5
+  %acc = alloca [8 x <8 x float>], align 32
+  %op = mul i64 %no, %np
+  %z1 = icmp sle i64 %nn, 0
+  %z2 = icmp sle i64 %nk, 0
+  %z3 = icmp sle i64 %np, 0
+  %z4 = icmp sle i64 %obt, 0
+  %z12 = or i1 %z1, %z2
+  %z34 = or i1 %z3, %z4
+  %empty = or i1 %z12, %z34
+  br i1 %empty, label %exit, label %n.loop
+n.loop:
+  %n = phi i64 [ 0, %entry ], [ %n.next, %n.latch ]
+  %xno = mul i64 %n, %xs
+  %xn = getelementptr inbounds float, ptr %xp, i64 %xno
+  %yno = mul i64 %n, %op
+  %yn = getelementptr inbounds float, ptr %y, i64 %yno
+  br label %p.loop
+p.loop:
+  %p0 = phi i64 [ 0, %n.loop ], [ %p.next, %p.latch ]
+  %bi0 = add i64 %p0, 0
+  %pb0 = getelementptr inbounds i64, ptr %base, i64 %bi0
+  %b0 = load i64, ptr %pb0
+  %xr0 = getelementptr inbounds float, ptr %xn, i64 %b0
+  %bi1 = add i64 %p0, 1
+  %pb1 = getelementptr inbounds i64, ptr %base, i64 %bi1
+  %b1 = load i64, ptr %pb1
+  %xr1 = getelementptr inbounds float, ptr %xn, i64 %b1
+  %bi2 = add i64 %p0, 2
+  %pb2 = getelementptr inbounds i64, ptr %base, i64 %bi2
+  %b2 = load i64, ptr %pb2
+  %xr2 = getelementptr inbounds float, ptr %xn, i64 %b2
+  %bi3 = add i64 %p0, 3
+  %pb3 = getelementptr inbounds i64, ptr %base, i64 %bi3
+  %b3 = load i64, ptr %pb3
+  %xr3 = getelementptr inbounds float, ptr %xn, i64 %b3
+  %bi4 = add i64 %p0, 4
+  %pb4 = getelementptr inbounds i64, ptr %base, i64 %bi4
+  %b4 = load i64, ptr %pb4
+  %xr4 = getelementptr inbounds float, ptr %xn, i64 %b4
+  %bi5 = add i64 %p0, 5
+  %pb5 = getelementptr inbounds i64, ptr %base, i64 %bi5
+  %b5 = load i64, ptr %pb5
+  %xr5 = getelementptr inbounds float, ptr %xn, i64 %b5
+  %bi6 = add i64 %p0, 6
+  %pb6 = getelementptr inbounds i64, ptr %base, i64 %bi6
+  %b6 = load i64, ptr %pb6
+  %xr6 = getelementptr inbounds float, ptr %xn, i64 %b6
+  %bi7 = add i64 %p0, 7
+  %pb7 = getelementptr inbounds i64, ptr %base, i64 %bi7
+  %b7 = load i64, ptr %pb7
+  %xr7 = getelementptr inbounds float, ptr %xn, i64 %b7
+  br label %t.loop
+t.loop:
+  %t = phi i64 [ 0, %p.loop ], [ %t.next, %t.latch ]
+  %tb = mul i64 %t, 8
+  %tbk = mul i64 %tb, %nk
+  %wtile = getelementptr inbounds float, ptr %wt, i64 %tbk
+  br label %k.loop
+k.loop:
+  %k = phi i64 [ 0, %t.loop ], [ %k.next, %k.loop ]
+  %a0_0 = phi <8 x float> [ zeroinitializer, %t.loop ], [ %an0_0, %k.loop ]
+  %a1_0 = phi <8 x float> [ zeroinitializer, %t.loop ], [ %an1_0, %k.loop ]
+  %a2_0 = phi <8 x float> [ zeroinitializer, %t.loop ], [ %an2_0, %k.loop ]
+  %a3_0 = phi <8 x float> [ zeroinitializer, %t.loop ], [ %an3_0, %k.loop ]
+  %a4_0 = phi <8 x float> [ zeroinitializer, %t.loop ], [ %an4_0, %k.loop ]
+  %a5_0 = phi <8 x float> [ zeroinitializer, %t.loop ], [ %an5_0, %k.loop ]
+  %a6_0 = phi <8 x float> [ zeroinitializer, %t.loop ], [ %an6_0, %k.loop ]
+  %a7_0 = phi <8 x float> [ zeroinitializer, %t.loop ], [ %an7_0, %k.loop ]
+  %pko = getelementptr inbounds i64, ptr %koff, i64 %k
+  %ko = load i64, ptr %pko
+  %px0 = getelementptr inbounds float, ptr %xr0, i64 %ko
+  %s0 = load float, ptr %px0, align 4
+  %si0 = insertelement <8 x float> poison, float %s0, i64 0
+  %x0 = shufflevector <8 x float> %si0, <8 x float> poison, <8 x i32> zeroinitializer
+  %px1 = getelementptr inbounds float, ptr %xr1, i64 %ko
+  %s1 = load float, ptr %px1, align 4
+  %si1 = insertelement <8 x float> poison, float %s1, i64 0
+  %x1 = shufflevector <8 x float> %si1, <8 x float> poison, <8 x i32> zeroinitializer
+  %px2 = getelementptr inbounds float, ptr %xr2, i64 %ko
+  %s2 = load float, ptr %px2, align 4
+  %si2 = insertelement <8 x float> poison, float %s2, i64 0
+  %x2 = shufflevector <8 x float> %si2, <8 x float> poison, <8 x i32> zeroinitializer
+  %px3 = getelementptr inbounds float, ptr %xr3, i64 %ko
+  %s3 = load float, ptr %px3, align 4
+  %si3 = insertelement <8 x float> poison, float %s3, i64 0
+  %x3 = shufflevector <8 x float> %si3, <8 x float> poison, <8 x i32> zeroinitializer
+  %px4 = getelementptr inbounds float, ptr %xr4, i64 %ko
+  %s4 = load float, ptr %px4, align 4
+  %si4 = insertelement <8 x float> poison, float %s4, i64 0
+  %x4 = shufflevector <8 x float> %si4, <8 x float> poison, <8 x i32> zeroinitializer
+  %px5 = getelementptr inbounds float, ptr %xr5, i64 %ko
+  %s5 = load float, ptr %px5, align 4
+  %si5 = insertelement <8 x float> poison, float %s5, i64 0
+  %x5 = shufflevector <8 x float> %si5, <8 x float> poison, <8 x i32> zeroinitializer
+  %px6 = getelementptr inbounds float, ptr %xr6, i64 %ko
+  %s6 = load float, ptr %px6, align 4
+  %si6 = insertelement <8 x float> poison, float %s6, i64 0
+  %x6 = shufflevector <8 x float> %si6, <8 x float> poison, <8 x i32> zeroinitializer
+  %px7 = getelementptr inbounds float, ptr %xr7, i64 %ko
+  %s7 = load float, ptr %px7, align 4
+  %si7 = insertelement <8 x float> poison, float %s7, i64 0
+  %x7 = shufflevector <8 x float> %si7, <8 x float> poison, <8 x i32> zeroinitializer
+  %k8 = mul i64 %k, 8
+  %wbo0 = mul i64 %nk, 0
+  %wbk0 = add i64 %wbo0, %k8
+  %pw0 = getelementptr inbounds float, ptr %wtile, i64 %wbk0
+  %w0 = load <8 x float>, ptr %pw0, align 4
+  %an0_0 = call <8 x float> @llvm.fmuladd.v8f32(<8 x float> %x0, <8 x float> %w0, <8 x float> %a0_0)
+  %an1_0 = call <8 x float> @llvm.fmuladd.v8f32(<8 x float> %x1, <8 x float> %w0, <8 x float> %a1_0)
+  %an2_0 = call <8 x float> @llvm.fmuladd.v8f32(<8 x float> %x2, <8 x float> %w0, <8 x float> %a2_0)
+  %an3_0 = call <8 x float> @llvm.fmuladd.v8f32(<8 x float> %x3, <8 x float> %w0, <8 x float> %a3_0)
+  %an4_0 = call <8 x float> @llvm.fmuladd.v8f32(<8 x float> %x4, <8 x float> %w0, <8 x float> %a4_0)
+  %an5_0 = call <8 x float> @llvm.fmuladd.v8f32(<8 x float> %x5, <8 x float> %w0, <8 x float> %a5_0)
+  %an6_0 = call <8 x float> @llvm.fmuladd.v8f32(<8 x float> %x6, <8 x float> %w0, <8 x float> %a6_0)
+  %an7_0 = call <8 x float> @llvm.fmuladd.v8f32(<8 x float> %x7, <8 x float> %w0, <8 x float> %a7_0)
+  %k.next = add nuw nsw i64 %k, 1
+  %k.done = icmp eq i64 %k.next, %nk
+  br i1 %k.done, label %t.store, label %k.loop
+t.store:
+  %o0 = mul i64 %t, 8
+  %rleft = sub i64 %np, %p0
+  %rlt = icmp slt i64 %rleft, 8
+  %rn = select i1 %rlt, i64 %rleft, i64 8
+  %oleft = sub i64 %no, %o0
+  %olt = icmp slt i64 %oleft, 8
+  %on = select i1 %olt, i64 %oleft, i64 8
+  %partial = or i1 %rlt, %olt
+  br i1 %partial, label %t.spill, label %t.vec
+t.vec:
+  %tl0_0 = shufflevector <8 x float> %an0_0, <8 x float> %an1_0, <8 x i32> <i32 0, i32 8, i32 1, i32 9, i32 4, i32 12, i32 5, i32 13>
+  %th0_0 = shufflevector <8 x float> %an0_0, <8 x float> %an1_0, <8 x i32> <i32 2, i32 10, i32 3, i32 11, i32 6, i32 14, i32 7, i32 15>
+  %tl0_2 = shufflevector <8 x float> %an2_0, <8 x float> %an3_0, <8 x i32> <i32 0, i32 8, i32 1, i32 9, i32 4, i32 12, i32 5, i32 13>
+  %th0_2 = shufflevector <8 x float> %an2_0, <8 x float> %an3_0, <8 x i32> <i32 2, i32 10, i32 3, i32 11, i32 6, i32 14, i32 7, i32 15>
+  %tl0_4 = shufflevector <8 x float> %an4_0, <8 x float> %an5_0, <8 x i32> <i32 0, i32 8, i32 1, i32 9, i32 4, i32 12, i32 5, i32 13>
+  %th0_4 = shufflevector <8 x float> %an4_0, <8 x float> %an5_0, <8 x i32> <i32 2, i32 10, i32 3, i32 11, i32 6, i32 14, i32 7, i32 15>
+  %tl0_6 = shufflevector <8 x float> %an6_0, <8 x float> %an7_0, <8 x i32> <i32 0, i32 8, i32 1, i32 9, i32 4, i32 12, i32 5, i32 13>
+  %th0_6 = shufflevector <8 x float> %an6_0, <8 x float> %an7_0, <8 x i32> <i32 2, i32 10, i32 3, i32 11, i32 6, i32 14, i32 7, i32 15>
+  %u0_0_0 = shufflevector <8 x float> %tl0_0, <8 x float> %tl0_2, <8 x i32> <i32 0, i32 1, i32 8, i32 9, i32 4, i32 5, i32 12, i32 13>
+  %u0_0_1 = shufflevector <8 x float> %tl0_0, <8 x float> %tl0_2, <8 x i32> <i32 2, i32 3, i32 10, i32 11, i32 6, i32 7, i32 14, i32 15>
+  %u0_0_2 = shufflevector <8 x float> %th0_0, <8 x float> %th0_2, <8 x i32> <i32 0, i32 1, i32 8, i32 9, i32 4, i32 5, i32 12, i32 13>
+  %u0_0_3 = shufflevector <8 x float> %th0_0, <8 x float> %th0_2, <8 x i32> <i32 2, i32 3, i32 10, i32 11, i32 6, i32 7, i32 14, i32 15>
+  %u0_4_0 = shufflevector <8 x float> %tl0_4, <8 x float> %tl0_6, <8 x i32> <i32 0, i32 1, i32 8, i32 9, i32 4, i32 5, i32 12, i32 13>
+  %u0_4_1 = shufflevector <8 x float> %tl0_4, <8 x float> %tl0_6, <8 x i32> <i32 2, i32 3, i32 10, i32 11, i32 6, i32 7, i32 14, i32 15>
+  %u0_4_2 = shufflevector <8 x float> %th0_4, <8 x float> %th0_6, <8 x i32> <i32 0, i32 1, i32 8, i32 9, i32 4, i32 5, i32 12, i32 13>
+  %u0_4_3 = shufflevector <8 x float> %th0_4, <8 x float> %th0_6, <8 x i32> <i32 2, i32 3, i32 10, i32 11, i32 6, i32 7, i32 14, i32 15>
+  %c0_0 = shufflevector <8 x float> %u0_0_0, <8 x float> %u0_4_0, <8 x i32> <i32 0, i32 1, i32 2, i32 3, i32 8, i32 9, i32 10, i32 11>
+  %vo0_0 = add i64 %o0, 0
+  %vop0_0 = mul i64 %vo0_0, %np
+  %vyo0_0 = add i64 %vop0_0, %p0
+  %vy0_0 = getelementptr inbounds float, ptr %yn, i64 %vyo0_0
+  store <8 x float> %c0_0, ptr %vy0_0, align 4
+  %c0_1 = shufflevector <8 x float> %u0_0_1, <8 x float> %u0_4_1, <8 x i32> <i32 0, i32 1, i32 2, i32 3, i32 8, i32 9, i32 10, i32 11>
+  %vo0_1 = add i64 %o0, 1
+  %vop0_1 = mul i64 %vo0_1, %np
+  %vyo0_1 = add i64 %vop0_1, %p0
+  %vy0_1 = getelementptr inbounds float, ptr %yn, i64 %vyo0_1
+  store <8 x float> %c0_1, ptr %vy0_1, align 4
+  %c0_2 = shufflevector <8 x float> %u0_0_2, <8 x float> %u0_4_2, <8 x i32> <i32 0, i32 1, i32 2, i32 3, i32 8, i32 9, i32 10, i32 11>
+  %vo0_2 = add i64 %o0, 2
+  %vop0_2 = mul i64 %vo0_2, %np
+  %vyo0_2 = add i64 %vop0_2, %p0
+  %vy0_2 = getelementptr inbounds float, ptr %yn, i64 %vyo0_2
+  store <8 x float> %c0_2, ptr %vy0_2, align 4
+  %c0_3 = shufflevector <8 x float> %u0_0_3, <8 x float> %u0_4_3, <8 x i32> <i32 0, i32 1, i32 2, i32 3, i32 8, i32 9, i32 10, i32 11>
+  %vo0_3 = add i64 %o0, 3
+  %vop0_3 = mul i64 %vo0_3, %np
+  %vyo0_3 = add i64 %vop0_3, %p0
+  %vy0_3 = getelementptr inbounds float, ptr %yn, i64 %vyo0_3
+  store <8 x float> %c0_3, ptr %vy0_3, align 4
+  %c0_4 = shufflevector <8 x float> %u0_0_0, <8 x float> %u0_4_0, <8 x i32> <i32 4, i32 5, i32 6, i32 7, i32 12, i32 13, i32 14, i32 15>
+  %vo0_4 = add i64 %o0, 4
+  %vop0_4 = mul i64 %vo0_4, %np
+  %vyo0_4 = add i64 %vop0_4, %p0
+  %vy0_4 = getelementptr inbounds float, ptr %yn, i64 %vyo0_4
+  store <8 x float> %c0_4, ptr %vy0_4, align 4
+  %c0_5 = shufflevector <8 x float> %u0_0_1, <8 x float> %u0_4_1, <8 x i32> <i32 4, i32 5, i32 6, i32 7, i32 12, i32 13, i32 14, i32 15>
+  %vo0_5 = add i64 %o0, 5
+  %vop0_5 = mul i64 %vo0_5, %np
+  %vyo0_5 = add i64 %vop0_5, %p0
+  %vy0_5 = getelementptr inbounds float, ptr %yn, i64 %vyo0_5
+  store <8 x float> %c0_5, ptr %vy0_5, align 4
+  %c0_6 = shufflevector <8 x float> %u0_0_2, <8 x float> %u0_4_2, <8 x i32> <i32 4, i32 5, i32 6, i32 7, i32 12, i32 13, i32 14, i32 15>
+  %vo0_6 = add i64 %o0, 6
+  %vop0_6 = mul i64 %vo0_6, %np
+  %vyo0_6 = add i64 %vop0_6, %p0
+  %vy0_6 = getelementptr inbounds float, ptr %yn, i64 %vyo0_6
+  store <8 x float> %c0_6, ptr %vy0_6, align 4
+  %c0_7 = shufflevector <8 x float> %u0_0_3, <8 x float> %u0_4_3, <8 x i32> <i32 4, i32 5, i32 6, i32 7, i32 12, i32 13, i32 14, i32 15>
+  %vo0_7 = add i64 %o0, 7
+  %vop0_7 = mul i64 %vo0_7, %np
+  %vyo0_7 = add i64 %vop0_7, %p0
+  %vy0_7 = getelementptr inbounds float, ptr %yn, i64 %vyo0_7
+  store <8 x float> %c0_7, ptr %vy0_7, align 4
+  br label %t.latch
+t.spill:
+  %sp0_0 = getelementptr inbounds [8 x <8 x float>], ptr %acc, i64 0, i64 0
+  store <8 x float> %an0_0, ptr %sp0_0, align 32
+  %sp1_0 = getelementptr inbounds [8 x <8 x float>], ptr %acc, i64 0, i64 1
+  store <8 x float> %an1_0, ptr %sp1_0, align 32
+  %sp2_0 = getelementptr inbounds [8 x <8 x float>], ptr %acc, i64 0, i64 2
+  store <8 x float> %an2_0, ptr %sp2_0, align 32
+  %sp3_0 = getelementptr inbounds [8 x <8 x float>], ptr %acc, i64 0, i64 3
+  store <8 x float> %an3_0, ptr %sp3_0, align 32
+  %sp4_0 = getelementptr inbounds [8 x <8 x float>], ptr %acc, i64 0, i64 4
+  store <8 x float> %an4_0, ptr %sp4_0, align 32
+  %sp5_0 = getelementptr inbounds [8 x <8 x float>], ptr %acc, i64 0, i64 5
+  store <8 x float> %an5_0, ptr %sp5_0, align 32
+  %sp6_0 = getelementptr inbounds [8 x <8 x float>], ptr %acc, i64 0, i64 6
+  store <8 x float> %an6_0, ptr %sp6_0, align 32
+  %sp7_0 = getelementptr inbounds [8 x <8 x float>], ptr %acc, i64 0, i64 7
+  store <8 x float> %an7_0, ptr %sp7_0, align 32
+  br label %so.loop
+so.loop:
+  %oo = phi i64 [ 0, %t.spill ], [ %oo.next, %so.latch ]
+  %og = add i64 %o0, %oo
+  %ogp = mul i64 %og, %np
+  %yo0 = add i64 %ogp, %p0
+  %yo = getelementptr inbounds float, ptr %yn, i64 %yo0
+  br label %sr.loop
+sr.loop:
+  %rr = phi i64 [ 0, %so.loop ], [ %rr.next, %sr.loop ]
+  %ai0 = mul i64 %rr, 8
+  %ai = add i64 %ai0, %oo
+  %pa = getelementptr inbounds float, ptr %acc, i64 %ai
+  %v = load float, ptr %pa, align 4
+  %py = getelementptr inbounds float, ptr %yo, i64 %rr
+  store float %v, ptr %py, align 4
+  %rr.next = add nuw nsw i64 %rr, 1
+  %rr.done = icmp eq i64 %rr.next, %rn
+  br i1 %rr.done, label %so.latch, label %sr.loop
+so.latch:
+  %oo.next = add nuw nsw i64 %oo, 1
+  %oo.done = icmp eq i64 %oo.next, %on
+  br i1 %oo.done, label %t.latch, label %so.loop
+t.latch:
+  %t.next = add nuw nsw i64 %t, 1
+  %t.done = icmp eq i64 %t.next, %obt
+  br i1 %t.done, label %p.latch, label %t.loop
+p.latch:
+  %p.next = add nuw nsw i64 %p0, 8
+  %p.done = icmp sge i64 %p.next, %np
+  br i1 %p.done, label %n.latch, label %p.loop
+n.latch:
+  %n.next = add nuw nsw i64 %n, 1
+  %n.done = icmp eq i64 %n.next, %nn
+  br i1 %n.done, label %exit, label %n.loop
+exit:
+  ret void
+}
+
+declare <8 x float> @llvm.fmuladd.v8f32(<8 x float>, <8 x float>, <8 x float>)
+
+attributes #3 = { nounwind "no-builtins" }
