@@ -282,3 +282,13 @@ def test_conv2d_takes_the_direct_kernel_for_float32_and_one_group_only(monkeypat
     assert taken == [1]
     empty = K.conv2d(np.ones((2, 0, 5, 5), np.float32), np.ones((3, 0, 3, 3), np.float32), groups=1, **attrs)
     assert empty.shape == (2, 3, 3, 3) and (empty == 0).all()       # no input channels: a sum of nothing
+
+
+def test_direct_ll_is_what_its_generator_writes():
+    """kernels/ll/direct.ll is generated (plugins/burn-flex/scripts/gen_direct_ll.py): the
+    committed file must be the script's output, so an edit to either one is not lost."""
+    import subprocess
+    from pathlib import Path
+    script = Path(__file__).resolve().parents[1] / "plugins" / "burn-flex" / "scripts" / "gen_direct_ll.py"
+    r = subprocess.run([sys.executable, str(script), "--check"], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, f"direct.ll differs from {script.name}'s output: run the script ({r.stderr})"

@@ -1,0 +1,216 @@
+"""Writes burn_flex/kernels/ll/direct.ll: the direct convolution for two register tilings.
+
+The kernel is one loop nest per tiling (R positions x B blocks of 8 output channels: R * B
+accumulators, the transposing stores unrolled), so its IR is generated here rather than written
+R * B times by hand. Run it after changing the template; tests/test_conv_threads.py checks that
+the committed file is what this script writes.
+
+    python plugins/burn-flex/scripts/gen_direct_ll.py            # rewrites the file
+    python plugins/burn-flex/scripts/gen_direct_ll.py --check    # exit 1 if it differs
+"""
+import os
+import sys
+
+TARGET = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "burn_flex", "kernels", "ll", "direct.ll")
+HEADER = '''; flex's JIT direct convolution (float32 forward, any stride / dilation / padding, one group):
+; burn_flex/kernels/conv.py calls it through burn_flex/jit.py where im2col + GEMM runs below BLAS's
+; speed (few output positions per image, few input channels); compiled with LLVM -O3 for the host
+; CPU, no fast-math flags.
+;
+; The caller pads the input (xp [N, C, Hp, Wp], zeros where the convolution reads padding) and
+; repacks the weights in blocks of 8 output channels: wt[(b * K + k) * 8 + lane] = w[b * 8 + lane, k]
+; (k = c * KH * KW + i * KW + j; zeros past O, and whole zero blocks up to a multiple of the tile's
+; block count). Then for image n, position p and input tap k:
+;   x(n, p, k) = xp[n * XS + base[p] + koff[k]]
+; base[p] = (oh * SH) * Wp + ow * SW (the window's corner; padded to a multiple of the tile's
+; positions with 0), koff[k] = c * Hp * Wp + (i * DH) * Wp + j * DW. A tile is R positions x B
+; blocks of 8 output channels, R * B <8 x float> accumulators (R * B FMAs per tap, R broadcasts
+; and B weight loads: FMA-bound, no im2col columns); the sum over k runs in order 0..K-1 with
+; fmuladd, so results do not depend on the tile or on threads. The tile is stored lane by lane
+; into y [N, O, P] (positions past P and channels past O dropped).
+;   d = [N, K, XS, P, O, OBT]  (i64; OBT = tiles of B blocks)
+; direct_conv_r4b2_f32: 4 positions x 16 channels; direct_conv_r8b1_f32: 8 positions x 8 channels.
+'''
+
+def tile_fn(R, B):
+    name = f"direct_conv_r{R}b{B}_f32"
+    L = []
+    a = L.append
+    a(f"define void @{name}(ptr noalias nocapture readonly %xp, ptr noalias nocapture readonly %wt,")
+    a(f"                    ptr noalias nocapture writeonly %y, ptr noalias nocapture readonly %d,")
+    a(f"                    ptr noalias nocapture readonly %base, ptr noalias nocapture readonly %koff) nounwind #3 {{")
+    a("entry:")
+    for i, v in enumerate(["nn", "nk", "xs", "np", "no", "obt"]):
+        a(f"  %d{i} = getelementptr inbounds i64, ptr %d, i64 {i}")
+        a(f"  %{v} = load i64, ptr %d{i}")
+    a(f"  %acc = alloca [{R * B} x <8 x float>], align 32")
+    a("  %op = mul i64 %no, %np")
+    a("  %z1 = icmp sle i64 %nn, 0")
+    a("  %z2 = icmp sle i64 %nk, 0")
+    a("  %z3 = icmp sle i64 %np, 0")
+    a("  %z4 = icmp sle i64 %obt, 0")
+    a("  %z12 = or i1 %z1, %z2")
+    a("  %z34 = or i1 %z3, %z4")
+    a("  %empty = or i1 %z12, %z34")
+    a("  br i1 %empty, label %exit, label %n.loop")
+    a("n.loop:")
+    a("  %n = phi i64 [ 0, %entry ], [ %n.next, %n.latch ]")
+    a("  %xno = mul i64 %n, %xs")
+    a("  %xn = getelementptr inbounds float, ptr %xp, i64 %xno")
+    a("  %yno = mul i64 %n, %op")
+    a("  %yn = getelementptr inbounds float, ptr %y, i64 %yno")
+    a("  br label %p.loop")
+    a("p.loop:")
+    a("  %p0 = phi i64 [ 0, %n.loop ], [ %p.next, %p.latch ]")
+    for r in range(R):
+        a(f"  %bi{r} = add i64 %p0, {r}")
+        a(f"  %pb{r} = getelementptr inbounds i64, ptr %base, i64 %bi{r}")
+        a(f"  %b{r} = load i64, ptr %pb{r}")
+        a(f"  %xr{r} = getelementptr inbounds float, ptr %xn, i64 %b{r}")
+    a("  br label %t.loop")
+    a("t.loop:")
+    a("  %t = phi i64 [ 0, %p.loop ], [ %t.next, %t.latch ]")
+    a(f"  %tb = mul i64 %t, {B * 8}")
+    a("  %tbk = mul i64 %tb, %nk")
+    a("  %wtile = getelementptr inbounds float, ptr %wt, i64 %tbk")
+    a("  br label %k.loop")
+    a("k.loop:")
+    a("  %k = phi i64 [ 0, %t.loop ], [ %k.next, %k.loop ]")
+    for r in range(R):
+        for b in range(B):
+            a(f"  %a{r}_{b} = phi <8 x float> [ zeroinitializer, %t.loop ], [ %an{r}_{b}, %k.loop ]")
+    a("  %pko = getelementptr inbounds i64, ptr %koff, i64 %k")
+    a("  %ko = load i64, ptr %pko")
+    for r in range(R):
+        a(f"  %px{r} = getelementptr inbounds float, ptr %xr{r}, i64 %ko")
+        a(f"  %s{r} = load float, ptr %px{r}, align 4")
+        a(f"  %si{r} = insertelement <8 x float> poison, float %s{r}, i64 0")
+        a(f"  %x{r} = shufflevector <8 x float> %si{r}, <8 x float> poison, <8 x i32> zeroinitializer")
+    a("  %k8 = mul i64 %k, 8")
+    for b in range(B):
+        # block b of this tile: wt + ((t * B + b) * K + k) * 8 = wtile + b * K * 8 + k * 8
+        a(f"  %wbo{b} = mul i64 %nk, {b * 8}")
+        a(f"  %wbk{b} = add i64 %wbo{b}, %k8")
+        a(f"  %pw{b} = getelementptr inbounds float, ptr %wtile, i64 %wbk{b}")
+        a(f"  %w{b} = load <8 x float>, ptr %pw{b}, align 4")
+    for r in range(R):
+        for b in range(B):
+            a(f"  %an{r}_{b} = call <8 x float> @llvm.fmuladd.v8f32(<8 x float> %x{r}, <8 x float> %w{b}, <8 x float> %a{r}_{b})")
+    a("  %k.next = add nuw nsw i64 %k, 1")
+    a("  %k.done = icmp eq i64 %k.next, %nk")
+    a("  br i1 %k.done, label %t.store, label %k.loop")
+    _store_whole_tile(a, R, B)
+    _store_partial_tile(a, R, B)
+    a("t.latch:")
+    a("  %t.next = add nuw nsw i64 %t, 1")
+    a("  %t.done = icmp eq i64 %t.next, %obt")
+    a("  br i1 %t.done, label %p.latch, label %t.loop")
+    a("p.latch:")
+    a(f"  %p.next = add nuw nsw i64 %p0, {R}")
+    a("  %p.done = icmp sge i64 %p.next, %np")
+    a("  br i1 %p.done, label %n.latch, label %p.loop")
+    a("n.latch:")
+    a("  %n.next = add nuw nsw i64 %n, 1")
+    a("  %n.done = icmp eq i64 %n.next, %nn")
+    a("  br i1 %n.done, label %exit, label %n.loop")
+    a("exit:")
+    a("  ret void")
+    a("}")
+    return "\n".join(L) + "\n"
+
+def _store_whole_tile(a, R, B):
+    """t.store: a whole tile transposed in registers, one vector store per output channel (else t.spill)."""
+    a("t.store:")
+    a(f"  %o0 = mul i64 %t, {B * 8}")
+    a(f"  %rleft = sub i64 %np, %p0")
+    a(f"  %rlt = icmp slt i64 %rleft, {R}")
+    a(f"  %rn = select i1 %rlt, i64 %rleft, i64 {R}")
+    a(f"  %oleft = sub i64 %no, %o0")
+    a(f"  %olt = icmp slt i64 %oleft, {B * 8}")
+    a(f"  %on = select i1 %olt, i64 %oleft, i64 {B * 8}")
+    a("  %partial = or i1 %rlt, %olt")
+    a("  br i1 %partial, label %t.spill, label %t.vec")
+    a("t.vec:")
+    # a whole tile: transposed in registers, one vector store per output channel
+    for b in range(B):
+        rows = [f"%an{r}_{b}" for r in range(R)]
+        for h in range(0, R, 2):
+            a(f"  %tl{b}_{h} = shufflevector <8 x float> {rows[h]}, <8 x float> {rows[h + 1]}, <8 x i32> <i32 0, i32 8, i32 1, i32 9, i32 4, i32 12, i32 5, i32 13>")
+            a(f"  %th{b}_{h} = shufflevector <8 x float> {rows[h]}, <8 x float> {rows[h + 1]}, <8 x i32> <i32 2, i32 10, i32 3, i32 11, i32 6, i32 14, i32 7, i32 15>")
+        lo = "<8 x i32> <i32 0, i32 1, i32 8, i32 9, i32 4, i32 5, i32 12, i32 13>"
+        hi = "<8 x i32> <i32 2, i32 3, i32 10, i32 11, i32 6, i32 7, i32 14, i32 15>"
+        for q in range(0, R, 4):
+            # u0..u3 of rows q..q+3: columns (0, 4), (1, 5), (2, 6), (3, 7)
+            a(f"  %u{b}_{q}_0 = shufflevector <8 x float> %tl{b}_{q}, <8 x float> %tl{b}_{q + 2}, {lo}")
+            a(f"  %u{b}_{q}_1 = shufflevector <8 x float> %tl{b}_{q}, <8 x float> %tl{b}_{q + 2}, {hi}")
+            a(f"  %u{b}_{q}_2 = shufflevector <8 x float> %th{b}_{q}, <8 x float> %th{b}_{q + 2}, {lo}")
+            a(f"  %u{b}_{q}_3 = shufflevector <8 x float> %th{b}_{q}, <8 x float> %th{b}_{q + 2}, {hi}")
+        for j in range(8):
+            u = j % 4
+            if R == 8:
+                sel = "<8 x i32> <i32 0, i32 1, i32 2, i32 3, i32 8, i32 9, i32 10, i32 11>" if j < 4 else \
+                      "<8 x i32> <i32 4, i32 5, i32 6, i32 7, i32 12, i32 13, i32 14, i32 15>"
+                a(f"  %c{b}_{j} = shufflevector <8 x float> %u{b}_0_{u}, <8 x float> %u{b}_4_{u}, {sel}")
+                ty = "<8 x float>"
+            else:
+                sel = "<4 x i32> <i32 0, i32 1, i32 2, i32 3>" if j < 4 else "<4 x i32> <i32 4, i32 5, i32 6, i32 7>"
+                a(f"  %c{b}_{j} = shufflevector <8 x float> %u{b}_0_{u}, <8 x float> poison, {sel}")
+                ty = "<4 x float>"
+            a(f"  %vo{b}_{j} = add i64 %o0, {b * 8 + j}")
+            a(f"  %vop{b}_{j} = mul i64 %vo{b}_{j}, %np")
+            a(f"  %vyo{b}_{j} = add i64 %vop{b}_{j}, %p0")
+            a(f"  %vy{b}_{j} = getelementptr inbounds float, ptr %yn, i64 %vyo{b}_{j}")
+            a(f"  store {ty} %c{b}_{j}, ptr %vy{b}_{j}, align 4")
+    a("  br label %t.latch")
+
+
+def _store_partial_tile(a, R, B):
+    """t.spill: a partial tile (the last positions, the last channels) spilled, stored lane by lane."""
+    a("t.spill:")
+    # a partial tile (the last positions, the last channels): spilled, then stored lane by lane
+    for r in range(R):
+        for b in range(B):
+            a(f"  %sp{r}_{b} = getelementptr inbounds [{R * B} x <8 x float>], ptr %acc, i64 0, i64 {r * B + b}")
+            a(f"  store <8 x float> %an{r}_{b}, ptr %sp{r}_{b}, align 32")
+    a("  br label %so.loop")
+    a("so.loop:")
+    a("  %oo = phi i64 [ 0, %t.spill ], [ %oo.next, %so.latch ]")
+    a("  %og = add i64 %o0, %oo")
+    a("  %ogp = mul i64 %og, %np")
+    a("  %yo0 = add i64 %ogp, %p0")
+    a("  %yo = getelementptr inbounds float, ptr %yn, i64 %yo0")
+    a("  br label %sr.loop")
+    a("sr.loop:")
+    a("  %rr = phi i64 [ 0, %so.loop ], [ %rr.next, %sr.loop ]")
+    # acc float index: (rr * B + oo / 8) * 8 + oo % 8 = rr * B * 8 + oo
+    a(f"  %ai0 = mul i64 %rr, {B * 8}")
+    a("  %ai = add i64 %ai0, %oo")
+    a("  %pa = getelementptr inbounds float, ptr %acc, i64 %ai")
+    a("  %v = load float, ptr %pa, align 4")
+    a("  %py = getelementptr inbounds float, ptr %yo, i64 %rr")
+    a("  store float %v, ptr %py, align 4")
+    a("  %rr.next = add nuw nsw i64 %rr, 1")
+    a("  %rr.done = icmp eq i64 %rr.next, %rn")
+    a("  br i1 %rr.done, label %so.latch, label %sr.loop")
+    a("so.latch:")
+    a("  %oo.next = add nuw nsw i64 %oo, 1")
+    a("  %oo.done = icmp eq i64 %oo.next, %on")
+    a("  br i1 %oo.done, label %t.latch, label %so.loop")
+
+
+def source() -> str:
+    """The text of direct.ll."""
+    return HEADER + "\n" + tile_fn(4, 2) + "\n" + tile_fn(8, 1) + '''
+declare <8 x float> @llvm.fmuladd.v8f32(<8 x float>, <8 x float>, <8 x float>)
+
+attributes #3 = { nounwind "no-builtins" }
+'''
+
+
+if __name__ == "__main__":
+    text = source()
+    if "--check" in sys.argv:
+        with open(TARGET) as f:
+            sys.exit(0 if f.read() == text else 1)
+    with open(TARGET, "w") as f:
+        f.write(text)
