@@ -458,3 +458,15 @@ def test_jit_conv_kernels_on_one_and_two_threads_are_bit_identical(jit_kernels, 
     one, two = on_one_and_two_threads(run)
     for a, b in zip(one, two):                                # per-image GEMMs, per-plane col2im
         np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("shape, pad", [((3, 2, 4, 4), (1, 1, 1, 1)), ((2, 3, 5, 7), (0, 2, 3, 0)),
+                                        ((1, 1, 1, 9), (2, 0, 0, 1)), ((2, 2, 3, 3), (0, 0, 0, 0))])
+def test_jit_pad_planes_is_numpys_zero_padding(jit_kernels, shape, pad):
+    """conv.ll's pad_planes_f32 (the direct convolution's padded input): np.pad with zeros, every
+    element of the output written (it starts as NaN)."""
+    x = np.random.default_rng(5).standard_normal(shape).astype(np.float32)
+    pt, pb, pl, pr = pad
+    out = np.full(shape[:2] + (shape[2] + pt + pb, shape[3] + pl + pr), np.nan, np.float32)
+    jit_kernels.pad_planes(x, out, np.array([shape[0] * shape[1], shape[2], shape[3], pt, pb, pl, pr], np.int64))
+    np.testing.assert_array_equal(out, np.pad(x, ((0, 0), (0, 0), (pt, pb), (pl, pr))))

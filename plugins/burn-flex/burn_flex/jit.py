@@ -545,6 +545,7 @@ class Kernels:
         self.exp = _Rows(engine, "exp_f32", 1)
         self.im2col = _Planes(engine, "im2col_f32", 2, 3)
         self.im2col_gather = _Planes(engine, "im2col_gather_f32", 2, 2)
+        self.pad_planes = _Planes(engine, "pad_planes_f32", 2, 1)
         # the direct convolution's two tilings (kernels/ll/direct.ll): (xp, wt, y, d, base, koff)
         self.direct_conv = {(4, 2): _Planes(engine, "direct_conv_r4b2_f32", 3, 3),
                             (8, 1): _Planes(engine, "direct_conv_r8b1_f32", 3, 3)}

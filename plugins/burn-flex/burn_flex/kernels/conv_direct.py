@@ -98,11 +98,10 @@ def direct_conv(k, x, w, stride, padding, dilation, out_hw, out=None):
         y.fill(0)
         return y
     pt, pb, pl, pr = padding
+    xp = np.ascontiguousarray(x)
     if pt or pb or pl or pr:
-        xp = np.zeros((n, c, h + pt + pb, wd + pl + pr), np.float32)
-        xp[:, :, pt:pt + h, pl:pl + wd] = x
-    else:
-        xp = np.ascontiguousarray(x)
+        padded = np.empty((n, c, h + pt + pb, wd + pl + pr), np.float32)
+        xp = k.pad_planes(xp, padded, np.array([n * c, h, wd, pt, pb, pl, pr], np.int64))
     r, b = tile = _tile(c_out)
     base, koff = _geometry(c, xp.shape[2:], kernel, tuple(stride), tuple(dilation), tuple(out_hw), r)
     taps = koff.size

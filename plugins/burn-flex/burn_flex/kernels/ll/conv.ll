@@ -334,6 +334,7 @@ exit:
 !1 = !{!"llvm.loop.interleave.count", i32 1}
 !2 = !{!"llvm.loop.vectorize.enable", i1 true}
 !3 = distinct !{!3, !1, !2}
+!4 = distinct !{!4, !1, !2}
 
 attributes #0 = { nounwind "no-builtins" }
 
@@ -429,3 +430,81 @@ exit:
 
 declare <8 x float> @llvm.masked.gather.v8f32.v8p0(<8 x ptr>, i32, <8 x i1>, <8 x float>)
 declare void @llvm.masked.store.v8f32.p0(<8 x float>, ptr, i32, <8 x i1>)
+
+; x [P, H, W] copied into the middle of out [P, PT + H + PB, PL + W + PR], zeros around it: the
+; padded input of the direct convolution (numpy's strided copy runs one inner loop per row, ~8 ns
+; each: 34 us for the digits CNN's [64, 16, 4, 4] input, whose rows are 4 floats long).
+;   d = [P, H, W, PT, PB, PL, PR]  (i64)
+define void @pad_planes_f32(ptr noalias nocapture readonly %x, ptr noalias nocapture writeonly %out,
+                            ptr noalias nocapture readonly %d) nounwind #0 {
+entry:
+  %np = load i64, ptr %d
+  %d1 = getelementptr inbounds i64, ptr %d, i64 1
+  %h = load i64, ptr %d1
+  %d2 = getelementptr inbounds i64, ptr %d, i64 2
+  %w = load i64, ptr %d2
+  %d3 = getelementptr inbounds i64, ptr %d, i64 3
+  %pt = load i64, ptr %d3
+  %d4 = getelementptr inbounds i64, ptr %d, i64 4
+  %pb = load i64, ptr %d4
+  %d5 = getelementptr inbounds i64, ptr %d, i64 5
+  %pl = load i64, ptr %d5
+  %d6 = getelementptr inbounds i64, ptr %d, i64 6
+  %pr = load i64, ptr %d6
+  %wl = add i64 %pl, %w
+  %wp = add i64 %wl, %pr
+  %top = mul i64 %pt, %wp
+  %bottom = mul i64 %pb, %wp
+  %hw = mul i64 %h, %w
+  %ht = add i64 %pt, %h
+  %hp = add i64 %ht, %pb
+  %oplane = mul i64 %hp, %wp
+  %empty = icmp sle i64 %np, 0
+  %hasrows = icmp sgt i64 %h, 0
+  br i1 %empty, label %exit, label %p.loop
+p.loop:
+  %p = phi i64 [ 0, %entry ], [ %p.next, %p.latch ]
+  %xo = mul i64 %p, %hw
+  %xpl = getelementptr inbounds float, ptr %x, i64 %xo
+  %oo = mul i64 %p, %oplane
+  %op = getelementptr inbounds float, ptr %out, i64 %oo
+  call void @zero_f32(ptr %op, i64 %top)
+  %ob = mul i64 %ht, %wp
+  %opb = getelementptr inbounds float, ptr %op, i64 %ob
+  call void @zero_f32(ptr %opb, i64 %bottom)
+  br i1 %hasrows, label %r.loop, label %p.latch
+r.loop:
+  %r = phi i64 [ 0, %p.loop ], [ %r.next, %r.latch ]
+  %orow0 = add i64 %pt, %r
+  %orowo = mul i64 %orow0, %wp
+  %orow = getelementptr inbounds float, ptr %op, i64 %orowo
+  call void @zero_f32(ptr %orow, i64 %pl)
+  %xro = mul i64 %r, %w
+  %xr = getelementptr inbounds float, ptr %xpl, i64 %xro
+  %oin = getelementptr inbounds float, ptr %orow, i64 %pl
+  %hasw = icmp sgt i64 %w, 0
+  br i1 %hasw, label %c.loop, label %c.done
+c.loop:
+  %c = phi i64 [ 0, %r.loop ], [ %c.next, %c.loop ]
+  %pxc = getelementptr inbounds float, ptr %xr, i64 %c
+  %v = load float, ptr %pxc, align 4
+  %poc = getelementptr inbounds float, ptr %oin, i64 %c
+  store float %v, ptr %poc, align 4
+  %c.next = add nuw nsw i64 %c, 1
+  %c.end = icmp eq i64 %c.next, %w
+  br i1 %c.end, label %c.done, label %c.loop, !llvm.loop !4
+c.done:
+  %oright = getelementptr inbounds float, ptr %orow, i64 %wl
+  call void @zero_f32(ptr %oright, i64 %pr)
+  br label %r.latch
+r.latch:
+  %r.next = add nuw nsw i64 %r, 1
+  %r.done = icmp eq i64 %r.next, %h
+  br i1 %r.done, label %p.latch, label %r.loop
+p.latch:
+  %p.next = add nuw nsw i64 %p, 1
+  %p.done = icmp eq i64 %p.next, %np
+  br i1 %p.done, label %exit, label %p.loop
+exit:
+  ret void
+}
