@@ -10,6 +10,10 @@ The stride-1 input gradient (the common case) skips col2im: it runs as a full
 correlation over a batch-innermost layout, one GEMM per input row position and
 kH adds (``_grad_input_rows``).
 
+float32 with flex's JIT, one group: the forward runs without columns (``conv_direct``,
+``kernels/ll/direct.ll``: register tiles over the padded input), except a single large image
+on several threads, which keeps the threaded BLAS GEMM below.
+
 float32 with flex's JIT (``burn_flex.jit``, ``kernels/ll/conv.ll``): im2col is one
 compiled pass over the input (no padded copy; numpy's strided copy runs OW-element
 inner loops, slow for LeNet's OW = 8), for every stride / padding / dilation, so the
