@@ -292,3 +292,52 @@ def test_direct_ll_is_what_its_generator_writes():
     script = Path(__file__).resolve().parents[1] / "plugins" / "burn-flex" / "scripts" / "gen_direct_ll.py"
     r = subprocess.run([sys.executable, str(script), "--check"], capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, f"direct.ll differs from {script.name}'s output: run the script ({r.stderr})"
+
+
+@pytest.mark.parametrize("xs, ws, padding, dilation", [
+    ((3, 16, 4, 4), (32, 3, 3), (1, 1, 1, 1), (1, 1)),      # the digits CNN's second conv
+    ((2, 10, 7, 9), (6, 4, 3), (1, 2, 1, 1), (1, 1)),       # even kernel, "same": asymmetric padding
+    ((2, 8, 9, 9), (4, 3, 3), (2, 2, 2, 2), (2, 2)),        # dilated "same"
+    ((2, 20, 6, 5), (9, 3, 1), (1, 1, 0, 0), (1, 1)),
+])
+def test_direct_input_gradient_matches_torch(xs, ws, padding, dilation, monkeypatch):
+    """A stride-1 convolution's input gradient as a direct convolution of the gradient with the
+    flipped, transposed weights (conv_direct.direct_grad_input), where conv2d_grad_input takes it:
+    against torch's autograd in float64 and against the col2im path."""
+    k = K._jit_columns(np.dtype(np.float32))
+    if k is None:
+        pytest.skip("flex's JIT is unavailable: the direct kernel is one of its kernels")
+    rng = np.random.default_rng(41)
+    x = rng.standard_normal(xs).astype(np.float32)
+    w = rng.standard_normal((ws[0], xs[1]) + ws[1:]).astype(np.float32)
+    out_hw = K._out_hw(xs, ws[1:], (1, 1), padding, dilation)
+    g = rng.standard_normal((xs[0], ws[0]) + out_hw).astype(np.float32)
+    assert conv_direct.direct_grad_input_ok(k, np.float32, 1, (1, 1), padding, dilation, ws[1:], xs[2:], out_hw,
+                                            xs[1])
+    taken = []
+    real = conv_direct.direct_grad_input
+    monkeypatch.setattr(K, "direct_grad_input", lambda *a: (taken.append(1), real(*a))[1])
+    got = K.conv2d_grad_input(g, w, stride=(1, 1), padding=padding, dilation=dilation, groups=1, input_hw=xs[2:])
+    assert taken
+    pt, pb, pl, pr = padding
+    xt = torch.tensor(x, dtype=torch.float64, requires_grad=True)
+    yt = TF.conv2d(TF.pad(xt, (pl, pr, pt, pb)), torch.tensor(w, dtype=torch.float64), dilation=dilation)
+    yt.backward(torch.tensor(g, dtype=torch.float64))
+    want = xt.grad.numpy()
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5 * np.abs(want).max())
+    monkeypatch.setattr(conv_direct, "ENABLED", False)
+    col2im = K.conv2d_grad_input(g, w, stride=(1, 1), padding=padding, dilation=dilation, groups=1, input_hw=xs[2:])
+    np.testing.assert_allclose(got, col2im, rtol=1e-5, atol=1e-5 * np.abs(want).max())
+
+
+def test_direct_input_gradient_is_not_taken_where_the_full_correlation_grows_or_padding_exceeds_the_reach():
+    k = object()
+    f32 = np.float32
+    ok = conv_direct.direct_grad_input_ok
+    assert ok(k, f32, 1, (1, 1), (1, 1, 1, 1), (1, 1), (3, 3), (4, 4), (4, 4), 16)
+    assert not ok(k, f32, 1, (1, 1), (0, 0, 0, 0), (1, 1), (5, 5), (12, 12), (8, 8), 16)    # LeNet: 2.25x the work
+    assert not ok(k, f32, 1, (1, 1), (3, 3, 3, 3), (1, 1), (3, 3), (4, 4), (8, 8), 16)      # padding past the reach
+    assert not ok(k, f32, 1, (2, 2), (1, 1, 1, 1), (1, 1), (3, 3), (8, 8), (4, 4), 16)      # strided
+    assert not ok(k, f32, 2, (1, 1), (1, 1, 1, 1), (1, 1), (3, 3), (4, 4), (4, 4), 16)      # grouped
+    assert not ok(None, f32, 1, (1, 1), (1, 1, 1, 1), (1, 1), (3, 3), (4, 4), (4, 4), 16)   # no JIT
+    assert not ok(k, f32, 1, (1, 1), (1, 1, 1, 1), (1, 1), (3, 3), (4, 4), (4, 4), 4)       # lanes left idle

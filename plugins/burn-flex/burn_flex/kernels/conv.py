@@ -60,7 +60,7 @@ from burn.ops.conv import pad_nchw
 from burn.ops.conv import window_offsets as _offsets
 
 from .. import jit, threads
-from .conv_direct import direct_conv, use_direct
+from .conv_direct import direct_conv, direct_grad_input, direct_grad_input_ok, use_direct
 from .elementwise import where as _where
 
 __all__ = ["conv_kernels"]
@@ -558,6 +558,9 @@ def conv2d_grad_input(g, w, *, stride, padding, dilation, groups, input_hw):
     ct = _compute_dtype(dt)
     g, w = g.astype(ct, copy=False), w.astype(ct, copy=False)
     k = _jit_columns(ct)
+    if dt == ct and g.size and direct_grad_input_ok(k, dt, groups, stride, padding, dilation, w.shape[2:],
+                                                       input_hw, g.shape[2:], w.shape[1]):
+        return direct_grad_input(k, g, w, padding, dilation, input_hw)
     if k is not None and g.size and _JIT_GRAD_INPUT:
         return _grad_input_jit(k, g, w, stride, padding, dilation, groups, input_hw).astype(dt, copy=False)
     if _ROWS_GRAD_INPUT and stride == (1, 1) and dilation == (1, 1) and groups == 1 and g.size:

@@ -23,7 +23,7 @@ import numpy as np
 
 from .. import threads
 
-__all__ = ["direct_conv", "use_direct"]
+__all__ = ["direct_conv", "direct_grad_input", "direct_grad_input_ok", "use_direct"]
 
 # tests switch this off to compare with the im2col + GEMM paths
 ENABLED = True
@@ -121,3 +121,53 @@ def direct_conv(k, x, w, stride, padding, dilation, out_hw, out=None):
     # flex's pool only fought it (LeNet SGD step, default threads: 0.97x torch split, 0.93x / 0.68x inline)
     threads.parallel_for(n, body, max(1, -(-_TASK_MACS // max(1, macs))), blas=True)
     return y
+
+
+# the input gradient as a direct convolution computes every input position with all O * kH * kW
+# taps, the zeros of the widened gradient included: it pays where the input is about as large as
+# the output ("same" padding), not where the full correlation pads a small output (LeNet's 5x5
+# convs without padding: 12 x 12 inputs from 8 x 8 outputs, 2.25x the multiply-adds)
+_GRAD_INPUT_MAX_GROWTH = 1.25
+# ... and where the input has channels enough to fill the 8-lane tiles (its channels are the
+# gradient's outputs): 3x3 "same" convs from 16 channels on 64 images of 8 x 8, one thread, direct
+# against columns + col2im: to 1 channel 196 vs 80 us, 2: 192 vs 117, 4: 198 vs 181, 8: 187 vs 323
+_GRAD_INPUT_MIN_CHANNELS = 8
+
+
+def direct_grad_input_ok(k, dt, groups, stride, padding, dilation, kernel, input_hw, out_hw, channels) -> bool:
+    """Whether ``conv2d_grad_input`` runs as a direct convolution (:func:`direct_grad_input`):
+    float32, one group, stride 1, at least ``_GRAD_INPUT_MIN_CHANNELS`` input ``channels``, each
+    side's padding at most the kernel's reach, and an input at most ``_GRAD_INPUT_MAX_GROWTH``
+    times the output's positions."""
+    if not ENABLED or k is None or dt != np.float32 or groups != 1 or tuple(stride) != (1, 1):
+        return False
+    if channels < _GRAD_INPUT_MIN_CHANNELS:
+        return False
+    reach = (dilation[0] * (kernel[0] - 1),) * 2 + (dilation[1] * (kernel[1] - 1),) * 2
+    if any(p > r for p, r in zip(padding, reach)):
+        return False
+    return input_hw[0] * input_hw[1] <= _GRAD_INPUT_MAX_GROWTH * out_hw[0] * out_hw[1]
+
+
+def direct_grad_input(k, g, w, padding, dilation, input_hw):
+    """The gradient of a stride-1 convolution with respect to its input: the full correlation of
+    ``g`` [N, O, OH, OW] with ``w`` [O, C, kH, kW] flipped and transposed to [C, O, kH, kW], padded
+    by each side's reach minus the forward's padding, as :func:`direct_conv` (a fresh
+    [N, C, H, W] float32 array).
+
+    Example::
+
+        >>> import numpy as np
+        >>> from burn_flex import jit
+        >>> from burn_flex.kernels.conv_direct import direct_grad_input
+        >>> k = jit.kernels()
+        >>> g, w = np.ones((1, 1, 2, 2), np.float32), np.ones((1, 1, 2, 2), np.float32)
+        >>> gx = None if k is None else direct_grad_input(k, g, w, (0, 0, 0, 0), (1, 1), (3, 3))
+        >>> gx is None or gx.tolist() == [[[[1, 2, 1], [2, 4, 2], [1, 2, 1]]]]
+        True
+    """
+    kh, kw = w.shape[2:]
+    reach = (dilation[0] * (kh - 1),) * 2 + (dilation[1] * (kw - 1),) * 2
+    wf = np.ascontiguousarray(w[:, :, ::-1, ::-1].transpose(1, 0, 2, 3))
+    pad = tuple(r - p for r, p in zip(reach, padding))
+    return direct_conv(k, np.ascontiguousarray(g), wf, (1, 1), pad, tuple(dilation), tuple(input_hw))
