@@ -341,3 +341,45 @@ def test_direct_input_gradient_is_not_taken_where_the_full_correlation_grows_or_
     assert not ok(k, f32, 2, (1, 1), (1, 1, 1, 1), (1, 1), (3, 3), (4, 4), (4, 4), 16)      # grouped
     assert not ok(None, f32, 1, (1, 1), (1, 1, 1, 1), (1, 1), (3, 3), (4, 4), (4, 4), 16)   # no JIT
     assert not ok(k, f32, 1, (1, 1), (1, 1, 1, 1), (1, 1), (3, 3), (4, 4), (4, 4), 4)       # lanes left idle
+
+
+@pytest.mark.parametrize("xs, ws, stride, padding, dilation", DIRECT)
+def test_direct_weight_gradient_matches_torch_and_the_im2col_path(xs, ws, stride, padding, dilation, monkeypatch):
+    """conv2d_grad_weight on the direct kernel with its roles swapped (taps as positions, the
+    (image, position) pairs as taps: conv_direct.direct_grad_weight): against torch's autograd in
+    float64 and against the im2col + GEMM path."""
+    k = K._jit_columns(np.dtype(np.float32))
+    if k is None:
+        pytest.skip("flex's JIT is unavailable: the direct kernel is one of its kernels")
+    rng = np.random.default_rng(43)
+    x = rng.standard_normal(xs).astype(np.float32)
+    w = rng.standard_normal((ws[0], xs[1]) + ws[1:]).astype(np.float32)
+    out_hw = K._out_hw(xs, ws[1:], stride, padding, dilation)
+    g = rng.standard_normal((xs[0], ws[0]) + out_hw).astype(np.float32)
+    monkeypatch.setattr(conv_direct, "_GRAD_WEIGHT_MIN_OUTPUTS", 1)    # every geometry here, small ones too
+    monkeypatch.setattr(conv_direct, "_GRAD_WEIGHT_MIN_TAPS", 1)
+    taken = []
+    real = conv_direct.direct_grad_weight
+    monkeypatch.setattr(K, "direct_grad_weight", lambda *a: (taken.append(1), real(*a))[1])
+    attrs = dict(stride=stride, padding=padding, dilation=dilation, groups=1, kernel_hw=ws[1:])
+    got = K.conv2d_grad_weight(x, g, **attrs)
+    assert taken and got.shape == w.shape and got.dtype == np.float32
+    pt, pb, pl, pr = padding
+    wt = torch.tensor(w, dtype=torch.float64, requires_grad=True)
+    yt = TF.conv2d(TF.pad(torch.tensor(x, dtype=torch.float64), (pl, pr, pt, pb)), wt, stride=stride, dilation=dilation)
+    yt.backward(torch.tensor(g, dtype=torch.float64))
+    want = wt.grad.numpy()
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5 * np.abs(want).max())
+    monkeypatch.setattr(conv_direct, "ENABLED", False)
+    np.testing.assert_allclose(got, K.conv2d_grad_weight(x, g, **attrs), rtol=1e-5, atol=1e-5 * np.abs(want).max())
+
+
+def test_direct_weight_gradient_is_taken_from_16_outputs_and_32_taps():
+    ok, f32, k = conv_direct.direct_grad_weight_ok, np.float32, object()
+    assert ok(k, f32, 1, 64 * 16, 32, 144)                  # the digits CNN's second conv
+    assert not ok(k, f32, 1, 64 * 64, 16, 9)                # its first: 9 taps
+    assert not ok(k, f32, 1, 64 * 576, 6, 25)               # LeNet's first: 6 outputs
+    assert not ok(k, f32, 2, 64 * 16, 32, 144)              # grouped
+    assert not ok(k, np.float64, 1, 64 * 16, 32, 144)
+    assert not ok(k, f32, 1, (1 << 20) + 1, 32, 144)        # too many (image, position) pairs
+    assert not ok(None, f32, 1, 64 * 16, 32, 144)

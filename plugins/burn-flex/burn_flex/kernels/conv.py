@@ -60,7 +60,8 @@ from burn.ops.conv import pad_nchw
 from burn.ops.conv import window_offsets as _offsets
 
 from .. import jit, threads
-from .conv_direct import direct_conv, direct_grad_input, direct_grad_input_ok, use_direct
+from .conv_direct import (direct_conv, direct_grad_input, direct_grad_input_ok, direct_grad_weight,
+                          direct_grad_weight_ok, use_direct)
 from .elementwise import where as _where
 
 __all__ = ["conv_kernels"]
@@ -419,9 +420,12 @@ def conv2d_grad_weight(x, g, *, stride, padding, dilation, groups, kernel_hw):
     dt = x.dtype
     ct = _compute_dtype(dt)
     x, g = x.astype(ct, copy=False), g.astype(ct, copy=False)
+    jk = _jit_columns(ct)
+    if dt == ct and direct_grad_weight_ok(jk, dt, groups, g.shape[0] * g.shape[2] * g.shape[3], g.shape[1],
+                                          x.shape[1] * kernel_hw[0] * kernel_hw[1]):
+        return direct_grad_weight(jk, x, g, stride, padding, dilation, kernel_hw)
     n, c = x.shape[:2]
     c_out, out_hw = g.shape[1], g.shape[2:]
-    jk = _jit_columns(ct)
     k = c // groups * kernel_hw[0] * kernel_hw[1]
     folded = cached[1] == "folded" if cached is not None else \
         _folded(jk, groups, n, out_hw, c_out * k * out_hw[0] * out_hw[1], _cols_bytes(c, kernel_hw, out_hw, out_hw[1], 4))

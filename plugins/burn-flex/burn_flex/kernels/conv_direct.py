@@ -23,7 +23,8 @@ import numpy as np
 
 from .. import threads
 
-__all__ = ["direct_conv", "direct_grad_input", "direct_grad_input_ok", "use_direct"]
+__all__ = ["direct_conv", "direct_grad_input", "direct_grad_input_ok", "direct_grad_weight", "direct_grad_weight_ok",
+           "use_direct"]
 
 # tests switch this off to compare with the im2col + GEMM paths
 ENABLED = True
@@ -171,3 +172,73 @@ def direct_grad_input(k, g, w, padding, dilation, input_hw):
     wf = np.ascontiguousarray(w[:, :, ::-1, ::-1].transpose(1, 0, 2, 3))
     pad = tuple(r - p for r, p in zip(reach, padding))
     return direct_conv(k, np.ascontiguousarray(g), wf, (1, 1), pad, tuple(dilation), tuple(input_hw))
+
+
+# the weight gradient's reduction runs over every (image, position) pair, one int64 offset each:
+# past this many, the im2col path (its columns in blocks of images) keeps the memory bounded
+_GRAD_WEIGHT_MAX_PAIRS = 1 << 20
+# ... and it pays from 16 output channels (4 broadcasts and 2 loads per 8 FMAs; with 8 channels or
+# fewer, 8 broadcasts per 8 FMAs) and 32 taps (with fewer, repacking g costs more than the GEMM's
+# columns). One thread, direct vs im2col + GEMM: 16->32 3x3 on 4 x 4 images 180 vs 246 us, LeNet's
+# 6->16 5x5 300 vs 563 us, 32->64 3x3 on 16 x 16 4.3 vs 6.3 ms; but 1->16 3x3 (9 taps) 109 vs 97 us
+# and LeNet's 1->6 5x5 598 vs 488 us
+_GRAD_WEIGHT_MIN_OUTPUTS = 16
+_GRAD_WEIGHT_MIN_TAPS = 32
+
+
+def direct_grad_weight_ok(k, dt, groups, n_pairs, c_out, taps) -> bool:
+    """Whether ``conv2d_grad_weight`` runs on the direct kernel (:func:`direct_grad_weight`):
+    float32, one group, at most ``_GRAD_WEIGHT_MAX_PAIRS`` (image, position) pairs, at least
+    ``_GRAD_WEIGHT_MIN_OUTPUTS`` output channels and ``_GRAD_WEIGHT_MIN_TAPS`` taps."""
+    return (ENABLED and k is not None and dt == np.float32 and groups == 1 and 0 < n_pairs <= _GRAD_WEIGHT_MAX_PAIRS
+            and c_out >= _GRAD_WEIGHT_MIN_OUTPUTS and taps >= _GRAD_WEIGHT_MIN_TAPS)
+
+
+def direct_grad_weight(k, x, g, stride, padding, dilation, kernel):
+    """The gradient of a convolution with respect to its weight, ``gw[o, c, i, j] = sum over
+    images n and output positions p of g[n, o, p] * x(n, p, (c, i, j))``, by the direct kernel
+    with its roles swapped: the taps (c, i, j) stand in the place of output positions (their
+    offsets as the "corners"), the (image, position) pairs in the place of taps (each pair's
+    window corner as its "tap offset"), and ``g`` as [O, N * P] in the place of the weights. The
+    sum runs over the pairs in order (images, then positions), in one call. A fresh [O, C, kH, kW]
+    float32 array.
+
+    Example::
+
+        >>> import numpy as np
+        >>> from burn_flex import jit
+        >>> from burn_flex.kernels.conv_direct import direct_grad_weight
+        >>> k = jit.kernels()
+        >>> x, g = np.ones((2, 1, 3, 3), np.float32), np.ones((2, 1, 2, 2), np.float32)
+        >>> gw = None if k is None else direct_grad_weight(k, x, g, (1, 1), (0, 0, 0, 0), (1, 1), (2, 2))
+        >>> gw is None or gw.tolist() == [[[[8.0, 8.0], [8.0, 8.0]]]]
+        True
+    """
+    n, c, h, wd = x.shape
+    c_out, out_hw = g.shape[1], tuple(g.shape[2:])
+    taps = c * kernel[0] * kernel[1]
+    gw = np.empty((1, c_out, taps), np.float32)
+    p_len = out_hw[0] * out_hw[1]
+    if n * p_len == 0 or taps == 0:
+        gw.fill(0)
+        return gw.reshape((c_out, c) + tuple(kernel))
+    pt, pb, pl, pr = padding
+    xp = np.ascontiguousarray(x)
+    if pt or pb or pl or pr:
+        padded = np.empty((n, c, h + pt + pb, wd + pl + pr), np.float32)
+        xp = k.pad_planes(xp, padded, np.array([n * c, h, wd, pt, pb, pl, pr], np.int64))
+    r, b = tile = _tile(c_out)
+    corners, tap_offsets = _geometry(c, xp.shape[2:], tuple(kernel), tuple(stride), tuple(dilation), out_hw, 1)
+    # the taps as "positions" (padded to whole tiles with offset 0), the pairs as "taps"
+    as_positions = np.concatenate([tap_offsets, np.zeros(-(-taps // r) * r - taps, np.int64)])
+    pairs = (np.arange(n, dtype=np.int64)[:, None] * xp[0].size + corners[None, :p_len]).reshape(-1)
+    # g as the kernel's weights, wt[blk, (image, position), lane] = g[image, blk * 8 + lane, position]:
+    # one transposing copy (channels past O are zero blocks)
+    blocks = -(-c_out // (8 * b)) * b
+    g3 = np.ascontiguousarray(g, dtype=np.float32).reshape(n, c_out, p_len)
+    if blocks * 8 != c_out:
+        g3 = np.concatenate([g3, np.zeros((n, blocks * 8 - c_out, p_len), np.float32)], axis=1)
+    wt = np.ascontiguousarray(g3.reshape(n, blocks, 8, p_len).transpose(1, 0, 3, 2))
+    d = np.array([1, pairs.size, 0, taps, c_out, wt.shape[0] // b], np.int64)
+    k.direct_conv[tile](xp, wt, gw, d, as_positions, pairs)
+    return gw.reshape((c_out, c) + tuple(kernel))
