@@ -2,7 +2,8 @@
 
 Conv-level cases: the LeNet convolution stack (x [64, 1, 28, 28] -> conv 1->6 5x5 (+bias) -> max
 pool 2 -> conv 6->16 5x5 (+bias) -> max pool 2) forward, and forward + backward (gradients of both
-weights and biases); one 32->64 3x3 conv (padding 1) on [32, 32, 16, 16] forward + backward (the
+weights and biases); the same for the digits CNN's stack (burn.examples.digits: x [64, 1, 8, 8], conv
+1->16 3x3 and 16->32 3x3 with padding 1, each followed by a 2x2 max pool); one 32->64 3x3 conv (padding 1) on [32, 32, 16, 16] forward + backward (the
 per-image GEMMs OpenBLAS threads itself); scaled dot-product attention [16, 4, 64, 32] forward +
 backward; a decoder's upsampling ConvTranspose2d (x [32, 16, 14, 14], weight [16, 8, 4, 4],
 stride 2, padding 1 -> [32, 8, 28, 28]) forward and forward + backward. Step cases (bench_nn.py's workloads, imported, not copied): the LeNet CNN SGD step and
@@ -16,7 +17,7 @@ per-pair ratios, and per case the speed-up from one thread to the default for bu
 The load average is printed at start and end: on a shared machine, numbers taken under load are
 noise (threads wait for cores).
 
-    .venv/bin/python benchmarks/bench_conv.py [--reps 30] [--only lenet,conv3x3,sdpa,convT,cnn_sgd,encoder]
+    .venv/bin/python benchmarks/bench_conv.py [--reps 30] [--only lenet,digits,conv3x3,sdpa,convT,cnn_sgd,encoder]
 """
 from __future__ import annotations
 
@@ -33,22 +34,22 @@ import burn
 from burn.nn import functional as F
 
 
-def make_burn(arrays):
+def make_burn(arrays, padding=0):
     dev = burn.Device.flex().autodiff()
     x = burn.tensor(arrays[0], device=dev)
     params = [burn.tensor(a, device=dev).require_grad() for a in arrays[1:]]
 
     def step():
         w1, b1, w2, b2 = params
-        h = F.max_pool2d(F.conv2d(x, w1, b1), 2)
-        y = F.max_pool2d(F.conv2d(h, w2, b2), 2)
+        h = F.max_pool2d(F.conv2d(x, w1, b1, padding=padding), 2)
+        y = F.max_pool2d(F.conv2d(h, w2, b2, padding=padding), 2)
         loss = y.sum()
         grads = loss.backward()
         return [p.grad(grads).numpy() for p in params]
     return step
 
 
-def make_torch(arrays):
+def make_torch(arrays, padding=0):
     x = torch.tensor(arrays[0])
     params = [torch.tensor(a, requires_grad=True) for a in arrays[1:]]
 
@@ -56,8 +57,8 @@ def make_torch(arrays):
         w1, b1, w2, b2 = params
         for p in params:
             p.grad = None
-        h = TF.max_pool2d(TF.conv2d(x, w1, b1), 2)
-        y = TF.max_pool2d(TF.conv2d(h, w2, b2), 2)
+        h = TF.max_pool2d(TF.conv2d(x, w1, b1, padding=padding), 2)
+        y = TF.max_pool2d(TF.conv2d(h, w2, b2, padding=padding), 2)
         y.sum().backward()
         return [p.grad.numpy() for p in params]
     return step
@@ -183,6 +184,35 @@ def _transposed(backward):
                            make_torch_transposed(_transposed_arrays(), backward))
 
 
+def _digits_arrays():
+    rng = np.random.default_rng(1)
+    return [rng.standard_normal(s).astype(np.float32) * 0.1
+            for s in [(64, 1, 8, 8), (16, 1, 3, 3), (16,), (32, 16, 3, 3), (32,)]]
+
+
+def _digits(backward):
+    """The digits CNN's convolution stack (burn.examples.digits: 3x3 convs with padding 1)."""
+    def make(_arrays):
+        a = _digits_arrays()
+        if backward:
+            return make_burn(a, padding=1), make_torch(a, padding=1)
+        dev = burn.Device.flex().autodiff()
+        x = burn.tensor(a[0], device=dev)
+        pb = [burn.tensor(v, device=dev) for v in a[1:]]
+        xt, pt = torch.tensor(a[0]), [torch.tensor(v) for v in a[1:]]
+
+        def burn_fwd():
+            h = F.max_pool2d(F.conv2d(x, pb[0], pb[1], padding=1), 2)
+            return F.max_pool2d(F.conv2d(h, pb[2], pb[3], padding=1), 2).numpy()
+
+        def torch_fwd():
+            with torch.no_grad():
+                h = TF.max_pool2d(TF.conv2d(xt, pt[0], pt[1], padding=1), 2)
+                return TF.max_pool2d(TF.conv2d(h, pt[2], pt[3], padding=1), 2).numpy()
+        return burn_fwd, torch_fwd
+    return make
+
+
 def _nn(name):
     import bench_nn
     return lambda arrays: bench_nn.WORKLOADS[name][1](burn, torch)
@@ -191,6 +221,8 @@ def _nn(name):
 CASES = {
     "lenet": [("LeNet convs forward", lambda a: (make_burn_forward(a), make_torch_forward(a))),
               ("LeNet convs forward+backward", lambda a: (make_burn(a), make_torch(a)))],
+    "digits": [("digits CNN convs [64,1,8,8] forward", _digits(False)),
+               ("digits CNN convs forward+backward", _digits(True))],
     "conv3x3": [("conv 32->64 3x3 [32,32,16,16] fwd+bwd", make_conv3x3)],
     "sdpa": [("sdpa [16,4,64,32] fwd+bwd", make_sdpa)],
     "convT": [("ConvTranspose2d [32,16,14,14] -> [32,8,28,28] forward", _transposed(False)),
