@@ -383,3 +383,47 @@ def test_direct_weight_gradient_is_taken_from_16_outputs_and_32_taps():
     assert not ok(k, np.float64, 1, 64 * 16, 32, 144)
     assert not ok(k, f32, 1, (1 << 20) + 1, 32, 144)        # too many (image, position) pairs
     assert not ok(None, f32, 1, 64 * 16, 32, 144)
+
+
+@pytest.mark.parametrize("xs, ws, stride, padding, dilation", [c for c in DIRECT if c[2] == (1, 1)] + [
+    ((3, 3, 10, 13), (5, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1)),     # RGB-like, 13 columns: one full block and a tail
+    ((2, 1, 6, 5), (2, 2, 2), (1, 1), (0, 1, 2, 0), (2, 1)),       # rows shorter than a vector only
+])
+def test_weight_gradient_rows_kernel_matches_torch_and_the_im2col_path(xs, ws, stride, padding, dilation,
+                                                                       monkeypatch):
+    """conv_direct.grad_weight_rows (direct.ll's tiles of 4 channels x 3 taps over rows of output
+    positions, masked row tails), forced on every stride-1 geometry: against float64 torch autograd
+    and the im2col path."""
+    k = K._jit_columns(np.dtype(np.float32))
+    if k is None:
+        pytest.skip("flex's JIT is unavailable: the direct kernels are among its kernels")
+    monkeypatch.setattr(conv_direct, "_GRAD_WEIGHT_MIN_OUTPUTS", 1 << 30)     # never the swapped kernel
+    rng = np.random.default_rng(47)
+    x = rng.standard_normal(xs).astype(np.float32)
+    w = rng.standard_normal((ws[0], xs[1]) + ws[1:]).astype(np.float32)
+    out_hw = K._out_hw(xs, ws[1:], stride, padding, dilation)
+    g = rng.standard_normal((xs[0], ws[0]) + out_hw).astype(np.float32)
+    taken = []
+    real = conv_direct.grad_weight_rows
+    monkeypatch.setattr(K, "grad_weight_rows", lambda *a: (taken.append(1), real(*a))[1])
+    attrs = dict(stride=stride, padding=padding, dilation=dilation, groups=1, kernel_hw=ws[1:])
+    got = K.conv2d_grad_weight(x, g, **attrs)
+    assert taken and got.shape == w.shape and got.dtype == np.float32
+    pt, pb, pl, pr = padding
+    wt = torch.tensor(w, dtype=torch.float64, requires_grad=True)
+    yt = TF.conv2d(TF.pad(torch.tensor(x, dtype=torch.float64), (pl, pr, pt, pb)), wt, stride=stride, dilation=dilation)
+    yt.backward(torch.tensor(g, dtype=torch.float64))
+    want = wt.grad.numpy()
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5 * np.abs(want).max())
+    monkeypatch.setattr(conv_direct, "ENABLED", False)
+    np.testing.assert_allclose(got, K.conv2d_grad_weight(x, g, **attrs), rtol=1e-5, atol=1e-5 * np.abs(want).max())
+
+
+def test_weight_gradient_rows_kernel_is_taken_for_small_stride_1_layers_only():
+    ok, f32, k = conv_direct.grad_weight_rows_ok, np.float32, object()
+    assert ok(k, f32, 1, (1, 1), 16, 9)            # the digits CNN's first conv
+    assert ok(k, f32, 1, (1, 1), 6, 25)            # LeNet's first
+    assert not ok(k, f32, 1, (1, 1), 32, 144)      # the swapped direct kernel's
+    assert not ok(k, f32, 1, (2, 2), 6, 25)        # strided
+    assert not ok(k, f32, 2, (1, 1), 6, 25)
+    assert not ok(None, f32, 1, (1, 1), 6, 25)

@@ -198,10 +198,164 @@ def _store_partial_tile(a, R, B):
     a("  br i1 %oo.done, label %t.latch, label %so.loop")
 
 
+GRAD_ROWS_HEADER = """
+; A stride-1 convolution's weight gradient for few taps or output channels (the first layer of a
+; CNN: 1 or 3 input channels), vectorized over output positions instead of channels:
+;   acc[o, k, lane] += g[n, o, oh, ow] * xp[n * XS + koff[k] + oh * Wp + ow]   (ow = ow0 + lane)
+; for every image n, output row oh and block of 8 output columns ow0 (the last one masked), in a
+; tile of OT output channels x KT taps (OT * KT <8 x float> accumulators: OT + KT loads per OT * KT
+; FMAs); acc [O4, K3, 8] (O4, K3: O and K rounded up to the tile) is the caller's zeroed scratch,
+; loaded and stored back once per image and tile (an image's g and x stay in L1 across the tiles),
+; and the caller sums its 8 lanes. Channels past O read channel O - 1 and taps past K offset 0:
+; their accumulators are scratch rows the caller drops.
+;   d = [N, O, K, OH, OW, XS, Wp, O4, K3]  (i64)
+"""
+
+
+def grad_rows_fn(OT, KT):
+    name = f"grad_weight_rows_o{OT}k{KT}_f32"
+    L = []
+    a = L.append
+    a(f"define void @{name}(ptr noalias nocapture readonly %xp, ptr noalias nocapture readonly %g,")
+    a("                    ptr noalias nocapture %acc, ptr noalias nocapture readonly %d,")
+    a("                    ptr noalias nocapture readonly %koff) nounwind #3 {")
+    a("entry:")
+    for i, v in enumerate(["nn", "no", "nk", "oh", "ow", "xs", "wp", "o4", "k3"]):
+        a(f"  %dp{i} = getelementptr inbounds i64, ptr %d, i64 {i}")
+        a(f"  %{v} = load i64, ptr %dp{i}")
+    a("  %plane = mul i64 %oh, %ow")
+    a("  %gs = mul i64 %no, %plane")
+    a("  %olast = sub i64 %no, 1")
+    a("  %ow8 = and i64 %ow, -8")
+    a("  %owrest = sub i64 %ow, %ow8")
+    a("  %hasrest = icmp sgt i64 %owrest, 0")
+    a("  %r32 = trunc i64 %owrest to i32")
+    a("  %rs = insertelement <8 x i32> poison, i32 %r32, i64 0")
+    a("  %rsplat = shufflevector <8 x i32> %rs, <8 x i32> poison, <8 x i32> zeroinitializer")
+    a("  %rmask = icmp slt <8 x i32> <i32 0, i32 1, i32 2, i32 3, i32 4, i32 5, i32 6, i32 7>, %rsplat")
+    a("  %z1 = icmp sle i64 %nn, 0")
+    a("  %z2 = icmp sle i64 %no, 0")
+    a("  %z3 = icmp sle i64 %nk, 0")
+    a("  %z4 = icmp sle i64 %plane, 0")
+    a("  %z12 = or i1 %z1, %z2")
+    a("  %z34 = or i1 %z3, %z4")
+    a("  %empty = or i1 %z12, %z34")
+    a("  br i1 %empty, label %exit, label %n.loop")
+    a("n.loop:")
+    a("  %n = phi i64 [ 0, %entry ], [ %n.next, %n.latch ]")
+    a("  %xno = mul i64 %n, %xs")
+    a("  %xn = getelementptr inbounds float, ptr %xp, i64 %xno")
+    a("  %gno = mul i64 %n, %gs")
+    a("  %gn = getelementptr inbounds float, ptr %g, i64 %gno")
+    a("  br label %o.loop")
+    a("o.loop:")
+    a("  %o0 = phi i64 [ 0, %n.loop ], [ %o.next, %o.latch ]")
+    for r in range(OT):
+        a(f"  %or{r} = add i64 %o0, {r}")
+        a(f"  %ob{r} = icmp slt i64 %or{r}, %no")
+        a(f"  %oc{r} = select i1 %ob{r}, i64 %or{r}, i64 %olast")
+        a(f"  %go{r} = mul i64 %oc{r}, %plane")
+        a(f"  %gr{r} = getelementptr inbounds float, ptr %gn, i64 %go{r}")
+    a("  br label %k.loop")
+    a("k.loop:")
+    a("  %k0 = phi i64 [ 0, %o.loop ], [ %k.next, %k.latch ]")
+    for t in range(KT):
+        a(f"  %kt{t} = add i64 %k0, {t}")
+        a(f"  %pko{t} = getelementptr inbounds i64, ptr %koff, i64 %kt{t}")
+        a(f"  %ko{t} = load i64, ptr %pko{t}")
+        a(f"  %xk{t} = getelementptr inbounds float, ptr %xn, i64 %ko{t}")
+    # load the tile's accumulators
+    for r in range(OT):
+        for t in range(KT):
+            a(f"  %ai{r}_{t}a = mul i64 %or{r}, %k3")
+            a(f"  %ai{r}_{t}b = add i64 %ai{r}_{t}a, %kt{t}")
+            a(f"  %ai{r}_{t} = mul i64 %ai{r}_{t}b, 8")
+            a(f"  %pa{r}_{t} = getelementptr inbounds float, ptr %acc, i64 %ai{r}_{t}")
+            a(f"  %a0_{r}_{t} = load <8 x float>, ptr %pa{r}_{t}, align 4")
+    a("  br label %h.loop")
+    a("h.loop:")
+    a("  %h = phi i64 [ 0, %k.loop ], [ %h.next, %h.latch ]")
+    for r in range(OT):
+        for t in range(KT):
+            a(f"  %ah{r}_{t} = phi <8 x float> [ %a0_{r}_{t}, %k.loop ], [ %aw{r}_{t}, %h.latch ]")
+    a("  %hg = mul i64 %h, %ow")
+    a("  %hx = mul i64 %h, %wp")
+    a("  %hasv = icmp sgt i64 %ow8, 0")
+    a("  br i1 %hasv, label %w.loop, label %w.done")
+    a("w.loop:")
+    a("  %c = phi i64 [ 0, %h.loop ], [ %c.next, %w.loop ]")
+    for r in range(OT):
+        for t in range(KT):
+            a(f"  %av{r}_{t} = phi <8 x float> [ %ah{r}_{t}, %h.loop ], [ %an{r}_{t}, %w.loop ]")
+    a("  %gc = add i64 %hg, %c")
+    a("  %xc = add i64 %hx, %c")
+    for r in range(OT):
+        a(f"  %pg{r} = getelementptr inbounds float, ptr %gr{r}, i64 %gc")
+        a(f"  %gv{r} = load <8 x float>, ptr %pg{r}, align 4")
+    for t in range(KT):
+        a(f"  %px{t} = getelementptr inbounds float, ptr %xk{t}, i64 %xc")
+        a(f"  %xv{t} = load <8 x float>, ptr %px{t}, align 4")
+    for r in range(OT):
+        for t in range(KT):
+            a(f"  %an{r}_{t} = call <8 x float> @llvm.fmuladd.v8f32(<8 x float> %gv{r}, <8 x float> %xv{t}, <8 x float> %av{r}_{t})")
+    a("  %c.next = add nuw nsw i64 %c, 8")
+    a("  %c.done = icmp eq i64 %c.next, %ow8")
+    a("  br i1 %c.done, label %w.done, label %w.loop")
+    a("w.done:")
+    for r in range(OT):
+        for t in range(KT):
+            a(f"  %ad{r}_{t} = phi <8 x float> [ %ah{r}_{t}, %h.loop ], [ %an{r}_{t}, %w.loop ]")
+    a("  br i1 %hasrest, label %w.tail, label %h.latch")
+    a("w.tail:")
+    a("  ; the row's last OW mod 8 columns: masked loads (zeros past the row add nothing)")
+    a("  %gt = add i64 %hg, %ow8")
+    a("  %xt = add i64 %hx, %ow8")
+    for r in range(OT):
+        a(f"  %ptg{r} = getelementptr inbounds float, ptr %gr{r}, i64 %gt")
+        a(f"  %tg{r} = call <8 x float> @llvm.masked.load.v8f32.p0(ptr %ptg{r}, i32 4, <8 x i1> %rmask, <8 x float> zeroinitializer)")
+    for t in range(KT):
+        a(f"  %ptx{t} = getelementptr inbounds float, ptr %xk{t}, i64 %xt")
+        a(f"  %tx{t} = call <8 x float> @llvm.masked.load.v8f32.p0(ptr %ptx{t}, i32 4, <8 x i1> %rmask, <8 x float> zeroinitializer)")
+    for r in range(OT):
+        for t in range(KT):
+            a(f"  %at{r}_{t} = call <8 x float> @llvm.fmuladd.v8f32(<8 x float> %tg{r}, <8 x float> %tx{t}, <8 x float> %ad{r}_{t})")
+    a("  br label %h.latch")
+    a("h.latch:")
+    for r in range(OT):
+        for t in range(KT):
+            a(f"  %aw{r}_{t} = phi <8 x float> [ %ad{r}_{t}, %w.done ], [ %at{r}_{t}, %w.tail ]")
+    a("  %h.next = add nuw nsw i64 %h, 1")
+    a("  %h.done = icmp eq i64 %h.next, %oh")
+    a("  br i1 %h.done, label %k.store, label %h.loop")
+    a("k.store:")
+    for r in range(OT):
+        for t in range(KT):
+            a(f"  store <8 x float> %aw{r}_{t}, ptr %pa{r}_{t}, align 4")
+    a("  br label %k.latch")
+    a("k.latch:")
+    a(f"  %k.next = add nuw nsw i64 %k0, {KT}")
+    a("  %k.done = icmp sge i64 %k.next, %k3")
+    a("  br i1 %k.done, label %o.latch, label %k.loop")
+    a("o.latch:")
+    a(f"  %o.next = add nuw nsw i64 %o0, {OT}")
+    a("  %o.done = icmp sge i64 %o.next, %o4")
+    a("  br i1 %o.done, label %n.latch, label %o.loop")
+    a("n.latch:")
+    a("  %n.next = add nuw nsw i64 %n, 1")
+    a("  %n.done = icmp eq i64 %n.next, %nn")
+    a("  br i1 %n.done, label %exit, label %n.loop")
+    a("exit:")
+    a("  ret void")
+    a("}")
+    return "\n".join(L) + "\n"
+
+
+
 def source() -> str:
     """The text of direct.ll."""
-    return HEADER + "\n" + tile_fn(4, 2) + "\n" + tile_fn(8, 1) + '''
+    return HEADER + "\n" + tile_fn(4, 2) + "\n" + tile_fn(8, 1) + GRAD_ROWS_HEADER + grad_rows_fn(4, 3) + '''
 declare <8 x float> @llvm.fmuladd.v8f32(<8 x float>, <8 x float>, <8 x float>)
+declare <8 x float> @llvm.masked.load.v8f32.p0(ptr, i32, <8 x i1>, <8 x float>)
 
 attributes #3 = { nounwind "no-builtins" }
 '''

@@ -61,7 +61,7 @@ from burn.ops.conv import window_offsets as _offsets
 
 from .. import jit, threads
 from .conv_direct import (direct_conv, direct_grad_input, direct_grad_input_ok, direct_grad_weight,
-                          direct_grad_weight_ok, use_direct)
+                          direct_grad_weight_ok, grad_weight_rows, grad_weight_rows_ok, use_direct)
 from .elementwise import where as _where
 
 __all__ = ["conv_kernels"]
@@ -421,9 +421,11 @@ def conv2d_grad_weight(x, g, *, stride, padding, dilation, groups, kernel_hw):
     ct = _compute_dtype(dt)
     x, g = x.astype(ct, copy=False), g.astype(ct, copy=False)
     jk = _jit_columns(ct)
-    if dt == ct and direct_grad_weight_ok(jk, dt, groups, g.shape[0] * g.shape[2] * g.shape[3], g.shape[1],
-                                          x.shape[1] * kernel_hw[0] * kernel_hw[1]):
+    taps = x.shape[1] * kernel_hw[0] * kernel_hw[1]
+    if dt == ct and direct_grad_weight_ok(jk, dt, groups, g.shape[0] * g.shape[2] * g.shape[3], g.shape[1], taps):
         return direct_grad_weight(jk, x, g, stride, padding, dilation, kernel_hw)
+    if dt == ct and grad_weight_rows_ok(jk, dt, groups, stride, g.shape[1], taps):
+        return grad_weight_rows(jk, x, g, padding, dilation, kernel_hw)
     n, c = x.shape[:2]
     c_out, out_hw = g.shape[1], g.shape[2:]
     k = c // groups * kernel_hw[0] * kernel_hw[1]

@@ -10,6 +10,13 @@ copy): the digits CNN's 1->16 conv on 8 x 8 images 141 -> 43 us, its 16->32 conv
 257 -> 164 us, LeNet's 1->6 5x5 conv 488 -> 328 us and 6->16 5x5 conv 534 -> 229 us, a 32->64 3x3
 conv on 16 x 16 images 5.3 -> 3.7 ms (FMA-bound, near the core's peak).
 
+The gradients reuse the kernel: a stride-1 input gradient is the direct convolution of the
+gradient with the flipped, transposed weights (:func:`direct_grad_input`), the weight gradient
+the kernel with its roles swapped (:func:`direct_grad_weight`), and for the first layer of a CNN
+(few taps or channels, where both leave lanes idle) a second kernel vectorized over rows of
+output positions (:func:`grad_weight_rows`; one thread: LeNet's 1->6 5x5 weight gradient 567 ->
+271 us).
+
 The forward convolution of ``burn_flex.kernels.conv.conv2d`` runs here for float32, one group,
 with the JIT loaded; images are independent, so chunks of them may run on flex's pool (scheduled
 like chunks that call BLAS: see :func:`direct_conv`). A single large image on several threads
@@ -24,7 +31,7 @@ import numpy as np
 from .. import threads
 
 __all__ = ["direct_conv", "direct_grad_input", "direct_grad_input_ok", "direct_grad_weight", "direct_grad_weight_ok",
-           "use_direct"]
+           "grad_weight_rows", "grad_weight_rows_ok", "use_direct"]
 
 # tests switch this off to compare with the im2col + GEMM paths
 ENABLED = True
@@ -242,3 +249,53 @@ def direct_grad_weight(k, x, g, stride, padding, dilation, kernel):
     d = np.array([1, pairs.size, 0, taps, c_out, wt.shape[0] // b], np.int64)
     k.direct_conv[tile](xp, wt, gw, d, as_positions, pairs)
     return gw.reshape((c_out, c) + tuple(kernel))
+
+
+# the rows kernel's tile (direct.ll's grad_weight_rows_o4k3_f32): 4 output channels x 3 taps
+_ROWS_TILE = (4, 3)
+
+
+def grad_weight_rows_ok(k, dt, groups, stride, c_out, taps) -> bool:
+    """Whether ``conv2d_grad_weight`` takes :func:`grad_weight_rows` (float32, one group, stride 1)
+    where the swapped direct kernel does not pay (fewer than ``_GRAD_WEIGHT_MIN_OUTPUTS`` output
+    channels or ``_GRAD_WEIGHT_MIN_TAPS`` taps: a first layer on 1 or 3 channels)."""
+    if not ENABLED or k is None or dt != np.float32 or groups != 1 or tuple(stride) != (1, 1):
+        return False
+    return c_out < _GRAD_WEIGHT_MIN_OUTPUTS or taps < _GRAD_WEIGHT_MIN_TAPS
+
+
+def grad_weight_rows(k, x, g, padding, dilation, kernel):
+    """The weight gradient of a stride-1 convolution by direct.ll's rows kernel: lane-wise sums
+    over (image, output row, block of 8 output columns) of g times the shifted input row, per
+    (output channel, tap), in tiles of 4 channels x 3 taps, then the 8 lanes added. A fresh
+    [O, C, kH, kW] float32 array.
+
+    Example::
+
+        >>> import numpy as np
+        >>> from burn_flex import jit
+        >>> from burn_flex.kernels.conv_direct import grad_weight_rows
+        >>> k = jit.kernels()
+        >>> x, g = np.ones((2, 1, 3, 3), np.float32), np.ones((2, 1, 2, 2), np.float32)
+        >>> gw = None if k is None else grad_weight_rows(k, x, g, (0, 0, 0, 0), (1, 1), (2, 2))
+        >>> gw is None or gw.tolist() == [[[[8.0, 8.0], [8.0, 8.0]]]]
+        True
+    """
+    n, c, h, wd = x.shape
+    c_out, oh, ow = g.shape[1:]
+    taps = c * kernel[0] * kernel[1]
+    if n * oh * ow == 0 or taps == 0:
+        return np.zeros((c_out, c) + tuple(kernel), np.float32)
+    pt, pb, pl, pr = padding
+    xp = np.ascontiguousarray(x)
+    if pt or pb or pl or pr:
+        padded = np.empty((n, c, h + pt + pb, wd + pl + pr), np.float32)
+        xp = k.pad_planes(xp, padded, np.array([n * c, h, wd, pt, pb, pl, pr], np.int64))
+    ot, kt = _ROWS_TILE
+    o4, k3 = -(-c_out // ot) * ot, -(-taps // kt) * kt
+    _, koff = _geometry(c, xp.shape[2:], tuple(kernel), (1, 1), tuple(dilation), (oh, ow), 1)
+    koff = np.concatenate([koff, np.zeros(k3 - taps, np.int64)])     # taps past K read offset 0
+    acc = np.zeros((o4, k3, 8), np.float32)
+    d = np.array([n, c_out, taps, oh, ow, xp[0].size, xp.shape[3], o4, k3], np.int64)
+    k.grad_weight_rows(xp, np.ascontiguousarray(g, dtype=np.float32), acc, d, koff)
+    return acc[:c_out, :taps].sum(axis=2, dtype=np.float32).reshape((c_out, c) + tuple(kernel))

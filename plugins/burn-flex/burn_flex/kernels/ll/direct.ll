@@ -569,6 +569,316 @@ exit:
   ret void
 }
 
+; A stride-1 convolution's weight gradient for few taps or output channels (the first layer of a
+; CNN: 1 or 3 input channels), vectorized over output positions instead of channels:
+;   acc[o, k, lane] += g[n, o, oh, ow] * xp[n * XS + koff[k] + oh * Wp + ow]   (ow = ow0 + lane)
+; for every image n, output row oh and block of 8 output columns ow0 (the last one masked), in a
+; tile of OT output channels x KT taps (OT * KT <8 x float> accumulators: OT + KT loads per OT * KT
+; FMAs); acc [O4, K3, 8] (O4, K3: O and K rounded up to the tile) is the caller's zeroed scratch,
+; loaded and stored back once per image and tile (an image's g and x stay in L1 across the tiles),
+; and the caller sums its 8 lanes. Channels past O read channel O - 1 and taps past K offset 0:
+; their accumulators are scratch rows the caller drops.
+;   d = [N, O, K, OH, OW, XS, Wp, O4, K3]  (i64)
+define void @grad_weight_rows_o4k3_f32(ptr noalias nocapture readonly %xp, ptr noalias nocapture readonly %g,
+                    ptr noalias nocapture %acc, ptr noalias nocapture readonly %d,
+                    ptr noalias nocapture readonly %koff) nounwind #3 {
+entry:
+  %dp0 = getelementptr inbounds i64, ptr %d, i64 0
+  %nn = load i64, ptr %dp0
+  %dp1 = getelementptr inbounds i64, ptr %d, i64 1
+  %no = load i64, ptr %dp1
+  %dp2 = getelementptr inbounds i64, ptr %d, i64 2
+  %nk = load i64, ptr %dp2
+  %dp3 = getelementptr inbounds i64, ptr %d, i64 3
+  %oh = load i64, ptr %dp3
+  %dp4 = getelementptr inbounds i64, ptr %d, i64 4
+  %ow = load i64, ptr %dp4
+  %dp5 = getelementptr inbounds i64, ptr %d, i64 5
+  %xs = load i64, ptr %dp5
+  %dp6 = getelementptr inbounds i64, ptr %d, i64 6
+  %wp = load i64, ptr %dp6
+  %dp7 = getelementptr inbounds i64, ptr %d, i64 7
+  %o4 = load i64, ptr %dp7
+  %dp8 = getelementptr inbounds i64, ptr %d, i64 8
+  %k3 = load i64, ptr %dp8
+  %plane = mul i64 %oh, %ow
+  %gs = mul i64 %no, %plane
+  %olast = sub i64 %no, 1
+  %ow8 = and i64 %ow, -8
+  %owrest = sub i64 %ow, %ow8
+  %hasrest = icmp sgt i64 %owrest, 0
+  %r32 = trunc i64 %owrest to i32
+  %rs = insertelement <8 x i32> poison, i32 %r32, i64 0
+  %rsplat = shufflevector <8 x i32> %rs, <8 x i32> poison, <8 x i32> zeroinitializer
+  %rmask = icmp slt <8 x i32> <i32 0, i32 1, i32 2, i32 3, i32 4, i32 5, i32 6, i32 7>, %rsplat
+  %z1 = icmp sle i64 %nn, 0
+  %z2 = icmp sle i64 %no, 0
+  %z3 = icmp sle i64 %nk, 0
+  %z4 = icmp sle i64 %plane, 0
+  %z12 = or i1 %z1, %z2
+  %z34 = or i1 %z3, %z4
+  %empty = or i1 %z12, %z34
+  br i1 %empty, label %exit, label %n.loop
+n.loop:
+  %n = phi i64 [ 0, %entry ], [ %n.next, %n.latch ]
+  %xno = mul i64 %n, %xs
+  %xn = getelementptr inbounds float, ptr %xp, i64 %xno
+  %gno = mul i64 %n, %gs
+  %gn = getelementptr inbounds float, ptr %g, i64 %gno
+  br label %o.loop
+o.loop:
+  %o0 = phi i64 [ 0, %n.loop ], [ %o.next, %o.latch ]
+  %or0 = add i64 %o0, 0
+  %ob0 = icmp slt i64 %or0, %no
+  %oc0 = select i1 %ob0, i64 %or0, i64 %olast
+  %go0 = mul i64 %oc0, %plane
+  %gr0 = getelementptr inbounds float, ptr %gn, i64 %go0
+  %or1 = add i64 %o0, 1
+  %ob1 = icmp slt i64 %or1, %no
+  %oc1 = select i1 %ob1, i64 %or1, i64 %olast
+  %go1 = mul i64 %oc1, %plane
+  %gr1 = getelementptr inbounds float, ptr %gn, i64 %go1
+  %or2 = add i64 %o0, 2
+  %ob2 = icmp slt i64 %or2, %no
+  %oc2 = select i1 %ob2, i64 %or2, i64 %olast
+  %go2 = mul i64 %oc2, %plane
+  %gr2 = getelementptr inbounds float, ptr %gn, i64 %go2
+  %or3 = add i64 %o0, 3
+  %ob3 = icmp slt i64 %or3, %no
+  %oc3 = select i1 %ob3, i64 %or3, i64 %olast
+  %go3 = mul i64 %oc3, %plane
+  %gr3 = getelementptr inbounds float, ptr %gn, i64 %go3
+  br label %k.loop
+k.loop:
+  %k0 = phi i64 [ 0, %o.loop ], [ %k.next, %k.latch ]
+  %kt0 = add i64 %k0, 0
+  %pko0 = getelementptr inbounds i64, ptr %koff, i64 %kt0
+  %ko0 = load i64, ptr %pko0
+  %xk0 = getelementptr inbounds float, ptr %xn, i64 %ko0
+  %kt1 = add i64 %k0, 1
+  %pko1 = getelementptr inbounds i64, ptr %koff, i64 %kt1
+  %ko1 = load i64, ptr %pko1
+  %xk1 = getelementptr inbounds float, ptr %xn, i64 %ko1
+  %kt2 = add i64 %k0, 2
+  %pko2 = getelementptr inbounds i64, ptr %koff, i64 %kt2
+  %ko2 = load i64, ptr %pko2
+  %xk2 = getelementptr inbounds float, ptr %xn, i64 %ko2
+  %ai0_0a = mul i64 %or0, %k3
+  %ai0_0b = add i64 %ai0_0a, %kt0
+  %ai0_0 = mul i64 %ai0_0b, 8
+  %pa0_0 = getelementptr inbounds float, ptr %acc, i64 %ai0_0
+  %a0_0_0 = load <8 x float>, ptr %pa0_0, align 4
+  %ai0_1a = mul i64 %or0, %k3
+  %ai0_1b = add i64 %ai0_1a, %kt1
+  %ai0_1 = mul i64 %ai0_1b, 8
+  %pa0_1 = getelementptr inbounds float, ptr %acc, i64 %ai0_1
+  %a0_0_1 = load <8 x float>, ptr %pa0_1, align 4
+  %ai0_2a = mul i64 %or0, %k3
+  %ai0_2b = add i64 %ai0_2a, %kt2
+  %ai0_2 = mul i64 %ai0_2b, 8
+  %pa0_2 = getelementptr inbounds float, ptr %acc, i64 %ai0_2
+  %a0_0_2 = load <8 x float>, ptr %pa0_2, align 4
+  %ai1_0a = mul i64 %or1, %k3
+  %ai1_0b = add i64 %ai1_0a, %kt0
+  %ai1_0 = mul i64 %ai1_0b, 8
+  %pa1_0 = getelementptr inbounds float, ptr %acc, i64 %ai1_0
+  %a0_1_0 = load <8 x float>, ptr %pa1_0, align 4
+  %ai1_1a = mul i64 %or1, %k3
+  %ai1_1b = add i64 %ai1_1a, %kt1
+  %ai1_1 = mul i64 %ai1_1b, 8
+  %pa1_1 = getelementptr inbounds float, ptr %acc, i64 %ai1_1
+  %a0_1_1 = load <8 x float>, ptr %pa1_1, align 4
+  %ai1_2a = mul i64 %or1, %k3
+  %ai1_2b = add i64 %ai1_2a, %kt2
+  %ai1_2 = mul i64 %ai1_2b, 8
+  %pa1_2 = getelementptr inbounds float, ptr %acc, i64 %ai1_2
+  %a0_1_2 = load <8 x float>, ptr %pa1_2, align 4
+  %ai2_0a = mul i64 %or2, %k3
+  %ai2_0b = add i64 %ai2_0a, %kt0
+  %ai2_0 = mul i64 %ai2_0b, 8
+  %pa2_0 = getelementptr inbounds float, ptr %acc, i64 %ai2_0
+  %a0_2_0 = load <8 x float>, ptr %pa2_0, align 4
+  %ai2_1a = mul i64 %or2, %k3
+  %ai2_1b = add i64 %ai2_1a, %kt1
+  %ai2_1 = mul i64 %ai2_1b, 8
+  %pa2_1 = getelementptr inbounds float, ptr %acc, i64 %ai2_1
+  %a0_2_1 = load <8 x float>, ptr %pa2_1, align 4
+  %ai2_2a = mul i64 %or2, %k3
+  %ai2_2b = add i64 %ai2_2a, %kt2
+  %ai2_2 = mul i64 %ai2_2b, 8
+  %pa2_2 = getelementptr inbounds float, ptr %acc, i64 %ai2_2
+  %a0_2_2 = load <8 x float>, ptr %pa2_2, align 4
+  %ai3_0a = mul i64 %or3, %k3
+  %ai3_0b = add i64 %ai3_0a, %kt0
+  %ai3_0 = mul i64 %ai3_0b, 8
+  %pa3_0 = getelementptr inbounds float, ptr %acc, i64 %ai3_0
+  %a0_3_0 = load <8 x float>, ptr %pa3_0, align 4
+  %ai3_1a = mul i64 %or3, %k3
+  %ai3_1b = add i64 %ai3_1a, %kt1
+  %ai3_1 = mul i64 %ai3_1b, 8
+  %pa3_1 = getelementptr inbounds float, ptr %acc, i64 %ai3_1
+  %a0_3_1 = load <8 x float>, ptr %pa3_1, align 4
+  %ai3_2a = mul i64 %or3, %k3
+  %ai3_2b = add i64 %ai3_2a, %kt2
+  %ai3_2 = mul i64 %ai3_2b, 8
+  %pa3_2 = getelementptr inbounds float, ptr %acc, i64 %ai3_2
+  %a0_3_2 = load <8 x float>, ptr %pa3_2, align 4
+  br label %h.loop
+h.loop:
+  %h = phi i64 [ 0, %k.loop ], [ %h.next, %h.latch ]
+  %ah0_0 = phi <8 x float> [ %a0_0_0, %k.loop ], [ %aw0_0, %h.latch ]
+  %ah0_1 = phi <8 x float> [ %a0_0_1, %k.loop ], [ %aw0_1, %h.latch ]
+  %ah0_2 = phi <8 x float> [ %a0_0_2, %k.loop ], [ %aw0_2, %h.latch ]
+  %ah1_0 = phi <8 x float> [ %a0_1_0, %k.loop ], [ %aw1_0, %h.latch ]
+  %ah1_1 = phi <8 x float> [ %a0_1_1, %k.loop ], [ %aw1_1, %h.latch ]
+  %ah1_2 = phi <8 x float> [ %a0_1_2, %k.loop ], [ %aw1_2, %h.latch ]
+  %ah2_0 = phi <8 x float> [ %a0_2_0, %k.loop ], [ %aw2_0, %h.latch ]
+  %ah2_1 = phi <8 x float> [ %a0_2_1, %k.loop ], [ %aw2_1, %h.latch ]
+  %ah2_2 = phi <8 x float> [ %a0_2_2, %k.loop ], [ %aw2_2, %h.latch ]
+  %ah3_0 = phi <8 x float> [ %a0_3_0, %k.loop ], [ %aw3_0, %h.latch ]
+  %ah3_1 = phi <8 x float> [ %a0_3_1, %k.loop ], [ %aw3_1, %h.latch ]
+  %ah3_2 = phi <8 x float> [ %a0_3_2, %k.loop ], [ %aw3_2, %h.latch ]
+  %hg = mul i64 %h, %ow
+  %hx = mul i64 %h, %wp
+  %hasv = icmp sgt i64 %ow8, 0
+  br i1 %hasv, label %w.loop, label %w.done
+w.loop:
+  %c = phi i64 [ 0, %h.loop ], [ %c.next, %w.loop ]
+  %av0_0 = phi <8 x float> [ %ah0_0, %h.loop ], [ %an0_0, %w.loop ]
+  %av0_1 = phi <8 x float> [ %ah0_1, %h.loop ], [ %an0_1, %w.loop ]
+  %av0_2 = phi <8 x float> [ %ah0_2, %h.loop ], [ %an0_2, %w.loop ]
+  %av1_0 = phi <8 x float> [ %ah1_0, %h.loop ], [ %an1_0, %w.loop ]
+  %av1_1 = phi <8 x float> [ %ah1_1, %h.loop ], [ %an1_1, %w.loop ]
+  %av1_2 = phi <8 x float> [ %ah1_2, %h.loop ], [ %an1_2, %w.loop ]
+  %av2_0 = phi <8 x float> [ %ah2_0, %h.loop ], [ %an2_0, %w.loop ]
+  %av2_1 = phi <8 x float> [ %ah2_1, %h.loop ], [ %an2_1, %w.loop ]
+  %av2_2 = phi <8 x float> [ %ah2_2, %h.loop ], [ %an2_2, %w.loop ]
+  %av3_0 = phi <8 x float> [ %ah3_0, %h.loop ], [ %an3_0, %w.loop ]
+  %av3_1 = phi <8 x float> [ %ah3_1, %h.loop ], [ %an3_1, %w.loop ]
+  %av3_2 = phi <8 x float> [ %ah3_2, %h.loop ], [ %an3_2, %w.loop ]
+  %gc = add i64 %hg, %c
+  %xc = add i64 %hx, %c
+  %pg0 = getelementptr inbounds float, ptr %gr0, i64 %gc
+  %gv0 = load <8 x float>, ptr %pg0, align 4
+  %pg1 = getelementptr inbounds float, ptr %gr1, i64 %gc
+  %gv1 = load <8 x float>, ptr %pg1, align 4
+  %pg2 = getelementptr inbounds float, ptr %gr2, i64 %gc
+  %gv2 = load <8 x float>, ptr %pg2, align 4
+  %pg3 = getelementptr inbounds float, ptr %gr3, i64 %gc
+  %gv3 = load <8 x float>, ptr %pg3, align 4
+  %px0 = getelementptr inbounds float, ptr %xk0, i64 %xc
+  %xv0 = load <8 x float>, ptr %px0, align 4
+  %px1 = getelementptr inbounds float, ptr %xk1, i64 %xc
+  %xv1 = load <8 x float>, ptr %px1, align 4
+  %px2 = getelementptr inbounds float, ptr %xk2, i64 %xc
+  %xv2 = load <8 x float>, ptr %px2, align 4
+  %an0_0 = call <8 x float> @llvm.fmuladd.v8f32(<8 x float> %gv0, <8 x float> %xv0, <8 x float> %av0_0)
+  %an0_1 = call <8 x float> @llvm.fmuladd.v8f32(<8 x float> %gv0, <8 x float> %xv1, <8 x float> %av0_1)
+  %an0_2 = call <8 x float> @llvm.fmuladd.v8f32(<8 x float> %gv0, <8 x float> %xv2, <8 x float> %av0_2)
+  %an1_0 = call <8 x float> @llvm.fmuladd.v8f32(<8 x float> %gv1, <8 x float> %xv0, <8 x float> %av1_0)
+  %an1_1 = call <8 x float> @llvm.fmuladd.v8f32(<8 x float> %gv1, <8 x float> %xv1, <8 x float> %av1_1)
+  %an1_2 = call <8 x float> @llvm.fmuladd.v8f32(<8 x float> %gv1, <8 x float> %xv2, <8 x float> %av1_2)
+  %an2_0 = call <8 x float> @llvm.fmuladd.v8f32(<8 x float> %gv2, <8 x float> %xv0, <8 x float> %av2_0)
+  %an2_1 = call <8 x float> @llvm.fmuladd.v8f32(<8 x float> %gv2, <8 x float> %xv1, <8 x float> %av2_1)
+  %an2_2 = call <8 x float> @llvm.fmuladd.v8f32(<8 x float> %gv2, <8 x float> %xv2, <8 x float> %av2_2)
+  %an3_0 = call <8 x float> @llvm.fmuladd.v8f32(<8 x float> %gv3, <8 x float> %xv0, <8 x float> %av3_0)
+  %an3_1 = call <8 x float> @llvm.fmuladd.v8f32(<8 x float> %gv3, <8 x float> %xv1, <8 x float> %av3_1)
+  %an3_2 = call <8 x float> @llvm.fmuladd.v8f32(<8 x float> %gv3, <8 x float> %xv2, <8 x float> %av3_2)
+  %c.next = add nuw nsw i64 %c, 8
+  %c.done = icmp eq i64 %c.next, %ow8
+  br i1 %c.done, label %w.done, label %w.loop
+w.done:
+  %ad0_0 = phi <8 x float> [ %ah0_0, %h.loop ], [ %an0_0, %w.loop ]
+  %ad0_1 = phi <8 x float> [ %ah0_1, %h.loop ], [ %an0_1, %w.loop ]
+  %ad0_2 = phi <8 x float> [ %ah0_2, %h.loop ], [ %an0_2, %w.loop ]
+  %ad1_0 = phi <8 x float> [ %ah1_0, %h.loop ], [ %an1_0, %w.loop ]
+  %ad1_1 = phi <8 x float> [ %ah1_1, %h.loop ], [ %an1_1, %w.loop ]
+  %ad1_2 = phi <8 x float> [ %ah1_2, %h.loop ], [ %an1_2, %w.loop ]
+  %ad2_0 = phi <8 x float> [ %ah2_0, %h.loop ], [ %an2_0, %w.loop ]
+  %ad2_1 = phi <8 x float> [ %ah2_1, %h.loop ], [ %an2_1, %w.loop ]
+  %ad2_2 = phi <8 x float> [ %ah2_2, %h.loop ], [ %an2_2, %w.loop ]
+  %ad3_0 = phi <8 x float> [ %ah3_0, %h.loop ], [ %an3_0, %w.loop ]
+  %ad3_1 = phi <8 x float> [ %ah3_1, %h.loop ], [ %an3_1, %w.loop ]
+  %ad3_2 = phi <8 x float> [ %ah3_2, %h.loop ], [ %an3_2, %w.loop ]
+  br i1 %hasrest, label %w.tail, label %h.latch
+w.tail:
+  ; the row's last OW mod 8 columns: masked loads (zeros past the row add nothing)
+  %gt = add i64 %hg, %ow8
+  %xt = add i64 %hx, %ow8
+  %ptg0 = getelementptr inbounds float, ptr %gr0, i64 %gt
+  %tg0 = call <8 x float> @llvm.masked.load.v8f32.p0(ptr %ptg0, i32 4, <8 x i1> %rmask, <8 x float> zeroinitializer)
+  %ptg1 = getelementptr inbounds float, ptr %gr1, i64 %gt
+  %tg1 = call <8 x float> @llvm.masked.load.v8f32.p0(ptr %ptg1, i32 4, <8 x i1> %rmask, <8 x float> zeroinitializer)
+  %ptg2 = getelementptr inbounds float, ptr %gr2, i64 %gt
+  %tg2 = call <8 x float> @llvm.masked.load.v8f32.p0(ptr %ptg2, i32 4, <8 x i1> %rmask, <8 x float> zeroinitializer)
+  %ptg3 = getelementptr inbounds float, ptr %gr3, i64 %gt
+  %tg3 = call <8 x float> @llvm.masked.load.v8f32.p0(ptr %ptg3, i32 4, <8 x i1> %rmask, <8 x float> zeroinitializer)
+  %ptx0 = getelementptr inbounds float, ptr %xk0, i64 %xt
+  %tx0 = call <8 x float> @llvm.masked.load.v8f32.p0(ptr %ptx0, i32 4, <8 x i1> %rmask, <8 x float> zeroinitializer)
+  %ptx1 = getelementptr inbounds float, ptr %xk1, i64 %xt
+  %tx1 = call <8 x float> @llvm.masked.load.v8f32.p0(ptr %ptx1, i32 4, <8 x i1> %rmask, <8 x float> zeroinitializer)
+  %ptx2 = getelementptr inbounds float, ptr %xk2, i64 %xt
+  %tx2 = call <8 x float> @llvm.masked.load.v8f32.p0(ptr %ptx2, i32 4, <8 x i1> %rmask, <8 x float> zeroinitializer)
+  %at0_0 = call <8 x float> @llvm.fmuladd.v8f32(<8 x float> %tg0, <8 x float> %tx0, <8 x float> %ad0_0)
+  %at0_1 = call <8 x float> @llvm.fmuladd.v8f32(<8 x float> %tg0, <8 x float> %tx1, <8 x float> %ad0_1)
+  %at0_2 = call <8 x float> @llvm.fmuladd.v8f32(<8 x float> %tg0, <8 x float> %tx2, <8 x float> %ad0_2)
+  %at1_0 = call <8 x float> @llvm.fmuladd.v8f32(<8 x float> %tg1, <8 x float> %tx0, <8 x float> %ad1_0)
+  %at1_1 = call <8 x float> @llvm.fmuladd.v8f32(<8 x float> %tg1, <8 x float> %tx1, <8 x float> %ad1_1)
+  %at1_2 = call <8 x float> @llvm.fmuladd.v8f32(<8 x float> %tg1, <8 x float> %tx2, <8 x float> %ad1_2)
+  %at2_0 = call <8 x float> @llvm.fmuladd.v8f32(<8 x float> %tg2, <8 x float> %tx0, <8 x float> %ad2_0)
+  %at2_1 = call <8 x float> @llvm.fmuladd.v8f32(<8 x float> %tg2, <8 x float> %tx1, <8 x float> %ad2_1)
+  %at2_2 = call <8 x float> @llvm.fmuladd.v8f32(<8 x float> %tg2, <8 x float> %tx2, <8 x float> %ad2_2)
+  %at3_0 = call <8 x float> @llvm.fmuladd.v8f32(<8 x float> %tg3, <8 x float> %tx0, <8 x float> %ad3_0)
+  %at3_1 = call <8 x float> @llvm.fmuladd.v8f32(<8 x float> %tg3, <8 x float> %tx1, <8 x float> %ad3_1)
+  %at3_2 = call <8 x float> @llvm.fmuladd.v8f32(<8 x float> %tg3, <8 x float> %tx2, <8 x float> %ad3_2)
+  br label %h.latch
+h.latch:
+  %aw0_0 = phi <8 x float> [ %ad0_0, %w.done ], [ %at0_0, %w.tail ]
+  %aw0_1 = phi <8 x float> [ %ad0_1, %w.done ], [ %at0_1, %w.tail ]
+  %aw0_2 = phi <8 x float> [ %ad0_2, %w.done ], [ %at0_2, %w.tail ]
+  %aw1_0 = phi <8 x float> [ %ad1_0, %w.done ], [ %at1_0, %w.tail ]
+  %aw1_1 = phi <8 x float> [ %ad1_1, %w.done ], [ %at1_1, %w.tail ]
+  %aw1_2 = phi <8 x float> [ %ad1_2, %w.done ], [ %at1_2, %w.tail ]
+  %aw2_0 = phi <8 x float> [ %ad2_0, %w.done ], [ %at2_0, %w.tail ]
+  %aw2_1 = phi <8 x float> [ %ad2_1, %w.done ], [ %at2_1, %w.tail ]
+  %aw2_2 = phi <8 x float> [ %ad2_2, %w.done ], [ %at2_2, %w.tail ]
+  %aw3_0 = phi <8 x float> [ %ad3_0, %w.done ], [ %at3_0, %w.tail ]
+  %aw3_1 = phi <8 x float> [ %ad3_1, %w.done ], [ %at3_1, %w.tail ]
+  %aw3_2 = phi <8 x float> [ %ad3_2, %w.done ], [ %at3_2, %w.tail ]
+  %h.next = add nuw nsw i64 %h, 1
+  %h.done = icmp eq i64 %h.next, %oh
+  br i1 %h.done, label %k.store, label %h.loop
+k.store:
+  store <8 x float> %aw0_0, ptr %pa0_0, align 4
+  store <8 x float> %aw0_1, ptr %pa0_1, align 4
+  store <8 x float> %aw0_2, ptr %pa0_2, align 4
+  store <8 x float> %aw1_0, ptr %pa1_0, align 4
+  store <8 x float> %aw1_1, ptr %pa1_1, align 4
+  store <8 x float> %aw1_2, ptr %pa1_2, align 4
+  store <8 x float> %aw2_0, ptr %pa2_0, align 4
+  store <8 x float> %aw2_1, ptr %pa2_1, align 4
+  store <8 x float> %aw2_2, ptr %pa2_2, align 4
+  store <8 x float> %aw3_0, ptr %pa3_0, align 4
+  store <8 x float> %aw3_1, ptr %pa3_1, align 4
+  store <8 x float> %aw3_2, ptr %pa3_2, align 4
+  br label %k.latch
+k.latch:
+  %k.next = add nuw nsw i64 %k0, 3
+  %k.done = icmp sge i64 %k.next, %k3
+  br i1 %k.done, label %o.latch, label %k.loop
+o.latch:
+  %o.next = add nuw nsw i64 %o0, 4
+  %o.done = icmp sge i64 %o.next, %o4
+  br i1 %o.done, label %n.latch, label %o.loop
+n.latch:
+  %n.next = add nuw nsw i64 %n, 1
+  %n.done = icmp eq i64 %n.next, %nn
+  br i1 %n.done, label %exit, label %n.loop
+exit:
+  ret void
+}
+
 declare <8 x float> @llvm.fmuladd.v8f32(<8 x float>, <8 x float>, <8 x float>)
+declare <8 x float> @llvm.masked.load.v8f32.p0(ptr, i32, <8 x i1>, <8 x float>)
 
 attributes #3 = { nounwind "no-builtins" }
