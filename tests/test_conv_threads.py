@@ -343,24 +343,19 @@ def test_direct_input_gradient_is_not_taken_where_the_full_correlation_grows_or_
     assert not ok(k, f32, 1, (1, 1), (1, 1, 1, 1), (1, 1), (3, 3), (4, 4), (4, 4), 4)       # lanes left idle
 
 
-@pytest.mark.parametrize("xs, ws, stride, padding, dilation", DIRECT)
-def test_direct_weight_gradient_matches_torch_and_the_im2col_path(xs, ws, stride, padding, dilation, monkeypatch):
-    """conv2d_grad_weight on the direct kernel with its roles swapped (taps as positions, the
-    (image, position) pairs as taps: conv_direct.direct_grad_weight): against torch's autograd in
-    float64 and against the im2col + GEMM path."""
-    k = K._jit_columns(np.dtype(np.float32))
-    if k is None:
-        pytest.skip("flex's JIT is unavailable: the direct kernel is one of its kernels")
-    rng = np.random.default_rng(43)
+def _check_weight_gradient(kernel_name, xs, ws, stride, padding, dilation, seed, monkeypatch):
+    """conv2d_grad_weight through conv_direct's ``kernel_name`` (it must be taken): against float64
+    torch autograd and against the im2col path."""
+    if K._jit_columns(np.dtype(np.float32)) is None:
+        pytest.skip("flex's JIT is unavailable: the direct kernels are among its kernels")
+    rng = np.random.default_rng(seed)
     x = rng.standard_normal(xs).astype(np.float32)
     w = rng.standard_normal((ws[0], xs[1]) + ws[1:]).astype(np.float32)
     out_hw = K._out_hw(xs, ws[1:], stride, padding, dilation)
     g = rng.standard_normal((xs[0], ws[0]) + out_hw).astype(np.float32)
-    monkeypatch.setattr(conv_direct, "_GRAD_WEIGHT_MIN_OUTPUTS", 1)    # every geometry here, small ones too
-    monkeypatch.setattr(conv_direct, "_GRAD_WEIGHT_MIN_TAPS", 1)
     taken = []
-    real = conv_direct.direct_grad_weight
-    monkeypatch.setattr(K, "direct_grad_weight", lambda *a: (taken.append(1), real(*a))[1])
+    real = getattr(conv_direct, kernel_name)
+    monkeypatch.setattr(K, kernel_name, lambda *a: (taken.append(1), real(*a))[1])
     attrs = dict(stride=stride, padding=padding, dilation=dilation, groups=1, kernel_hw=ws[1:])
     got = K.conv2d_grad_weight(x, g, **attrs)
     assert taken and got.shape == w.shape and got.dtype == np.float32
@@ -372,6 +367,15 @@ def test_direct_weight_gradient_matches_torch_and_the_im2col_path(xs, ws, stride
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5 * np.abs(want).max())
     monkeypatch.setattr(conv_direct, "ENABLED", False)
     np.testing.assert_allclose(got, K.conv2d_grad_weight(x, g, **attrs), rtol=1e-5, atol=1e-5 * np.abs(want).max())
+
+
+@pytest.mark.parametrize("xs, ws, stride, padding, dilation", DIRECT)
+def test_direct_weight_gradient_matches_torch_and_the_im2col_path(xs, ws, stride, padding, dilation, monkeypatch):
+    """conv2d_grad_weight on the direct kernel with its roles swapped (taps as positions, the
+    (image, position) pairs as taps: conv_direct.direct_grad_weight), forced on every geometry."""
+    monkeypatch.setattr(conv_direct, "_GRAD_WEIGHT_MIN_OUTPUTS", 1)    # every geometry here, small ones too
+    monkeypatch.setattr(conv_direct, "_GRAD_WEIGHT_MIN_TAPS", 1)
+    _check_weight_gradient("direct_grad_weight", xs, ws, stride, padding, dilation, 43, monkeypatch)
 
 
 def test_direct_weight_gradient_is_taken_from_16_outputs_and_32_taps():
@@ -392,31 +396,9 @@ def test_direct_weight_gradient_is_taken_from_16_outputs_and_32_taps():
 def test_weight_gradient_rows_kernel_matches_torch_and_the_im2col_path(xs, ws, stride, padding, dilation,
                                                                        monkeypatch):
     """conv_direct.grad_weight_rows (direct.ll's tiles of 4 channels x 3 taps over rows of output
-    positions, masked row tails), forced on every stride-1 geometry: against float64 torch autograd
-    and the im2col path."""
-    k = K._jit_columns(np.dtype(np.float32))
-    if k is None:
-        pytest.skip("flex's JIT is unavailable: the direct kernels are among its kernels")
+    positions, masked row tails), forced on every stride-1 geometry."""
     monkeypatch.setattr(conv_direct, "_GRAD_WEIGHT_MIN_OUTPUTS", 1 << 30)     # never the swapped kernel
-    rng = np.random.default_rng(47)
-    x = rng.standard_normal(xs).astype(np.float32)
-    w = rng.standard_normal((ws[0], xs[1]) + ws[1:]).astype(np.float32)
-    out_hw = K._out_hw(xs, ws[1:], stride, padding, dilation)
-    g = rng.standard_normal((xs[0], ws[0]) + out_hw).astype(np.float32)
-    taken = []
-    real = conv_direct.grad_weight_rows
-    monkeypatch.setattr(K, "grad_weight_rows", lambda *a: (taken.append(1), real(*a))[1])
-    attrs = dict(stride=stride, padding=padding, dilation=dilation, groups=1, kernel_hw=ws[1:])
-    got = K.conv2d_grad_weight(x, g, **attrs)
-    assert taken and got.shape == w.shape and got.dtype == np.float32
-    pt, pb, pl, pr = padding
-    wt = torch.tensor(w, dtype=torch.float64, requires_grad=True)
-    yt = TF.conv2d(TF.pad(torch.tensor(x, dtype=torch.float64), (pl, pr, pt, pb)), wt, stride=stride, dilation=dilation)
-    yt.backward(torch.tensor(g, dtype=torch.float64))
-    want = wt.grad.numpy()
-    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5 * np.abs(want).max())
-    monkeypatch.setattr(conv_direct, "ENABLED", False)
-    np.testing.assert_allclose(got, K.conv2d_grad_weight(x, g, **attrs), rtol=1e-5, atol=1e-5 * np.abs(want).max())
+    _check_weight_gradient("grad_weight_rows", xs, ws, stride, padding, dilation, 47, monkeypatch)
 
 
 def test_weight_gradient_rows_kernel_is_taken_for_small_stride_1_layers_only():

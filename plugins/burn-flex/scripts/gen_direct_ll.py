@@ -275,55 +275,31 @@ def grad_rows_fn(OT, KT):
     a("  br label %h.loop")
     a("h.loop:")
     a("  %h = phi i64 [ 0, %k.loop ], [ %h.next, %h.latch ]")
-    for r in range(OT):
-        for t in range(KT):
-            a(f"  %ah{r}_{t} = phi <8 x float> [ %a0_{r}_{t}, %k.loop ], [ %aw{r}_{t}, %h.latch ]")
+    _tile_phis(a, OT, KT, "ah", ("a0_", "%k.loop"), ("aw", "%h.latch"))
     a("  %hg = mul i64 %h, %ow")
     a("  %hx = mul i64 %h, %wp")
     a("  %hasv = icmp sgt i64 %ow8, 0")
     a("  br i1 %hasv, label %w.loop, label %w.done")
     a("w.loop:")
     a("  %c = phi i64 [ 0, %h.loop ], [ %c.next, %w.loop ]")
-    for r in range(OT):
-        for t in range(KT):
-            a(f"  %av{r}_{t} = phi <8 x float> [ %ah{r}_{t}, %h.loop ], [ %an{r}_{t}, %w.loop ]")
+    _tile_phis(a, OT, KT, "av", ("ah", "%h.loop"), ("an", "%w.loop"))
     a("  %gc = add i64 %hg, %c")
     a("  %xc = add i64 %hx, %c")
-    for r in range(OT):
-        a(f"  %pg{r} = getelementptr inbounds float, ptr %gr{r}, i64 %gc")
-        a(f"  %gv{r} = load <8 x float>, ptr %pg{r}, align 4")
-    for t in range(KT):
-        a(f"  %px{t} = getelementptr inbounds float, ptr %xk{t}, i64 %xc")
-        a(f"  %xv{t} = load <8 x float>, ptr %px{t}, align 4")
-    for r in range(OT):
-        for t in range(KT):
-            a(f"  %an{r}_{t} = call <8 x float> @llvm.fmuladd.v8f32(<8 x float> %gv{r}, <8 x float> %xv{t}, <8 x float> %av{r}_{t})")
+    _rows_fma(a, OT, KT, "v", "%gc", "%xc", "av", "an", masked=False)
     a("  %c.next = add nuw nsw i64 %c, 8")
     a("  %c.done = icmp eq i64 %c.next, %ow8")
     a("  br i1 %c.done, label %w.done, label %w.loop")
     a("w.done:")
-    for r in range(OT):
-        for t in range(KT):
-            a(f"  %ad{r}_{t} = phi <8 x float> [ %ah{r}_{t}, %h.loop ], [ %an{r}_{t}, %w.loop ]")
+    _tile_phis(a, OT, KT, "ad", ("ah", "%h.loop"), ("an", "%w.loop"))
     a("  br i1 %hasrest, label %w.tail, label %h.latch")
     a("w.tail:")
     a("  ; the row's last OW mod 8 columns: masked loads (zeros past the row add nothing)")
     a("  %gt = add i64 %hg, %ow8")
     a("  %xt = add i64 %hx, %ow8")
-    for r in range(OT):
-        a(f"  %ptg{r} = getelementptr inbounds float, ptr %gr{r}, i64 %gt")
-        a(f"  %tg{r} = call <8 x float> @llvm.masked.load.v8f32.p0(ptr %ptg{r}, i32 4, <8 x i1> %rmask, <8 x float> zeroinitializer)")
-    for t in range(KT):
-        a(f"  %ptx{t} = getelementptr inbounds float, ptr %xk{t}, i64 %xt")
-        a(f"  %tx{t} = call <8 x float> @llvm.masked.load.v8f32.p0(ptr %ptx{t}, i32 4, <8 x i1> %rmask, <8 x float> zeroinitializer)")
-    for r in range(OT):
-        for t in range(KT):
-            a(f"  %at{r}_{t} = call <8 x float> @llvm.fmuladd.v8f32(<8 x float> %tg{r}, <8 x float> %tx{t}, <8 x float> %ad{r}_{t})")
+    _rows_fma(a, OT, KT, "t", "%gt", "%xt", "ad", "at", masked=True)
     a("  br label %h.latch")
     a("h.latch:")
-    for r in range(OT):
-        for t in range(KT):
-            a(f"  %aw{r}_{t} = phi <8 x float> [ %ad{r}_{t}, %w.done ], [ %at{r}_{t}, %w.tail ]")
+    _tile_phis(a, OT, KT, "aw", ("ad", "%w.done"), ("at", "%w.tail"))
     a("  %h.next = add nuw nsw i64 %h, 1")
     a("  %h.done = icmp eq i64 %h.next, %oh")
     a("  br i1 %h.done, label %k.store, label %h.loop")
@@ -349,6 +325,34 @@ def grad_rows_fn(OT, KT):
     a("}")
     return "\n".join(L) + "\n"
 
+
+
+def _tile_phis(a, OT, KT, name, first, second):
+    """The tile's accumulators as phis: ``%name{r}_{t}`` from ``(value prefix, block)`` pairs."""
+    for r in range(OT):
+        for t in range(KT):
+            a(f"  %{name}{r}_{t} = phi <8 x float> [ %{first[0]}{r}_{t}, {first[1]} ], "
+              f"[ %{second[0]}{r}_{t}, {second[1]} ]")
+
+
+def _rows_fma(a, OT, KT, tag, g_off, x_off, acc_in, acc_out, masked):
+    """One block of 8 positions: OT rows of g and KT shifted input rows loaded (masked: the
+    row's tail, zeros past it), OT * KT FMAs from accumulators acc_in into acc_out."""
+    def load(ptr):
+        if masked:
+            return (f"call <8 x float> @llvm.masked.load.v8f32.p0(ptr {ptr}, i32 4, <8 x i1> %rmask, "
+                    f"<8 x float> zeroinitializer)")
+        return f"load <8 x float>, ptr {ptr}, align 4"
+    for r in range(OT):
+        a(f"  %p{tag}g{r} = getelementptr inbounds float, ptr %gr{r}, i64 {g_off}")
+        a(f"  %{tag}g{r} = {load(f'%p{tag}g{r}')}")
+    for t in range(KT):
+        a(f"  %p{tag}x{t} = getelementptr inbounds float, ptr %xk{t}, i64 {x_off}")
+        a(f"  %{tag}x{t} = {load(f'%p{tag}x{t}')}")
+    for r in range(OT):
+        for t in range(KT):
+            a(f"  %{acc_out}{r}_{t} = call <8 x float> @llvm.fmuladd.v8f32(<8 x float> %{tag}g{r}, "
+              f"<8 x float> %{tag}x{t}, <8 x float> %{acc_in}{r}_{t})")
 
 
 def source() -> str:

@@ -80,6 +80,18 @@ def _packed_weights(w, blocks_per_tile):
     return np.ascontiguousarray(wt.reshape(rows // 8, 8, k).transpose(0, 2, 1))
 
 
+def _padded(k, x, padding):
+    """Contiguous float32 ``x`` [N, C, H, W] with zeros around it (conv.ll's pad_planes_f32), or
+    ``x`` itself without padding."""
+    xp = np.ascontiguousarray(x)
+    pt, pb, pl, pr = padding
+    if not (pt or pb or pl or pr):
+        return xp
+    n, c, h, wd = xp.shape
+    padded = np.empty((n, c, h + pt + pb, wd + pl + pr), np.float32)
+    return k.pad_planes(xp, padded, np.array([n * c, h, wd, pt, pb, pl, pr], np.int64))
+
+
 def direct_conv(k, x, w, stride, padding, dilation, out_hw, out=None):
     """The float32 convolution of ``x`` [N, C, H, W] with ``w`` [O, C, kH, kW] (one group) by
     direct.ll: a fresh [N, O, OH, OW] array, or written into ``out`` (C-contiguous float32 of
@@ -95,7 +107,7 @@ def direct_conv(k, x, w, stride, padding, dilation, out_hw, out=None):
         >>> k is None or direct_conv(k, x, w, (1, 1), (0, 0, 0, 0), (1, 1), (2, 2)).tolist() == [[[[4, 4], [4, 4]]] * 2]
         True
     """
-    n, c, h, wd = x.shape
+    n, c = x.shape[:2]
     c_out, kernel = w.shape[0], tuple(w.shape[2:])
     y = np.empty((n, c_out) + tuple(out_hw), np.float32) if out is None else out
     if y.shape != (n, c_out) + tuple(out_hw):
@@ -105,11 +117,7 @@ def direct_conv(k, x, w, stride, padding, dilation, out_hw, out=None):
     if c == 0:                        # a sum over no taps (the kernel needs at least one)
         y.fill(0)
         return y
-    pt, pb, pl, pr = padding
-    xp = np.ascontiguousarray(x)
-    if pt or pb or pl or pr:
-        padded = np.empty((n, c, h + pt + pb, wd + pl + pr), np.float32)
-        xp = k.pad_planes(xp, padded, np.array([n * c, h, wd, pt, pb, pl, pr], np.int64))
+    xp = _padded(k, x, padding)
     r, b = tile = _tile(c_out)
     base, koff = _geometry(c, xp.shape[2:], kernel, tuple(stride), tuple(dilation), tuple(out_hw), r)
     taps = koff.size
@@ -221,7 +229,7 @@ def direct_grad_weight(k, x, g, stride, padding, dilation, kernel):
         >>> gw is None or gw.tolist() == [[[[8.0, 8.0], [8.0, 8.0]]]]
         True
     """
-    n, c, h, wd = x.shape
+    n, c = x.shape[:2]
     c_out, out_hw = g.shape[1], tuple(g.shape[2:])
     taps = c * kernel[0] * kernel[1]
     gw = np.empty((1, c_out, taps), np.float32)
@@ -229,11 +237,7 @@ def direct_grad_weight(k, x, g, stride, padding, dilation, kernel):
     if n * p_len == 0 or taps == 0:
         gw.fill(0)
         return gw.reshape((c_out, c) + tuple(kernel))
-    pt, pb, pl, pr = padding
-    xp = np.ascontiguousarray(x)
-    if pt or pb or pl or pr:
-        padded = np.empty((n, c, h + pt + pb, wd + pl + pr), np.float32)
-        xp = k.pad_planes(xp, padded, np.array([n * c, h, wd, pt, pb, pl, pr], np.int64))
+    xp = _padded(k, x, padding)
     r, b = tile = _tile(c_out)
     corners, tap_offsets = _geometry(c, xp.shape[2:], tuple(kernel), tuple(stride), tuple(dilation), out_hw, 1)
     # the taps as "positions" (padded to whole tiles with offset 0), the pairs as "taps"
@@ -281,16 +285,12 @@ def grad_weight_rows(k, x, g, padding, dilation, kernel):
         >>> gw is None or gw.tolist() == [[[[8.0, 8.0], [8.0, 8.0]]]]
         True
     """
-    n, c, h, wd = x.shape
+    n, c = x.shape[:2]
     c_out, oh, ow = g.shape[1:]
     taps = c * kernel[0] * kernel[1]
     if n * oh * ow == 0 or taps == 0:
         return np.zeros((c_out, c) + tuple(kernel), np.float32)
-    pt, pb, pl, pr = padding
-    xp = np.ascontiguousarray(x)
-    if pt or pb or pl or pr:
-        padded = np.empty((n, c, h + pt + pb, wd + pl + pr), np.float32)
-        xp = k.pad_planes(xp, padded, np.array([n * c, h, wd, pt, pb, pl, pr], np.int64))
+    xp = _padded(k, x, padding)
     ot, kt = _ROWS_TILE
     o4, k3 = -(-c_out // ot) * ot, -(-taps // kt) * kt
     _, koff = _geometry(c, xp.shape[2:], tuple(kernel), (1, 1), tuple(dilation), (oh, ow), 1)
