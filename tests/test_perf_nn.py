@@ -283,7 +283,11 @@ def test_max_pool_grad_with_nan_and_inf_matches_torch(dtype, cfg):
     np.testing.assert_array_equal(gb, gt)
 
 
-def test_conv_weight_grad_reuses_columns_correctly():
+@pytest.mark.parametrize("direct", [False, True], ids=["im2col-forward", "direct-forward"])
+def test_conv_weight_grad_reuses_columns_correctly(direct, monkeypatch):
+    # the im2col forward keeps its columns for the weight gradient; the direct one has none to keep
+    from burn_flex.kernels import conv_direct
+    monkeypatch.setattr(conv_direct, "ENABLED", direct)
     r = _rng(12)
     x = r.standard_normal((3, 2, 9, 9)).astype(np.float32)
     w1, w2 = (r.standard_normal((4, 2, 3, 3)).astype(np.float32) for _ in range(2))
