@@ -7,7 +7,8 @@ weights and biases); the same for the digits CNN's stack (burn.examples.digits: 
 per-image GEMMs OpenBLAS threads itself); scaled dot-product attention [16, 4, 64, 32] forward +
 backward; a decoder's upsampling ConvTranspose2d (x [32, 16, 14, 14], weight [16, 8, 4, 4],
 stride 2, padding 1 -> [32, 8, 28, 28]) forward and forward + backward. Step cases (bench_nn.py's workloads, imported, not copied): the LeNet CNN SGD step and
-the Transformer encoder layer forward + backward.
+the Transformer encoder layer forward + backward; and the digits CNN's Adam step (the network of
+``python3 dev.py main``, burn.examples.digits).
 
 Each case runs twice: with default thread settings (torch's intra-op threads, OpenBLAS's and
 burn_flex.threads' defaults: what a user gets) and pinned to one thread (torch.set_num_threads(1),
@@ -17,7 +18,7 @@ per-pair ratios, and per case the speed-up from one thread to the default for bu
 The load average is printed at start and end: on a shared machine, numbers taken under load are
 noise (threads wait for cores).
 
-    .venv/bin/python benchmarks/bench_conv.py [--reps 30] [--only lenet,digits,conv3x3,sdpa,convT,cnn_sgd,encoder]
+    .venv/bin/python benchmarks/bench_conv.py [--reps 30] [--only lenet,digits,conv3x3,sdpa,convT,cnn_sgd,digits_adam,encoder]
 """
 from __future__ import annotations
 
@@ -213,6 +214,36 @@ def _digits(backward):
     return make
 
 
+def _digits_step(_arrays):
+    """The digits CNN's Adam training step (burn.examples.digits.DigitsCNN, batch 64) against the
+    same network in torch, each from its own initial weights."""
+    from burn.examples.digits import DigitsCNN
+    rng = np.random.default_rng(2)
+    xs, ys = rng.random((64, 64)).astype(np.float32), rng.integers(0, 10, 64)
+    dev = burn.Device.flex().autodiff()
+    model = DigitsCNN(dev)
+    opt = burn.optim.Adam(model, lr=3e-3)
+    x, y = burn.tensor(xs, device=dev), burn.tensor(ys, device=dev)
+
+    def step_burn():
+        loss = F.cross_entropy(model(x), y)
+        opt.step(loss.backward())
+        return loss.item()
+    tn = torch.nn
+    tm = tn.Sequential(tn.Conv2d(1, 16, 3, padding=1), tn.ReLU(), tn.MaxPool2d(2), tn.Conv2d(16, 32, 3, padding=1),
+                       tn.ReLU(), tn.MaxPool2d(2), tn.Flatten(), tn.Linear(128, 64), tn.ReLU(), tn.Linear(64, 10))
+    topt = torch.optim.Adam(tm.parameters(), lr=3e-3, foreach=False)
+    tx, ty = torch.from_numpy(xs.reshape(64, 1, 8, 8).copy()), torch.from_numpy(ys.copy())
+
+    def step_torch():
+        topt.zero_grad(set_to_none=True)
+        loss = TF.cross_entropy(tm(tx), ty)
+        loss.backward()
+        topt.step()
+        return loss.item()
+    return step_burn, step_torch
+
+
 def _nn(name):
     import bench_nn
     return lambda arrays: bench_nn.WORKLOADS[name][1](burn, torch)
@@ -228,6 +259,7 @@ CASES = {
     "convT": [("ConvTranspose2d [32,16,14,14] -> [32,8,28,28] forward", _transposed(False)),
               ("ConvTranspose2d fwd+bwd", _transposed(True))],
     "cnn_sgd": [("LeNet CNN SGD step (bench_nn)", _nn("cnn_sgd"))],
+    "digits_adam": [("digits CNN Adam step [64,1,8,8]", _digits_step)],
     "encoder": [("encoder layer fwd+bwd (bench_nn)", _nn("encoder"))],
 }
 
