@@ -409,3 +409,39 @@ def test_weight_gradient_rows_kernel_is_taken_for_small_stride_1_layers_only():
     assert not ok(k, f32, 1, (2, 2), 6, 25)        # strided
     assert not ok(k, f32, 2, (1, 1), 6, 25)
     assert not ok(None, f32, 1, (1, 1), 6, 25)
+
+
+@pytest.mark.parametrize("kernel_name, xs, ws, padding", [
+    ("direct_grad_weight", (20, 16, 4, 4), (32, 3, 3), (1, 1, 1, 1)),
+    ("grad_weight_rows", (19, 1, 10, 13), (6, 3, 3), (1, 1, 0, 2)),
+])
+def test_large_weight_gradients_sum_fixed_image_blocks_the_same_on_any_thread_count(kernel_name, xs, ws, padding,
+                                                                                   monkeypatch):
+    """Past _POOL_MACS the weight-gradient kernels sum fixed blocks of images on the pool: the same
+    bits on one thread and on two, within float32 rounding of the one-call sum and of torch."""
+    k = K._jit_columns(np.dtype(np.float32))
+    if k is None:
+        pytest.skip("flex's JIT is unavailable: the direct kernels are among its kernels")
+    rng = np.random.default_rng(53)
+    x = rng.standard_normal(xs).astype(np.float32)
+    out_hw = K._out_hw(xs, ws[1:], (1, 1), padding, (1, 1))
+    g = rng.standard_normal((xs[0], ws[0]) + out_hw).astype(np.float32)
+    fn = getattr(conv_direct, kernel_name)
+    args = (k, x, g, (1, 1), padding, (1, 1), ws[1:]) if kernel_name == "direct_grad_weight" else \
+        (k, x, g, padding, (1, 1), ws[1:])
+    one_call = fn(*args)
+    monkeypatch.setattr(conv_direct, "_POOL_MACS", 1)           # every gradient "large": image blocks
+    blocks = []
+    real = conv_direct._sum_over_image_blocks
+    monkeypatch.setattr(conv_direct, "_sum_over_image_blocks",
+                        lambda n, m, f: (blocks.append(n), real(n, m, f))[1])
+    one, two = on_one_and_two_threads(lambda: fn(*args))
+    assert blocks
+    np.testing.assert_array_equal(one, two)
+    np.testing.assert_allclose(one, one_call, rtol=1e-5, atol=1e-5 * np.abs(one_call).max())
+    pt, pb, pl, pr = padding
+    wt = torch.zeros((ws[0], xs[1]) + ws[1:], dtype=torch.float64, requires_grad=True)
+    TF.conv2d(TF.pad(torch.tensor(x, dtype=torch.float64), (pl, pr, pt, pb)), wt).backward(
+        torch.tensor(g, dtype=torch.float64))
+    want = wt.grad.numpy()
+    np.testing.assert_allclose(one, want, rtol=1e-5, atol=1e-5 * np.abs(want).max())

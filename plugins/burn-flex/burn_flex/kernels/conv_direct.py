@@ -39,6 +39,8 @@ ENABLED = True
 _ONE_IMAGE_MACS = 1 << 22
 # the least work a chunk of images gets on the pool (a thread hand-off costs ~20-50 us)
 _TASK_MACS = 1 << 19
+# from this many multiply-adds a convolution's images are split over flex's pool (direct_conv)
+_POOL_MACS = 1 << 26
 
 
 def use_direct(k, dt, groups, n, macs_per_image) -> bool:
@@ -131,11 +133,15 @@ def direct_conv(k, x, w, stride, padding, dilation, out_hw, out=None):
         d = np.array([e - a, taps, plane, p_len, c_out, tiles], np.int64)
         run(xp[a:e], wt, y[a:e], d, base, koff)
     macs = c_out * taps * p_len
-    # scheduled as BLAS chunks are (threads' docstring): on the calling thread unless
-    # BURN_FLEX_BLAS_CHUNKS=parallel. In a training step the fully connected layers' GEMMs are
-    # threaded by OpenBLAS, whose worker then spins and holds the second core; chunks of images on
-    # flex's pool only fought it (LeNet SGD step, default threads: 0.97x torch split, 0.93x / 0.68x inline)
-    threads.parallel_for(n, body, max(1, -(-_TASK_MACS // max(1, macs))), blas=True)
+    # Small convolutions are scheduled as BLAS chunks are (threads' docstring): on the calling
+    # thread unless BURN_FLEX_BLAS_CHUNKS=parallel. In a training step the fully connected layers'
+    # GEMMs are threaded by OpenBLAS, whose worker then spins and holds the second core; chunks of
+    # images on flex's pool only fought it (LeNet SGD step, default threads: 0.97x torch split,
+    # 0.93x / 0.68x inline; LeNet's 6->16 conv alone 230 us inline, 262 us on two threads).
+    # Large ones (chunks of milliseconds) go on the pool: a 32->64 3x3 conv on 32 images of 16 x 16,
+    # 3.7-4.4 ms inline, 2.8-3.0 ms on two threads.
+    large = n * macs >= _POOL_MACS
+    threads.parallel_for(n, body, max(1, -(-_TASK_MACS // max(1, macs))), blas=not large)
     return y
 
 
@@ -215,8 +221,9 @@ def direct_grad_weight(k, x, g, stride, padding, dilation, kernel):
     with its roles swapped: the taps (c, i, j) stand in the place of output positions (their
     offsets as the "corners"), the (image, position) pairs in the place of taps (each pair's
     window corner as its "tap offset"), and ``g`` as [O, N * P] in the place of the weights. The
-    sum runs over the pairs in order (images, then positions), in one call. A fresh [O, C, kH, kW]
-    float32 array.
+    sum runs over the pairs in order (images, then positions), in one call, or for a large
+    gradient in fixed blocks of images on flex's pool (:func:`_sum_over_image_blocks`). A fresh
+    [O, C, kH, kW] float32 array.
 
     Example::
 
@@ -232,27 +239,29 @@ def direct_grad_weight(k, x, g, stride, padding, dilation, kernel):
     n, c = x.shape[:2]
     c_out, out_hw = g.shape[1], tuple(g.shape[2:])
     taps = c * kernel[0] * kernel[1]
-    gw = np.empty((1, c_out, taps), np.float32)
     p_len = out_hw[0] * out_hw[1]
     if n * p_len == 0 or taps == 0:
-        gw.fill(0)
-        return gw.reshape((c_out, c) + tuple(kernel))
+        return np.zeros((c_out, c) + tuple(kernel), np.float32)
     xp = _padded(k, x, padding)
     r, b = tile = _tile(c_out)
     corners, tap_offsets = _geometry(c, xp.shape[2:], tuple(kernel), tuple(stride), tuple(dilation), out_hw, 1)
     # the taps as "positions" (padded to whole tiles with offset 0), the pairs as "taps"
     as_positions = np.concatenate([tap_offsets, np.zeros(-(-taps // r) * r - taps, np.int64)])
-    pairs = (np.arange(n, dtype=np.int64)[:, None] * xp[0].size + corners[None, :p_len]).reshape(-1)
-    # g as the kernel's weights, wt[blk, (image, position), lane] = g[image, blk * 8 + lane, position]:
-    # one transposing copy (channels past O are zero blocks)
     blocks = -(-c_out // (8 * b)) * b
     g3 = np.ascontiguousarray(g, dtype=np.float32).reshape(n, c_out, p_len)
     if blocks * 8 != c_out:
         g3 = np.concatenate([g3, np.zeros((n, blocks * 8 - c_out, p_len), np.float32)], axis=1)
-    wt = np.ascontiguousarray(g3.reshape(n, blocks, 8, p_len).transpose(1, 0, 3, 2))
-    d = np.array([1, pairs.size, 0, taps, c_out, wt.shape[0] // b], np.int64)
-    k.direct_conv[tile](xp, wt, gw, d, as_positions, pairs)
-    return gw.reshape((c_out, c) + tuple(kernel))
+
+    def images(a, e):
+        pairs = (np.arange(a, e, dtype=np.int64)[:, None] * xp[0].size + corners[None, :p_len]).reshape(-1)
+        # g as the kernel's weights, wt[blk, (image, position), lane] = g[image, blk * 8 + lane, position]:
+        # one transposing copy (channels past O are zero blocks)
+        wt = np.ascontiguousarray(g3[a:e].reshape(e - a, blocks, 8, p_len).transpose(1, 0, 3, 2))
+        part = np.empty((1, c_out, taps), np.float32)
+        d = np.array([1, pairs.size, 0, taps, c_out, blocks // b], np.int64)
+        k.direct_conv[tile](xp, wt, part, d, as_positions, pairs)
+        return part[0]
+    return _sum_over_image_blocks(n, c_out * taps * p_len, images).reshape((c_out, c) + tuple(kernel))
 
 
 # the rows kernel's tile (direct.ll's grad_weight_rows_o4k3_f32): 4 output channels x 3 taps
@@ -295,7 +304,36 @@ def grad_weight_rows(k, x, g, padding, dilation, kernel):
     o4, k3 = -(-c_out // ot) * ot, -(-taps // kt) * kt
     _, koff = _geometry(c, xp.shape[2:], tuple(kernel), (1, 1), tuple(dilation), (oh, ow), 1)
     koff = np.concatenate([koff, np.zeros(k3 - taps, np.int64)])     # taps past K read offset 0
-    acc = np.zeros((o4, k3, 8), np.float32)
-    d = np.array([n, c_out, taps, oh, ow, xp[0].size, xp.shape[3], o4, k3], np.int64)
-    k.grad_weight_rows(xp, np.ascontiguousarray(g, dtype=np.float32), acc, d, koff)
-    return acc[:c_out, :taps].sum(axis=2, dtype=np.float32).reshape((c_out, c) + tuple(kernel))
+    g = np.ascontiguousarray(g, dtype=np.float32)
+
+    def images(a, e):
+        acc = np.zeros((o4, k3, 8), np.float32)
+        d = np.array([e - a, c_out, taps, oh, ow, xp[0].size, xp.shape[3], o4, k3], np.int64)
+        k.grad_weight_rows(xp[a:e], g[a:e], acc, d, koff)
+        return acc[:c_out, :taps].sum(axis=2, dtype=np.float32)
+    return _sum_over_image_blocks(n, c_out * taps * oh * ow, images).reshape((c_out, c) + tuple(kernel))
+
+
+# a weight gradient this large (milliseconds) sums fixed blocks of images on flex's pool
+_GRAD_WEIGHT_BLOCKS = 16
+
+
+def _sum_over_image_blocks(n, macs_per_image, images):
+    """``images(a, e)`` (the [O, K] sum over images a..e-1) over all ``n`` images: one call, or
+    for a large gradient (``_POOL_MACS`` multiply-adds) ``_GRAD_WEIGHT_BLOCKS`` fixed blocks of
+    images on flex's pool, their sums added in block order. The blocks depend on the sizes only,
+    so the result is the same on any number of threads."""
+    if n * macs_per_image < _POOL_MACS or n < 2:
+        return images(0, n)
+    n_blocks = min(n, _GRAD_WEIGHT_BLOCKS)
+    bounds = [n * i // n_blocks for i in range(n_blocks + 1)]
+    parts = [None] * n_blocks
+
+    def work(i0, i1):
+        for i in range(i0, i1):
+            parts[i] = images(bounds[i], bounds[i + 1])
+    threads.parallel_for(n_blocks, work, 1)
+    total = parts[0]
+    for p in parts[1:]:
+        total += p
+    return total
