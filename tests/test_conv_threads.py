@@ -445,3 +445,27 @@ def test_large_weight_gradients_sum_fixed_image_blocks_the_same_on_any_thread_co
         torch.tensor(g, dtype=torch.float64))
     want = wt.grad.numpy()
     np.testing.assert_allclose(one, want, rtol=1e-5, atol=1e-5 * np.abs(want).max())
+
+
+@pytest.mark.parametrize("xs, ws, stride, padding, dilation", [DIRECT[1], DIRECT[2], DIRECT[5], DIRECT[6]])
+@pytest.mark.parametrize("relu", [False, True])
+def test_direct_convolution_epilogue_gives_the_bits_of_add_then_relu(xs, ws, stride, padding, dilation, relu):
+    """direct.ll's epilogue (bias, then relu, in registers) against the plain direct convolution
+    followed by numpy's add and flex's relu: the same bits, NaN, -0.0 and partial tiles included."""
+    from burn_flex.kernels.elementwise import _relu
+    k = K._jit_columns(np.dtype(np.float32))
+    if k is None:
+        pytest.skip("flex's JIT is unavailable: the direct kernel is one of its kernels")
+    rng = np.random.default_rng(59)
+    x = rng.standard_normal(xs).astype(np.float32)
+    x.flat[3] = np.nan                                        # NaN outputs keep their place
+    w = rng.standard_normal((ws[0], xs[1]) + ws[1:]).astype(np.float32)
+    w[0] = 0.0                                                # channel 0: sums of +-0.0 ...
+    bias = rng.standard_normal(ws[0]).astype(np.float32)
+    bias[0] = -0.0                                            # ... plus -0.0
+    out_hw = K._out_hw(xs, ws[1:], stride, padding, dilation)
+    got = conv_direct.direct_conv(k, x, w, stride, padding, dilation, out_hw, bias=bias, relu=relu)
+    want = conv_direct.direct_conv(k, x, w, stride, padding, dilation, out_hw) + bias.reshape(1, -1, 1, 1)
+    if relu:
+        want = _relu(want)
+    np.testing.assert_array_equal(got.view(np.int32), want.view(np.int32))

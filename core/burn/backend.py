@@ -328,8 +328,10 @@ class Backend:
         ``(fn, node_position or None, input_slots, output_slots)`` (``fn(*inputs, **attrs)`` returns
         the outputs; a step with a node position gets that node's attributes as keywords), ``nodes``
         the flushed nodes. Return None to keep them, or ``(new_steps, index_of)`` where new_steps
-        replaces runs of steps by fewer (flex runs a step's optimizer updates as one call) and
-        ``index_of[i]`` is the new index of old step ``i``. A merged step may read the attributes of
+        replaces runs of steps by fewer (flex runs a step's optimizer updates as one call, and a
+        convolution with its bias and relu as one kernel) and ``index_of[i]`` is the new index of
+        old step ``i``, or None for a compiled group's step whose work another step now does (the
+        planner then never rebinds that group at other sizes). A merged step may read the attributes of
         the nodes it replaces only where their op is declared with ``plan_attrs=True``
         (:func:`burn.backend_extension`): only those are part of the plan's cache key. Called once
         per planned flush (plans are cached); the base class keeps the steps.

@@ -595,10 +595,10 @@ def _compile(backend, fg, like=None):
 
 def _rebind(template, nodes, backend):
     """``template``'s plan for ``nodes``, the same graph at other sizes (one relative key): the
-    slots and steps are the template's, each compiled group is bound to the new sizes. None
-    when a group compiles differently at these sizes (declined here, accepted there): the
-    caller plans from scratch."""
-    sites = [st for st in template.sites if not getattr(st[4], "any_size", False)]
+    slots and steps are the template's, each compiled group is bound to the new sizes (not one a
+    backend's merge_steps folded into another step: index None). None when a group compiles
+    differently at these sizes (declined here, accepted there): the caller plans from scratch."""
+    sites = [st for st in template.sites if not getattr(st[4], "any_size", False) and (st[0] is not None or st[4] is None)]
     if not sites:
         return template         # every compiled group runs at any sizes (see _compile)
     pos = _positions(nodes)

@@ -62,9 +62,19 @@ class FlexBackend(burn.Backend):
         return adapt_half(fn, op, in_dtypes, out_dtypes)
 
     def merge_steps(self, steps, nodes):
-        # a flush's optimizer updates as one step (burn_flex.batched)
-        from .batched import merge_steps
-        return merge_steps(steps, nodes)
+        # a convolution's bias and relu into its direct kernel (burn_flex.conv_epilogue), then a
+        # flush's optimizer updates as one step (burn_flex.batched)
+        from .batched import merge_steps as batch_updates
+        from .conv_epilogue import merge_steps as conv_epilogues
+        index_of = list(range(len(steps)))
+        changed = False
+        for merge in (conv_epilogues, batch_updates):
+            done = merge(steps, nodes)
+            if done is not None:
+                steps, again = done
+                index_of = [None if i is None else again[i] for i in index_of]
+                changed = True
+        return (steps, index_of) if changed else None
 
     def prepare_replay(self, prepared, index):
         # burn.capture: the plan's steps flattened once, attributes bound (burn_flex.replay)

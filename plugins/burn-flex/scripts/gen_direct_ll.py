@@ -28,7 +28,10 @@ HEADER = '''; flex's JIT direct convolution (float32 forward, any stride / dilat
 ; and B weight loads: FMA-bound, no im2col columns); the sum over k runs in order 0..K-1 with
 ; fmuladd, so results do not depend on the tile or on threads. The tile is stored lane by lane
 ; into y [N, O, P] (positions past P and channels past O dropped).
-;   d = [N, K, XS, P, O, OBT]  (i64; OBT = tiles of B blocks)
+;   d = [N, K, XS, P, O, OBT, FLAGS]  (i64; OBT = tiles of B blocks)
+; FLAGS bit 0: add bias[o] to each sum (bias holds OBT * B * 8 floats, zeros past O), bit 1: then
+; relu (flex's: x if x > 0 or x is NaN, else +0.0): a convolution's bias and activation while the
+; tile is in registers, the same bits as the sum, numpy's add and flex's relu one after another.
 ; direct_conv_r4b2_f32: 4 positions x 16 channels; direct_conv_r8b1_f32: 8 positions x 8 channels.
 '''
 
@@ -38,13 +41,18 @@ def tile_fn(R, B):
     a = L.append
     a(f"define void @{name}(ptr noalias nocapture readonly %xp, ptr noalias nocapture readonly %wt,")
     a(f"                    ptr noalias nocapture writeonly %y, ptr noalias nocapture readonly %d,")
-    a(f"                    ptr noalias nocapture readonly %base, ptr noalias nocapture readonly %koff) nounwind #3 {{")
+    a(f"                    ptr noalias nocapture readonly %base, ptr noalias nocapture readonly %koff,")
+    a(f"                    ptr noalias nocapture readonly %bias) nounwind #3 {{")
     a("entry:")
-    for i, v in enumerate(["nn", "nk", "xs", "np", "no", "obt"]):
+    for i, v in enumerate(["nn", "nk", "xs", "np", "no", "obt", "flags"]):
         a(f"  %d{i} = getelementptr inbounds i64, ptr %d, i64 {i}")
         a(f"  %{v} = load i64, ptr %d{i}")
     a(f"  %acc = alloca [{R * B} x <8 x float>], align 32")
     a("  %op = mul i64 %no, %np")
+    a("  %fb = and i64 %flags, 1")
+    a("  %hasbias = icmp ne i64 %fb, 0")
+    a("  %fr = and i64 %flags, 2")
+    a("  %hasrelu = icmp ne i64 %fr, 0")
     a("  %z1 = icmp sle i64 %nn, 0")
     a("  %z2 = icmp sle i64 %nk, 0")
     a("  %z3 = icmp sle i64 %np, 0")
@@ -98,7 +106,8 @@ def tile_fn(R, B):
             a(f"  %an{r}_{b} = call <8 x float> @llvm.fmuladd.v8f32(<8 x float> %x{r}, <8 x float> %w{b}, <8 x float> %a{r}_{b})")
     a("  %k.next = add nuw nsw i64 %k, 1")
     a("  %k.done = icmp eq i64 %k.next, %nk")
-    a("  br i1 %k.done, label %t.store, label %k.loop")
+    a("  br i1 %k.done, label %t.epilogue, label %k.loop")
+    _epilogue(a, R, B)
     _store_whole_tile(a, R, B)
     _store_partial_tile(a, R, B)
     a("t.latch:")
@@ -118,6 +127,28 @@ def tile_fn(R, B):
     a("}")
     return "\n".join(L) + "\n"
 
+def _epilogue(a, R, B):
+    """t.epilogue: flags bit 0 adds bias[o] (lanes are output channels: one vector load per block),
+    bit 1 applies relu (flex's: x if x > 0 or x is NaN, else +0.0); without a flag the sum is kept
+    as it is (adding a zero would turn -0.0 into +0.0)."""
+    a("t.epilogue:")
+    a(f"  %o0e = mul i64 %t, {B * 8}")
+    for b in range(B):
+        a(f"  %bo{b} = add i64 %o0e, {b * 8}")
+        a(f"  %pbias{b} = getelementptr inbounds float, ptr %bias, i64 %bo{b}")
+        a(f"  %bv{b} = load <8 x float>, ptr %pbias{b}, align 4")
+    for r in range(R):
+        for b in range(B):
+            a(f"  %eb{r}_{b} = fadd <8 x float> %an{r}_{b}, %bv{b}")
+            a(f"  %ec{r}_{b} = select i1 %hasbias, <8 x float> %eb{r}_{b}, <8 x float> %an{r}_{b}")
+            a(f"  %eg{r}_{b} = fcmp ogt <8 x float> %ec{r}_{b}, zeroinitializer")
+            a(f"  %eu{r}_{b} = fcmp uno <8 x float> %ec{r}_{b}, %ec{r}_{b}")
+            a(f"  %ek{r}_{b} = or <8 x i1> %eg{r}_{b}, %eu{r}_{b}")
+            a(f"  %er{r}_{b} = select <8 x i1> %ek{r}_{b}, <8 x float> %ec{r}_{b}, <8 x float> zeroinitializer")
+            a(f"  %en{r}_{b} = select i1 %hasrelu, <8 x float> %er{r}_{b}, <8 x float> %ec{r}_{b}")
+    a("  br label %t.store")
+
+
 def _store_whole_tile(a, R, B):
     """t.store: a whole tile transposed in registers, one vector store per output channel (else t.spill)."""
     a("t.store:")
@@ -133,7 +164,7 @@ def _store_whole_tile(a, R, B):
     a("t.vec:")
     # a whole tile: transposed in registers, one vector store per output channel
     for b in range(B):
-        rows = [f"%an{r}_{b}" for r in range(R)]
+        rows = [f"%en{r}_{b}" for r in range(R)]
         for h in range(0, R, 2):
             a(f"  %tl{b}_{h} = shufflevector <8 x float> {rows[h]}, <8 x float> {rows[h + 1]}, <8 x i32> <i32 0, i32 8, i32 1, i32 9, i32 4, i32 12, i32 5, i32 13>")
             a(f"  %th{b}_{h} = shufflevector <8 x float> {rows[h]}, <8 x float> {rows[h + 1]}, <8 x i32> <i32 2, i32 10, i32 3, i32 11, i32 6, i32 14, i32 7, i32 15>")
@@ -171,7 +202,7 @@ def _store_partial_tile(a, R, B):
     for r in range(R):
         for b in range(B):
             a(f"  %sp{r}_{b} = getelementptr inbounds [{R * B} x <8 x float>], ptr %acc, i64 0, i64 {r * B + b}")
-            a(f"  store <8 x float> %an{r}_{b}, ptr %sp{r}_{b}, align 32")
+            a(f"  store <8 x float> %en{r}_{b}, ptr %sp{r}_{b}, align 32")
     a("  br label %so.loop")
     a("so.loop:")
     a("  %oo = phi i64 [ 0, %t.spill ], [ %oo.next, %so.latch ]")

@@ -29,6 +29,7 @@ import functools
 import numpy as np
 
 from .. import threads
+from .elementwise import _relu
 
 __all__ = ["direct_conv", "direct_grad_input", "direct_grad_input_ok", "direct_grad_weight", "direct_grad_weight_ok",
            "grad_weight_rows", "grad_weight_rows_ok", "use_direct"]
@@ -94,10 +95,20 @@ def _padded(k, x, padding):
     return k.pad_planes(xp, padded, np.array([n * c, h, wd, pt, pb, pl, pr], np.int64))
 
 
-def direct_conv(k, x, w, stride, padding, dilation, out_hw, out=None):
+def _epilogue_args(bias, relu, lanes):
+    """direct.ll's FLAGS and bias array (``lanes`` floats, zeros past O; zeros when unused)."""
+    padded = np.zeros(lanes, np.float32)
+    if bias is not None:
+        padded[:np.size(bias)] = np.asarray(bias, np.float32).reshape(-1)
+    return (1 if bias is not None else 0) | (2 if relu else 0), padded
+
+
+def direct_conv(k, x, w, stride, padding, dilation, out_hw, out=None, bias=None, relu=False):
     """The float32 convolution of ``x`` [N, C, H, W] with ``w`` [O, C, kH, kW] (one group) by
     direct.ll: a fresh [N, O, OH, OW] array, or written into ``out`` (C-contiguous float32 of
-    that shape: every element is written).
+    that shape: every element is written). ``bias`` ([O] float32) is added to each sum and
+    ``relu`` applied after it in the kernel's registers, with the bits of numpy's add and flex's
+    relu run after the convolution.
 
     Example::
 
@@ -118,7 +129,9 @@ def direct_conv(k, x, w, stride, padding, dilation, out_hw, out=None):
         return y
     if c == 0:                        # a sum over no taps (the kernel needs at least one)
         y.fill(0)
-        return y
+        if bias is not None:
+            np.add(y, np.asarray(bias, np.float32).reshape(1, c_out, 1, 1), out=y)
+        return _relu(y, y) if relu else y
     xp = _padded(k, x, padding)
     r, b = tile = _tile(c_out)
     base, koff = _geometry(c, xp.shape[2:], kernel, tuple(stride), tuple(dilation), tuple(out_hw), r)
@@ -128,10 +141,11 @@ def direct_conv(k, x, w, stride, padding, dilation, out_hw, out=None):
     p_len = out_hw[0] * out_hw[1]
     tiles = wt.shape[0] // b
     run = k.direct_conv[tile]
+    flags, bias_lanes = _epilogue_args(bias, relu, wt.shape[0] * 8)
 
     def body(a, e):
-        d = np.array([e - a, taps, plane, p_len, c_out, tiles], np.int64)
-        run(xp[a:e], wt, y[a:e], d, base, koff)
+        d = np.array([e - a, taps, plane, p_len, c_out, tiles, flags], np.int64)
+        run(xp[a:e], wt, y[a:e], d, base, koff, bias_lanes)
     macs = c_out * taps * p_len
     # Small convolutions are scheduled as BLAS chunks are (threads' docstring): on the calling
     # thread unless BURN_FLEX_BLAS_CHUNKS=parallel. In a training step the fully connected layers'
@@ -248,6 +262,7 @@ def direct_grad_weight(k, x, g, stride, padding, dilation, kernel):
     # the taps as "positions" (padded to whole tiles with offset 0), the pairs as "taps"
     as_positions = np.concatenate([tap_offsets, np.zeros(-(-taps // r) * r - taps, np.int64)])
     blocks = -(-c_out // (8 * b)) * b
+    no_bias = np.zeros(blocks * 8, np.float32)          # FLAGS 0: read by the kernel, not used
     g3 = np.ascontiguousarray(g, dtype=np.float32).reshape(n, c_out, p_len)
     if blocks * 8 != c_out:
         g3 = np.concatenate([g3, np.zeros((n, blocks * 8 - c_out, p_len), np.float32)], axis=1)
@@ -258,8 +273,8 @@ def direct_grad_weight(k, x, g, stride, padding, dilation, kernel):
         # one transposing copy (channels past O are zero blocks)
         wt = np.ascontiguousarray(g3[a:e].reshape(e - a, blocks, 8, p_len).transpose(1, 0, 3, 2))
         part = np.empty((1, c_out, taps), np.float32)
-        d = np.array([1, pairs.size, 0, taps, c_out, blocks // b], np.int64)
-        k.direct_conv[tile](xp, wt, part, d, as_positions, pairs)
+        d = np.array([1, pairs.size, 0, taps, c_out, blocks // b, 0], np.int64)
+        k.direct_conv[tile](xp, wt, part, d, as_positions, pairs, no_bias)
         return part[0]
     return _sum_over_image_blocks(n, c_out * taps * p_len, images).reshape((c_out, c) + tuple(kernel))
 

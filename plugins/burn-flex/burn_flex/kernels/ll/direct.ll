@@ -14,12 +14,16 @@
 ; and B weight loads: FMA-bound, no im2col columns); the sum over k runs in order 0..K-1 with
 ; fmuladd, so results do not depend on the tile or on threads. The tile is stored lane by lane
 ; into y [N, O, P] (positions past P and channels past O dropped).
-;   d = [N, K, XS, P, O, OBT]  (i64; OBT = tiles of B blocks)
+;   d = [N, K, XS, P, O, OBT, FLAGS]  (i64; OBT = tiles of B blocks)
+; FLAGS bit 0: add bias[o] to each sum (bias holds OBT * B * 8 floats, zeros past O), bit 1: then
+; relu (flex's: x if x > 0 or x is NaN, else +0.0): a convolution's bias and activation while the
+; tile is in registers, the same bits as the sum, numpy's add and flex's relu one after another.
 ; direct_conv_r4b2_f32: 4 positions x 16 channels; direct_conv_r8b1_f32: 8 positions x 8 channels.
 
 define void @direct_conv_r4b2_f32(ptr noalias nocapture readonly %xp, ptr noalias nocapture readonly %wt,
                     ptr noalias nocapture writeonly %y, ptr noalias nocapture readonly %d,
-                    ptr noalias nocapture readonly %base, ptr noalias nocapture readonly %koff) nounwind #3 {
+                    ptr noalias nocapture readonly %base, ptr noalias nocapture readonly %koff,
+                    ptr noalias nocapture readonly %bias) nounwind #3 {
 entry:
   %d0 = getelementptr inbounds i64, ptr %d, i64 0
   %nn = load i64, ptr %d0
@@ -33,8 +37,14 @@ entry:
   %no = load i64, ptr %d4
   %d5 = getelementptr inbounds i64, ptr %d, i64 5
   %obt = load i64, ptr %d5
+  %d6 = getelementptr inbounds i64, ptr %d, i64 6
+  %flags = load i64, ptr %d6
   %acc = alloca [8 x <8 x float>], align 32
   %op = mul i64 %no, %np
+  %fb = and i64 %flags, 1
+  %hasbias = icmp ne i64 %fb, 0
+  %fr = and i64 %flags, 2
+  %hasrelu = icmp ne i64 %fr, 0
   %z1 = icmp sle i64 %nn, 0
   %z2 = icmp sle i64 %nk, 0
   %z3 = icmp sle i64 %np, 0
@@ -122,7 +132,72 @@ k.loop:
   %an3_1 = call <8 x float> @llvm.fmuladd.v8f32(<8 x float> %x3, <8 x float> %w1, <8 x float> %a3_1)
   %k.next = add nuw nsw i64 %k, 1
   %k.done = icmp eq i64 %k.next, %nk
-  br i1 %k.done, label %t.store, label %k.loop
+  br i1 %k.done, label %t.epilogue, label %k.loop
+t.epilogue:
+  %o0e = mul i64 %t, 16
+  %bo0 = add i64 %o0e, 0
+  %pbias0 = getelementptr inbounds float, ptr %bias, i64 %bo0
+  %bv0 = load <8 x float>, ptr %pbias0, align 4
+  %bo1 = add i64 %o0e, 8
+  %pbias1 = getelementptr inbounds float, ptr %bias, i64 %bo1
+  %bv1 = load <8 x float>, ptr %pbias1, align 4
+  %eb0_0 = fadd <8 x float> %an0_0, %bv0
+  %ec0_0 = select i1 %hasbias, <8 x float> %eb0_0, <8 x float> %an0_0
+  %eg0_0 = fcmp ogt <8 x float> %ec0_0, zeroinitializer
+  %eu0_0 = fcmp uno <8 x float> %ec0_0, %ec0_0
+  %ek0_0 = or <8 x i1> %eg0_0, %eu0_0
+  %er0_0 = select <8 x i1> %ek0_0, <8 x float> %ec0_0, <8 x float> zeroinitializer
+  %en0_0 = select i1 %hasrelu, <8 x float> %er0_0, <8 x float> %ec0_0
+  %eb0_1 = fadd <8 x float> %an0_1, %bv1
+  %ec0_1 = select i1 %hasbias, <8 x float> %eb0_1, <8 x float> %an0_1
+  %eg0_1 = fcmp ogt <8 x float> %ec0_1, zeroinitializer
+  %eu0_1 = fcmp uno <8 x float> %ec0_1, %ec0_1
+  %ek0_1 = or <8 x i1> %eg0_1, %eu0_1
+  %er0_1 = select <8 x i1> %ek0_1, <8 x float> %ec0_1, <8 x float> zeroinitializer
+  %en0_1 = select i1 %hasrelu, <8 x float> %er0_1, <8 x float> %ec0_1
+  %eb1_0 = fadd <8 x float> %an1_0, %bv0
+  %ec1_0 = select i1 %hasbias, <8 x float> %eb1_0, <8 x float> %an1_0
+  %eg1_0 = fcmp ogt <8 x float> %ec1_0, zeroinitializer
+  %eu1_0 = fcmp uno <8 x float> %ec1_0, %ec1_0
+  %ek1_0 = or <8 x i1> %eg1_0, %eu1_0
+  %er1_0 = select <8 x i1> %ek1_0, <8 x float> %ec1_0, <8 x float> zeroinitializer
+  %en1_0 = select i1 %hasrelu, <8 x float> %er1_0, <8 x float> %ec1_0
+  %eb1_1 = fadd <8 x float> %an1_1, %bv1
+  %ec1_1 = select i1 %hasbias, <8 x float> %eb1_1, <8 x float> %an1_1
+  %eg1_1 = fcmp ogt <8 x float> %ec1_1, zeroinitializer
+  %eu1_1 = fcmp uno <8 x float> %ec1_1, %ec1_1
+  %ek1_1 = or <8 x i1> %eg1_1, %eu1_1
+  %er1_1 = select <8 x i1> %ek1_1, <8 x float> %ec1_1, <8 x float> zeroinitializer
+  %en1_1 = select i1 %hasrelu, <8 x float> %er1_1, <8 x float> %ec1_1
+  %eb2_0 = fadd <8 x float> %an2_0, %bv0
+  %ec2_0 = select i1 %hasbias, <8 x float> %eb2_0, <8 x float> %an2_0
+  %eg2_0 = fcmp ogt <8 x float> %ec2_0, zeroinitializer
+  %eu2_0 = fcmp uno <8 x float> %ec2_0, %ec2_0
+  %ek2_0 = or <8 x i1> %eg2_0, %eu2_0
+  %er2_0 = select <8 x i1> %ek2_0, <8 x float> %ec2_0, <8 x float> zeroinitializer
+  %en2_0 = select i1 %hasrelu, <8 x float> %er2_0, <8 x float> %ec2_0
+  %eb2_1 = fadd <8 x float> %an2_1, %bv1
+  %ec2_1 = select i1 %hasbias, <8 x float> %eb2_1, <8 x float> %an2_1
+  %eg2_1 = fcmp ogt <8 x float> %ec2_1, zeroinitializer
+  %eu2_1 = fcmp uno <8 x float> %ec2_1, %ec2_1
+  %ek2_1 = or <8 x i1> %eg2_1, %eu2_1
+  %er2_1 = select <8 x i1> %ek2_1, <8 x float> %ec2_1, <8 x float> zeroinitializer
+  %en2_1 = select i1 %hasrelu, <8 x float> %er2_1, <8 x float> %ec2_1
+  %eb3_0 = fadd <8 x float> %an3_0, %bv0
+  %ec3_0 = select i1 %hasbias, <8 x float> %eb3_0, <8 x float> %an3_0
+  %eg3_0 = fcmp ogt <8 x float> %ec3_0, zeroinitializer
+  %eu3_0 = fcmp uno <8 x float> %ec3_0, %ec3_0
+  %ek3_0 = or <8 x i1> %eg3_0, %eu3_0
+  %er3_0 = select <8 x i1> %ek3_0, <8 x float> %ec3_0, <8 x float> zeroinitializer
+  %en3_0 = select i1 %hasrelu, <8 x float> %er3_0, <8 x float> %ec3_0
+  %eb3_1 = fadd <8 x float> %an3_1, %bv1
+  %ec3_1 = select i1 %hasbias, <8 x float> %eb3_1, <8 x float> %an3_1
+  %eg3_1 = fcmp ogt <8 x float> %ec3_1, zeroinitializer
+  %eu3_1 = fcmp uno <8 x float> %ec3_1, %ec3_1
+  %ek3_1 = or <8 x i1> %eg3_1, %eu3_1
+  %er3_1 = select <8 x i1> %ek3_1, <8 x float> %ec3_1, <8 x float> zeroinitializer
+  %en3_1 = select i1 %hasrelu, <8 x float> %er3_1, <8 x float> %ec3_1
+  br label %t.store
 t.store:
   %o0 = mul i64 %t, 16
   %rleft = sub i64 %np, %p0
@@ -134,10 +209,10 @@ t.store:
   %partial = or i1 %rlt, %olt
   br i1 %partial, label %t.spill, label %t.vec
 t.vec:
-  %tl0_0 = shufflevector <8 x float> %an0_0, <8 x float> %an1_0, <8 x i32> <i32 0, i32 8, i32 1, i32 9, i32 4, i32 12, i32 5, i32 13>
-  %th0_0 = shufflevector <8 x float> %an0_0, <8 x float> %an1_0, <8 x i32> <i32 2, i32 10, i32 3, i32 11, i32 6, i32 14, i32 7, i32 15>
-  %tl0_2 = shufflevector <8 x float> %an2_0, <8 x float> %an3_0, <8 x i32> <i32 0, i32 8, i32 1, i32 9, i32 4, i32 12, i32 5, i32 13>
-  %th0_2 = shufflevector <8 x float> %an2_0, <8 x float> %an3_0, <8 x i32> <i32 2, i32 10, i32 3, i32 11, i32 6, i32 14, i32 7, i32 15>
+  %tl0_0 = shufflevector <8 x float> %en0_0, <8 x float> %en1_0, <8 x i32> <i32 0, i32 8, i32 1, i32 9, i32 4, i32 12, i32 5, i32 13>
+  %th0_0 = shufflevector <8 x float> %en0_0, <8 x float> %en1_0, <8 x i32> <i32 2, i32 10, i32 3, i32 11, i32 6, i32 14, i32 7, i32 15>
+  %tl0_2 = shufflevector <8 x float> %en2_0, <8 x float> %en3_0, <8 x i32> <i32 0, i32 8, i32 1, i32 9, i32 4, i32 12, i32 5, i32 13>
+  %th0_2 = shufflevector <8 x float> %en2_0, <8 x float> %en3_0, <8 x i32> <i32 2, i32 10, i32 3, i32 11, i32 6, i32 14, i32 7, i32 15>
   %u0_0_0 = shufflevector <8 x float> %tl0_0, <8 x float> %tl0_2, <8 x i32> <i32 0, i32 1, i32 8, i32 9, i32 4, i32 5, i32 12, i32 13>
   %u0_0_1 = shufflevector <8 x float> %tl0_0, <8 x float> %tl0_2, <8 x i32> <i32 2, i32 3, i32 10, i32 11, i32 6, i32 7, i32 14, i32 15>
   %u0_0_2 = shufflevector <8 x float> %th0_0, <8 x float> %th0_2, <8 x i32> <i32 0, i32 1, i32 8, i32 9, i32 4, i32 5, i32 12, i32 13>
@@ -190,10 +265,10 @@ t.vec:
   %vyo0_7 = add i64 %vop0_7, %p0
   %vy0_7 = getelementptr inbounds float, ptr %yn, i64 %vyo0_7
   store <4 x float> %c0_7, ptr %vy0_7, align 4
-  %tl1_0 = shufflevector <8 x float> %an0_1, <8 x float> %an1_1, <8 x i32> <i32 0, i32 8, i32 1, i32 9, i32 4, i32 12, i32 5, i32 13>
-  %th1_0 = shufflevector <8 x float> %an0_1, <8 x float> %an1_1, <8 x i32> <i32 2, i32 10, i32 3, i32 11, i32 6, i32 14, i32 7, i32 15>
-  %tl1_2 = shufflevector <8 x float> %an2_1, <8 x float> %an3_1, <8 x i32> <i32 0, i32 8, i32 1, i32 9, i32 4, i32 12, i32 5, i32 13>
-  %th1_2 = shufflevector <8 x float> %an2_1, <8 x float> %an3_1, <8 x i32> <i32 2, i32 10, i32 3, i32 11, i32 6, i32 14, i32 7, i32 15>
+  %tl1_0 = shufflevector <8 x float> %en0_1, <8 x float> %en1_1, <8 x i32> <i32 0, i32 8, i32 1, i32 9, i32 4, i32 12, i32 5, i32 13>
+  %th1_0 = shufflevector <8 x float> %en0_1, <8 x float> %en1_1, <8 x i32> <i32 2, i32 10, i32 3, i32 11, i32 6, i32 14, i32 7, i32 15>
+  %tl1_2 = shufflevector <8 x float> %en2_1, <8 x float> %en3_1, <8 x i32> <i32 0, i32 8, i32 1, i32 9, i32 4, i32 12, i32 5, i32 13>
+  %th1_2 = shufflevector <8 x float> %en2_1, <8 x float> %en3_1, <8 x i32> <i32 2, i32 10, i32 3, i32 11, i32 6, i32 14, i32 7, i32 15>
   %u1_0_0 = shufflevector <8 x float> %tl1_0, <8 x float> %tl1_2, <8 x i32> <i32 0, i32 1, i32 8, i32 9, i32 4, i32 5, i32 12, i32 13>
   %u1_0_1 = shufflevector <8 x float> %tl1_0, <8 x float> %tl1_2, <8 x i32> <i32 2, i32 3, i32 10, i32 11, i32 6, i32 7, i32 14, i32 15>
   %u1_0_2 = shufflevector <8 x float> %th1_0, <8 x float> %th1_2, <8 x i32> <i32 0, i32 1, i32 8, i32 9, i32 4, i32 5, i32 12, i32 13>
@@ -249,21 +324,21 @@ t.vec:
   br label %t.latch
 t.spill:
   %sp0_0 = getelementptr inbounds [8 x <8 x float>], ptr %acc, i64 0, i64 0
-  store <8 x float> %an0_0, ptr %sp0_0, align 32
+  store <8 x float> %en0_0, ptr %sp0_0, align 32
   %sp0_1 = getelementptr inbounds [8 x <8 x float>], ptr %acc, i64 0, i64 1
-  store <8 x float> %an0_1, ptr %sp0_1, align 32
+  store <8 x float> %en0_1, ptr %sp0_1, align 32
   %sp1_0 = getelementptr inbounds [8 x <8 x float>], ptr %acc, i64 0, i64 2
-  store <8 x float> %an1_0, ptr %sp1_0, align 32
+  store <8 x float> %en1_0, ptr %sp1_0, align 32
   %sp1_1 = getelementptr inbounds [8 x <8 x float>], ptr %acc, i64 0, i64 3
-  store <8 x float> %an1_1, ptr %sp1_1, align 32
+  store <8 x float> %en1_1, ptr %sp1_1, align 32
   %sp2_0 = getelementptr inbounds [8 x <8 x float>], ptr %acc, i64 0, i64 4
-  store <8 x float> %an2_0, ptr %sp2_0, align 32
+  store <8 x float> %en2_0, ptr %sp2_0, align 32
   %sp2_1 = getelementptr inbounds [8 x <8 x float>], ptr %acc, i64 0, i64 5
-  store <8 x float> %an2_1, ptr %sp2_1, align 32
+  store <8 x float> %en2_1, ptr %sp2_1, align 32
   %sp3_0 = getelementptr inbounds [8 x <8 x float>], ptr %acc, i64 0, i64 6
-  store <8 x float> %an3_0, ptr %sp3_0, align 32
+  store <8 x float> %en3_0, ptr %sp3_0, align 32
   %sp3_1 = getelementptr inbounds [8 x <8 x float>], ptr %acc, i64 0, i64 7
-  store <8 x float> %an3_1, ptr %sp3_1, align 32
+  store <8 x float> %en3_1, ptr %sp3_1, align 32
   br label %so.loop
 so.loop:
   %oo = phi i64 [ 0, %t.spill ], [ %oo.next, %so.latch ]
@@ -305,7 +380,8 @@ exit:
 
 define void @direct_conv_r8b1_f32(ptr noalias nocapture readonly %xp, ptr noalias nocapture readonly %wt,
                     ptr noalias nocapture writeonly %y, ptr noalias nocapture readonly %d,
-                    ptr noalias nocapture readonly %base, ptr noalias nocapture readonly %koff) nounwind #3 {
+                    ptr noalias nocapture readonly %base, ptr noalias nocapture readonly %koff,
+                    ptr noalias nocapture readonly %bias) nounwind #3 {
 entry:
   %d0 = getelementptr inbounds i64, ptr %d, i64 0
   %nn = load i64, ptr %d0
@@ -319,8 +395,14 @@ entry:
   %no = load i64, ptr %d4
   %d5 = getelementptr inbounds i64, ptr %d, i64 5
   %obt = load i64, ptr %d5
+  %d6 = getelementptr inbounds i64, ptr %d, i64 6
+  %flags = load i64, ptr %d6
   %acc = alloca [8 x <8 x float>], align 32
   %op = mul i64 %no, %np
+  %fb = and i64 %flags, 1
+  %hasbias = icmp ne i64 %fb, 0
+  %fr = and i64 %flags, 2
+  %hasrelu = icmp ne i64 %fr, 0
   %z1 = icmp sle i64 %nn, 0
   %z2 = icmp sle i64 %nk, 0
   %z3 = icmp sle i64 %np, 0
@@ -436,7 +518,69 @@ k.loop:
   %an7_0 = call <8 x float> @llvm.fmuladd.v8f32(<8 x float> %x7, <8 x float> %w0, <8 x float> %a7_0)
   %k.next = add nuw nsw i64 %k, 1
   %k.done = icmp eq i64 %k.next, %nk
-  br i1 %k.done, label %t.store, label %k.loop
+  br i1 %k.done, label %t.epilogue, label %k.loop
+t.epilogue:
+  %o0e = mul i64 %t, 8
+  %bo0 = add i64 %o0e, 0
+  %pbias0 = getelementptr inbounds float, ptr %bias, i64 %bo0
+  %bv0 = load <8 x float>, ptr %pbias0, align 4
+  %eb0_0 = fadd <8 x float> %an0_0, %bv0
+  %ec0_0 = select i1 %hasbias, <8 x float> %eb0_0, <8 x float> %an0_0
+  %eg0_0 = fcmp ogt <8 x float> %ec0_0, zeroinitializer
+  %eu0_0 = fcmp uno <8 x float> %ec0_0, %ec0_0
+  %ek0_0 = or <8 x i1> %eg0_0, %eu0_0
+  %er0_0 = select <8 x i1> %ek0_0, <8 x float> %ec0_0, <8 x float> zeroinitializer
+  %en0_0 = select i1 %hasrelu, <8 x float> %er0_0, <8 x float> %ec0_0
+  %eb1_0 = fadd <8 x float> %an1_0, %bv0
+  %ec1_0 = select i1 %hasbias, <8 x float> %eb1_0, <8 x float> %an1_0
+  %eg1_0 = fcmp ogt <8 x float> %ec1_0, zeroinitializer
+  %eu1_0 = fcmp uno <8 x float> %ec1_0, %ec1_0
+  %ek1_0 = or <8 x i1> %eg1_0, %eu1_0
+  %er1_0 = select <8 x i1> %ek1_0, <8 x float> %ec1_0, <8 x float> zeroinitializer
+  %en1_0 = select i1 %hasrelu, <8 x float> %er1_0, <8 x float> %ec1_0
+  %eb2_0 = fadd <8 x float> %an2_0, %bv0
+  %ec2_0 = select i1 %hasbias, <8 x float> %eb2_0, <8 x float> %an2_0
+  %eg2_0 = fcmp ogt <8 x float> %ec2_0, zeroinitializer
+  %eu2_0 = fcmp uno <8 x float> %ec2_0, %ec2_0
+  %ek2_0 = or <8 x i1> %eg2_0, %eu2_0
+  %er2_0 = select <8 x i1> %ek2_0, <8 x float> %ec2_0, <8 x float> zeroinitializer
+  %en2_0 = select i1 %hasrelu, <8 x float> %er2_0, <8 x float> %ec2_0
+  %eb3_0 = fadd <8 x float> %an3_0, %bv0
+  %ec3_0 = select i1 %hasbias, <8 x float> %eb3_0, <8 x float> %an3_0
+  %eg3_0 = fcmp ogt <8 x float> %ec3_0, zeroinitializer
+  %eu3_0 = fcmp uno <8 x float> %ec3_0, %ec3_0
+  %ek3_0 = or <8 x i1> %eg3_0, %eu3_0
+  %er3_0 = select <8 x i1> %ek3_0, <8 x float> %ec3_0, <8 x float> zeroinitializer
+  %en3_0 = select i1 %hasrelu, <8 x float> %er3_0, <8 x float> %ec3_0
+  %eb4_0 = fadd <8 x float> %an4_0, %bv0
+  %ec4_0 = select i1 %hasbias, <8 x float> %eb4_0, <8 x float> %an4_0
+  %eg4_0 = fcmp ogt <8 x float> %ec4_0, zeroinitializer
+  %eu4_0 = fcmp uno <8 x float> %ec4_0, %ec4_0
+  %ek4_0 = or <8 x i1> %eg4_0, %eu4_0
+  %er4_0 = select <8 x i1> %ek4_0, <8 x float> %ec4_0, <8 x float> zeroinitializer
+  %en4_0 = select i1 %hasrelu, <8 x float> %er4_0, <8 x float> %ec4_0
+  %eb5_0 = fadd <8 x float> %an5_0, %bv0
+  %ec5_0 = select i1 %hasbias, <8 x float> %eb5_0, <8 x float> %an5_0
+  %eg5_0 = fcmp ogt <8 x float> %ec5_0, zeroinitializer
+  %eu5_0 = fcmp uno <8 x float> %ec5_0, %ec5_0
+  %ek5_0 = or <8 x i1> %eg5_0, %eu5_0
+  %er5_0 = select <8 x i1> %ek5_0, <8 x float> %ec5_0, <8 x float> zeroinitializer
+  %en5_0 = select i1 %hasrelu, <8 x float> %er5_0, <8 x float> %ec5_0
+  %eb6_0 = fadd <8 x float> %an6_0, %bv0
+  %ec6_0 = select i1 %hasbias, <8 x float> %eb6_0, <8 x float> %an6_0
+  %eg6_0 = fcmp ogt <8 x float> %ec6_0, zeroinitializer
+  %eu6_0 = fcmp uno <8 x float> %ec6_0, %ec6_0
+  %ek6_0 = or <8 x i1> %eg6_0, %eu6_0
+  %er6_0 = select <8 x i1> %ek6_0, <8 x float> %ec6_0, <8 x float> zeroinitializer
+  %en6_0 = select i1 %hasrelu, <8 x float> %er6_0, <8 x float> %ec6_0
+  %eb7_0 = fadd <8 x float> %an7_0, %bv0
+  %ec7_0 = select i1 %hasbias, <8 x float> %eb7_0, <8 x float> %an7_0
+  %eg7_0 = fcmp ogt <8 x float> %ec7_0, zeroinitializer
+  %eu7_0 = fcmp uno <8 x float> %ec7_0, %ec7_0
+  %ek7_0 = or <8 x i1> %eg7_0, %eu7_0
+  %er7_0 = select <8 x i1> %ek7_0, <8 x float> %ec7_0, <8 x float> zeroinitializer
+  %en7_0 = select i1 %hasrelu, <8 x float> %er7_0, <8 x float> %ec7_0
+  br label %t.store
 t.store:
   %o0 = mul i64 %t, 8
   %rleft = sub i64 %np, %p0
@@ -448,14 +592,14 @@ t.store:
   %partial = or i1 %rlt, %olt
   br i1 %partial, label %t.spill, label %t.vec
 t.vec:
-  %tl0_0 = shufflevector <8 x float> %an0_0, <8 x float> %an1_0, <8 x i32> <i32 0, i32 8, i32 1, i32 9, i32 4, i32 12, i32 5, i32 13>
-  %th0_0 = shufflevector <8 x float> %an0_0, <8 x float> %an1_0, <8 x i32> <i32 2, i32 10, i32 3, i32 11, i32 6, i32 14, i32 7, i32 15>
-  %tl0_2 = shufflevector <8 x float> %an2_0, <8 x float> %an3_0, <8 x i32> <i32 0, i32 8, i32 1, i32 9, i32 4, i32 12, i32 5, i32 13>
-  %th0_2 = shufflevector <8 x float> %an2_0, <8 x float> %an3_0, <8 x i32> <i32 2, i32 10, i32 3, i32 11, i32 6, i32 14, i32 7, i32 15>
-  %tl0_4 = shufflevector <8 x float> %an4_0, <8 x float> %an5_0, <8 x i32> <i32 0, i32 8, i32 1, i32 9, i32 4, i32 12, i32 5, i32 13>
-  %th0_4 = shufflevector <8 x float> %an4_0, <8 x float> %an5_0, <8 x i32> <i32 2, i32 10, i32 3, i32 11, i32 6, i32 14, i32 7, i32 15>
-  %tl0_6 = shufflevector <8 x float> %an6_0, <8 x float> %an7_0, <8 x i32> <i32 0, i32 8, i32 1, i32 9, i32 4, i32 12, i32 5, i32 13>
-  %th0_6 = shufflevector <8 x float> %an6_0, <8 x float> %an7_0, <8 x i32> <i32 2, i32 10, i32 3, i32 11, i32 6, i32 14, i32 7, i32 15>
+  %tl0_0 = shufflevector <8 x float> %en0_0, <8 x float> %en1_0, <8 x i32> <i32 0, i32 8, i32 1, i32 9, i32 4, i32 12, i32 5, i32 13>
+  %th0_0 = shufflevector <8 x float> %en0_0, <8 x float> %en1_0, <8 x i32> <i32 2, i32 10, i32 3, i32 11, i32 6, i32 14, i32 7, i32 15>
+  %tl0_2 = shufflevector <8 x float> %en2_0, <8 x float> %en3_0, <8 x i32> <i32 0, i32 8, i32 1, i32 9, i32 4, i32 12, i32 5, i32 13>
+  %th0_2 = shufflevector <8 x float> %en2_0, <8 x float> %en3_0, <8 x i32> <i32 2, i32 10, i32 3, i32 11, i32 6, i32 14, i32 7, i32 15>
+  %tl0_4 = shufflevector <8 x float> %en4_0, <8 x float> %en5_0, <8 x i32> <i32 0, i32 8, i32 1, i32 9, i32 4, i32 12, i32 5, i32 13>
+  %th0_4 = shufflevector <8 x float> %en4_0, <8 x float> %en5_0, <8 x i32> <i32 2, i32 10, i32 3, i32 11, i32 6, i32 14, i32 7, i32 15>
+  %tl0_6 = shufflevector <8 x float> %en6_0, <8 x float> %en7_0, <8 x i32> <i32 0, i32 8, i32 1, i32 9, i32 4, i32 12, i32 5, i32 13>
+  %th0_6 = shufflevector <8 x float> %en6_0, <8 x float> %en7_0, <8 x i32> <i32 2, i32 10, i32 3, i32 11, i32 6, i32 14, i32 7, i32 15>
   %u0_0_0 = shufflevector <8 x float> %tl0_0, <8 x float> %tl0_2, <8 x i32> <i32 0, i32 1, i32 8, i32 9, i32 4, i32 5, i32 12, i32 13>
   %u0_0_1 = shufflevector <8 x float> %tl0_0, <8 x float> %tl0_2, <8 x i32> <i32 2, i32 3, i32 10, i32 11, i32 6, i32 7, i32 14, i32 15>
   %u0_0_2 = shufflevector <8 x float> %th0_0, <8 x float> %th0_2, <8 x i32> <i32 0, i32 1, i32 8, i32 9, i32 4, i32 5, i32 12, i32 13>
@@ -515,21 +659,21 @@ t.vec:
   br label %t.latch
 t.spill:
   %sp0_0 = getelementptr inbounds [8 x <8 x float>], ptr %acc, i64 0, i64 0
-  store <8 x float> %an0_0, ptr %sp0_0, align 32
+  store <8 x float> %en0_0, ptr %sp0_0, align 32
   %sp1_0 = getelementptr inbounds [8 x <8 x float>], ptr %acc, i64 0, i64 1
-  store <8 x float> %an1_0, ptr %sp1_0, align 32
+  store <8 x float> %en1_0, ptr %sp1_0, align 32
   %sp2_0 = getelementptr inbounds [8 x <8 x float>], ptr %acc, i64 0, i64 2
-  store <8 x float> %an2_0, ptr %sp2_0, align 32
+  store <8 x float> %en2_0, ptr %sp2_0, align 32
   %sp3_0 = getelementptr inbounds [8 x <8 x float>], ptr %acc, i64 0, i64 3
-  store <8 x float> %an3_0, ptr %sp3_0, align 32
+  store <8 x float> %en3_0, ptr %sp3_0, align 32
   %sp4_0 = getelementptr inbounds [8 x <8 x float>], ptr %acc, i64 0, i64 4
-  store <8 x float> %an4_0, ptr %sp4_0, align 32
+  store <8 x float> %en4_0, ptr %sp4_0, align 32
   %sp5_0 = getelementptr inbounds [8 x <8 x float>], ptr %acc, i64 0, i64 5
-  store <8 x float> %an5_0, ptr %sp5_0, align 32
+  store <8 x float> %en5_0, ptr %sp5_0, align 32
   %sp6_0 = getelementptr inbounds [8 x <8 x float>], ptr %acc, i64 0, i64 6
-  store <8 x float> %an6_0, ptr %sp6_0, align 32
+  store <8 x float> %en6_0, ptr %sp6_0, align 32
   %sp7_0 = getelementptr inbounds [8 x <8 x float>], ptr %acc, i64 0, i64 7
-  store <8 x float> %an7_0, ptr %sp7_0, align 32
+  store <8 x float> %en7_0, ptr %sp7_0, align 32
   br label %so.loop
 so.loop:
   %oo = phi i64 [ 0, %t.spill ], [ %oo.next, %so.latch ]

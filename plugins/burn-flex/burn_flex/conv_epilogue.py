@@ -1,0 +1,134 @@
+"""A convolution's bias and relu run inside the direct kernel (``FlexBackend.merge_steps``).
+
+``F.conv2d(x, w, b)`` records ``conv2d``, a ``reshape`` of the bias to [1, O, 1, 1] and an
+``add``; a ``relu`` after it joins the add's fused group. Inference only, in practice: in
+training, autodiff keeps the relu's input (its gradient is ``where(x > 0, g, 0)``), so the add's
+output is a result and nothing is merged. Flex runs that group as a second pass
+over the convolution's output (~20-30 us on the digits CNN's [64, 16, 8, 8]: a read, a write and
+the loop's overhead per row of 64). Where the plan holds exactly that pattern, and nothing else
+reads or keeps the convolution's output (or the add's, when a relu follows), the conv step and
+the group's step become one step: the direct kernel adds the bias and applies the relu while the
+tile is in registers (``kernels/ll/direct.ll``'s epilogue, the same bits as the add and relu run
+after it). The step keeps the conv node's position, so it reads the stride, padding, dilation and
+groups from the node on every run, as the conv step did; where the direct kernel does not take
+that convolution (another dtype, groups, a large single image on several threads) it runs the
+conv kernel, numpy's add and flex's relu: what the unmerged plan computes.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from burn import float32
+from burn.dispatch import registry
+
+from .kernels import conv as _conv
+from .kernels.conv_direct import direct_conv, use_direct
+from .kernels.elementwise import _relu
+
+__all__ = ["merge_steps"]
+
+
+class _ConvBiasRelu:
+    """The merged step: ``(x, w, bias [1, O, 1, 1], **conv attributes) -> (relu(conv + bias),)``.
+
+    Example:
+        >>> import numpy as np
+        >>> from burn_flex.conv_epilogue import _ConvBiasRelu
+        >>> x, w = np.ones((1, 1, 3, 3), np.float32), np.ones((2, 1, 2, 2), np.float32)
+        >>> b = np.array([-5.0, 1.0], np.float32).reshape(1, 2, 1, 1)
+        >>> (y,) = _ConvBiasRelu(True)(x, w, b, stride=(1, 1), padding=(0, 0, 0, 0), dilation=(1, 1), groups=1)
+        >>> y[0, :, 0, 0].tolist()
+        [0.0, 5.0]
+    """
+
+    __slots__ = ("relu", "__name__")
+
+    def __init__(self, relu):
+        self.relu = relu
+        self.__name__ = "conv2d_bias_relu" if relu else "conv2d_bias"
+
+    def __call__(self, x, w, bias, *, stride, padding, dilation, groups):
+        k = _conv._jit_columns(np.dtype(np.float32))
+        n, c_out = x.shape[0], w.shape[0]
+        out_hw = _conv._out_hw(x.shape, w.shape[2:], stride, padding, dilation)
+        if (x.dtype == w.dtype == bias.dtype == np.float32 and bias.size == c_out
+                and use_direct(k, x.dtype, groups, n, w[0].size * out_hw[0] * out_hw[1])):
+            return (direct_conv(k, x, w, stride, padding, dilation, out_hw, bias=bias.reshape(-1), relu=self.relu),)
+        y = np.add(_conv.conv2d(x, w, stride=stride, padding=padding, dilation=dilation, groups=groups), bias)
+        return (_relu(y) if self.relu else y,)
+
+
+def _only_reader(nodes, src, reader):
+    """Whether node ``src``'s output is read by node ``reader`` alone and kept by no tensor."""
+    if src.outs and src.outs[0]() is not None:
+        return False
+    for n in nodes:
+        if n is not reader and any(type(a) is tuple and a[0] is src for a in n.args):
+            return False
+    return True
+
+
+def _pattern(steps, nodes, j):
+    """``(relu, conv step, reshape step, group step)`` when steps j, j+1, j+2 are a float32
+    conv2d on flex's own kernel, the reshape of its bias and a fused group of exactly add(conv,
+    bias) [+ relu]; else None."""
+    if j + 2 >= len(steps):
+        return None
+    conv_st, reshape_st, group_st = steps[j], steps[j + 1], steps[j + 2]
+    i = conv_st[1]
+    # the add [+ relu] step: a compiled group (no node position), or the add alone as its own step
+    if i is None or reshape_st[1] != i + 1 or group_st[1] not in (None, i + 2) or len(group_st[3]) != 1:
+        return None
+    conv, reshape = nodes[i], nodes[i + 1]
+    if conv.prim.name != "conv2d" or reshape.prim.name != "reshape" or registry.kernel("conv2d", "flex") \
+            is not _conv.conv2d or len(conv.args) != 2 or len(nodes) <= i + 2:
+        return None
+    c_out = conv.metas[0].shape[1]
+    if conv.metas[0].dtype is not float32 or reshape.metas[0].dtype is not float32 \
+            or tuple(reshape.metas[0].shape) != (1, c_out, 1, 1):
+        return None
+    add = nodes[i + 2]
+    if add.prim.name != "add" or len(add.args) != 2 or type(add.args[0]) is not tuple \
+            or type(add.args[1]) is not tuple or add.args[0] != (conv, 0) or add.args[1] != (reshape, 0):
+        return None
+    relu = group_st[1] is None and len(nodes) > i + 3 and nodes[i + 3].prim.name == "relu" \
+        and tuple(nodes[i + 3].args) == ((add, 0),)
+    last = i + 3 if relu else i + 2
+    # the group step covers these nodes only: the next step starts right after them
+    following = steps[j + 3][1] if j + 3 < len(steps) else len(nodes)
+    if following != last + 1 or set(group_st[2]) != {conv_st[3][0], reshape_st[3][0]} or len(group_st[2]) != 2:
+        return None
+    if not _only_reader(nodes, conv, add) or (relu and not _only_reader(nodes, add, nodes[i + 3])):
+        return None
+    return relu, conv_st, reshape_st, group_st
+
+
+def merge_steps(steps, nodes):
+    """``FlexBackend.merge_steps``'s convolution part: each conv2d + bias reshape + add [+ relu]
+    group (:func:`_pattern`) as the reshape's step, then one :class:`_ConvBiasRelu` step with
+    the conv node's position; ``(new_steps, index_of)``, or None where there is none.
+
+    Example:
+        >>> from burn_flex.conv_epilogue import merge_steps
+        >>> assert merge_steps([], []) is None
+    """
+    out, index_of = [], []
+    j = 0
+    merged = False
+    while j < len(steps):
+        found = _pattern(steps, nodes, j)
+        if found is None:
+            index_of.append(len(out))
+            out.append(steps[j])
+            j += 1
+            continue
+        relu, conv_st, reshape_st, group_st = found
+        merged = True
+        out.append(reshape_st)
+        fused = (_ConvBiasRelu(relu), conv_st[1], list(conv_st[2]) + [reshape_st[3][0]], list(group_st[3]))
+        # the conv step's work is in the fused step; the group's too, but its index is None so
+        # that the fusion planner never rebinds that compiled group into the fused step's place
+        index_of += [len(out), len(out) - 1, None]
+        out.append(fused)
+        j += 3
+    return (out, index_of) if merged else None
