@@ -127,7 +127,17 @@ class Connection:
                     frames.append(self.out.get_nowait())
                 await wire.write_all(self.send, b"".join(frames) if len(frames) > 1 else frames[0])
         except Exception as e:
-            self._die(f"writing to the server failed: {e}")
+            # a write fails when the server has closed the connection (a malformed frame, its
+            # shutdown): say so, with the close reason, as a failed read does (iroh's error text
+            # may be empty)
+            self._die(f"writing to server {self.server_id[:16]}... failed: the connection was closed or lost "
+                      f"({self._close_reason() or e or type(e).__name__})")
+
+    def _close_reason(self):
+        try:
+            return self.conn.close_reason()
+        except Exception:
+            return None
 
     async def _reader(self):
         reader = wire.FrameReader(self.recv)
@@ -147,12 +157,7 @@ class Connection:
                 if fut is not None:
                     fut.set_result((info, data))
         except Exception as e:
-            reason = None
-            try:
-                reason = self.conn.close_reason()
-            except Exception:
-                pass
-            self._die(f"the connection to server {self.server_id[:16]}... was lost ({reason or e})")
+            self._die(f"the connection to server {self.server_id[:16]}... was lost ({self._close_reason() or e})")
 
     def _die(self, why: str):
         if self.dead is None:
