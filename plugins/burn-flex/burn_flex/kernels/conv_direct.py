@@ -18,9 +18,11 @@ output positions (:func:`grad_weight_rows`; one thread: LeNet's 1->6 5x5 weight 
 271 us).
 
 The forward convolution of ``burn_flex.kernels.conv.conv2d`` runs here for float32, one group,
-with the JIT loaded; images are independent, so chunks of them may run on flex's pool (scheduled
-like chunks that call BLAS: see :func:`direct_conv`). A single large image on several threads
-keeps the threaded BLAS GEMM (the kernel splits only over images).
+with the JIT loaded; images are independent, so chunks of them may run on flex's pool (small
+convolutions on the calling thread, large ones split: see :func:`direct_conv`). A single large
+image on several threads keeps the threaded BLAS GEMM (the kernel splits only over images).
+The kernel can also add a bias and apply relu to a tile before storing it (``bias=``,
+``relu=``): ``burn_flex.conv_epilogue`` folds a convolution's bias and activation into it.
 """
 from __future__ import annotations
 
