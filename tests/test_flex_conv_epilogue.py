@@ -163,3 +163,20 @@ def test_the_replaced_group_is_not_rebound_into_the_merged_step_at_other_sizes(m
                                                      padding=1)).numpy()
         np.testing.assert_allclose(y, want, rtol=1e-5, atol=1e-5)
     fusion.clear_plan_cache()
+
+
+@pytest.mark.parametrize("groups, dtype", [(2, np.float32), (1, np.float64)])
+def test_merged_step_falls_back_to_conv_add_relu_where_the_direct_kernel_does_not_apply(groups, dtype):
+    """The merged step reads the conv's attributes per run (they are not in the plan key): with
+    groups, or another dtype, it runs flex's conv kernel, numpy's add and flex's relu."""
+    from burn_flex.conv_epilogue import _ConvBiasRelu
+    from burn_flex.kernels.elementwise import _relu
+    rng = np.random.default_rng(6)
+    x = rng.standard_normal((3, 4, 6, 6)).astype(dtype)
+    w = rng.standard_normal((6, 4 // groups, 3, 3)).astype(dtype)
+    b = rng.standard_normal((1, 6, 1, 1)).astype(dtype)
+    attrs = dict(stride=(1, 1), padding=(1, 1, 1, 1), dilation=(1, 1), groups=groups)
+    (got,) = _ConvBiasRelu(True)(x, w, b, **attrs)
+    want = _relu(np.add(K.conv2d(x, w, **attrs), b))
+    assert got.dtype == dtype
+    np.testing.assert_array_equal(got, want)
