@@ -176,7 +176,8 @@ def test_the_fallback_warns_once_keeps_the_reason_and_gives_the_same_results(fre
     monkeypatch.setattr(jit, "_load", broken)
     x = _inputs(1000)
     want = kernels._erf_numpy(x)
-    with pytest.warns(RuntimeWarning, match=r"JIT kernels \(float32 erf, gelu, relu, softmax, layer norm, im2col, col2im, max pooling, "
+    with pytest.warns(RuntimeWarning, match=r"JIT kernels \(float32 erf, gelu, relu, softmax, layer norm, im2col, col2im, "
+                                            r"direct convolutions, max pooling, "
                                             r"optimizer updates\) are unavailable "
                                             r"\(ImportError: No module named 'llvmlite'\)"):
         got = burn.erf(burn.from_numpy(x)).numpy()

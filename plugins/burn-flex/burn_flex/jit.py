@@ -1,5 +1,5 @@
-"""flex's JIT kernels: float32 erf, gelu, relu, softmax, layer norm, im2col, col2im, max pooling
-and the Adam / SGD updates, compiled with LLVM for the host CPU.
+"""flex's JIT kernels: float32 erf, gelu, relu, softmax, layer norm, im2col, col2im, direct
+convolutions, max pooling and the Adam / SGD updates, compiled with LLVM for the host CPU.
 
 numpy has no vectorized erf: flex's numpy erf evaluates a rational fit in ~25
 float64 passes over each block, the largest cost of a gelu written from
@@ -120,7 +120,7 @@ def kernels():
             except Exception as e:     # llvmlite missing, or LLVM refused the module
                 _state["reason"] = f"{type(e).__name__}: {e}"
                 warnings.warn("burn-flex: the JIT kernels (float32 erf, gelu, relu, softmax, layer norm, im2col, "
-                              "col2im, max pooling, "
+                              "col2im, direct convolutions, max pooling, "
                               "optimizer updates) are unavailable "
                               f"({_state['reason']}); flex runs its numpy kernels instead (same results, "
                               "slower). Install llvmlite, or set BURN_FLEX_JIT=0 to silence this.",
@@ -514,8 +514,9 @@ class Kernels:
     on float32 arrays, bit-identical to flex's numpy kernels; ``softmax_rows``,
     ``softmax_grad_rows``, ``log_softmax_rows``, ``ce_loss_rows``, ``ce_grad_rows``,
     ``layer_norm_rows`` and ``layer_norm_grad_rows`` for ``burn_flex.kernels.nn``; ``im2col``,
-    ``im2col_gather``, ``col2im``, ``dot_nt_sum``, ``maxpool2`` and ``maxpool2_grad`` for flex's float32 convolutions
-    and 2x2 max pooling (``burn_flex.kernels.conv``); ``adam[mode]`` and
+    ``im2col_gather``, ``col2im``, ``pad_planes``, ``dot_nt_sum``, ``maxpool2`` and ``maxpool2_grad``
+    for flex's float32 convolutions and 2x2 max pooling (``burn_flex.kernels.conv``);
+    ``direct_conv[tile]`` and ``grad_weight_rows`` (``burn_flex.kernels.conv_direct``); ``adam[mode]`` and
     ``sgd[flags]``, the optimizer updates of ``burn_flex.kernels.optim``, bit-identical to its
     numpy path.
 
