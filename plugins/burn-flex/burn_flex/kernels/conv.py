@@ -171,22 +171,24 @@ def _run_columns(fn, arrays, planes, geometry, channels=1, folded_images=0):
     ``folded_images`` = N the batch folded into the columns ([C * KH * KW, N * OH * OW])."""
     d, rowoff, colr = geometry
     d = d.copy()
-    p_len = int(d[4] * d[5])
-    kk = int(d[2] * d[3])
-    rs = folded_images * p_len if folded_images else p_len
-    d[0], d[7], d[8] = planes, channels, rs
-    d[9], d[10] = (p_len, kk * rs) if folded_images else (channels * kk * rs, kk * rs)
+    d[0], d[7] = planes, channels
+    d[8:11] = _column_layout(int(d[4] * d[5]), int(d[2] * d[3]), channels, folded_images)
     fn(*arrays, d, rowoff, colr)
+
+
+def _column_layout(p_len, kk, channels, folded_images):
+    """``(RS, IS, CS)`` of conv.ll's column layouts (its header): the row, image and channel
+    strides of the per-image columns, or of the folded ones for ``folded_images`` = N."""
+    rs = folded_images * p_len if folded_images else p_len
+    return (rs, p_len, kk * rs) if folded_images else (rs, channels * kk * rs, kk * rs)
 
 
 def _run_gather(k, x, out, planes, geometry, channels, folded_images=0):
     """conv.ll's gathering im2col of ``planes`` planes into ``out``, in :func:`_run_columns`'s layouts."""
     d, tab = geometry
     d = d.copy()
-    p_len, kk = int(d[4]), int(d[3])
-    rs = folded_images * p_len if folded_images else p_len
-    d[0], d[2], d[6] = planes, channels, rs
-    d[7], d[8] = (p_len, kk * rs) if folded_images else (channels * kk * rs, kk * rs)
+    d[0], d[2] = planes, channels
+    d[6:9] = _column_layout(int(d[4]), int(d[3]), channels, folded_images)
     k.im2col_gather(x, out, d, tab)
 
 
