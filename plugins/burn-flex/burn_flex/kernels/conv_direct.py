@@ -58,15 +58,21 @@ def _tile(c_out):
     return (8, 1) if c_out <= 8 else (4, 2)
 
 
+def _zero_padded(offsets, multiple):
+    """``offsets`` flattened to int64 and padded with offset 0 to a multiple of ``multiple`` (the
+    kernels' whole tiles read the padding's offset, their results there are dropped)."""
+    flat = np.asarray(offsets, np.int64).reshape(-1)
+    return np.concatenate([flat, np.zeros(-(-flat.size // multiple) * multiple - flat.size, np.int64)])
+
+
 @functools.lru_cache(maxsize=64)
 def _geometry(c, padded_hw, kernel, stride, dilation, out_hw, positions_per_tile):
     """``(base, koff)`` of direct.ll for one geometry, int64, read-only (cached): the window
     corner of each output position (padded to whole tiles with 0) and the offset of each tap."""
     hp, wp = padded_hw
     oh, ow = out_hw
-    base = ((np.arange(oh)[:, None] * stride[0]) * wp + np.arange(ow)[None, :] * stride[1]).reshape(-1)
-    base = np.concatenate([base, np.zeros(-(-base.size // positions_per_tile) * positions_per_tile - base.size,
-                                          base.dtype)]).astype(np.int64)
+    base = _zero_padded((np.arange(oh)[:, None] * stride[0]) * wp + np.arange(ow)[None, :] * stride[1],
+                        positions_per_tile)
     koff = (np.arange(c)[:, None, None] * (hp * wp) + (np.arange(kernel[0])[None, :, None] * dilation[0]) * wp
             + np.arange(kernel[1])[None, None, :] * dilation[1]).reshape(-1).astype(np.int64)
     for a in (base, koff):
@@ -262,9 +268,9 @@ def direct_grad_weight(k, x, g, stride, padding, dilation, kernel):
     r, b = tile = _tile(c_out)
     corners, tap_offsets = _geometry(c, xp.shape[2:], tuple(kernel), tuple(stride), tuple(dilation), out_hw, 1)
     # the taps as "positions" (padded to whole tiles with offset 0), the pairs as "taps"
-    as_positions = np.concatenate([tap_offsets, np.zeros(-(-taps // r) * r - taps, np.int64)])
+    as_positions = _zero_padded(tap_offsets, r)
     blocks = -(-c_out // (8 * b)) * b
-    no_bias = np.zeros(blocks * 8, np.float32)          # FLAGS 0: read by the kernel, not used
+    _, no_bias = _epilogue_args(None, False, blocks * 8)     # FLAGS 0: read by the kernel, not used
     g3 = np.ascontiguousarray(g, dtype=np.float32).reshape(n, c_out, p_len)
     if blocks * 8 != c_out:
         g3 = np.concatenate([g3, np.zeros((n, blocks * 8 - c_out, p_len), np.float32)], axis=1)
@@ -320,7 +326,7 @@ def grad_weight_rows(k, x, g, padding, dilation, kernel):
     ot, kt = _ROWS_TILE
     o4, k3 = -(-c_out // ot) * ot, -(-taps // kt) * kt
     _, koff = _geometry(c, xp.shape[2:], tuple(kernel), (1, 1), tuple(dilation), (oh, ow), 1)
-    koff = np.concatenate([koff, np.zeros(k3 - taps, np.int64)])     # taps past K read offset 0
+    koff = _zero_padded(koff, kt)                                   # taps past K read offset 0
     g = np.ascontiguousarray(g, dtype=np.float32)
 
     def images(a, e):
