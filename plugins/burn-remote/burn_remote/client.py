@@ -108,9 +108,8 @@ class Connection:
             raise burn.BackendUnavailable(f"burn-remote: server {self.server_id[:16]}... did not answer hello within "
                                           f"{self.timeout:g} s") from None
         except Exception as e:
-            reason = self.conn.close_reason() if hasattr(self.conn, "close_reason") else None
             raise burn.BackendUnavailable(f"burn-remote: server {self.server_id[:16]}... closed the connection at "
-                                          f"hello ({reason or e})") from None
+                                          f"hello ({self._close_reason() or e})") from None
         info = reply[1] if reply[0] == "hello" and len(reply) > 1 and isinstance(reply[1], dict) else {}
         if not info.get("ok"):
             raise burn.BackendUnavailable(f"burn-remote: server {self.server_id[:16]}... refused this client "
