@@ -9,6 +9,7 @@ import burn
 from burn import fusion
 from burn.fused import adam_update
 from burn_flex.backend import FlexBackend
+from plan_steps import steps_run  # noqa: E402  (tests/ is on sys.path under pytest)
 
 nn, F = burn.nn, burn.nn.functional
 
@@ -27,22 +28,15 @@ def _train(make_opt, steps=6):
     dev.seed(0)
     model = nn.Sequential(nn.Linear(16, 24, device=dev), nn.ReLU(), nn.Linear(24, 5, device=dev))
     opt = make_opt(model)
-    names = []
-    real = fusion._run_steps
 
-    def spy(plan_steps, nodes, env):
-        names.extend(getattr(st[0], "__name__", "") for st in plan_steps)
-        return real(plan_steps, nodes, env)
-    fusion._run_steps = spy
-    try:
+    def train():
         losses = []
         for x, y in zip(xs, ys):
             loss = F.cross_entropy(model(burn.tensor(x, device=dev)), burn.tensor(y, device=dev))
             opt.step(loss.backward())
             losses.append(loss.item())
-        params = [p.numpy() for p in model.parameters()]
-    finally:
-        fusion._run_steps = real
+        return losses, [p.numpy() for p in model.parameters()]
+    (losses, params), names = steps_run(train)
     return losses, params, names
 
 

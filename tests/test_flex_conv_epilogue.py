@@ -11,6 +11,7 @@ import burn
 from burn import fusion
 from burn_flex.backend import FlexBackend
 from burn_flex.kernels import conv as K
+from plan_steps import steps_run  # noqa: E402  (tests/ is on sys.path under pytest)
 
 F = burn.nn.functional
 
@@ -25,30 +26,15 @@ def planned_flushes(monkeypatch):
     monkeypatch.setattr(graph, "SMALL_FLUSH_NODES", 0)
 
 
-def _steps_run(fn):
-    """``fn()``'s result and the names of the plan steps its flushes ran."""
-    names = []
-    real = fusion._run_steps
-
-    def spy(plan_steps, nodes, env):
-        names.extend(getattr(st[0], "__name__", "") for st in plan_steps)
-        return real(plan_steps, nodes, env)
-    fusion._run_steps = spy
-    try:
-        return fn(), names
-    finally:
-        fusion._run_steps = real
-
-
 def _both(fn, monkeypatch):
     """``fn()`` with the merge (asserting it ran) and without it: both results."""
     fusion.clear_plan_cache()
-    merged, names = _steps_run(fn)
+    merged, names = steps_run(fn)
     assert any(n.startswith("conv2d_bias") for n in names), names
     with monkeypatch.context() as m:
         m.setattr(FlexBackend, "merge_steps", lambda self, steps, nodes: None)
         fusion.clear_plan_cache()
-        plain, names = _steps_run(fn)
+        plain, names = steps_run(fn)
     assert not any(n.startswith("conv2d_bias") for n in names)
     fusion.clear_plan_cache()
     return merged, plain
@@ -118,9 +104,9 @@ def test_not_merged_where_the_conv_output_is_kept_or_read_elsewhere():
         y = F.relu(F.conv2d(burn.tensor(x, device=dev), wt, burn.tensor(b, device=dev), padding=1))
         return y.sum().backward(), y.numpy()
     for fn in (kept, read_twice, training):
-        _, names = _steps_run(fn)
+        _, names = steps_run(fn)
         assert not any(n.startswith("conv2d_bias") for n in names), fn.__name__
-    (y, c), _ = _steps_run(kept)
+    (y, c), _ = steps_run(kept)
     np.testing.assert_array_equal(y, np.maximum(c + b.reshape(1, 8, 1, 1), 0))
 
 
@@ -134,7 +120,7 @@ def test_same_shapes_other_attributes_share_the_plan_and_compute_their_own():
     before = dict(fusion._STATS)
     outs = {}
     for pad, dil in ((1, 1), (2, 2)):
-        y, names = _steps_run(lambda: F.relu(F.conv2d(burn.tensor(x), burn.tensor(w), burn.tensor(b), padding=pad,
+        y, names = steps_run(lambda: F.relu(F.conv2d(burn.tensor(x), burn.tensor(w), burn.tensor(b), padding=pad,
                                                       dilation=dil)).numpy())
         assert any(n.startswith("conv2d_bias") for n in names)
         want = torch.relu(torch.nn.functional.conv2d(torch.tensor(x), torch.tensor(w), torch.tensor(b), padding=pad,
@@ -156,7 +142,7 @@ def test_the_replaced_group_is_not_rebound_into_the_merged_step_at_other_sizes(m
     fusion.clear_plan_cache()
     import torch
     for n in (6, 4):
-        y, names = _steps_run(lambda: F.relu(F.conv2d(burn.tensor(x[:n]), burn.tensor(w), burn.tensor(b),
+        y, names = steps_run(lambda: F.relu(F.conv2d(burn.tensor(x[:n]), burn.tensor(w), burn.tensor(b),
                                                       padding=1)).numpy())
         assert any(n_.startswith("conv2d_bias") for n_ in names)
         want = torch.relu(torch.nn.functional.conv2d(torch.tensor(x[:n]), torch.tensor(w), torch.tensor(b),
