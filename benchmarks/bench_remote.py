@@ -1,4 +1,4 @@
-"""burn-remote on loopback: a `burn remote serve --device flex` subprocess and this process as client.
+"""burn-remote on loopback: `burn remote serve --device flex` subprocesses and this process as client.
 
     .venv/bin/python benchmarks/bench_remote.py                  # default threads, then one thread
     .venv/bin/python benchmarks/bench_remote.py --only mlp --rounds 31 --threads 1
@@ -17,8 +17,9 @@ Workloads (issue 15's targets, as ratios of the same run):
 of batching put/run/free until the next read (Connection.BATCHING = False, the old behaviour).
 The server's quick path (messages run on its loop) is switched with BURN_REMOTE_QUICK_S=0.
 
-Each round runs every contender once in turn (A B C A B C ...); the tables give medians and the
-ratios of the same rounds. One thread: the server runs with BURN_FLEX_THREADS=1 and one BLAS
+Each remote variant (replay, no replay, unbatched) has a server of its own. Each round runs every
+contender for one block in turn (common.block_time); the tables give medians and the ratios of
+the same rounds. One thread: the server runs with BURN_FLEX_THREADS=1 and one BLAS
 thread, the client pinned by common.ThreadModes (burn, BLAS and torch).
 """
 from __future__ import annotations
@@ -41,8 +42,8 @@ from common import ThreadModes, interleaved_times, medians, paired_ratio  # noqa
 SIZES = (64, 256, 256, 10)
 
 
-def start_server(tmp, client_key, threads):
-    ticket = os.path.join(tmp, f"ticket-{threads}")
+def start_server(tmp, client_key, threads, name="remote"):
+    ticket = os.path.join(tmp, f"ticket-{name}-{threads}")
     env = dict(os.environ, BURN_REMOTE_QUIET="1")
     if threads == 1:
         env.update(BURN_FLEX_THREADS="1", OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")
@@ -176,13 +177,17 @@ def run(threads, only, rounds):
     import torch
     tmp = tempfile.mkdtemp()
     key = os.path.join(tmp, "client.key")
-    proc, ticket = start_server(tmp, key, threads)
-    modes = ThreadModes(burn, torch)        # the client's threads (the server pins its own)
+    # a server per variant, as a user training on a server has it: sharing one server with the
+    # client without replay (a graph sent, decoded and prepared every step) slowed the replaying
+    # client's step (measured 2.18-2.36x flex beside it, 1.93x alone, 2.01x beside a second
+    # replaying client; not the collector: 2.23x with the server's gc disabled)
+    procs, tickets = zip(*(start_server(tmp, key, threads, name) for name in ("remote", "noreplay", "unbatched")))
+    modes = ThreadModes(burn, torch)        # the client's threads (the servers pin their own)
     try:
         modes.set("one" if threads == 1 else "default")
-        ctx = {"remote": burn.remote.connect(ticket, key_file=key),
-               "noreplay": burn.remote.connect(ticket, key_file=key, replay=False),
-               "unbatched": burn.remote.connect(ticket, key_file=key)}
+        ctx = {"remote": burn.remote.connect(tickets[0], key_file=key),
+               "noreplay": burn.remote.connect(tickets[1], key_file=key, replay=False),
+               "unbatched": burn.remote.connect(tickets[2], key_file=key)}
         burn.remote.connection(ctx["unbatched"]).BATCHING = False   # every message written at once (the old way)
         label = "one thread" if threads == 1 else "default threads"
         for name in only:
@@ -194,8 +199,9 @@ def run(threads, only, rounds):
         print(f"  client: {st['client']}")
     finally:
         modes.set("default")
-        proc.kill()
-        proc.wait()
+        for proc in procs:
+            proc.kill()
+            proc.wait()
 
 
 def main(argv=None):

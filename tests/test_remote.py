@@ -106,6 +106,44 @@ def test_digits_training_on_remote_equals_flex_and_replays_graphs_by_id(dev):
     assert st["graph_replays"] > 0 and st["graphs_compiled"] >= sent[-1]["graphs_sent"] - 1
 
 
+def test_a_steps_loss_comes_back_with_its_run_without_a_request(dev):
+    """A one-element result (a loss) is pushed by the server when its run ends: reading it sends no
+    request; a larger result is still requested; both equal flex's values."""
+    conn = burn.remote.connection(dev)
+    local_losses, _ = _mlp_run(burn.Device.flex(), 4)
+    before = dict(conn.counts)
+    losses, _ = _mlp_run(dev, 4)
+    assert losses == local_losses
+    assert conn.counts["reads_pushed"] - before["reads_pushed"] == 4
+    assert conn.counts["reads_requested"] - before["reads_requested"] == 4     # the state: 2 weights, 2 biases
+    x = burn.tensor(np.arange(6.0, dtype=np.float32), device=dev)
+    n = conn.counts["reads_requested"]
+    np.testing.assert_array_equal((x * 2).numpy(), np.arange(6.0, dtype=np.float32) * 2)
+    assert conn.counts["reads_requested"] == n + 1
+    y = (x * 3).sum()
+    assert y.item() == 45.0 and y.item() == 45.0        # a pushed value read twice
+
+
+def test_a_pushed_value_carries_its_runs_error(dev):
+    """A run whose one-element result failed on the server (an index out of range, found when the
+    kernel runs) raises at the read, with the error's class, as a requested read does."""
+    x = burn.tensor([1.0, 2.0, 3.0], device=dev)
+    bad = x[burn.tensor([7], device=dev)].sum()
+    with pytest.raises(burn.IndexOutOfRange):
+        bad.item()
+    assert (x.sum() + 1).item() == 7.0      # the connection goes on
+
+
+def test_inline_puts_near_the_batch_limit_keep_their_order_and_bytes(dev):
+    """Uploads of just under the inline limit are written by the calling thread (wire.write_now);
+    several in a row, each with a read between, arrive whole and in order."""
+    rng = np.random.default_rng(5)
+    arrays = [rng.standard_normal(200_000).astype(np.float32) for _ in range(6)]     # 800 KB each
+    ts = [burn.tensor(a, device=dev) for a in arrays]
+    for a, t in zip(arrays, ts):
+        np.testing.assert_array_equal((t + 0.0).numpy(), a)
+
+
 def test_capture_replays_on_remote(dev):
     ad = dev.autodiff()
     w = burn.tensor([1.0, -1.0], device=ad).require_grad()

@@ -33,8 +33,9 @@ __all__ = ["RemoteArray", "RemoteBackend", "backend", "add_connection"]
 _CONNECTIONS = {}               # device index -> Connection
 _LOCK = threading.RLock()      # unavailable_reason connects BURN_REMOTE under it, add_connection takes it again
 _NEXT = [1]                     # index 0 is BURN_REMOTE's
-_ENV_ERROR = [None]
-_EXIT_HOOK = []             # why BURN_REMOTE's connection failed (not retried)
+_ENV_ERROR = [None]             # why BURN_REMOTE's connection failed (not retried)
+_EXIT_HOOK = []                 # [True] once _close_all is registered with atexit
+URGENT_RUN_NODES = 32           # a flush of this many nodes is sent at once (RemoteBackend.compile_graph)
 
 
 class RemoteArray:
@@ -48,10 +49,11 @@ class RemoteArray:
         >>> assert a.shape == (2,) and a.size == 2 and a.nbytes == 8
     """
 
-    __slots__ = ("conn", "id", "shape", "dtype", "__weakref__")
+    __slots__ = ("conn", "id", "shape", "dtype", "pushed", "__weakref__")
 
     def __init__(self, conn, tid: int, shape, dtype):
         self.conn, self.id, self.shape, self.dtype = conn, tid, tuple(shape), dtype
+        self.pushed = None      # a client.Pushed when the server sends the value after its run
 
     @property
     def size(self) -> int:
@@ -193,7 +195,7 @@ class RemoteBackend(burn.Backend):
         return RemoteArray(c, c.put(a, dtype), a.shape, dtype)
 
     def to_numpy(self, native, index: int):
-        return native.conn.get(native.id, native.shape, native.dtype)
+        return native.conn.get(native.id, native.shape, native.dtype, native.pushed)
 
     def native_meta(self, native):
         return native.shape, native.dtype
@@ -207,11 +209,21 @@ class RemoteBackend(burn.Backend):
         blob = wire.encode_graph(flushed)
         gid = wire.graph_id(blob)
         metas = [flushed.nodes[r[1]].outputs[r[2]] for r in flushed.outputs]
+        # a large graph (a training step) is written at once: the server computes it while this
+        # client records what follows; a small one waits for the batch (an op's put, run and read
+        # go out in one write)
+        urgent = len(flushed.nodes) >= URGENT_RUN_NODES
+        # one-element results (a loss, a metric) are what a step reads right after it: the server
+        # sends them when the run ends, and reading one costs no request of its own
+        push = [k for k, (s, _) in enumerate(metas) if int(np.prod(s, dtype=np.int64)) == 1]
 
         def run(inputs, keys, index):
             c = self.conn(index)
             outs = [RemoteArray(c, c.new_id(), s, d) for s, d in metas]
-            c.run(gid, blob, [a.id for a in inputs], [list(k) for k in keys], [o.id for o in outs])
+            pushed = c.run(gid, blob, [a.id for a in inputs], [list(k) for k in keys], [o.id for o in outs],
+                           push=push, urgent=urgent)
+            for k, p in zip(push, pushed):
+                outs[k].pushed = p
             return outs
         return run
 

@@ -1,9 +1,11 @@
 """The client side of one burn-remote connection: uploads, graph runs, reads, frees.
 
-A :class:`Connection` owns an Iroh endpoint and one connection to a server, driven by an
-asyncio loop on a background thread (:class:`burn_remote.transport.LoopThread`). Messages
-that need no answer (put, run, free) are queued and written in batches, so a training step
-costs the client no round trip until it reads a value; reads and syncs wait for their reply,
+A :class:`Connection` owns an Iroh endpoint and one connection to a server; an asyncio loop on
+a background thread (:class:`burn_remote.transport.LoopThread`) reads the server's replies and
+runs the side-stream transfers, and the thread that posts a message writes it
+(:func:`burn_remote.wire.write_now`). Messages that need no answer (put, run, free) are queued
+and written in batches, so a training step costs the client no round trip until it reads a
+value (a step's loss comes back with its run, unasked); reads and syncs wait for their reply,
 at most ``timeout`` seconds without a word from the server (it speaks every half second while
 it is alive), then raise :class:`burn.BurnError`: a killed server never hangs a client.
 
@@ -27,7 +29,7 @@ import burn
 from . import __version__, wire
 from .transport import LoopThread, bind, default_key_file, endpoint_id_of, load_or_create_key, parse_ticket
 
-__all__ = ["Connection"]
+__all__ = ["Connection", "Pushed"]
 
 _ERRORS = {"ShapeError": burn.ShapeError, "DTypeError": burn.DTypeError, "IndexOutOfRange": burn.IndexOutOfRange,
            "BackendUnavailable": burn.BackendUnavailable, "CaptureError": burn.CaptureError,
@@ -65,12 +67,14 @@ class Connection:
         self.pending = {}               # request id -> concurrent Future of (info, bytes)
         self.freed = []                 # ids of tensors the client dropped, sent with the next message
         self.sent_graphs = set()
-        self.counts = {"graphs_sent": 0, "replays_sent": 0, "uploaded_bytes": 0, "downloaded_bytes": 0}
+        self.counts = {"graphs_sent": 0, "replays_sent": 0, "uploaded_bytes": 0, "downloaded_bytes": 0,
+                       "reads_requested": 0, "reads_pushed": 0}
         self.dead = None                # why the connection is gone, once it is
         self.last_heard = time.monotonic()
         self.lock = threading.Lock()
-        self.batch, self.batched = [], 0   # frames posted, not yet handed to the writer (see _post)
-        self.kicked = self.ticking = False
+        self.batch, self.batched = [], 0   # frames posted, not yet written (see _post)
+        self.ticking = False
+        self.wlock = threading.Lock()       # held while a batch is taken and written (_write_batch)
         self.lt = LoopThread("client")
         try:
             self.info = self.lt.call(self._open(key, addr, relay), timeout=self.timeout + 5)
@@ -114,23 +118,8 @@ class Connection:
         if not info.get("ok"):
             raise burn.BackendUnavailable(f"burn-remote: server {self.server_id[:16]}... refused this client "
                                           f"({self.endpoint_id}): {info.get('error', 'no reason given')}")
-        self.out = asyncio.Queue()
-        self._tasks = [asyncio.ensure_future(self._reader()), asyncio.ensure_future(self._writer())]
+        self._tasks = [asyncio.ensure_future(self._reader())]
         return info
-
-    async def _writer(self):
-        try:
-            while True:
-                frames = [await self.out.get()]
-                while not self.out.empty():
-                    frames.append(self.out.get_nowait())
-                await wire.write_all(self.send, b"".join(frames) if len(frames) > 1 else frames[0])
-        except Exception as e:
-            # a write fails when the server has closed the connection (a malformed frame, its
-            # shutdown): say so, with the close reason, as a failed read does (iroh's error text
-            # may be empty)
-            self._die(f"writing to server {self.server_id[:16]}... failed: the connection was closed or lost "
-                      f"({self._close_reason() or e or type(e).__name__})")
 
     def _close_reason(self):
         try:
@@ -188,15 +177,16 @@ class Connection:
             raise burn.BurnError(f"burn-remote: {self.dead}; reconnect with burn.remote.connect(ticket)")
 
     def _post(self, *frames, urgent: bool = True):
-        """Queue ``frames`` for the server. ``urgent`` (a request, a large upload's header, bye):
-        wake the loop to write now. Otherwise (put, run, free: no answer awaited) they wait in
-        ``self.batch`` for the next urgent message or the loop's next tick (``BATCH_TICK_S``):
-        each wake-up of the loop thread costs a self-pipe write and a GIL hand-over (a few
-        hundred microseconds on a loaded machine), which a tiny op's put + run + get paid three
-        times over before."""
+        """Queue ``frames`` for the server. ``urgent`` (a request, a large upload's header, a large
+        graph's run, bye): write the batch now, from this thread (:meth:`_write_batch`).
+        Otherwise (put, a small run, free: no answer awaited) they wait in ``self.batch`` for the
+        next urgent message or the loop's next tick (``BATCH_TICK_S``), so a tiny op's put, run
+        and read go out in one write."""
         self._check()
         urgent = urgent or not self.BATCHING
         with self.lock:
+            if not frames and not self.batch and not self.freed:
+                return                  # nothing to write (a pushed value's run went out already)
             if self.freed:
                 ids, self.freed = self.freed, []
                 frames = (wire.pack(["free", ids]),) + frames
@@ -204,28 +194,31 @@ class Connection:
             self.batched += sum(len(f) for f in frames)
             if self.batched >= self.BATCH_BYTES:
                 urgent = True
-            if urgent:
-                if self.kicked:
-                    return
-                self.kicked = True
-                wake = self._kick
-            else:
-                if self.ticking:
-                    return
+            start_ticker = not urgent and not self.ticking
+            if start_ticker:
                 self.ticking = True
-                wake = self._start_ticker
-        self.lt.loop.call_soon_threadsafe(wake)
+        if urgent:
+            self._write_batch()
+        elif start_ticker:
+            self.lt.loop.call_soon_threadsafe(self._start_ticker)
 
-    def _take_batch(self):
-        with self.lock:
-            frames, self.batch, self.batched, self.kicked = self.batch, [], 0, False
-        return b"".join(frames)
-
-    def _kick(self):
-        """On the loop: hand the batch to the writer."""
-        blob = self._take_batch()
-        if blob:
-            self.out.put_nowait(blob)
+    def _write_batch(self):
+        """Write the batch now, from the calling thread (:func:`burn_remote.wire.write_now`: no
+        hand-over to the loop thread, which waits for the GIL while this client records). The
+        write lock is taken before the batch, so batches go out in the order they were taken."""
+        with self.wlock:
+            with self.lock:
+                frames, self.batch, self.batched = self.batch, [], 0
+            if not frames or self.dead is not None:
+                return
+            try:
+                wire.write_now(self.send, b"".join(frames), self.timeout)
+            except Exception as e:
+                # a write fails when the server has closed the connection (a malformed frame, its
+                # shutdown): say so, with the close reason, as a failed read does (iroh's error
+                # text may be empty)
+                self._die(f"writing to server {self.server_id[:16]}... failed: the connection was closed or "
+                          f"lost ({self._close_reason() or e or type(e).__name__})")
 
     def _start_ticker(self):
         self._tasks.append(asyncio.ensure_future(self._ticker()))
@@ -245,7 +238,7 @@ class Connection:
                         return
                     continue
             idle = 0
-            self._kick()
+            self._write_batch()
 
     def _wait(self, fut, what: str):
         while True:
@@ -275,11 +268,15 @@ class Connection:
         fut = concurrent.futures.Future()
         self.pending[rid] = fut
         self._post(wire.pack([msg[0], rid] + msg[1:]))
+        return rid, self._answer(fut, what)
+
+    def _answer(self, fut, what: str):
+        """The reply ``fut`` brings (``(info, bytes)``), or the server's error raised as its class."""
         info, data = self._wait(fut, what)
         if not info.get("ok"):
             cls = _ERRORS.get(info.get("kind"), burn.BurnError)
             raise cls(f"{info.get('error')} (on server {self.server_id[:16]}..., device {self.device_name})")
-        return rid, info, data
+        return info, data
 
     def new_id(self) -> int:
         return next(self.ids)
@@ -306,19 +303,38 @@ class Connection:
         self._transfer(coros, f"the upload of a {n}-byte tensor")
         return tid
 
-    def run(self, gid: bytes, blob: bytes, inputs, keys, outputs) -> None:
-        """Run graph ``gid`` on the server (sending its bytes the first time only)."""
+    def run(self, gid: bytes, blob: bytes, inputs, keys, outputs, *, push=(), urgent: bool = False) -> list:
+        """Run graph ``gid`` on the server (sending its bytes the first time only). ``push``: the
+        positions in ``outputs`` of values the server sends back when the run ends (a step's loss,
+        read right after: :meth:`get` then waits for it instead of asking); returns a
+        :class:`Pushed` per position. ``urgent``: write it now rather than with the next batch (a
+        large graph: the server computes while this client records what follows)."""
+        pushed, pairs = [], []
+        for k in push:
+            rid = next(self.rids)
+            fut = concurrent.futures.Future()
+            self.pending[rid] = fut
+            pushed.append(Pushed(fut, rid))
+            pairs.append([k, rid])
         if self.replay and gid in self.sent_graphs:
             self.counts["replays_sent"] += 1
-            self._post(wire.pack(["run", gid, None, inputs, keys, outputs]), urgent=False)
+            self._post(wire.pack(["run", gid, None, inputs, keys, outputs, pairs]), urgent=urgent)
         else:
             self.counts["graphs_sent"] += 1
-            self._post(wire.pack(["run", gid, blob, inputs, keys, outputs]), urgent=False)
+            self._post(wire.pack(["run", gid, blob, inputs, keys, outputs, pairs]), urgent=urgent)
             self.sent_graphs.add(gid)
+        return pushed
 
-    def get(self, tid: int, shape, dtype) -> np.ndarray:
-        """The values of server tensor ``tid``."""
-        rid, info, data = self._request(["get", tid], "a tensor's values")
+    def get(self, tid: int, shape, dtype, pushed: "Pushed | None" = None) -> np.ndarray:
+        """The values of server tensor ``tid`` (``pushed``: the server sends them after the run that
+        makes them, see :meth:`run`; the batch holding that run is written now)."""
+        if pushed is None:
+            self.counts["reads_requested"] += 1
+            rid, (info, data) = self._request(["get", tid], "a tensor's values")
+        else:
+            self.counts["reads_pushed"] += 1
+            self._post(urgent=True)
+            rid, (info, data) = pushed.rid, self._answer(pushed.future, "a tensor's values")
         n = info["nbytes"]
         self.counts["downloaded_bytes"] += n
         if info.get("parts"):
@@ -338,7 +354,7 @@ class Connection:
 
     def stats(self) -> dict:
         """The server's counters and this session's (and the client's own ``counts``)."""
-        _, info, _ = self._request(["stats"], "stats")
+        _, (info, _) = self._request(["stats"], "stats")
         return {"server": info["server"], "tensors": info["tensors"], "memory": info["memory"],
                 "client": dict(self.counts)}
 
@@ -369,6 +385,21 @@ class Connection:
         except Exception:
             pass
         await self.ep.close()
+
+
+class Pushed:
+    """A value the server sends after the run that computes it (:meth:`Connection.run`'s ``push``):
+    the reply's future and request id.
+
+    Example:
+        >>> import concurrent.futures
+        >>> from burn_remote.client import Pushed
+        >>> assert Pushed(concurrent.futures.Future(), 3).rid == 3
+    """
+    __slots__ = ("future", "rid")
+
+    def __init__(self, future, rid):
+        self.future, self.rid = future, rid
 
 
 async def _gather(coros):

@@ -35,13 +35,16 @@ from .wire import ProtocolError
 
 __all__ = ["Server", "serve"]
 
-_ARITY = {"run": 6, "get": 3, "free": 2, "sync": 2, "stats": 2}   # fields per control message (put: _check_put)
+_ARITY = {"run": 7, "get": 3, "free": 2, "sync": 2, "stats": 2}   # fields per control message (put: _check_put)
 _CLOSE_PROTOCOL = 2      # QUIC application error codes of the connection close
 _CLOSE_REFUSED = 3
 HEARTBEAT_S = 0.5        # the server speaks at least this often while a session is open
 STAGE_TIMEOUT_S = 60.0   # how long a put waits for the parts of its bytes
-# a message whose kind took less than this last time is handled on the loop (0: never, to measure)
-QUICK_S = float(os.environ.get("BURN_REMOTE_QUICK_S", "1e-3"))
+# a message whose kind took less than this last time is handled on the loop (0: never, to measure):
+# a training step's replay saves the two hand-overs to the worker and back (~0.25 ms a step on this
+# 2-core machine); the loop is held this long at most, so a heartbeat or another session's reply is
+# late by that much (they wait for the compute lock anyway; a client gives up after seconds of silence)
+QUICK_S = float(os.environ.get("BURN_REMOTE_QUICK_S", "0.02"))
 
 
 class _Failed:
@@ -210,6 +213,7 @@ class Session:
         self.server, self.conn = server, conn
         self.peer = str(conn.remote_id()).lower()
         self.tensors = {}           # id -> Tensor (or _Failed)
+        self.reshapes = {}          # (id, shape) -> that tensor reshaped for a graph's input (_reshaped)
         self.staging = {}           # tensor id -> [bytearray, parts left, threading.Event]
         self.outbox = {}            # request id -> [bytes-like, parts left]
         self.lock = threading.Lock()
@@ -259,6 +263,11 @@ class Session:
                     raise ProtocolError(f"burn-remote: unexpected message {msg[0]!r} with {len(msg)} fields on the "
                                         f"control stream"[:200])
                 if self.queued == 0 and self._quick(msg):
+                    if not self.out.empty():
+                        # the writer sends the reply before the next message here runs (frames
+                        # already read would otherwise run first: a step's pushed loss waited for
+                        # the put and frees that followed its run)
+                        await asyncio.sleep(0)
                     continue
                 self.queued += 1
                 self.inbox.put(msg)
@@ -271,9 +280,10 @@ class Session:
         """Handle ``msg`` here, on the control loop, when that is safe and cheap: the worker is
         idle (so the session's messages keep their order), no other session computes (the lock is
         taken without waiting) and the same kind of message took under ``QUICK_S`` last time. A
-        tiny op's run and read then cost no hand-over to the worker thread and back (two thread
-        wake-ups, most of a round trip on a loaded machine); anything slow, and every first run
-        of a graph, goes to the worker, so the loop keeps serving heartbeats and other sessions."""
+        tiny op's run and read, or a training step's replay, then cost no hand-over to the worker
+        thread and back (two thread wake-ups, most of a tiny op's round trip on a loaded machine);
+        anything slower, and every first run of a graph, goes to the worker, so the loop keeps
+        serving heartbeats and other sessions."""
         kind = _cost_key(msg)
         if kind is None or self.cost.get(kind, 1.0) > QUICK_S:
             return False
@@ -424,6 +434,7 @@ class Session:
     def _free_all(self):
         self.server.counts["freed_at_close"] += len(self.tensors)
         self.tensors.clear()
+        self.reshapes.clear()
 
     def _do_put(self, msg):             # ["put", id, dtype, shape, nbytes, parts, (inline bytes)]
         tid, dtype, shape, n, parts = msg[1], msg[2], tuple(msg[3]), msg[4], msg[5]
@@ -445,8 +456,25 @@ class Session:
             self.tensors[tid] = burn.from_numpy(arr, device=self.server.device)
         return None
 
-    def _do_run(self, msg):             # ["run", graph id, graph bytes or None, input ids, keys, output ids]
-        _, gid, blob, in_ids, keys, out_ids = msg
+    def _do_run(self, msg):     # ["run", graph id, graph bytes or None, input ids, keys, output ids, push]
+        self._run_graph(msg)
+        push = msg[6]
+        if not push:
+            return None
+        # the values the client asked for with the run (a step's loss): their replies go out as soon
+        # as the run ends, as a get's would (the client does not send the get and wait a round trip)
+        out_ids = msg[5]
+        if not (isinstance(push, list) and all(isinstance(p, list) and len(p) == 2 and isinstance(p[0], int)
+                                               and 0 <= p[0] < len(out_ids) and isinstance(p[1], int) for p in push)):
+            raise ProtocolError("burn-remote: a run's push list is not [[output index, request id], ...]")
+        frames = []
+        for k, rid in push:
+            reply = self._value_reply(rid, out_ids[k])
+            frames.extend(reply if isinstance(reply[0], bytes) else (wire.pack(reply),))
+        return frames
+
+    def _run_graph(self, msg):
+        _, gid, blob, in_ids, keys, out_ids, _push = msg
         srv = self.server
         g = srv.graphs.get(gid) if blob is None else None     # bytes sent: the client asks for no replay
         if g is None:
@@ -475,8 +503,8 @@ class Session:
                 return None
             leaves.append(t)
         for k, (t, slot) in enumerate(zip(leaves, g.inputs)):
-            if t.shape != slot.shape and t.size == int(np.prod(slot.shape, dtype=np.int64)):
-                leaves[k] = t.reshape(slot.shape)     # core keeps a scalar constant as one element of shape ()
+            if t.shape != slot.shape:
+                leaves[k] = self._reshaped(in_ids[k], t, slot.shape)
         try:
             with srv.compute:
                 outs = g.run(leaves, keys=[tuple(k) for k in keys])
@@ -486,8 +514,25 @@ class Session:
             self.tensors[o] = t
         return None
 
+    def _reshaped(self, tid, t, shape):
+        """Tensor ``tid`` (``t``) in the shape a graph's input slot has, where only the shape
+        differs (core keeps a scalar constant as one element of shape ()): made once per tensor
+        and shape, as a step replays with the same constants (a lazy reshape and its flush cost
+        3% of a digits-MLP step's replay), and dropped with the tensor."""
+        key = (tid, shape)
+        r = self.reshapes.get(key)
+        if r is None:
+            if t.size != int(np.prod(shape, dtype=np.int64)):
+                return t            # the replay reports the mismatch
+            r = self.reshapes[key] = t.reshape(shape)
+        return r
+
     def _do_get(self, msg):             # ["get", request id, tensor id]
-        rid, tid = msg[1], msg[2]
+        return self._value_reply(msg[1], msg[2])
+
+    def _value_reply(self, rid, tid):
+        """The reply to a read of tensor ``tid`` (a get, or a value a run pushes): its bytes inline,
+        or a header whose bytes the client fetches on side streams, or the error that made it."""
         t = self.tensors.get(tid)
         if t is None:
             return ["reply", rid, {"ok": False, "kind": "BurnError", "error": f"tensor {tid} does not exist on "
@@ -510,7 +555,9 @@ class Session:
 
     def _do_free(self, msg):            # ["free", [ids]]
         for i in msg[1]:
-            self.tensors.pop(i, None)
+            if self.tensors.pop(i, None) is not None and self.reshapes:
+                for key in [key for key in self.reshapes if key[0] == i]:
+                    del self.reshapes[key]
         return None
 
     def _do_sync(self, msg):            # ["sync", request id]

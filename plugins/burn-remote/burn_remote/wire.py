@@ -27,19 +27,22 @@ from __future__ import annotations
 
 import ctypes
 import hashlib
+import itertools
+import threading
 
 import msgpack
 import numpy as np
 
 import burn
 
-__all__ = ["ALPN", "PROTOCOL_VERSION", "MAX_FRAME", "INLINE_BYTES", "PARTS", "ProtocolError", "pack",
-           "unpack", "read_frame", "FrameReader", "write_all", "encode_graph", "decode_graph", "graph_id", "np_dtype"]
+__all__ = ["ALPN", "PROTOCOL_VERSION", "MAX_FRAME", "INLINE_BYTES", "PARTS", "ProtocolError", "pack", "unpack",
+           "read_frame", "FrameReader", "write_all", "write_now", "encode_graph", "decode_graph", "graph_id",
+           "np_dtype"]
 
 #: the Iroh application protocol (ALPN) of burn-remote; the version is part of it and of hello
 ALPN = b"burn-remote/1"
 #: the message protocol version, checked at connect (client and server must agree)
-PROTOCOL_VERSION = 1
+PROTOCOL_VERSION = 2             # 2: a run names the small outputs whose values the server pushes
 #: the largest control frame accepted (graphs and small tensors); larger: the connection is closed
 MAX_FRAME = 64 << 20
 #: tensors up to this many bytes travel inline on the control stream
@@ -151,7 +154,8 @@ class FrameReader:
 
 def _ffi():
     from iroh import iroh_ffi as F
-    need = ("_UniffiRustBuffer", "_UniffiLib", "_uniffi_rust_call_async", "_UniffiFfiConverterTypeIrohError__as_error")
+    need = ("_UniffiRustBuffer", "_UniffiLib", "_uniffi_rust_call_async", "_UniffiFfiConverterTypeIrohError__as_error",
+            "_uniffi_rust_call_with_error", "_UNIFFI_RUST_FUTURE_CONTINUATION_CALLBACK", "_UNIFFI_RUST_FUTURE_POLL_READY")
     missing = [n for n in need if not hasattr(F, n)]
     if missing:
         import iroh
@@ -177,6 +181,53 @@ def _lower(data) -> object:
         ctypes.memmove(base + 4, src.ctypes.data, n)
     rb.len = n + 4
     return rb
+
+
+_WAITERS = {}                   # poll handle -> (Event, [poll code]) of write_now's pending polls
+_HANDLES = itertools.count(1)
+_CALLBACK = []                  # the C callback of write_now's polls (made once, kept alive)
+
+
+def _continuation(handle, code):
+    w = _WAITERS.pop(handle, None)
+    if w is not None:
+        w[1].append(code)
+        w[0].set()
+
+
+def write_now(stream, data, timeout: float) -> None:
+    """``SendStream.write_all(data)`` driven from the calling thread, no event loop involved:
+    UniFFI polls the Rust future right here, and a write that fits QUIC's send buffer (every
+    control message) is done on that first poll. A busy client's loop thread gets the GIL only
+    when the recording thread lets it go: handing it a write cost 0.1 to 2 ms a message on this
+    2-core machine. A write that must wait (the peer's flow-control window) blocks this thread
+    until iroh's runtime wakes it, at most ``timeout`` seconds (then ``TimeoutError``).
+
+    Example:
+        >>> from burn_remote.wire import write_now
+        >>> callable(write_now)
+        True
+    """
+    F = _ffi()
+    lib = F._UniffiLib
+    if not _CALLBACK:
+        _CALLBACK.append(F._UNIFFI_RUST_FUTURE_CONTINUATION_CALLBACK(_continuation))
+    fut = lib.uniffi_iroh_ffi_fn_method_sendstream_write_all(stream._uniffi_clone_handle(), _lower(data))
+    try:
+        while True:
+            handle, ev, code = next(_HANDLES), threading.Event(), []
+            _WAITERS[handle] = (ev, code)
+            lib.ffi_iroh_ffi_rust_future_poll_void(fut, _CALLBACK[0], handle)
+            if not ev.wait(timeout):
+                _WAITERS.pop(handle, None)
+                raise TimeoutError(f"burn-remote: a write of {len(memoryview(data).cast('B'))} bytes waited more "
+                                   f"than {timeout:g} s for the peer")
+            if code[0] == F._UNIFFI_RUST_FUTURE_POLL_READY:
+                break
+        F._uniffi_rust_call_with_error(F._UniffiFfiConverterTypeIrohError__as_error,
+                                       lib.ffi_iroh_ffi_rust_future_complete_void, fut)
+    finally:
+        lib.ffi_iroh_ffi_rust_future_free_void(fut)
 
 
 async def write_all(stream, data) -> None:
