@@ -1,9 +1,10 @@
 """The client side of one burn-remote connection: uploads, graph runs, reads, frees.
 
-A :class:`Connection` owns an Iroh endpoint and one connection to a server; an asyncio loop on
-a background thread (:class:`burn_remote.transport.LoopThread`) reads the server's replies and
-runs the side-stream transfers, and the thread that posts a message writes it
-(:func:`burn_remote.wire.write_now`). Messages that need no answer (put, run, free) are queued
+A :class:`Connection` owns an Iroh endpoint and one connection to a server. The calling thread
+writes what it posts (:func:`burn_remote.wire.write_now`) and, while it waits for a reply, reads
+the server's messages itself (:func:`burn_remote.wire.read_now`); an asyncio loop on a background
+thread (:class:`burn_remote.transport.LoopThread`) runs the side-stream transfers of large
+tensors and the batch ticker. Messages that need no answer (put, run, free) are queued
 and written in batches, so a training step costs the client no round trip until it reads a
 value (a step's loss comes back with its run, unasked); reads and syncs wait for their reply,
 at most ``timeout`` seconds without a word from the server (it speaks every half second while
@@ -75,6 +76,7 @@ class Connection:
         self.batch, self.batched = [], 0   # frames posted, not yet written (see _post)
         self.ticking = False
         self.wlock = threading.Lock()       # held while a batch is taken and written (_write_batch)
+        self.rlock = threading.Lock()       # held by the thread that reads the server's messages (_wait)
         self.lt = LoopThread("client")
         try:
             self.info = self.lt.call(self._open(key, addr, relay), timeout=self.timeout + 5)
@@ -118,7 +120,8 @@ class Connection:
         if not info.get("ok"):
             raise burn.BackendUnavailable(f"burn-remote: server {self.server_id[:16]}... refused this client "
                                           f"({self.endpoint_id}): {info.get('error', 'no reason given')}")
-        self._tasks = [asyncio.ensure_future(self._reader())]
+        self._tasks = []
+        self.reader = wire.SyncFrameReader(self.recv)
         return info
 
     def _close_reason(self):
@@ -127,25 +130,31 @@ class Connection:
         except Exception:
             return None
 
-    async def _reader(self):
-        reader = wire.FrameReader(self.recv)
+    def _read_one(self, timeout: float) -> None:
+        """Read one message from the server (at most ``timeout`` s) and hand a reply to its
+        future; called by a thread that waits for a reply (:meth:`_wait`), under ``rlock``."""
         try:
-            while True:
-                msg = wire.unpack(await reader.frame())
-                self.last_heard = time.monotonic()
-                if msg[0] == "hb":
-                    continue
-                if msg[0] != "reply":
-                    raise wire.ProtocolError(f"burn-remote: unexpected message {msg[0]!r} from the server")
-                rid, info = msg[1], msg[2]
-                data = None
-                if info.get("ok") and info.get("nbytes") and not info.get("parts"):
-                    data = await reader.exact(info["nbytes"])
-                fut = self.pending.pop(rid, None)
-                if fut is not None:
-                    fut.set_result((info, data))
+            body = self.reader.frame(timeout)
+            if body is None:
+                return
+            msg = wire.unpack(body)
+            self.last_heard = time.monotonic()
+            if msg[0] == "hb":
+                return
+            if msg[0] != "reply":
+                raise wire.ProtocolError(f"burn-remote: unexpected message {msg[0]!r} from the server")
+            rid, info = msg[1], msg[2]
+            data = None
+            if info.get("ok") and info.get("nbytes") and not info.get("parts"):
+                data = self.reader.exact(info["nbytes"], self.timeout)
+                if data is None:
+                    raise TimeoutError(f"the {info['nbytes']} bytes of a reply did not come within {self.timeout:g} s")
         except Exception as e:
             self._die(f"the connection to server {self.server_id[:16]}... was lost ({self._close_reason() or e})")
+            return
+        fut = self.pending.pop(rid, None)
+        if fut is not None:
+            fut.set_result((info, data))
 
     def _die(self, why: str):
         if self.dead is None:
@@ -241,16 +250,35 @@ class Connection:
             self._write_batch()
 
     def _wait(self, fut, what: str):
-        while True:
-            try:
-                return fut.result(0.1)
-            except concurrent.futures.TimeoutError:
-                self._check()
-                silent = time.monotonic() - self.last_heard
-                if silent > self.timeout:
-                    self._die(f"no word from server {self.server_id[:16]}... for {silent:.1f} s (killed or "
-                              f"unreachable) while waiting for {what}")
-                    self._check()
+        """The result of ``fut``, reading the server's messages meanwhile (the waiting thread reads
+        them itself: a reply costs no hand-over from the loop thread; another thread waiting at
+        the same time lets this one read, and takes over when it is done)."""
+        started = time.monotonic()
+        while not fut.done():
+            if self.rlock.acquire(blocking=False):
+                try:
+                    while not fut.done():
+                        self._check()
+                        self._read_one(0.1)
+                        self._check_silence(started, what)
+                finally:
+                    self.rlock.release()
+            else:
+                try:
+                    return fut.result(0.005)
+                except concurrent.futures.TimeoutError:
+                    self._check_silence(started, what)
+        return fut.result()
+
+    def _check_silence(self, started: float, what: str) -> None:
+        """Fail once the server has said nothing for ``timeout`` seconds of this wait (it speaks
+        every half second while alive: killed or unreachable)."""
+        self._check()
+        silent = time.monotonic() - max(self.last_heard, started)
+        if silent > self.timeout:
+            self._die(f"no word from server {self.server_id[:16]}... for {silent:.1f} s (killed or unreachable) "
+                      f"while waiting for {what}")
+            self._check()
 
     def _transfer(self, coros, what: str):
         """Run side-stream transfers on the loop; a failure is a BurnError saying why."""
@@ -259,8 +287,7 @@ class Connection:
         except burn.BurnError:
             raise
         except Exception as e:
-            time.sleep(0.05)         # let the reader see the connection's end, for the reason
-            why = self.dead or f"{type(e).__name__}: {e}"
+            why = self.dead or self._close_reason() or f"{type(e).__name__}: {e}"
             raise burn.BurnError(f"burn-remote: {what} failed: {why}") from None
 
     def _request(self, msg, what: str):

@@ -29,6 +29,7 @@ import ctypes
 import hashlib
 import itertools
 import threading
+import time
 
 import msgpack
 import numpy as np
@@ -36,8 +37,8 @@ import numpy as np
 import burn
 
 __all__ = ["ALPN", "PROTOCOL_VERSION", "MAX_FRAME", "INLINE_BYTES", "PARTS", "ProtocolError", "pack", "unpack",
-           "read_frame", "FrameReader", "write_all", "write_now", "encode_graph", "decode_graph", "graph_id",
-           "np_dtype"]
+           "read_frame", "FrameReader", "SyncFrameReader", "write_all", "write_now", "read_now", "encode_graph",
+           "decode_graph", "graph_id", "np_dtype"]
 
 #: the Iroh application protocol (ALPN) of burn-remote; the version is part of it and of hello
 ALPN = b"burn-remote/1"
@@ -152,6 +153,64 @@ class FrameReader:
         return await self.exact(n)
 
 
+class SyncFrameReader:
+    """Frames from an iroh ``RecvStream`` read by the calling thread (:func:`read_now`), each
+    call waiting at most ``timeout`` seconds; a frame not whole by then stays buffered for the
+    next call.
+
+    Example:
+        >>> import burn_remote.wire as wire
+        >>> class Fake:
+        ...     pass
+        >>> r = wire.SyncFrameReader(Fake())
+        >>> r.buf += wire.pack(["sync", 1]) + b"xy"
+        >>> assert wire.unpack(r.frame(0.0)) == ["sync", 1] and r.exact(2, 0.0) == b"xy"
+        >>> assert r.frame(0.0) is None          # nothing more within the timeout
+    """
+
+    def __init__(self, stream, max_frame: int = MAX_FRAME):
+        self.stream, self.max_frame = stream, max_frame
+        self.buf, self.pos = bytearray(), 0
+
+    def _fill(self, need: int, timeout: float) -> bool:
+        deadline = time.monotonic() + timeout
+        while len(self.buf) - self.pos < need:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return False
+            chunk = read_now(self.stream, max(need - (len(self.buf) - self.pos), 1 << 16), left)
+            if chunk is None:
+                return False
+            if not chunk:
+                raise ConnectionError("burn-remote: the stream ended")
+            if self.pos:
+                del self.buf[:self.pos]
+                self.pos = 0
+            self.buf += chunk
+        return True
+
+    def exact(self, n: int, timeout: float):
+        """The next ``n`` bytes, or None if they have not all arrived within ``timeout`` s."""
+        if not self._fill(n, timeout):
+            return None
+        out = bytes(self.buf[self.pos:self.pos + n])
+        self.pos += n
+        return out
+
+    def frame(self, timeout: float):
+        """The next frame's payload, or None if it is not whole within ``timeout`` seconds;
+        :class:`ProtocolError` if it is longer than the limit."""
+        if not self._fill(4, timeout):
+            return None
+        n = int.from_bytes(self.buf[self.pos:self.pos + 4], "little")
+        if n > self.max_frame:
+            raise ProtocolError(f"burn-remote: frame of {n} bytes is larger than the limit of {self.max_frame} bytes")
+        if not self._fill(4 + n, timeout):
+            return None
+        self.pos += 4
+        return self.exact(n, 0.0)
+
+
 def _ffi():
     from iroh import iroh_ffi as F
     need = ("_UniffiRustBuffer", "_UniffiLib", "_uniffi_rust_call_async", "_UniffiFfiConverterTypeIrohError__as_error",
@@ -195,6 +254,31 @@ def _continuation(handle, code):
         w[0].set()
 
 
+_TIMED_OUT = object()
+
+
+def _drive(fut, poll, complete, free, timeout: float, F):
+    """Poll the UniFFI Rust future ``fut`` from this thread until it is ready (iroh's runtime
+    wakes it through :func:`_continuation`) and return its completed value; ``_TIMED_OUT`` when
+    it is not ready within ``timeout`` seconds. ``fut`` is freed either way (dropping a pending iroh read or
+    write is safe: quinn's reads and writes are cancel-safe)."""
+    if not _CALLBACK:
+        _CALLBACK.append(F._UNIFFI_RUST_FUTURE_CONTINUATION_CALLBACK(_continuation))
+    try:
+        while True:
+            handle, ev, code = next(_HANDLES), threading.Event(), []
+            _WAITERS[handle] = (ev, code)
+            poll(fut, _CALLBACK[0], handle)
+            if not ev.wait(timeout):
+                _WAITERS.pop(handle, None)
+                return _TIMED_OUT
+            if code[0] == F._UNIFFI_RUST_FUTURE_POLL_READY:
+                break
+        return F._uniffi_rust_call_with_error(F._UniffiFfiConverterTypeIrohError__as_error, complete, fut)
+    finally:
+        free(fut)
+
+
 def write_now(stream, data, timeout: float) -> None:
     """``SendStream.write_all(data)`` driven from the calling thread, no event loop involved:
     UniFFI polls the Rust future right here, and a write that fits QUIC's send buffer (every
@@ -210,24 +294,30 @@ def write_now(stream, data, timeout: float) -> None:
     """
     F = _ffi()
     lib = F._UniffiLib
-    if not _CALLBACK:
-        _CALLBACK.append(F._UNIFFI_RUST_FUTURE_CONTINUATION_CALLBACK(_continuation))
     fut = lib.uniffi_iroh_ffi_fn_method_sendstream_write_all(stream._uniffi_clone_handle(), _lower(data))
-    try:
-        while True:
-            handle, ev, code = next(_HANDLES), threading.Event(), []
-            _WAITERS[handle] = (ev, code)
-            lib.ffi_iroh_ffi_rust_future_poll_void(fut, _CALLBACK[0], handle)
-            if not ev.wait(timeout):
-                _WAITERS.pop(handle, None)
-                raise TimeoutError(f"burn-remote: a write of {len(memoryview(data).cast('B'))} bytes waited more "
-                                   f"than {timeout:g} s for the peer")
-            if code[0] == F._UNIFFI_RUST_FUTURE_POLL_READY:
-                break
-        F._uniffi_rust_call_with_error(F._UniffiFfiConverterTypeIrohError__as_error,
-                                       lib.ffi_iroh_ffi_rust_future_complete_void, fut)
-    finally:
-        lib.ffi_iroh_ffi_rust_future_free_void(fut)
+    if _drive(fut, lib.ffi_iroh_ffi_rust_future_poll_void, lib.ffi_iroh_ffi_rust_future_complete_void,
+              lib.ffi_iroh_ffi_rust_future_free_void, timeout, F) is _TIMED_OUT:
+        raise TimeoutError(f"burn-remote: a write of {len(memoryview(data).cast('B'))} bytes waited more than "
+                           f"{timeout:g} s for the peer")
+
+
+def read_now(stream, size_limit: int, timeout: float):
+    """``RecvStream.read(size_limit)`` driven from the calling thread (see :func:`write_now`):
+    the bytes that have arrived (at most ``size_limit``), ``b""`` at the stream's end, or None
+    when nothing arrived within ``timeout`` seconds (what arrives later stays for the next read).
+    A client waiting for a reply reads it itself: no hand-over from the loop thread.
+
+    Example:
+        >>> from burn_remote.wire import read_now
+        >>> callable(read_now)
+        True
+    """
+    F = _ffi()
+    lib = F._UniffiLib
+    fut = lib.uniffi_iroh_ffi_fn_method_recvstream_read(stream._uniffi_clone_handle(), size_limit)
+    rb = _drive(fut, lib.ffi_iroh_ffi_rust_future_poll_rust_buffer, lib.ffi_iroh_ffi_rust_future_complete_rust_buffer,
+                lib.ffi_iroh_ffi_rust_future_free_rust_buffer, timeout, F)
+    return None if rb is _TIMED_OUT else F._UniffiFfiConverterBytes.lift(rb)
 
 
 async def write_all(stream, data) -> None:
