@@ -124,6 +124,25 @@ def test_a_steps_loss_comes_back_with_its_run_without_a_request(dev):
     assert y.item() == 45.0 and y.item() == 45.0        # a pushed value read twice
 
 
+def test_pushed_values_nobody_reads_do_not_pile_up(dev):
+    """Flushes whose one-element results are never read: the ticker takes their pushed replies
+    while no thread waits, so the client's table of awaited replies stays small."""
+    from burn.graph import graph_for
+    conn = burn.remote.connection(dev)
+    x = burn.tensor([1.0, 2.0], device=dev)
+    kept = []
+    for i in range(300):
+        kept.append(x.sum() + float(i))
+        graph_for(dev).flush()                  # runs on the server; nothing is read
+        time.sleep(0.0005)
+    deadline = time.monotonic() + 5
+    while len(conn.pending) > 20 and time.monotonic() < deadline:
+        burn.tensor([0.0], device=dev)          # a post keeps the ticker going
+        time.sleep(0.01)
+    assert len(conn.pending) <= 20, len(conn.pending)
+    assert [t.item() for t in kept[:3]] == [3.0, 4.0, 5.0] and kept[-1].item() == 302.0
+
+
 def test_a_pushed_value_carries_its_runs_error(dev):
     """A run whose one-element result failed on the server (an index out of range, found when the
     kernel runs) raises at the read, with the error's class, as a requested read does."""

@@ -130,17 +130,18 @@ class Connection:
         except Exception:
             return None
 
-    def _read_one(self, timeout: float) -> None:
-        """Read one message from the server (at most ``timeout`` s) and hand a reply to its
-        future; called by a thread that waits for a reply (:meth:`_wait`), under ``rlock``."""
+    def _read_one(self, timeout: float) -> bool:
+        """Read one message from the server (waiting at most ``timeout`` s) and hand a reply to
+        its future; False if none came. Called under ``rlock`` by a thread that waits for a reply
+        (:meth:`_wait`), and by the ticker, which drains what arrived while nobody waits."""
         try:
             body = self.reader.frame(timeout)
             if body is None:
-                return
+                return False
             msg = wire.unpack(body)
             self.last_heard = time.monotonic()
             if msg[0] == "hb":
-                return
+                return True
             if msg[0] != "reply":
                 raise wire.ProtocolError(f"burn-remote: unexpected message {msg[0]!r} from the server")
             rid, info = msg[1], msg[2]
@@ -151,10 +152,22 @@ class Connection:
                     raise TimeoutError(f"the {info['nbytes']} bytes of a reply did not come within {self.timeout:g} s")
         except Exception as e:
             self._die(f"the connection to server {self.server_id[:16]}... was lost ({self._close_reason() or e})")
-            return
+            return False
         fut = self.pending.pop(rid, None)
         if fut is not None:
             fut.set_result((info, data))
+        return True
+
+    def _drain(self) -> None:
+        """Take the messages that have arrived while no thread waits (pushed values nobody read,
+        heartbeats), without waiting: a loop that never reads would otherwise pile them up."""
+        if self.dead is None and self.rlock.acquire(blocking=False):
+            try:
+                for _ in range(256):
+                    if not self._read_one(0.0) or self.dead is not None:
+                        break
+            finally:
+                self.rlock.release()
 
     def _die(self, why: str):
         if self.dead is None:
@@ -235,10 +248,13 @@ class Connection:
 
     async def _ticker(self):
         """While messages are being posted: write the batch every ``BATCH_TICK_S`` (so the server
-        computes while this client records); stops after ``BATCH_IDLE_TICKS`` empty ticks."""
+        computes while this client records) and take the replies that arrived while no thread
+        waits (:meth:`_drain`); stops after ``BATCH_IDLE_TICKS`` empty ticks."""
         idle = 0
         while True:
             await asyncio.sleep(self.BATCH_TICK_S)
+            if self.pending:            # replies nobody waits for yet (pushed values)
+                self._drain()
             with self.lock:
                 if not self.batch:
                     idle += 1
