@@ -69,6 +69,24 @@ def test_a_malformed_frame_closes_that_connection_and_the_server_serves_others(s
     burn.remote.disconnect(bad)
 
 
+def test_a_run_that_pushes_an_output_it_does_not_have_closes_that_connection(server, keys):
+    """A replay of a cached graph whose push list names an output past its output ids is a
+    protocol error (the connection closes), not a failed value or a server error."""
+    good = burn.remote.connect(server.ticket, key_file=keys[1], timeout=20)
+    bad = burn.remote.connect(server.ticket, key_file=keys[2], timeout=20)
+    x = burn.tensor([1.0, 2.0], device=bad)
+    assert (x + 1).tolist() == [2.0, 3.0]
+    conn = burn.remote.connection(bad)
+    gid = next(iter(conn.sent_graphs))
+    before = burn.remote.stats(good)["server"]["closed_protocol"]
+    conn._post(wire.pack(["run", gid, None, [], [], [conn.new_id()], [[3, 1]]]))
+    with pytest.raises(burn.BurnError, match="lost|closed"):
+        conn.sync()
+    assert burn.remote.stats(good)["server"]["closed_protocol"] == before + 1
+    burn.remote.disconnect(good)
+    burn.remote.disconnect(bad)
+
+
 def test_a_client_that_vanishes_mid_upload_leaves_the_server_serving_and_frees_its_tensors(server, keys):
     watcher = burn.remote.connect(server.ticket, key_file=keys[1], timeout=20)
     freed0 = burn.remote.stats(watcher)["server"]["freed_at_close"]

@@ -457,16 +457,16 @@ class Session:
         return None
 
     def _do_run(self, msg):     # ["run", graph id, graph bytes or None, input ids, keys, output ids, push]
+        push, out_ids = msg[6], msg[5]
+        if not (isinstance(push, list) and isinstance(out_ids, list) and all(
+                isinstance(p, list) and len(p) == 2 and isinstance(p[0], int) and 0 <= p[0] < len(out_ids)
+                and isinstance(p[1], int) for p in push)):
+            raise ProtocolError("burn-remote: a run's push list is not [[output index, request id], ...]")
         self._run_graph(msg)
-        push = msg[6]
         if not push:
             return None
         # the values the client asked for with the run (a step's loss): their replies go out as soon
         # as the run ends, as a get's would (the client does not send the get and wait a round trip)
-        out_ids = msg[5]
-        if not (isinstance(push, list) and all(isinstance(p, list) and len(p) == 2 and isinstance(p[0], int)
-                                               and 0 <= p[0] < len(out_ids) and isinstance(p[1], int) for p in push)):
-            raise ProtocolError("burn-remote: a run's push list is not [[output index, request id], ...]")
         frames = []
         for k, rid in push:
             reply = self._value_reply(rid, out_ids[k])
