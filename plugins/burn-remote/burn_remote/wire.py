@@ -104,7 +104,38 @@ async def read_frame(stream, max_frame: int = MAX_FRAME):
     return await stream.read_exact(n) if n else b""
 
 
-class FrameReader:
+class _FrameBuffer:
+    """What the two frame readers share: the bytes read and not yet taken, and the frame header."""
+
+    def __init__(self, stream, max_frame: int = MAX_FRAME):
+        self.stream, self.max_frame = stream, max_frame
+        self.buf, self.pos = bytearray(), 0
+
+    def _missing(self, need: int) -> int:
+        return need - (len(self.buf) - self.pos)
+
+    def _append(self, chunk: bytes) -> None:
+        if not chunk:
+            raise ConnectionError("burn-remote: the stream ended")
+        if self.pos:
+            del self.buf[:self.pos]
+            self.pos = 0
+        self.buf += chunk
+
+    def _take(self, n: int) -> bytes:
+        out = bytes(self.buf[self.pos:self.pos + n])
+        self.pos += n
+        return out
+
+    def _frame_length(self) -> int:
+        """The length in the buffered header (4 bytes there); :class:`ProtocolError` past the limit."""
+        n = int.from_bytes(self.buf[self.pos:self.pos + 4], "little")
+        if n > self.max_frame:
+            raise ProtocolError(f"burn-remote: frame of {n} bytes is larger than the limit of {self.max_frame} bytes")
+        return n
+
+
+class FrameReader(_FrameBuffer):
     """Frames from an iroh ``RecvStream``, read in chunks (one FFI call brings every frame that
     has arrived, instead of two calls per frame).
 
@@ -122,38 +153,24 @@ class FrameReader:
         >>> assert asyncio.run(go()) == [["sync", 1], ["sync", 2], b"xyz"]
     """
 
-    def __init__(self, stream, max_frame: int = MAX_FRAME):
-        self.stream, self.max_frame = stream, max_frame
-        self.buf, self.pos = bytearray(), 0
-
     async def _fill(self, need: int):
-        while len(self.buf) - self.pos < need:
-            chunk = await self.stream.read(max(need - (len(self.buf) - self.pos), 1 << 16))
-            if not chunk:
-                raise ConnectionError("burn-remote: the stream ended")
-            if self.pos:
-                del self.buf[:self.pos]
-                self.pos = 0
-            self.buf += chunk
+        while self._missing(need) > 0:
+            self._append(await self.stream.read(max(self._missing(need), 1 << 16)))
 
     async def exact(self, n: int) -> bytes:
         """The next ``n`` bytes."""
         await self._fill(n)
-        out = bytes(self.buf[self.pos:self.pos + n])
-        self.pos += n
-        return out
+        return self._take(n)
 
     async def frame(self) -> bytes:
         """The next frame's payload; :class:`ProtocolError` if it is longer than the limit."""
         await self._fill(4)
-        n = int.from_bytes(self.buf[self.pos:self.pos + 4], "little")
-        if n > self.max_frame:
-            raise ProtocolError(f"burn-remote: frame of {n} bytes is larger than the limit of {self.max_frame} bytes")
+        n = self._frame_length()
         self.pos += 4
         return await self.exact(n)
 
 
-class SyncFrameReader:
+class SyncFrameReader(_FrameBuffer):
     """Frames from an iroh ``RecvStream`` read by the calling thread (:func:`read_now`), each
     call waiting at most ``timeout`` seconds; a frame not whole by then stays buffered for the
     next call.
@@ -167,46 +184,31 @@ class SyncFrameReader:
         >>> assert wire.unpack(r.frame(0.0)) == ["sync", 1] and r.exact(2, 0.0) == b"xy"
     """
 
-    def __init__(self, stream, max_frame: int = MAX_FRAME):
-        self.stream, self.max_frame = stream, max_frame
-        self.buf, self.pos = bytearray(), 0
-
     def _fill(self, need: int, timeout: float) -> bool:
         deadline = time.monotonic() + timeout
-        while len(self.buf) - self.pos < need:
+        while self._missing(need) > 0:
             # timeout 0 still polls once: what has arrived is taken, nothing is waited for
             left = max(0.0, deadline - time.monotonic())
-            chunk = read_now(self.stream, max(need - (len(self.buf) - self.pos), 1 << 16), left)
+            chunk = read_now(self.stream, max(self._missing(need), 1 << 16), left)
             if chunk is None:
                 return False
-            if not chunk:
-                raise ConnectionError("burn-remote: the stream ended")
-            if self.pos:
-                del self.buf[:self.pos]
-                self.pos = 0
-            self.buf += chunk
+            self._append(chunk)
         return True
 
     def exact(self, n: int, timeout: float):
         """The next ``n`` bytes, or None if they have not all arrived within ``timeout`` s."""
-        if not self._fill(n, timeout):
-            return None
-        out = bytes(self.buf[self.pos:self.pos + n])
-        self.pos += n
-        return out
+        return self._take(n) if self._fill(n, timeout) else None
 
     def frame(self, timeout: float):
         """The next frame's payload, or None if it is not whole within ``timeout`` seconds;
         :class:`ProtocolError` if it is longer than the limit."""
         if not self._fill(4, timeout):
             return None
-        n = int.from_bytes(self.buf[self.pos:self.pos + 4], "little")
-        if n > self.max_frame:
-            raise ProtocolError(f"burn-remote: frame of {n} bytes is larger than the limit of {self.max_frame} bytes")
+        n = self._frame_length()
         if not self._fill(4 + n, timeout):
             return None
         self.pos += 4
-        return self.exact(n, 0.0)
+        return self._take(n)
 
 
 def _ffi():
