@@ -426,10 +426,7 @@ class Session:
         kind = _cost_key(msg)
         if kind is not None:
             self.cost[kind] = time.perf_counter() - t0
-        if reply is None:
-            return None
-        # one frame: a heartbeat must not fall between a reply's header and its bytes
-        return b"".join(reply) if isinstance(reply[0], bytes) else wire.pack(reply)
+        return None if reply is None else _reply_bytes(reply)
 
     def _free_all(self):
         self.server.counts["freed_at_close"] += len(self.tensors)
@@ -467,11 +464,7 @@ class Session:
             return None
         # the values the client asked for with the run (a step's loss): their replies go out as soon
         # as the run ends, as a get's would (the client does not send the get and wait a round trip)
-        frames = []
-        for k, rid in push:
-            reply = self._value_reply(rid, out_ids[k])
-            frames.extend(reply if isinstance(reply[0], bytes) else (wire.pack(reply),))
-        return frames
+        return [_reply_bytes(self._value_reply(rid, out_ids[k])) for k, rid in push]
 
     def _run_graph(self, msg):
         _, gid, blob, in_ids, keys, out_ids, _push = msg
@@ -570,6 +563,13 @@ class Session:
             mem = self.server.device.memory_stats()
         return ["reply", msg[1], {"ok": True, "server": self.server.stats(), "tensors": len(self.tensors),
                                   "memory": mem}]
+
+
+def _reply_bytes(reply) -> bytes:
+    """A handler's reply as the bytes to write: a message to pack, or frames already packed (a
+    header and its tensor's bytes, or several replies) joined, so a heartbeat never falls between
+    a header and its bytes."""
+    return b"".join(reply) if isinstance(reply[0], bytes) else wire.pack(reply)
 
 
 def _cost_key(msg):
