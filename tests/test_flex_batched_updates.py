@@ -1,7 +1,9 @@
 """A flush's optimizer updates batched into one plan step on flex (burn_flex.batched, the
 backend's merge_steps): eager training equals the unbatched plan bit for bit, for Adam, AdamW and
 SGD; the update mode is part of the plan's key, so flushes that differ only in it never share a
-batched step."""
+batched step. (An eager step records one group op per parameter group instead,
+tests/test_optim_group_updates.py; these tests take the per-parameter path that captured steps and
+the group op's fallbacks record.)"""
 import numpy as np
 import pytest
 
@@ -42,6 +44,10 @@ def _train(make_opt, steps=6):
 
 @pytest.mark.parametrize("name", list(OPTIMIZERS))
 def test_eager_steps_batch_their_updates_and_equal_the_unbatched_plan(name, monkeypatch):
+    # one update op per parameter, as a captured step records them
+    monkeypatch.setattr(burn.optim.Optimizer, "_update_together", lambda self, todo, group: False)
+    for cls in (burn.optim.Adam, burn.optim.SGD):
+        monkeypatch.setattr(cls, "_update_together", burn.optim.Optimizer._update_together)
     fusion.clear_plan_cache()
     batched = _train(OPTIMIZERS[name])
     assert any(n.endswith("_update_many") for n in batched[2])

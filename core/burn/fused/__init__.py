@@ -33,10 +33,10 @@ from .linear import NF4_CODE, linear_relu, nf4_dequantize, nf4_matmul
 from .softmax import (log_softmax, log_softmax_fused, log_softmax_grad, softmax, softmax_cross_entropy,
                       softmax_cross_entropy_grad, softmax_fused, softmax_grad)
 from .recurrent import gru_layer, gru_layer_grad, lstm_layer, lstm_layer_grad
-from .updates import adam_update, sgd_update
+from .updates import adam_update, adam_update_group, group_kernel, sgd_update, sgd_update_group
 
 __all__ = ["softmax", "log_softmax", "softmax_fused", "softmax_grad", "log_softmax_fused", "log_softmax_grad",
            "softmax_cross_entropy", "softmax_cross_entropy_grad", "layer_norm", "layer_norm_fused",
            "layer_norm_grad", "linear_relu", "NF4_CODE", "nf4_dequantize", "nf4_matmul", "adam_update",
-           "sgd_update", "attention_fused", "attention_grad", "lstm_layer", "lstm_layer_grad", "gru_layer",
+           "adam_update_group", "group_kernel", "sgd_update", "sgd_update_group", "attention_fused", "attention_grad", "lstm_layer", "lstm_layer_grad", "gru_layer",
            "gru_layer_grad"]

@@ -29,7 +29,7 @@ import numpy as np
 from .. import capture
 from ..autodiff import Gradients, no_grad
 from ..errors import BurnError, CaptureError
-from ..fused import adam_update, sgd_update  # noqa: F401  (re-exported: the per-parameter steps)
+from ..fused import adam_update, adam_update_group, sgd_update, sgd_update_group  # noqa: F401  (re-exported)
 from ..ops.creation import tensor as _tensor, zeros_like
 from .clip import GradClip
 from .param_group import ParamGroup, named_params
@@ -209,14 +209,31 @@ class Optimizer:
         self._hyper_cache = {}
         with no_grad():
             for group in self.param_groups:
+                todo = []
                 for path, p in zip(group["paths"], group["params"]):
                     if getattr(p, "frozen", False):
                         continue
                     g = grads.get(p)
                     if g is None:
                         continue
-                    p.assign_(self.update(p, g, self.state.setdefault(path, {}), group))
+                    todo.append((p, g, self.state.setdefault(path, {})))
+                if len(todo) > 1 and not tracing and self._update_together(todo, group):
+                    continue
+                for p, g, state in todo:
+                    p.assign_(self.update(p, g, state, group))
         self._hyper_cache = {}      # its tensors belong to this step (a trace must not see them kept)
+
+    def _update_together(self, todo, group) -> bool:
+        """Update every ``(p, g, state)`` of ``todo`` (a group's parameters with gradients, two or
+        more, eager) in one recorded op and return True, or return False: ``step()`` then calls
+        ``update`` for each. Adam and SGD with momentum record their group op here; a subclass
+        that defines its own ``update`` is always called per parameter."""
+        return False
+
+    @staticmethod
+    def _one_device(todo) -> bool:
+        dev = todo[0][0].device
+        return all(p.device == dev for p, _, _ in todo[1:])
 
     def _capture_hooks(self):
         """Inside a trace: replay this step's bookkeeping, and guard the values the graph bakes in."""
@@ -449,6 +466,27 @@ class SGD(Optimizer):
             g = g + p * group["weight_decay"]
         return p - g * _host_scalar(self._hyper_cache, p, group, lambda: group["lr"], "SGD lr")
 
+    def _update_together(self, todo, group) -> bool:
+        # every parameter's momentum step as one burn::sgd_update_group, where the buffers all
+        # start now or all exist (one mode)
+        if type(self).update is not SGD.update or not group["momentum"] or not self._one_device(todo):
+            return False
+        first = {"momentum" not in state for _, _, state in todo}
+        if len(first) != 1:
+            return False
+        first = first.pop()
+
+        def numbers():
+            return (group["lr"], group["weight_decay"], group["momentum"], 1 - group["dampening"])
+        h = _hyper(self._hyper_cache, todo[0][0], group, numbers, "SGD", _constant_recipe(numbers))
+        mode = ("first" if first else "next", bool(group["weight_decay"]), bool(group["nesterov"]))
+        outs = sgd_update_group(*[x for p, g, state in todo for x in (p, g, g if first else state["momentum"])],
+                                h, mode=mode)
+        for i, (p, _, state) in enumerate(todo):
+            p.assign_(outs[2 * i])
+            _keep(state, "momentum", outs[2 * i + 1])
+        return True
+
 
 class Adam(Optimizer):
     """Adam (Kingma & Ba), with L2 weight decay added to the gradient (PyTorch's Adam).
@@ -508,6 +546,27 @@ class Adam(Optimizer):
         _keep(state, "m", m)
         _keep(state, "v", v)
         return p_new
+
+    def _update_together(self, todo, group) -> bool:
+        # every parameter's step as one burn::adam_update_group, where they share a step count
+        # (so one h) and a device
+        if type(self).update is not Adam.update or not self._one_device(todo):
+            return False
+        if len({state.get("t", 0) for _, _, state in todo}) != 1:
+            return False
+        for p, _, state in todo:
+            if "m" not in state:
+                state["m"], state["v"], state["t"] = zeros_like(p), zeros_like(p), 0
+            state["t"] += 1
+        t = todo[0][2]["t"]
+        h = _hyper(self._hyper_cache, todo[0][0], group, lambda: _adam_numbers(group, t), type(self).__name__)
+        mode = ("decoupled" if self.decoupled else "l2") if group["weight_decay"] else "none"
+        outs = adam_update_group(*[x for p, g, state in todo for x in (p, g, state["m"], state["v"])], h, mode=mode)
+        for i, (p, _, state) in enumerate(todo):
+            p.assign_(outs[3 * i])
+            _keep(state, "m", outs[3 * i + 1])
+            _keep(state, "v", outs[3 * i + 2])
+        return True
 
 
 class AdamW(Adam):

@@ -55,7 +55,8 @@ def burn_register_backends(registry):
 #: the ``burn::`` extension ops with a cuda kernel; every core primitive has one too
 EXTENSION_OPS = ("burn::linear_relu", "burn::softmax", "burn::softmax_grad", "burn::layer_norm",
                  "burn::log_softmax", "burn::log_softmax_grad", "burn::softmax_cross_entropy",
-                 "burn::softmax_cross_entropy_grad", "burn::adam_update", "burn::sgd_update", "burn::lstm_layer",
+                 "burn::softmax_cross_entropy_grad", "burn::adam_update", "burn::sgd_update",
+                 "burn::adam_update_group", "burn::sgd_update_group", "burn::lstm_layer",
                  "burn::lstm_layer_grad", "burn::gru_layer", "burn::gru_layer_grad")
 
 

@@ -192,6 +192,10 @@ def _sgd_ufuncs(p, g, buf, h, mode):
 def optim_kernels() -> dict:
     """``burn::`` optimizer extension op -> cuda kernel, for registration.
 
-    >>> assert set(optim_kernels()) == {"burn::adam_update", "burn::sgd_update"}
+    >>> assert set(optim_kernels()) >= {"burn::adam_update", "burn::sgd_update", "burn::adam_update_group"}
     """
-    return {"burn::adam_update": adam_update, "burn::sgd_update": sgd_update}
+    from burn.fused import group_kernel
+    return {"burn::adam_update": adam_update, "burn::sgd_update": sgd_update,
+            # a group's updates: one recorded op, the single kernel launched per parameter
+            "burn::adam_update_group": group_kernel(adam_update, 4),
+            "burn::sgd_update_group": group_kernel(sgd_update, 3)}

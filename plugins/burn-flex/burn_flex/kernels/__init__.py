@@ -43,6 +43,7 @@ def extension_kernels() -> dict:
     return {"burn::linear_relu": linear.linear_relu, "burn::softmax_cross_entropy": nn.softmax_cross_entropy,
             "burn::softmax_cross_entropy_grad": nn.softmax_cross_entropy_grad,
             "burn::adam_update": optim.adam_update, "burn::sgd_update": optim.sgd_update,
+            "burn::adam_update_group": optim.adam_update_group, "burn::sgd_update_group": optim.sgd_update_group,
             "burn::softmax": nn.softmax, "burn::softmax_grad": nn.softmax_grad,
             "burn::log_softmax": nn.log_softmax, "burn::log_softmax_grad": nn.log_softmax_grad,
             "burn::layer_norm": nn.layer_norm, "burn::layer_norm_grad": nn.layer_norm_grad,

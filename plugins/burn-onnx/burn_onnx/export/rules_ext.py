@@ -142,6 +142,6 @@ for _op in ("attention_grad", "layer_norm_grad", "softmax_grad", "log_softmax_gr
             "lstm_layer_grad", "gru_layer_grad"):
     no_onnx_form(f"burn::{_op}", "a backward op: export traces inference (no gradients); call export "
                                  "outside backward()")
-for _op in ("adam_update", "sgd_update"):
+for _op in ("adam_update", "sgd_update", "adam_update_group", "sgd_update_group"):
     no_onnx_form(f"burn::{_op}", "an optimizer update: export traces inference; export the model, not the "
                                  "training step")
