@@ -68,7 +68,7 @@ def test_bad_input_raises_at_the_call_on_remote(dev):
         x + burn.ones((2, 3))
 
 
-def _mlp_run(device, steps, *, replay_check=None):
+def _mlp_run(device, steps, *, replay_check=None, optimizer=lambda ps: burn.optim.Adam(ps, lr=1e-2)):
     from sklearn.datasets import load_digits
     X, y = load_digits(return_X_y=True)
     X = (X / 16.0).astype(np.float32)[:512]
@@ -76,7 +76,7 @@ def _mlp_run(device, steps, *, replay_check=None):
     device.seed(0)
     ad = device.autodiff()
     model = burn.nn.Sequential(burn.nn.Linear(64, 64, device=ad), burn.nn.ReLU(), burn.nn.Linear(64, 10, device=ad))
-    opt = burn.optim.Adam(model.parameters(), lr=1e-2)
+    opt = optimizer(model.parameters())
     losses = []
     for s in range(steps):
         i = (s * 128) % 512
@@ -104,6 +104,16 @@ def test_digits_training_on_remote_equals_flex_and_replays_graphs_by_id(dev):
     assert sent[-1]["replays_sent"] > sent[2]["replays_sent"]
     st = burn.remote.stats(dev)["server"]
     assert st["graph_replays"] > 0 and st["graphs_compiled"] >= sent[-1]["graphs_sent"] - 1
+
+
+def test_sgd_momentum_training_on_remote_equals_flex(dev):
+    """The group update's mode (a tuple keyword argument) survives the trip to the server."""
+    sgd = lambda ps: burn.optim.SGD(ps, lr=0.05, momentum=0.9, nesterov=True, weight_decay=1e-3)  # noqa: E731
+    local_losses, local_state = _mlp_run(burn.Device.flex(), 4, optimizer=sgd)
+    losses, state = _mlp_run(dev, 4, optimizer=sgd)
+    assert losses == local_losses and losses[-1] < losses[0]
+    for k in local_state:
+        np.testing.assert_array_equal(state[k], local_state[k], err_msg=k)
 
 
 def test_a_steps_loss_comes_back_with_its_run_without_a_request(dev):
