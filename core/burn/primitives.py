@@ -75,11 +75,14 @@ class Primitive:
         >>> assert add.meta(burn.TensorMeta((2, 1), burn.float32), burn.TensorMeta((3,), burn.float32)).shape == (2, 3)
     """
 
-    __slots__ = ("name", "kind", "meta", "backward", "n_out", "differentiable", "doc")
+    __slots__ = ("name", "kind", "meta", "backward", "n_out", "differentiable", "doc", "plan_attrs")
 
     def __init__(self, name: str, kind: str, meta: Callable, backward: Callable | None = None,
-                 n_out: int = 1, differentiable: bool = True, doc: str = ""):
+                 n_out: int = 1, differentiable: bool = True, doc: str = "", plan_attrs: bool = False):
         self.name = name
+        # a boundary op's attributes enter the fusion plan's key only with plan_attrs (else its
+        # output shapes stand for them): set where a backend's plan may bake them in
+        self.plan_attrs = plan_attrs
         self.kind = kind
         self.meta = meta
         self.backward = backward
@@ -107,8 +110,13 @@ PRIMITIVES: dict = {}
 
 
 def primitive(name: str, kind: str, meta: Callable, *, n_out: int = 1,
-              differentiable: bool = True) -> Primitive:
+              differentiable: bool = True, plan_attrs: bool = False) -> Primitive:
     """Declare a primitive (attach ``.backward`` later: ``prim.backward = fn``).
+
+    ``plan_attrs``: the op's attributes are part of the fusion plan's cache key (a boundary op's
+    are not by default: its output shapes stand for them), for ops whose attributes a backend's
+    ``merge_steps`` may bake into a plan step (flex folds a 2 x 2 max pooling into the
+    convolution before it).
 
     Declaring only fills :data:`PRIMITIVES`; the registry learns of it through core's
     built-in plugin, like every plugin's ops. A second primitive of one name raises.
@@ -119,5 +127,5 @@ def primitive(name: str, kind: str, meta: Callable, *, n_out: int = 1,
     """
     if name in PRIMITIVES:
         raise PluginError(f"primitive '{name}' is declared twice")
-    p = PRIMITIVES[name] = Primitive(name, kind, meta, None, n_out, differentiable)
+    p = PRIMITIVES[name] = Primitive(name, kind, meta, None, n_out, differentiable, plan_attrs=plan_attrs)
     return p

@@ -351,7 +351,9 @@ def _bw_max_pool(c, g):
     return (apply(max_pool2d_grad_p, (x, c.out, g), c.attrs),)
 
 
-max_pool2d_p = primitive("max_pool2d", OPAQUE, _pool_meta("max_pool2d", False))
+# plan_attrs: flex folds a 2 x 2 / stride 2 pooling into the convolution before it (burn_flex.conv_epilogue),
+# and other pooling attributes can give the same output shapes (3 x 3 / stride 2 / padding 1)
+max_pool2d_p = primitive("max_pool2d", OPAQUE, _pool_meta("max_pool2d", False), plan_attrs=True)
 max_pool2d_p.backward = _bw_max_pool
 # the gradient of a max pool routes ``g`` to the first maximum of each window
 max_pool2d_grad_p = primitive("max_pool2d_grad", OPAQUE, lambda x, out, g, **a: TensorMeta(x.shape, x.dtype))

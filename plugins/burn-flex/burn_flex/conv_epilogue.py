@@ -13,6 +13,14 @@ after it). The step keeps the conv node's position, so it reads the stride, padd
 groups from the node on every run, as the conv step did; where the direct kernel does not take
 that convolution (another dtype, groups, a large single image on several threads) it runs the
 conv kernel, numpy's add and flex's relu: what the unmerged plan computes.
+
+A 2 x 2 max pooling with stride 2 (no padding) that alone reads the relu (or the add) joins the
+step too: the kernel lists each pooling window's four positions as one tile and stores only their
+maximum (direct.ll's direct_conv_pool), so the convolution's output is never written and the
+pooling's pass over it never runs (one thread: the digits CNN's conv + relu + pool blocks 75 ->
+50 us and 175 -> 160 us). ``max_pool2d`` is declared with ``plan_attrs``, so a plan holding this
+step is reused only for poolings with these attributes (a 3 x 3 / stride 2 / padding 1 pooling
+has the same output shapes).
 """
 from __future__ import annotations
 
@@ -26,6 +34,9 @@ from .kernels.conv_direct import direct_conv, use_direct
 from .kernels.elementwise import _relu
 
 __all__ = ["merge_steps"]
+
+# the pooling the direct kernel folds in (flex's max_pool2d attributes)
+_POOL2 = {"kernel": (2, 2), "stride": (2, 2), "padding": (0, 0, 0, 0), "dilation": (1, 1)}
 
 
 class _ConvBiasRelu:
@@ -56,6 +67,38 @@ class _ConvBiasRelu:
             return (direct_conv(k, x, w, stride, padding, dilation, out_hw, bias=bias.reshape(-1), relu=self.relu),)
         y = np.add(_conv.conv2d(x, w, stride=stride, padding=padding, dilation=dilation, groups=groups), bias)
         return (_relu(y) if self.relu else y,)
+
+
+class _ConvBiasReluPool(_ConvBiasRelu):
+    """The merged step with the 2 x 2 max pooling after it: ``(x, w, bias, **conv attributes) ->
+    (max_pool2d(relu(conv + bias)),)``.
+
+    Example:
+        >>> import numpy as np
+        >>> from burn_flex.conv_epilogue import _ConvBiasReluPool
+        >>> x, w = np.arange(16, dtype=np.float32).reshape(1, 1, 4, 4), np.ones((1, 1, 1, 1), np.float32)
+        >>> b = np.zeros((1, 1, 1, 1), np.float32)
+        >>> (y,) = _ConvBiasReluPool(True)(x, w, b, stride=(1, 1), padding=(0, 0, 0, 0), dilation=(1, 1), groups=1)
+        >>> y[0, 0].tolist()
+        [[5.0, 7.0], [13.0, 15.0]]
+    """
+
+    __slots__ = ()
+
+    def __init__(self, relu):
+        super().__init__(relu)
+        self.__name__ += "_pool2"
+
+    def __call__(self, x, w, bias, *, stride, padding, dilation, groups):
+        k = _conv._jit_columns(np.dtype(np.float32))
+        n, c_out = x.shape[0], w.shape[0]
+        out_hw = _conv._out_hw(x.shape, w.shape[2:], stride, padding, dilation)
+        if (x.dtype == w.dtype == bias.dtype == np.float32 and bias.size == c_out
+                and use_direct(k, x.dtype, groups, n, w[0].size * out_hw[0] * out_hw[1])):
+            return (direct_conv(k, x, w, stride, padding, dilation, out_hw, bias=bias.reshape(-1), relu=self.relu,
+                                pool2=True),)
+        (y,) = super().__call__(x, w, bias, stride=stride, padding=padding, dilation=dilation, groups=groups)
+        return (_conv.max_pool2d(y, **_POOL2),)
 
 
 def _only_reader(nodes, src, reader):
@@ -125,10 +168,34 @@ def merge_steps(steps, nodes):
         relu, conv_st, reshape_st, group_st = found
         merged = True
         out.append(reshape_st)
-        fused = (_ConvBiasRelu(relu), conv_st[1], list(conv_st[2]) + [reshape_st[3][0]], list(group_st[3]))
-        # the conv step's work is in the fused step; the group's too, but its index is None so
-        # that the fusion planner never rebinds that compiled group into the fused step's place
-        index_of += [len(out), len(out) - 1, None]
+        pool_st = _pool_after(steps, nodes, j + 3, group_st)
+        step = _ConvBiasRelu(relu) if pool_st is None else _ConvBiasReluPool(relu)
+        fused = (step, conv_st[1], list(conv_st[2]) + [reshape_st[3][0]],
+                 list(group_st[3] if pool_st is None else pool_st[3]))
+        # the conv step's work is in the fused step; the group's (and the pooling's) too, but
+        # their index is None so that the fusion planner never rebinds a compiled group into
+        # the fused step's place
+        index_of += [len(out), len(out) - 1, None] + ([] if pool_st is None else [None])
         out.append(fused)
-        j += 3
+        j += 3 if pool_st is None else 4
     return (out, index_of) if merged else None
+
+
+def _pool_after(steps, nodes, j, group_st):
+    """Step j when it is flex's float32 max_pool2d with the attributes the direct kernel folds in
+    (``_POOL2``), reading the group step's output alone (no other reader, no tensor keeps it)."""
+    if j >= len(steps) or len(group_st[3]) != 1:
+        return None
+    st = steps[j]
+    i = st[1]
+    if i is None or list(st[2]) != list(group_st[3]) or len(st[3]) != 1:
+        return None
+    pool = nodes[i]
+    if pool.prim.name != "max_pool2d" or registry.kernel("max_pool2d", "flex") is not _conv.max_pool2d:
+        return None
+    src = pool.args[0] if len(pool.args) == 1 else None
+    if type(src) is not tuple or src[1] != 0 or pool.metas[0].dtype is not float32:
+        return None
+    if {k: tuple(v) for k, v in (pool.attrs or {}).items()} != _POOL2 or not _only_reader(nodes, src[0], pool):
+        return None
+    return st

@@ -516,7 +516,7 @@ class Kernels:
     ``layer_norm_rows`` and ``layer_norm_grad_rows`` for ``burn_flex.kernels.nn``; ``im2col``,
     ``im2col_gather``, ``col2im``, ``pad_planes``, ``dot_nt_sum``, ``maxpool2`` and ``maxpool2_grad``
     for flex's float32 convolutions and 2x2 max pooling (``burn_flex.kernels.conv``);
-    ``direct_conv[tile]`` and ``grad_weight_rows`` (``burn_flex.kernels.conv_direct``); ``adam[mode]`` and
+    ``direct_conv[tile]``, ``direct_conv_pool`` and ``grad_weight_rows`` (``burn_flex.kernels.conv_direct``); ``adam[mode]`` and
     ``sgd[flags]``, the optimizer updates of ``burn_flex.kernels.optim``, bit-identical to its
     numpy path.
 
@@ -550,6 +550,7 @@ class Kernels:
         # the direct convolution's two tilings (kernels/ll/direct.ll): (xp, wt, y, d, base, koff, bias)
         self.direct_conv = {(4, 2): _Planes(engine, "direct_conv_r4b2_f32", 3, 4),
                             (8, 1): _Planes(engine, "direct_conv_r8b1_f32", 3, 4)}
+        self.direct_conv_pool = _Planes(engine, "direct_conv_pool_r4b2_f32", 3, 4)
         # a stride-1 weight gradient over rows of positions (direct.ll): (xp, g, acc, d, koff)
         self.grad_weight_rows = _Planes(engine, "grad_weight_rows_o4k3_f32", 3, 2)
         self.col2im = _Planes(engine, "col2im_f32", 2, 3)

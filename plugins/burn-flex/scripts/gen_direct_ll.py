@@ -33,10 +33,17 @@ HEADER = '''; flex's JIT direct convolution (float32 forward, any stride / dilat
 ; relu (flex's: x if x > 0 or x is NaN, else +0.0): a convolution's bias and activation while the
 ; tile is in registers, the same bits as the sum, numpy's add and flex's relu one after another.
 ; direct_conv_r4b2_f32: 4 positions x 16 channels; direct_conv_r8b1_f32: 8 positions x 8 channels.
+;
+; direct_conv_pool_r4b2_f32 adds a 2 x 2 max pooling with stride 2 to the epilogue: the caller lists
+; the positions window by window (base[4 q + r] is position (2 i + r / 2, 2 j + r % 2) of pooled
+; position q = i * PW + j), so a tile of 4 positions is one window; after the bias and relu the
+; tile's maximum maximum(maximum(maximum(a, b), c), d) (numpy's maximum, as pool.ll's maxpool2
+; takes it: the same bits) is stored into y [N, O, PP] at q. P is 4 * PP (the rows and columns
+; no window covers, an odd last one, are never computed); d[7] = PP.
 '''
 
-def tile_fn(R, B):
-    name = f"direct_conv_r{R}b{B}_f32"
+def tile_fn(R, B, pool=False):
+    name = f"direct_conv_pool_r{R}b{B}_f32" if pool else f"direct_conv_r{R}b{B}_f32"
     L = []
     a = L.append
     a(f"define void @{name}(ptr noalias nocapture readonly %xp, ptr noalias nocapture readonly %wt,")
@@ -44,11 +51,11 @@ def tile_fn(R, B):
     a(f"                    ptr noalias nocapture readonly %base, ptr noalias nocapture readonly %koff,")
     a(f"                    ptr noalias nocapture readonly %bias) nounwind #3 {{")
     a("entry:")
-    for i, v in enumerate(["nn", "nk", "xs", "np", "no", "obt", "flags"]):
+    for i, v in enumerate(["nn", "nk", "xs", "np", "no", "obt", "flags"] + (["pp"] if pool else [])):
         a(f"  %d{i} = getelementptr inbounds i64, ptr %d, i64 {i}")
         a(f"  %{v} = load i64, ptr %d{i}")
     a(f"  %acc = alloca [{R * B} x <8 x float>], align 32")
-    a("  %op = mul i64 %no, %np")
+    a(f"  %op = mul i64 %no, {'%pp' if pool else '%np'}")
     a("  %fb = and i64 %flags, 1")
     a("  %hasbias = icmp ne i64 %fb, 0")
     a("  %fr = and i64 %flags, 2")
@@ -108,8 +115,11 @@ def tile_fn(R, B):
     a("  %k.done = icmp eq i64 %k.next, %nk")
     a("  br i1 %k.done, label %t.epilogue, label %k.loop")
     _epilogue(a, R, B)
-    _store_whole_tile(a, R, B)
-    _store_partial_tile(a, R, B)
+    if pool:
+        _store_pooled(a, B)
+    else:
+        _store_whole_tile(a, R, B)
+        _store_partial_tile(a, R, B)
     a("t.latch:")
     a("  %t.next = add nuw nsw i64 %t, 1")
     a("  %t.done = icmp eq i64 %t.next, %obt")
@@ -226,6 +236,48 @@ def _store_partial_tile(a, R, B):
     a("so.latch:")
     a("  %oo.next = add nuw nsw i64 %oo, 1")
     a("  %oo.done = icmp eq i64 %oo.next, %on")
+    a("  br i1 %oo.done, label %t.latch, label %so.loop")
+
+
+def _store_pooled(a, B):
+    """t.store of the pooled kernel: the window's maximum per output channel (its 4 positions are the
+    tile's rows), one float per channel into y[n, o, q]; the last channels (past O) spilled."""
+    a("t.store:")
+    a(f"  %o0 = mul i64 %t, {B * 8}")
+    a("  %q = lshr i64 %p0, 2")
+    for b in range(B):
+        a(f"  %mx{b}_0 = call <8 x float> @dc_np_max8(<8 x float> %en0_{b}, <8 x float> %en1_{b})")
+        a(f"  %mx{b}_1 = call <8 x float> @dc_np_max8(<8 x float> %mx{b}_0, <8 x float> %en2_{b})")
+        a(f"  %mx{b} = call <8 x float> @dc_np_max8(<8 x float> %mx{b}_1, <8 x float> %en3_{b})")
+    a("  %oleft = sub i64 %no, %o0")
+    a(f"  %olt = icmp slt i64 %oleft, {B * 8}")
+    a("  br i1 %olt, label %t.spill, label %t.vec")
+    a("t.vec:")
+    for b in range(B):
+        for j in range(8):
+            a(f"  %pe{b}_{j} = extractelement <8 x float> %mx{b}, i64 {j}")
+            a(f"  %pc{b}_{j} = add i64 %o0, {b * 8 + j}")
+            a(f"  %pq{b}_{j} = mul i64 %pc{b}_{j}, %pp")
+            a(f"  %pr{b}_{j} = add i64 %pq{b}_{j}, %q")
+            a(f"  %py{b}_{j} = getelementptr inbounds float, ptr %yn, i64 %pr{b}_{j}")
+            a(f"  store float %pe{b}_{j}, ptr %py{b}_{j}, align 4")
+    a("  br label %t.latch")
+    a("t.spill:")
+    for b in range(B):
+        a(f"  %sp{b} = getelementptr inbounds [{4 * B} x <8 x float>], ptr %acc, i64 0, i64 {b}")
+        a(f"  store <8 x float> %mx{b}, ptr %sp{b}, align 32")
+    a("  br label %so.loop")
+    a("so.loop:")
+    a("  %oo = phi i64 [ 0, %t.spill ], [ %oo.next, %so.loop ]")
+    a("  %pa = getelementptr inbounds float, ptr %acc, i64 %oo")
+    a("  %v = load float, ptr %pa, align 4")
+    a("  %og = add i64 %o0, %oo")
+    a("  %ogp = mul i64 %og, %pp")
+    a("  %yo = add i64 %ogp, %q")
+    a("  %py = getelementptr inbounds float, ptr %yn, i64 %yo")
+    a("  store float %v, ptr %py, align 4")
+    a("  %oo.next = add nuw nsw i64 %oo, 1")
+    a("  %oo.done = icmp eq i64 %oo.next, %oleft")
     a("  br i1 %oo.done, label %t.latch, label %so.loop")
 
 
@@ -386,9 +438,22 @@ def _rows_fma(a, OT, KT, tag, g_off, x_off, acc_in, acc_out, masked):
               f"<8 x float> %{tag}x{t}, <8 x float> %{acc_in}{r}_{t})")
 
 
+NP_MAX8 = """
+; numpy's maximum(a, b) on eight lanes: a where a > b or a is NaN, else b (pool.ll's np_max8p)
+define internal <8 x float> @dc_np_max8(<8 x float> %a, <8 x float> %b) alwaysinline nounwind readnone {
+  %gt = fcmp ogt <8 x float> %a, %b
+  %nan = fcmp uno <8 x float> %a, %a
+  %keep = or <8 x i1> %gt, %nan
+  %r = select <8 x i1> %keep, <8 x float> %a, <8 x float> %b
+  ret <8 x float> %r
+}
+"""
+
+
 def source() -> str:
     """The text of direct.ll."""
-    return HEADER + "\n" + tile_fn(4, 2) + "\n" + tile_fn(8, 1) + GRAD_ROWS_HEADER + grad_rows_fn(4, 3) + '''
+    return HEADER + "\n" + tile_fn(4, 2) + "\n" + tile_fn(8, 1) + "\n" + tile_fn(4, 2, pool=True) + NP_MAX8 \
+        + GRAD_ROWS_HEADER + grad_rows_fn(4, 3) + '''
 declare <8 x float> @llvm.fmuladd.v8f32(<8 x float>, <8 x float>, <8 x float>)
 declare <8 x float> @llvm.masked.load.v8f32.p0(ptr, i32, <8 x i1>, <8 x float>)
 

@@ -66,13 +66,21 @@ def _zero_padded(offsets, multiple):
 
 
 @functools.lru_cache(maxsize=64)
-def _geometry(c, padded_hw, kernel, stride, dilation, out_hw, positions_per_tile):
+def _geometry(c, padded_hw, kernel, stride, dilation, out_hw, positions_per_tile, pool2=False):
     """``(base, koff)`` of direct.ll for one geometry, int64, read-only (cached): the window
-    corner of each output position (padded to whole tiles with 0) and the offset of each tap."""
+    corner of each output position (padded to whole tiles with 0) and the offset of each tap.
+    ``pool2``: the positions of each 2 x 2 pooling window in turn (direct_conv_pool's order:
+    (2i, 2j), (2i, 2j + 1), (2i + 1, 2j), (2i + 1, 2j + 1), windows row by row; an odd last
+    row or column, which no window covers, left out)."""
     hp, wp = padded_hw
     oh, ow = out_hw
-    base = _zero_padded((np.arange(oh)[:, None] * stride[0]) * wp + np.arange(ow)[None, :] * stride[1],
-                        positions_per_tile)
+    if pool2:
+        i, j, r = np.meshgrid(np.arange(oh // 2), np.arange(ow // 2), np.arange(4), indexing="ij")
+        rows, cols = 2 * i + r // 2, 2 * j + r % 2
+        base = ((rows * stride[0]) * wp + cols * stride[1]).reshape(-1).astype(np.int64)
+    else:
+        base = _zero_padded((np.arange(oh)[:, None] * stride[0]) * wp + np.arange(ow)[None, :] * stride[1],
+                            positions_per_tile)
     koff = (np.arange(c)[:, None, None] * (hp * wp) + (np.arange(kernel[0])[None, :, None] * dilation[0]) * wp
             + np.arange(kernel[1])[None, None, :] * dilation[1]).reshape(-1).astype(np.int64)
     for a in (base, koff):
@@ -103,6 +111,13 @@ def _padded(k, x, padding):
     return k.pad_planes(xp, padded, np.array([n * c, h, wd, pt, pb, pl, pr], np.int64))
 
 
+def _max_pool2(y):
+    """2 x 2 max pooling with stride 2 of [N, O, H, W] (numpy's maximum, in pool.ll's order)."""
+    h, w = y.shape[2] // 2 * 2, y.shape[3] // 2 * 2
+    a, b, c, d = y[:, :, 0:h:2, 0:w:2], y[:, :, 0:h:2, 1:w:2], y[:, :, 1:h:2, 0:w:2], y[:, :, 1:h:2, 1:w:2]
+    return np.maximum(np.maximum(np.maximum(a, b), c), d)
+
+
 def _epilogue_args(bias, relu, lanes):
     """direct.ll's FLAGS and bias array (``lanes`` floats, zeros past O; zeros when unused)."""
     padded = np.zeros(lanes, np.float32)
@@ -111,12 +126,14 @@ def _epilogue_args(bias, relu, lanes):
     return (1 if bias is not None else 0) | (2 if relu else 0), padded
 
 
-def direct_conv(k, x, w, stride, padding, dilation, out_hw, out=None, bias=None, relu=False):
+def direct_conv(k, x, w, stride, padding, dilation, out_hw, out=None, bias=None, relu=False, pool2=False):
     """The float32 convolution of ``x`` [N, C, H, W] with ``w`` [O, C, kH, kW] (one group) by
     direct.ll: a fresh [N, O, OH, OW] array, or written into ``out`` (C-contiguous float32 of
     that shape: every element is written). ``bias`` ([O] float32) is added to each sum and
     ``relu`` applied after it in the kernel's registers, with the bits of numpy's add and flex's
-    relu run after the convolution.
+    relu run after the convolution. ``pool2``: then a 2 x 2 max pooling with stride 2 (flex's
+    ``max_pool2d``, the same bits) in the kernel too: the result is [N, O, OH // 2, OW // 2],
+    and the convolution's own [N, O, OH, OW] is never written.
 
     Example::
 
@@ -130,29 +147,33 @@ def direct_conv(k, x, w, stride, padding, dilation, out_hw, out=None, bias=None,
     """
     n, c = x.shape[:2]
     c_out, kernel = w.shape[0], tuple(w.shape[2:])
-    y = np.empty((n, c_out) + tuple(out_hw), np.float32) if out is None else out
-    if y.shape != (n, c_out) + tuple(out_hw):
-        raise ValueError(f"direct_conv: out has shape {y.shape}, the convolution gives {(n, c_out) + tuple(out_hw)}")
+    y_hw = (out_hw[0] // 2, out_hw[1] // 2) if pool2 else tuple(out_hw)
+    y = np.empty((n, c_out) + y_hw, np.float32) if out is None else out
+    if y.shape != (n, c_out) + y_hw:
+        raise ValueError(f"direct_conv: out has shape {y.shape}, the convolution gives {(n, c_out) + y_hw}")
     if y.size == 0:
         return y
     if c == 0:                        # a sum over no taps (the kernel needs at least one)
-        y.fill(0)
+        full = np.zeros((n, c_out) + tuple(out_hw), np.float32)
         if bias is not None:
-            np.add(y, np.asarray(bias, np.float32).reshape(1, c_out, 1, 1), out=y)
-        return _relu(y, y) if relu else y
+            np.add(full, np.asarray(bias, np.float32).reshape(1, c_out, 1, 1), out=full)
+        full = _relu(full, full) if relu else full
+        y[...] = _max_pool2(full) if pool2 else full
+        return y
     xp = _padded(k, x, padding)
-    r, b = tile = _tile(c_out)
-    base, koff = _geometry(c, xp.shape[2:], kernel, tuple(stride), tuple(dilation), tuple(out_hw), r)
+    r, b = tile = (4, 2) if pool2 else _tile(c_out)
+    base, koff = _geometry(c, xp.shape[2:], kernel, tuple(stride), tuple(dilation), tuple(out_hw), r, pool2)
     taps = koff.size
     wt = _packed_weights(w.reshape(c_out, taps), b)
     plane = xp[0].size
-    p_len = out_hw[0] * out_hw[1]
+    p_len = base.size if pool2 else out_hw[0] * out_hw[1]
     tiles = wt.shape[0] // b
-    run = k.direct_conv[tile]
+    run = k.direct_conv_pool if pool2 else k.direct_conv[tile]
     flags, bias_lanes = _epilogue_args(bias, relu, wt.shape[0] * 8)
+    geometry = [taps, plane, p_len, c_out, tiles, flags] + ([p_len // 4] if pool2 else [])
 
     def body(a, e):
-        d = np.array([e - a, taps, plane, p_len, c_out, tiles, flags], np.int64)
+        d = np.array([e - a] + geometry, np.int64)
         run(xp[a:e], wt, y[a:e], d, base, koff, bias_lanes)
     macs = c_out * taps * p_len
     # Small convolutions are scheduled as BLAS chunks are (threads' docstring): on the calling

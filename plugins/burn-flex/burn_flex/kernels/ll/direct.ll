@@ -19,6 +19,13 @@
 ; relu (flex's: x if x > 0 or x is NaN, else +0.0): a convolution's bias and activation while the
 ; tile is in registers, the same bits as the sum, numpy's add and flex's relu one after another.
 ; direct_conv_r4b2_f32: 4 positions x 16 channels; direct_conv_r8b1_f32: 8 positions x 8 channels.
+;
+; direct_conv_pool_r4b2_f32 adds a 2 x 2 max pooling with stride 2 to the epilogue: the caller lists
+; the positions window by window (base[4 q + r] is position (2 i + r / 2, 2 j + r % 2) of pooled
+; position q = i * PW + j), so a tile of 4 positions is one window; after the bias and relu the
+; tile's maximum maximum(maximum(maximum(a, b), c), d) (numpy's maximum, as pool.ll's maxpool2
+; takes it: the same bits) is stored into y [N, O, PP] at q. P is 4 * PP (the rows and columns
+; no window covers, an odd last one, are never computed); d[7] = PP.
 
 define void @direct_conv_r4b2_f32(ptr noalias nocapture readonly %xp, ptr noalias nocapture readonly %wt,
                     ptr noalias nocapture writeonly %y, ptr noalias nocapture readonly %d,
@@ -711,6 +718,339 @@ n.latch:
   br i1 %n.done, label %exit, label %n.loop
 exit:
   ret void
+}
+
+define void @direct_conv_pool_r4b2_f32(ptr noalias nocapture readonly %xp, ptr noalias nocapture readonly %wt,
+                    ptr noalias nocapture writeonly %y, ptr noalias nocapture readonly %d,
+                    ptr noalias nocapture readonly %base, ptr noalias nocapture readonly %koff,
+                    ptr noalias nocapture readonly %bias) nounwind #3 {
+entry:
+  %d0 = getelementptr inbounds i64, ptr %d, i64 0
+  %nn = load i64, ptr %d0
+  %d1 = getelementptr inbounds i64, ptr %d, i64 1
+  %nk = load i64, ptr %d1
+  %d2 = getelementptr inbounds i64, ptr %d, i64 2
+  %xs = load i64, ptr %d2
+  %d3 = getelementptr inbounds i64, ptr %d, i64 3
+  %np = load i64, ptr %d3
+  %d4 = getelementptr inbounds i64, ptr %d, i64 4
+  %no = load i64, ptr %d4
+  %d5 = getelementptr inbounds i64, ptr %d, i64 5
+  %obt = load i64, ptr %d5
+  %d6 = getelementptr inbounds i64, ptr %d, i64 6
+  %flags = load i64, ptr %d6
+  %d7 = getelementptr inbounds i64, ptr %d, i64 7
+  %pp = load i64, ptr %d7
+  %acc = alloca [8 x <8 x float>], align 32
+  %op = mul i64 %no, %pp
+  %fb = and i64 %flags, 1
+  %hasbias = icmp ne i64 %fb, 0
+  %fr = and i64 %flags, 2
+  %hasrelu = icmp ne i64 %fr, 0
+  %z1 = icmp sle i64 %nn, 0
+  %z2 = icmp sle i64 %nk, 0
+  %z3 = icmp sle i64 %np, 0
+  %z4 = icmp sle i64 %obt, 0
+  %z12 = or i1 %z1, %z2
+  %z34 = or i1 %z3, %z4
+  %empty = or i1 %z12, %z34
+  br i1 %empty, label %exit, label %n.loop
+n.loop:
+  %n = phi i64 [ 0, %entry ], [ %n.next, %n.latch ]
+  %xno = mul i64 %n, %xs
+  %xn = getelementptr inbounds float, ptr %xp, i64 %xno
+  %yno = mul i64 %n, %op
+  %yn = getelementptr inbounds float, ptr %y, i64 %yno
+  br label %p.loop
+p.loop:
+  %p0 = phi i64 [ 0, %n.loop ], [ %p.next, %p.latch ]
+  %bi0 = add i64 %p0, 0
+  %pb0 = getelementptr inbounds i64, ptr %base, i64 %bi0
+  %b0 = load i64, ptr %pb0
+  %xr0 = getelementptr inbounds float, ptr %xn, i64 %b0
+  %bi1 = add i64 %p0, 1
+  %pb1 = getelementptr inbounds i64, ptr %base, i64 %bi1
+  %b1 = load i64, ptr %pb1
+  %xr1 = getelementptr inbounds float, ptr %xn, i64 %b1
+  %bi2 = add i64 %p0, 2
+  %pb2 = getelementptr inbounds i64, ptr %base, i64 %bi2
+  %b2 = load i64, ptr %pb2
+  %xr2 = getelementptr inbounds float, ptr %xn, i64 %b2
+  %bi3 = add i64 %p0, 3
+  %pb3 = getelementptr inbounds i64, ptr %base, i64 %bi3
+  %b3 = load i64, ptr %pb3
+  %xr3 = getelementptr inbounds float, ptr %xn, i64 %b3
+  br label %t.loop
+t.loop:
+  %t = phi i64 [ 0, %p.loop ], [ %t.next, %t.latch ]
+  %tb = mul i64 %t, 16
+  %tbk = mul i64 %tb, %nk
+  %wtile = getelementptr inbounds float, ptr %wt, i64 %tbk
+  br label %k.loop
+k.loop:
+  %k = phi i64 [ 0, %t.loop ], [ %k.next, %k.loop ]
+  %a0_0 = phi <8 x float> [ zeroinitializer, %t.loop ], [ %an0_0, %k.loop ]
+  %a0_1 = phi <8 x float> [ zeroinitializer, %t.loop ], [ %an0_1, %k.loop ]
+  %a1_0 = phi <8 x float> [ zeroinitializer, %t.loop ], [ %an1_0, %k.loop ]
+  %a1_1 = phi <8 x float> [ zeroinitializer, %t.loop ], [ %an1_1, %k.loop ]
+  %a2_0 = phi <8 x float> [ zeroinitializer, %t.loop ], [ %an2_0, %k.loop ]
+  %a2_1 = phi <8 x float> [ zeroinitializer, %t.loop ], [ %an2_1, %k.loop ]
+  %a3_0 = phi <8 x float> [ zeroinitializer, %t.loop ], [ %an3_0, %k.loop ]
+  %a3_1 = phi <8 x float> [ zeroinitializer, %t.loop ], [ %an3_1, %k.loop ]
+  %pko = getelementptr inbounds i64, ptr %koff, i64 %k
+  %ko = load i64, ptr %pko
+  %px0 = getelementptr inbounds float, ptr %xr0, i64 %ko
+  %s0 = load float, ptr %px0, align 4
+  %si0 = insertelement <8 x float> poison, float %s0, i64 0
+  %x0 = shufflevector <8 x float> %si0, <8 x float> poison, <8 x i32> zeroinitializer
+  %px1 = getelementptr inbounds float, ptr %xr1, i64 %ko
+  %s1 = load float, ptr %px1, align 4
+  %si1 = insertelement <8 x float> poison, float %s1, i64 0
+  %x1 = shufflevector <8 x float> %si1, <8 x float> poison, <8 x i32> zeroinitializer
+  %px2 = getelementptr inbounds float, ptr %xr2, i64 %ko
+  %s2 = load float, ptr %px2, align 4
+  %si2 = insertelement <8 x float> poison, float %s2, i64 0
+  %x2 = shufflevector <8 x float> %si2, <8 x float> poison, <8 x i32> zeroinitializer
+  %px3 = getelementptr inbounds float, ptr %xr3, i64 %ko
+  %s3 = load float, ptr %px3, align 4
+  %si3 = insertelement <8 x float> poison, float %s3, i64 0
+  %x3 = shufflevector <8 x float> %si3, <8 x float> poison, <8 x i32> zeroinitializer
+  %k8 = mul i64 %k, 8
+  %wbo0 = mul i64 %nk, 0
+  %wbk0 = add i64 %wbo0, %k8
+  %pw0 = getelementptr inbounds float, ptr %wtile, i64 %wbk0
+  %w0 = load <8 x float>, ptr %pw0, align 4
+  %wbo1 = mul i64 %nk, 8
+  %wbk1 = add i64 %wbo1, %k8
+  %pw1 = getelementptr inbounds float, ptr %wtile, i64 %wbk1
+  %w1 = load <8 x float>, ptr %pw1, align 4
+  %an0_0 = call <8 x float> @llvm.fmuladd.v8f32(<8 x float> %x0, <8 x float> %w0, <8 x float> %a0_0)
+  %an0_1 = call <8 x float> @llvm.fmuladd.v8f32(<8 x float> %x0, <8 x float> %w1, <8 x float> %a0_1)
+  %an1_0 = call <8 x float> @llvm.fmuladd.v8f32(<8 x float> %x1, <8 x float> %w0, <8 x float> %a1_0)
+  %an1_1 = call <8 x float> @llvm.fmuladd.v8f32(<8 x float> %x1, <8 x float> %w1, <8 x float> %a1_1)
+  %an2_0 = call <8 x float> @llvm.fmuladd.v8f32(<8 x float> %x2, <8 x float> %w0, <8 x float> %a2_0)
+  %an2_1 = call <8 x float> @llvm.fmuladd.v8f32(<8 x float> %x2, <8 x float> %w1, <8 x float> %a2_1)
+  %an3_0 = call <8 x float> @llvm.fmuladd.v8f32(<8 x float> %x3, <8 x float> %w0, <8 x float> %a3_0)
+  %an3_1 = call <8 x float> @llvm.fmuladd.v8f32(<8 x float> %x3, <8 x float> %w1, <8 x float> %a3_1)
+  %k.next = add nuw nsw i64 %k, 1
+  %k.done = icmp eq i64 %k.next, %nk
+  br i1 %k.done, label %t.epilogue, label %k.loop
+t.epilogue:
+  %o0e = mul i64 %t, 16
+  %bo0 = add i64 %o0e, 0
+  %pbias0 = getelementptr inbounds float, ptr %bias, i64 %bo0
+  %bv0 = load <8 x float>, ptr %pbias0, align 4
+  %bo1 = add i64 %o0e, 8
+  %pbias1 = getelementptr inbounds float, ptr %bias, i64 %bo1
+  %bv1 = load <8 x float>, ptr %pbias1, align 4
+  %eb0_0 = fadd <8 x float> %an0_0, %bv0
+  %ec0_0 = select i1 %hasbias, <8 x float> %eb0_0, <8 x float> %an0_0
+  %eg0_0 = fcmp ogt <8 x float> %ec0_0, zeroinitializer
+  %eu0_0 = fcmp uno <8 x float> %ec0_0, %ec0_0
+  %ek0_0 = or <8 x i1> %eg0_0, %eu0_0
+  %er0_0 = select <8 x i1> %ek0_0, <8 x float> %ec0_0, <8 x float> zeroinitializer
+  %en0_0 = select i1 %hasrelu, <8 x float> %er0_0, <8 x float> %ec0_0
+  %eb0_1 = fadd <8 x float> %an0_1, %bv1
+  %ec0_1 = select i1 %hasbias, <8 x float> %eb0_1, <8 x float> %an0_1
+  %eg0_1 = fcmp ogt <8 x float> %ec0_1, zeroinitializer
+  %eu0_1 = fcmp uno <8 x float> %ec0_1, %ec0_1
+  %ek0_1 = or <8 x i1> %eg0_1, %eu0_1
+  %er0_1 = select <8 x i1> %ek0_1, <8 x float> %ec0_1, <8 x float> zeroinitializer
+  %en0_1 = select i1 %hasrelu, <8 x float> %er0_1, <8 x float> %ec0_1
+  %eb1_0 = fadd <8 x float> %an1_0, %bv0
+  %ec1_0 = select i1 %hasbias, <8 x float> %eb1_0, <8 x float> %an1_0
+  %eg1_0 = fcmp ogt <8 x float> %ec1_0, zeroinitializer
+  %eu1_0 = fcmp uno <8 x float> %ec1_0, %ec1_0
+  %ek1_0 = or <8 x i1> %eg1_0, %eu1_0
+  %er1_0 = select <8 x i1> %ek1_0, <8 x float> %ec1_0, <8 x float> zeroinitializer
+  %en1_0 = select i1 %hasrelu, <8 x float> %er1_0, <8 x float> %ec1_0
+  %eb1_1 = fadd <8 x float> %an1_1, %bv1
+  %ec1_1 = select i1 %hasbias, <8 x float> %eb1_1, <8 x float> %an1_1
+  %eg1_1 = fcmp ogt <8 x float> %ec1_1, zeroinitializer
+  %eu1_1 = fcmp uno <8 x float> %ec1_1, %ec1_1
+  %ek1_1 = or <8 x i1> %eg1_1, %eu1_1
+  %er1_1 = select <8 x i1> %ek1_1, <8 x float> %ec1_1, <8 x float> zeroinitializer
+  %en1_1 = select i1 %hasrelu, <8 x float> %er1_1, <8 x float> %ec1_1
+  %eb2_0 = fadd <8 x float> %an2_0, %bv0
+  %ec2_0 = select i1 %hasbias, <8 x float> %eb2_0, <8 x float> %an2_0
+  %eg2_0 = fcmp ogt <8 x float> %ec2_0, zeroinitializer
+  %eu2_0 = fcmp uno <8 x float> %ec2_0, %ec2_0
+  %ek2_0 = or <8 x i1> %eg2_0, %eu2_0
+  %er2_0 = select <8 x i1> %ek2_0, <8 x float> %ec2_0, <8 x float> zeroinitializer
+  %en2_0 = select i1 %hasrelu, <8 x float> %er2_0, <8 x float> %ec2_0
+  %eb2_1 = fadd <8 x float> %an2_1, %bv1
+  %ec2_1 = select i1 %hasbias, <8 x float> %eb2_1, <8 x float> %an2_1
+  %eg2_1 = fcmp ogt <8 x float> %ec2_1, zeroinitializer
+  %eu2_1 = fcmp uno <8 x float> %ec2_1, %ec2_1
+  %ek2_1 = or <8 x i1> %eg2_1, %eu2_1
+  %er2_1 = select <8 x i1> %ek2_1, <8 x float> %ec2_1, <8 x float> zeroinitializer
+  %en2_1 = select i1 %hasrelu, <8 x float> %er2_1, <8 x float> %ec2_1
+  %eb3_0 = fadd <8 x float> %an3_0, %bv0
+  %ec3_0 = select i1 %hasbias, <8 x float> %eb3_0, <8 x float> %an3_0
+  %eg3_0 = fcmp ogt <8 x float> %ec3_0, zeroinitializer
+  %eu3_0 = fcmp uno <8 x float> %ec3_0, %ec3_0
+  %ek3_0 = or <8 x i1> %eg3_0, %eu3_0
+  %er3_0 = select <8 x i1> %ek3_0, <8 x float> %ec3_0, <8 x float> zeroinitializer
+  %en3_0 = select i1 %hasrelu, <8 x float> %er3_0, <8 x float> %ec3_0
+  %eb3_1 = fadd <8 x float> %an3_1, %bv1
+  %ec3_1 = select i1 %hasbias, <8 x float> %eb3_1, <8 x float> %an3_1
+  %eg3_1 = fcmp ogt <8 x float> %ec3_1, zeroinitializer
+  %eu3_1 = fcmp uno <8 x float> %ec3_1, %ec3_1
+  %ek3_1 = or <8 x i1> %eg3_1, %eu3_1
+  %er3_1 = select <8 x i1> %ek3_1, <8 x float> %ec3_1, <8 x float> zeroinitializer
+  %en3_1 = select i1 %hasrelu, <8 x float> %er3_1, <8 x float> %ec3_1
+  br label %t.store
+t.store:
+  %o0 = mul i64 %t, 16
+  %q = lshr i64 %p0, 2
+  %mx0_0 = call <8 x float> @dc_np_max8(<8 x float> %en0_0, <8 x float> %en1_0)
+  %mx0_1 = call <8 x float> @dc_np_max8(<8 x float> %mx0_0, <8 x float> %en2_0)
+  %mx0 = call <8 x float> @dc_np_max8(<8 x float> %mx0_1, <8 x float> %en3_0)
+  %mx1_0 = call <8 x float> @dc_np_max8(<8 x float> %en0_1, <8 x float> %en1_1)
+  %mx1_1 = call <8 x float> @dc_np_max8(<8 x float> %mx1_0, <8 x float> %en2_1)
+  %mx1 = call <8 x float> @dc_np_max8(<8 x float> %mx1_1, <8 x float> %en3_1)
+  %oleft = sub i64 %no, %o0
+  %olt = icmp slt i64 %oleft, 16
+  br i1 %olt, label %t.spill, label %t.vec
+t.vec:
+  %pe0_0 = extractelement <8 x float> %mx0, i64 0
+  %pc0_0 = add i64 %o0, 0
+  %pq0_0 = mul i64 %pc0_0, %pp
+  %pr0_0 = add i64 %pq0_0, %q
+  %py0_0 = getelementptr inbounds float, ptr %yn, i64 %pr0_0
+  store float %pe0_0, ptr %py0_0, align 4
+  %pe0_1 = extractelement <8 x float> %mx0, i64 1
+  %pc0_1 = add i64 %o0, 1
+  %pq0_1 = mul i64 %pc0_1, %pp
+  %pr0_1 = add i64 %pq0_1, %q
+  %py0_1 = getelementptr inbounds float, ptr %yn, i64 %pr0_1
+  store float %pe0_1, ptr %py0_1, align 4
+  %pe0_2 = extractelement <8 x float> %mx0, i64 2
+  %pc0_2 = add i64 %o0, 2
+  %pq0_2 = mul i64 %pc0_2, %pp
+  %pr0_2 = add i64 %pq0_2, %q
+  %py0_2 = getelementptr inbounds float, ptr %yn, i64 %pr0_2
+  store float %pe0_2, ptr %py0_2, align 4
+  %pe0_3 = extractelement <8 x float> %mx0, i64 3
+  %pc0_3 = add i64 %o0, 3
+  %pq0_3 = mul i64 %pc0_3, %pp
+  %pr0_3 = add i64 %pq0_3, %q
+  %py0_3 = getelementptr inbounds float, ptr %yn, i64 %pr0_3
+  store float %pe0_3, ptr %py0_3, align 4
+  %pe0_4 = extractelement <8 x float> %mx0, i64 4
+  %pc0_4 = add i64 %o0, 4
+  %pq0_4 = mul i64 %pc0_4, %pp
+  %pr0_4 = add i64 %pq0_4, %q
+  %py0_4 = getelementptr inbounds float, ptr %yn, i64 %pr0_4
+  store float %pe0_4, ptr %py0_4, align 4
+  %pe0_5 = extractelement <8 x float> %mx0, i64 5
+  %pc0_5 = add i64 %o0, 5
+  %pq0_5 = mul i64 %pc0_5, %pp
+  %pr0_5 = add i64 %pq0_5, %q
+  %py0_5 = getelementptr inbounds float, ptr %yn, i64 %pr0_5
+  store float %pe0_5, ptr %py0_5, align 4
+  %pe0_6 = extractelement <8 x float> %mx0, i64 6
+  %pc0_6 = add i64 %o0, 6
+  %pq0_6 = mul i64 %pc0_6, %pp
+  %pr0_6 = add i64 %pq0_6, %q
+  %py0_6 = getelementptr inbounds float, ptr %yn, i64 %pr0_6
+  store float %pe0_6, ptr %py0_6, align 4
+  %pe0_7 = extractelement <8 x float> %mx0, i64 7
+  %pc0_7 = add i64 %o0, 7
+  %pq0_7 = mul i64 %pc0_7, %pp
+  %pr0_7 = add i64 %pq0_7, %q
+  %py0_7 = getelementptr inbounds float, ptr %yn, i64 %pr0_7
+  store float %pe0_7, ptr %py0_7, align 4
+  %pe1_0 = extractelement <8 x float> %mx1, i64 0
+  %pc1_0 = add i64 %o0, 8
+  %pq1_0 = mul i64 %pc1_0, %pp
+  %pr1_0 = add i64 %pq1_0, %q
+  %py1_0 = getelementptr inbounds float, ptr %yn, i64 %pr1_0
+  store float %pe1_0, ptr %py1_0, align 4
+  %pe1_1 = extractelement <8 x float> %mx1, i64 1
+  %pc1_1 = add i64 %o0, 9
+  %pq1_1 = mul i64 %pc1_1, %pp
+  %pr1_1 = add i64 %pq1_1, %q
+  %py1_1 = getelementptr inbounds float, ptr %yn, i64 %pr1_1
+  store float %pe1_1, ptr %py1_1, align 4
+  %pe1_2 = extractelement <8 x float> %mx1, i64 2
+  %pc1_2 = add i64 %o0, 10
+  %pq1_2 = mul i64 %pc1_2, %pp
+  %pr1_2 = add i64 %pq1_2, %q
+  %py1_2 = getelementptr inbounds float, ptr %yn, i64 %pr1_2
+  store float %pe1_2, ptr %py1_2, align 4
+  %pe1_3 = extractelement <8 x float> %mx1, i64 3
+  %pc1_3 = add i64 %o0, 11
+  %pq1_3 = mul i64 %pc1_3, %pp
+  %pr1_3 = add i64 %pq1_3, %q
+  %py1_3 = getelementptr inbounds float, ptr %yn, i64 %pr1_3
+  store float %pe1_3, ptr %py1_3, align 4
+  %pe1_4 = extractelement <8 x float> %mx1, i64 4
+  %pc1_4 = add i64 %o0, 12
+  %pq1_4 = mul i64 %pc1_4, %pp
+  %pr1_4 = add i64 %pq1_4, %q
+  %py1_4 = getelementptr inbounds float, ptr %yn, i64 %pr1_4
+  store float %pe1_4, ptr %py1_4, align 4
+  %pe1_5 = extractelement <8 x float> %mx1, i64 5
+  %pc1_5 = add i64 %o0, 13
+  %pq1_5 = mul i64 %pc1_5, %pp
+  %pr1_5 = add i64 %pq1_5, %q
+  %py1_5 = getelementptr inbounds float, ptr %yn, i64 %pr1_5
+  store float %pe1_5, ptr %py1_5, align 4
+  %pe1_6 = extractelement <8 x float> %mx1, i64 6
+  %pc1_6 = add i64 %o0, 14
+  %pq1_6 = mul i64 %pc1_6, %pp
+  %pr1_6 = add i64 %pq1_6, %q
+  %py1_6 = getelementptr inbounds float, ptr %yn, i64 %pr1_6
+  store float %pe1_6, ptr %py1_6, align 4
+  %pe1_7 = extractelement <8 x float> %mx1, i64 7
+  %pc1_7 = add i64 %o0, 15
+  %pq1_7 = mul i64 %pc1_7, %pp
+  %pr1_7 = add i64 %pq1_7, %q
+  %py1_7 = getelementptr inbounds float, ptr %yn, i64 %pr1_7
+  store float %pe1_7, ptr %py1_7, align 4
+  br label %t.latch
+t.spill:
+  %sp0 = getelementptr inbounds [8 x <8 x float>], ptr %acc, i64 0, i64 0
+  store <8 x float> %mx0, ptr %sp0, align 32
+  %sp1 = getelementptr inbounds [8 x <8 x float>], ptr %acc, i64 0, i64 1
+  store <8 x float> %mx1, ptr %sp1, align 32
+  br label %so.loop
+so.loop:
+  %oo = phi i64 [ 0, %t.spill ], [ %oo.next, %so.loop ]
+  %pa = getelementptr inbounds float, ptr %acc, i64 %oo
+  %v = load float, ptr %pa, align 4
+  %og = add i64 %o0, %oo
+  %ogp = mul i64 %og, %pp
+  %yo = add i64 %ogp, %q
+  %py = getelementptr inbounds float, ptr %yn, i64 %yo
+  store float %v, ptr %py, align 4
+  %oo.next = add nuw nsw i64 %oo, 1
+  %oo.done = icmp eq i64 %oo.next, %oleft
+  br i1 %oo.done, label %t.latch, label %so.loop
+t.latch:
+  %t.next = add nuw nsw i64 %t, 1
+  %t.done = icmp eq i64 %t.next, %obt
+  br i1 %t.done, label %p.latch, label %t.loop
+p.latch:
+  %p.next = add nuw nsw i64 %p0, 4
+  %p.done = icmp sge i64 %p.next, %np
+  br i1 %p.done, label %n.latch, label %p.loop
+n.latch:
+  %n.next = add nuw nsw i64 %n, 1
+  %n.done = icmp eq i64 %n.next, %nn
+  br i1 %n.done, label %exit, label %n.loop
+exit:
+  ret void
+}
+
+; numpy's maximum(a, b) on eight lanes: a where a > b or a is NaN, else b (pool.ll's np_max8p)
+define internal <8 x float> @dc_np_max8(<8 x float> %a, <8 x float> %b) alwaysinline nounwind readnone {
+  %gt = fcmp ogt <8 x float> %a, %b
+  %nan = fcmp uno <8 x float> %a, %a
+  %keep = or <8 x i1> %gt, %nan
+  %r = select <8 x i1> %keep, <8 x float> %a, <8 x float> %b
+  ret <8 x float> %r
 }
 
 ; A stride-1 convolution's weight gradient for few taps or output channels (the first layer of a

@@ -1,0 +1,181 @@
+"""A 2 x 2 / stride 2 max pooling folded into flex's direct convolution with its bias and relu
+(direct.ll's direct_conv_pool, burn_flex.conv_epilogue): the kernel gives the bits of the
+convolution, add, relu and pooling run one after another (NaN, -0.0, odd sizes, partial channel
+tiles, one and two threads); the merged plan equals the unmerged one in eager flushes and capture
+replays; it is not taken where the pooled tensor's input is kept or the pooling is another one;
+and a pooling with other attributes but the same shapes never reuses the merged plan
+(``max_pool2d`` is declared with ``plan_attrs``)."""
+import numpy as np
+import pytest
+
+import burn
+from burn import fusion
+from burn_flex.backend import FlexBackend
+from burn_flex.kernels import conv as K
+from burn_flex.kernels import conv_direct
+from plan_steps import steps_run  # noqa: E402  (tests/ is on sys.path under pytest)
+from thread_runs import on_one_and_two_threads  # noqa: E402
+
+F = burn.nn.functional
+POOL2 = dict(kernel=(2, 2), stride=(2, 2), padding=(0, 0, 0, 0), dilation=(1, 1))
+
+pytestmark = pytest.mark.skipif(K._jit_columns(np.dtype(np.float32)) is None,
+                                reason="flex's JIT is unavailable: the direct kernel is one of its kernels")
+
+
+@pytest.fixture(autouse=True)
+def planned_flushes(monkeypatch):
+    """Every flush through the planner (small ones otherwise run op by op, with no plan steps)."""
+    from burn import graph
+    monkeypatch.setattr(graph, "SMALL_FLUSH_NODES", 0)
+
+
+def _data(xs, ws, seed=0):
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal(xs).astype(np.float32)
+    x.flat[5] = np.nan                                  # NaN windows keep their NaN
+    w = rng.standard_normal((ws[0], xs[1]) + ws[1:]).astype(np.float32)
+    b = rng.standard_normal(ws[0]).astype(np.float32)
+    b[0] = -0.0
+    w[0] = 0.0                                          # channel 0: +-0.0 sums plus -0.0, through relu
+    return x, w, b
+
+
+SHAPES = [
+    # (N, C, H, W), (O, kH, kW), stride, padding (top, bottom, left, right), dilation
+    ((5, 1, 8, 8), (16, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1)),      # the digits CNN's blocks
+    ((4, 16, 4, 4), (32, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1)),
+    ((3, 1, 28, 28), (6, 5, 5), (1, 1), (0, 0, 0, 0), (1, 1)),     # LeNet's: 6 of 16 channels
+    ((3, 5, 9, 11), (7, 3, 2), (2, 1), (1, 2, 0, 1), (1, 2)),      # odd output sizes: a row and a column dropped
+    ((2, 3, 7, 5), (20, 2, 3), (3, 2), (2, 0, 1, 3), (2, 1)),      # 20 channels: a partial 16-channel tile
+    ((2, 2, 3, 3), (9, 2, 2), (1, 1), (0, 0, 0, 0), (1, 1)),       # one window per image
+    ((2, 2, 1, 6), (4, 1, 1), (1, 1), (0, 0, 0, 0), (1, 1)),       # one output row: nothing to pool
+]
+
+
+@pytest.mark.parametrize("xs, ws, stride, padding, dilation", SHAPES)
+@pytest.mark.parametrize("relu", [False, True])
+def test_pooled_kernel_gives_the_bits_of_conv_add_relu_then_pool(xs, ws, stride, padding, dilation, relu,
+                                                                  monkeypatch):
+    k = K._jit_columns(np.dtype(np.float32))
+    x, w, b = _data(xs, ws)
+    out_hw = K._out_hw(xs, ws[1:], stride, padding, dilation)
+    want = K.max_pool2d(conv_direct.direct_conv(k, x, w, stride, padding, dilation, out_hw, bias=b, relu=relu),
+                        **POOL2)
+    monkeypatch.setattr(conv_direct, "_POOL_MACS", 1)           # images split over the pool's threads
+    monkeypatch.setattr(conv_direct, "_TASK_MACS", 1)
+    one, two = on_one_and_two_threads(lambda: conv_direct.direct_conv(k, x, w, stride, padding, dilation, out_hw,
+                                                                     bias=b, relu=relu, pool2=True))
+    assert one.shape == want.shape == (xs[0], ws[0], out_hw[0] // 2, out_hw[1] // 2)
+    np.testing.assert_array_equal(one.view(np.int32), want.view(np.int32))
+    np.testing.assert_array_equal(two.view(np.int32), want.view(np.int32))
+
+
+def _both(fn, monkeypatch):
+    """``fn()`` with the merge (asserting the pooled step ran) and without any merge."""
+    fusion.clear_plan_cache()
+    merged, names = steps_run(fn)
+    assert any(n.endswith("_pool2") for n in names), names
+    with monkeypatch.context() as m:
+        m.setattr(FlexBackend, "merge_steps", lambda self, steps, nodes: None)
+        fusion.clear_plan_cache()
+        plain, names = steps_run(fn)
+    assert not any(n.endswith("_pool2") for n in names)
+    fusion.clear_plan_cache()
+    return merged, plain
+
+
+@pytest.mark.parametrize("relu", [True, False])
+@pytest.mark.parametrize("xs, ws, kw", [((4, 3, 9, 9), (20, 3, 3), dict(padding=1)),
+                                        ((3, 1, 12, 12), (6, 5, 5), dict()),
+                                        ((3, 2, 13, 15), (6, 3, 5), dict(stride=2, dilation=(1, 2)))])
+def test_eager_conv_relu_pool_equals_the_unmerged_plan(xs, ws, kw, relu, monkeypatch):
+    x, w, b = _data(xs, ws)
+
+    def run():                      # no Python name holds the conv + bias: it is not a result
+        act = F.relu if relu else (lambda t: t)
+        return F.max_pool2d(act(F.conv2d(burn.tensor(x), burn.tensor(w), burn.tensor(b), **kw)), 2).numpy()
+    merged, plain = _both(run, monkeypatch)
+    np.testing.assert_array_equal(merged.view(np.int32), plain.view(np.int32))
+
+
+def test_captured_cnn_replay_equals_the_unmerged_plan(monkeypatch):
+    x, w1, b1 = _data((6, 1, 8, 8), (16, 3, 3), seed=2)
+    _, w2, b2 = _data((6, 16, 4, 4), (32, 3, 3), seed=3)
+
+    def net(t):
+        h = F.max_pool2d(F.relu(F.conv2d(t, burn.tensor(w1), burn.tensor(b1), padding=1)), 2)
+        return F.max_pool2d(F.relu(F.conv2d(h, burn.tensor(w2), burn.tensor(b2), padding=1)), 2).reshape((6, -1))
+
+    def run():
+        g = burn.capture.trace(net, burn.tensor(x))
+        outs = [g(burn.tensor(x * s)).numpy() for s in (1.0, -2.0)]
+        return outs, [type(st[0]).__name__ for st in g._prepared["flex"].plan.steps]
+    fusion.clear_plan_cache()
+    merged, steps = run()
+    assert steps.count("_ConvBiasReluPool") == 2 and "max_pool2d" not in steps
+    monkeypatch.setattr(FlexBackend, "merge_steps", lambda self, steps, nodes: None)
+    fusion.clear_plan_cache()
+    plain, _ = run()
+    fusion.clear_plan_cache()
+    for a, c in zip(merged, plain):
+        np.testing.assert_array_equal(a.view(np.int32), c.view(np.int32))
+
+
+def test_not_pooled_where_the_relu_output_is_kept_or_the_pooling_differs():
+    x, w, b = _data((2, 3, 8, 8), (8, 3, 3), seed=4)
+    x[np.isnan(x)] = 0.0
+    fusion.clear_plan_cache()
+
+    def kept():
+        y = F.relu(F.conv2d(burn.tensor(x), burn.tensor(w), burn.tensor(b), padding=1))
+        return F.max_pool2d(y, 2).numpy(), y.numpy()      # the pooling's input is a result too
+
+    def other_pool():
+        y = F.relu(F.conv2d(burn.tensor(x), burn.tensor(w), burn.tensor(b), padding=1))
+        return F.max_pool2d(y, 3, stride=2, padding=1).numpy()
+
+    def training():                                       # autodiff keeps relu's output for the pooling's gradient
+        dev = burn.Device.flex().autodiff()
+        wt = burn.tensor(w, device=dev).require_grad()
+        y = F.max_pool2d(F.relu(F.conv2d(burn.tensor(x, device=dev), wt, burn.tensor(b, device=dev), padding=1)), 2)
+        return y.sum().backward(), y.numpy()
+    for fn in (kept, other_pool, training):
+        _, names = steps_run(fn)
+        assert not any(n.endswith("_pool2") for n in names), fn.__name__
+    (p, y), _ = steps_run(kept)
+    np.testing.assert_array_equal(p, K.max_pool2d(y, **POOL2))
+
+
+def test_same_shapes_other_pooling_never_takes_the_merged_plan():
+    """max_pool2d(k=2, s=2) and max_pool2d(k=3, s=2, p=1) of an 8 x 8 map both give 4 x 4: the
+    pooling's attributes are in the plan key, so the second flush plans again and pools as asked."""
+    import torch
+    x, w, b = _data((2, 3, 8, 8), (8, 3, 3), seed=5)
+    x[np.isnan(x)] = 0.0
+    fusion.clear_plan_cache()
+    conv = torch.relu(torch.nn.functional.conv2d(torch.tensor(x), torch.tensor(w), torch.tensor(b), padding=1))
+    for kernel, stride, pad in ((2, 2, 0), (3, 2, 1), (2, 2, 0), (3, 2, 1)):
+        y, names = steps_run(lambda: F.max_pool2d(F.relu(F.conv2d(burn.tensor(x), burn.tensor(w), burn.tensor(b),
+                                                                   padding=1)), kernel, stride=stride,
+                                                  padding=pad).numpy())
+        assert any(n.endswith("_pool2") for n in names) == (kernel == 2)
+        want = torch.nn.functional.max_pool2d(conv, kernel, stride=stride, padding=pad).numpy()
+        assert y.shape == (2, 8, 4, 4)
+        np.testing.assert_allclose(y, want, rtol=1e-5, atol=1e-5)
+    fusion.clear_plan_cache()
+
+
+@pytest.mark.parametrize("groups, dtype", [(2, np.float32), (1, np.float64)])
+def test_pooled_step_falls_back_where_the_direct_kernel_does_not_apply(groups, dtype):
+    from burn_flex.conv_epilogue import _ConvBiasReluPool
+    from burn_flex.kernels.elementwise import _relu
+    rng = np.random.default_rng(6)
+    x = rng.standard_normal((3, 4, 6, 6)).astype(dtype)
+    w = rng.standard_normal((6, 4 // groups, 3, 3)).astype(dtype)
+    b = rng.standard_normal((1, 6, 1, 1)).astype(dtype)
+    attrs = dict(stride=(1, 1), padding=(1, 1, 1, 1), dilation=(1, 1), groups=groups)
+    (got,) = _ConvBiasReluPool(True)(x, w, b, **attrs)
+    want = K.max_pool2d(_relu(np.add(K.conv2d(x, w, **attrs), b)), **POOL2)
+    assert got.dtype == dtype and got.shape == (3, 6, 3, 3)
+    np.testing.assert_array_equal(got, want)
