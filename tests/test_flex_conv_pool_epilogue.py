@@ -71,16 +71,21 @@ def test_pooled_kernel_gives_the_bits_of_conv_add_relu_then_pool(xs, ws, stride,
     np.testing.assert_array_equal(two.view(np.int32), want.view(np.int32))
 
 
+def _pooled(name):
+    """Whether a plan step's name is a merged convolution + pooling step."""
+    return name.startswith("conv2d_bias") and "_pool2" in name
+
+
 def _both(fn, monkeypatch):
     """``fn()`` with the merge (asserting the pooled step ran) and without any merge."""
     fusion.clear_plan_cache()
     merged, names = steps_run(fn)
-    assert any(n.endswith("_pool2") for n in names), names
+    assert any(_pooled(n) for n in names), names
     with monkeypatch.context() as m:
         m.setattr(FlexBackend, "merge_steps", lambda self, steps, nodes: None)
         fusion.clear_plan_cache()
         plain, names = steps_run(fn)
-    assert not any(n.endswith("_pool2") for n in names)
+    assert not any(_pooled(n) for n in names)
     fusion.clear_plan_cache()
     return merged, plain
 
@@ -110,10 +115,12 @@ def test_captured_cnn_replay_equals_the_unmerged_plan(monkeypatch):
     def run():
         g = burn.capture.trace(net, burn.tensor(x))
         outs = [g(burn.tensor(x * s)).numpy() for s in (1.0, -2.0)]
-        return outs, [type(st[0]).__name__ for st in g._prepared["flex"].plan.steps]
+        return outs, [getattr(st[0], "__name__", "") for st in g._prepared["flex"].plan.steps]
     fusion.clear_plan_cache()
     merged, steps = run()
-    assert steps.count("_ConvBiasReluPool") == 2 and "max_pool2d" not in steps
+    # the first block writes its pooled result padded for the second, which pads nothing
+    assert "conv2d_bias_relu_pool2_padded" in steps and "conv2d_bias_relu_pool2_prepadded" in steps, steps
+    assert "max_pool2d" not in steps
     monkeypatch.setattr(FlexBackend, "merge_steps", lambda self, steps, nodes: None)
     fusion.clear_plan_cache()
     plain, _ = run()
@@ -142,7 +149,7 @@ def test_not_pooled_where_the_relu_output_is_kept_or_the_pooling_differs():
         return y.sum().backward(), y.numpy()
     for fn in (kept, other_pool, training):
         _, names = steps_run(fn)
-        assert not any(n.endswith("_pool2") for n in names), fn.__name__
+        assert not any(_pooled(n) for n in names), fn.__name__
     (p, y), _ = steps_run(kept)
     np.testing.assert_array_equal(p, K.max_pool2d(y, **POOL2))
 
@@ -159,7 +166,7 @@ def test_same_shapes_other_pooling_never_takes_the_merged_plan():
         y, names = steps_run(lambda: F.max_pool2d(F.relu(F.conv2d(burn.tensor(x), burn.tensor(w), burn.tensor(b),
                                                                    padding=1)), kernel, stride=stride,
                                                   padding=pad).numpy())
-        assert any(n.endswith("_pool2") for n in names) == (kernel == 2)
+        assert any(_pooled(n) for n in names) == (kernel == 2)
         want = torch.nn.functional.max_pool2d(conv, kernel, stride=stride, padding=pad).numpy()
         assert y.shape == (2, 8, 4, 4)
         np.testing.assert_allclose(y, want, rtol=1e-5, atol=1e-5)
@@ -179,3 +186,78 @@ def test_pooled_step_falls_back_where_the_direct_kernel_does_not_apply(groups, d
     want = K.max_pool2d(_relu(np.add(K.conv2d(x, w, **attrs), b)), **POOL2)
     assert got.dtype == dtype and got.shape == (3, 6, 3, 3)
     np.testing.assert_array_equal(got, want)
+
+
+def _two_blocks(x, w1, b1, w2, b2, pad2=1, dil2=1, bias2=True):
+    # no Python name holds the first block's result when the flush runs: it is not a result
+    return F.relu(F.conv2d(F.max_pool2d(F.relu(F.conv2d(burn.tensor(x), burn.tensor(w1), burn.tensor(b1),
+                                                         padding=1)), 2),
+                           burn.tensor(w2), burn.tensor(b2) if bias2 else None, padding=pad2,
+                           dilation=dil2)).numpy()
+
+
+@pytest.mark.parametrize("bias2", [True, False])
+def test_a_pooled_result_read_by_a_padded_conv_is_written_padded(bias2, monkeypatch):
+    """The first block stores its pooled result in the middle of zeros; the second convolution
+    (merged with its bias and relu, or a plain conv2d) pads nothing: the unmerged plan's bits."""
+    x, w1, b1 = _data((5, 2, 10, 10), (16, 3, 3), seed=7)
+    _, w2, b2 = _data((5, 16, 5, 5), (12, 3, 3), seed=8)
+    merged, plain = _both(lambda: _two_blocks(x, w1, b1, w2, b2, bias2=bias2), monkeypatch)
+    np.testing.assert_array_equal(merged.view(np.int32), plain.view(np.int32))
+    fusion.clear_plan_cache()
+    _, names = steps_run(lambda: _two_blocks(x, w1, b1, w2, b2, bias2=bias2))
+    assert "conv2d_bias_relu_pool2_padded" in names and any(n.endswith("_prepadded") for n in names), names
+    fusion.clear_plan_cache()
+
+
+def test_a_prepadded_conv_with_other_padding_of_the_same_shapes_pads_as_asked():
+    """Padding 1 and padding 2 with dilation 2 give a 3 x 3 conv the same shapes: the second flush
+    reuses the plan whose producer pads by 1, and the step takes the input back out of those zeros."""
+    import torch
+    x, w1, b1 = _data((3, 1, 8, 8), (8, 3, 3), seed=9)
+    _, w2, b2 = _data((3, 8, 4, 4), (6, 3, 3), seed=10)
+    x[np.isnan(x)] = 0.0
+    fusion.clear_plan_cache()
+    T = torch.nn.functional
+    h = T.max_pool2d(torch.relu(T.conv2d(torch.tensor(x), torch.tensor(w1), torch.tensor(b1), padding=1)), 2)
+    for pad, dil in ((1, 1), (2, 2), (1, 1), (2, 2)):
+        y, names = steps_run(lambda: _two_blocks(x, w1, b1, w2, b2, pad2=pad, dil2=dil))
+        assert any(n.endswith("_prepadded") for n in names), names
+        want = torch.relu(T.conv2d(h, torch.tensor(w2), torch.tensor(b2), padding=pad, dilation=dil)).numpy()
+        np.testing.assert_allclose(y, want, rtol=1e-5, atol=1e-5)
+    fusion.clear_plan_cache()
+
+
+def test_not_prepadded_where_the_pooled_result_is_kept_or_read_twice():
+    x, w1, b1 = _data((2, 1, 8, 8), (8, 3, 3), seed=11)
+    _, w2, b2 = _data((2, 8, 4, 4), (8, 3, 3), seed=12)
+    x[np.isnan(x)] = 0.0
+    fusion.clear_plan_cache()
+
+    def kept():
+        h = F.max_pool2d(F.relu(F.conv2d(burn.tensor(x), burn.tensor(w1), burn.tensor(b1), padding=1)), 2)
+        return F.conv2d(h, burn.tensor(w2), padding=1).numpy(), h.numpy()
+
+    def read_twice():
+        h = F.max_pool2d(F.relu(F.conv2d(burn.tensor(x), burn.tensor(w1), burn.tensor(b1), padding=1)), 2)
+        return (F.conv2d(h, burn.tensor(w2), padding=1) + h.sum()).numpy()
+    for fn in (kept, read_twice):
+        _, names = steps_run(fn)
+        assert any(_pooled(n) for n in names) and not any(n.endswith("_prepadded") for n in names), names
+    (y, h), _ = steps_run(kept)
+    assert h.shape == (2, 8, 4, 4)
+    np.testing.assert_allclose(y, K.conv2d(h, w2, stride=(1, 1), padding=(1, 1, 1, 1), dilation=(1, 1), groups=1),
+                               rtol=1e-6, atol=1e-6)
+    fusion.clear_plan_cache()
+
+
+def test_the_pooled_fallback_writes_the_padded_layout_too():
+    from burn_flex.conv_epilogue import _ConvBiasReluPool
+    rng = np.random.default_rng(13)
+    x = rng.standard_normal((2, 3, 6, 6))                       # float64: not the direct kernel
+    w, b = rng.standard_normal((4, 3, 3, 3)), rng.standard_normal((1, 4, 1, 1))
+    attrs = dict(stride=(1, 1), padding=(1, 1, 1, 1), dilation=(1, 1), groups=1)
+    (got,) = _ConvBiasReluPool(True, (1, 2, 0, 1))(x, w, b, **attrs)
+    (plain,) = _ConvBiasReluPool(True)(x, w, b, **attrs)
+    assert got.shape == (2, 4, 3 + 3, 3 + 1) and plain.shape == (2, 4, 3, 3)
+    np.testing.assert_array_equal(got, np.pad(plain, ((0, 0), (0, 0), (1, 2), (0, 1))))

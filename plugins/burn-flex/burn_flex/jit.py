@@ -550,7 +550,7 @@ class Kernels:
         # the direct convolution's two tilings (kernels/ll/direct.ll): (xp, wt, y, d, base, koff, bias)
         self.direct_conv = {(4, 2): _Planes(engine, "direct_conv_r4b2_f32", 3, 4),
                             (8, 1): _Planes(engine, "direct_conv_r8b1_f32", 3, 4)}
-        self.direct_conv_pool = _Planes(engine, "direct_conv_pool_r4b2_f32", 3, 4)
+        self.direct_conv_pool = _Planes(engine, "direct_conv_pool_r4b2_f32", 3, 5)
         # a stride-1 weight gradient over rows of positions (direct.ll): (xp, g, acc, d, koff)
         self.grad_weight_rows = _Planes(engine, "grad_weight_rows_o4k3_f32", 3, 2)
         self.col2im = _Planes(engine, "col2im_f32", 2, 3)

@@ -38,8 +38,10 @@ HEADER = '''; flex's JIT direct convolution (float32 forward, any stride / dilat
 ; the positions window by window (base[4 q + r] is position (2 i + r / 2, 2 j + r % 2) of pooled
 ; position q = i * PW + j), so a tile of 4 positions is one window; after the bias and relu the
 ; tile's maximum maximum(maximum(maximum(a, b), c), d) (numpy's maximum, as pool.ll's maxpool2
-; takes it: the same bits) is stored into y [N, O, PP] at q. P is 4 * PP (the rows and columns
-; no window covers, an odd last one, are never computed); d[7] = PP.
+; takes it: the same bits) is stored into y at n * O * YP + o * YP + qoff[q] (YP = d[7], an output
+; plane: PP = PH * PW pooled positions with qoff[q] = q, or a plane padded for the convolution that
+; reads it, qoff[q] = (i + PT) * (PW + PL + PR) + j + PL, its zeros left to the caller). P is
+; 4 * PP (the rows and columns no window covers, an odd last one, are never computed).
 '''
 
 def tile_fn(R, B, pool=False):
@@ -49,7 +51,7 @@ def tile_fn(R, B, pool=False):
     a(f"define void @{name}(ptr noalias nocapture readonly %xp, ptr noalias nocapture readonly %wt,")
     a(f"                    ptr noalias nocapture writeonly %y, ptr noalias nocapture readonly %d,")
     a(f"                    ptr noalias nocapture readonly %base, ptr noalias nocapture readonly %koff,")
-    a(f"                    ptr noalias nocapture readonly %bias) nounwind #3 {{")
+    a(f"                    ptr noalias nocapture readonly %bias{', ptr noalias nocapture readonly %qoff' if pool else ''}) nounwind #3 {{")
     a("entry:")
     for i, v in enumerate(["nn", "nk", "xs", "np", "no", "obt", "flags"] + (["pp"] if pool else [])):
         a(f"  %d{i} = getelementptr inbounds i64, ptr %d, i64 {i}")
@@ -244,7 +246,9 @@ def _store_pooled(a, B):
     tile's rows), one float per channel into y[n, o, q]; the last channels (past O) spilled."""
     a("t.store:")
     a(f"  %o0 = mul i64 %t, {B * 8}")
-    a("  %q = lshr i64 %p0, 2")
+    a("  %qi = lshr i64 %p0, 2")
+    a("  %pqo = getelementptr inbounds i64, ptr %qoff, i64 %qi")
+    a("  %q = load i64, ptr %pqo")
     for b in range(B):
         a(f"  %mx{b}_0 = call <8 x float> @dc_np_max8(<8 x float> %en0_{b}, <8 x float> %en1_{b})")
         a(f"  %mx{b}_1 = call <8 x float> @dc_np_max8(<8 x float> %mx{b}_0, <8 x float> %en2_{b})")

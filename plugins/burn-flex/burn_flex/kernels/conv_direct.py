@@ -111,6 +111,17 @@ def _padded(k, x, padding):
     return k.pad_planes(xp, padded, np.array([n * c, h, wd, pt, pb, pl, pr], np.int64))
 
 
+@functools.lru_cache(maxsize=64)
+def _pooled_offsets(pooled_hw, out_padding):
+    """direct_conv_pool's qoff (cached, read-only): where pooled position q = i * PW + j goes in
+    its output plane (padded by ``out_padding`` for the convolution that reads it)."""
+    pt, _, pl, pr = out_padding
+    i, j = np.meshgrid(np.arange(pooled_hw[0]), np.arange(pooled_hw[1]), indexing="ij")
+    q = ((i + pt) * (pooled_hw[1] + pl + pr) + j + pl).reshape(-1).astype(np.int64)
+    q.flags.writeable = False
+    return q
+
+
 def _max_pool2(y):
     """2 x 2 max pooling with stride 2 of [N, O, H, W] (numpy's maximum, in pool.ll's order)."""
     h, w = y.shape[2] // 2 * 2, y.shape[3] // 2 * 2
@@ -126,14 +137,17 @@ def _epilogue_args(bias, relu, lanes):
     return (1 if bias is not None else 0) | (2 if relu else 0), padded
 
 
-def direct_conv(k, x, w, stride, padding, dilation, out_hw, out=None, bias=None, relu=False, pool2=False):
+def direct_conv(k, x, w, stride, padding, dilation, out_hw, out=None, bias=None, relu=False, pool2=False,
+                out_padding=(0, 0, 0, 0)):
     """The float32 convolution of ``x`` [N, C, H, W] with ``w`` [O, C, kH, kW] (one group) by
     direct.ll: a fresh [N, O, OH, OW] array, or written into ``out`` (C-contiguous float32 of
     that shape: every element is written). ``bias`` ([O] float32) is added to each sum and
     ``relu`` applied after it in the kernel's registers, with the bits of numpy's add and flex's
     relu run after the convolution. ``pool2``: then a 2 x 2 max pooling with stride 2 (flex's
     ``max_pool2d``, the same bits) in the kernel too: the result is [N, O, OH // 2, OW // 2],
-    and the convolution's own [N, O, OH, OW] is never written.
+    and the convolution's own [N, O, OH, OW] is never written; with ``out_padding`` (top, bottom,
+    left, right) it is stored in the middle of zeros, the padded input of a convolution that
+    reads it (which then pads nothing: ``burn_flex.conv_epilogue``).
 
     Example::
 
@@ -147,18 +161,28 @@ def direct_conv(k, x, w, stride, padding, dilation, out_hw, out=None, bias=None,
     """
     n, c = x.shape[:2]
     c_out, kernel = w.shape[0], tuple(w.shape[2:])
-    y_hw = (out_hw[0] // 2, out_hw[1] // 2) if pool2 else tuple(out_hw)
-    y = np.empty((n, c_out) + y_hw, np.float32) if out is None else out
+    pt, pb, pl, pr = out_padding
+    if any(out_padding) and (not pool2 or out is not None):
+        raise ValueError("direct_conv: out_padding is for a pooled result in a fresh array")
+    pooled_hw = (out_hw[0] // 2, out_hw[1] // 2)
+    y_hw = (pooled_hw[0] + pt + pb, pooled_hw[1] + pl + pr) if pool2 else tuple(out_hw)
+    if out is None:
+        y = (np.zeros if any(out_padding) else np.empty)((n, c_out) + y_hw, np.float32)
+    else:
+        y = out
     if y.shape != (n, c_out) + y_hw:
         raise ValueError(f"direct_conv: out has shape {y.shape}, the convolution gives {(n, c_out) + y_hw}")
-    if y.size == 0:
+    if y.size == 0 or (pool2 and 0 in pooled_hw):
         return y
     if c == 0:                        # a sum over no taps (the kernel needs at least one)
         full = np.zeros((n, c_out) + tuple(out_hw), np.float32)
         if bias is not None:
             np.add(full, np.asarray(bias, np.float32).reshape(1, c_out, 1, 1), out=full)
         full = _relu(full, full) if relu else full
-        y[...] = _max_pool2(full) if pool2 else full
+        if pool2:
+            y[:, :, pt:pt + pooled_hw[0], pl:pl + pooled_hw[1]] = _max_pool2(full)
+        else:
+            y[...] = full
         return y
     xp = _padded(k, x, padding)
     r, b = tile = (4, 2) if pool2 else _tile(c_out)
@@ -170,11 +194,12 @@ def direct_conv(k, x, w, stride, padding, dilation, out_hw, out=None, bias=None,
     tiles = wt.shape[0] // b
     run = k.direct_conv_pool if pool2 else k.direct_conv[tile]
     flags, bias_lanes = _epilogue_args(bias, relu, wt.shape[0] * 8)
-    geometry = [taps, plane, p_len, c_out, tiles, flags] + ([p_len // 4] if pool2 else [])
+    geometry = [taps, plane, p_len, c_out, tiles, flags] + ([y_hw[0] * y_hw[1]] if pool2 else [])
+    extra = (_pooled_offsets(pooled_hw, tuple(out_padding)),) if pool2 else ()
 
     def body(a, e):
         d = np.array([e - a] + geometry, np.int64)
-        run(xp[a:e], wt, y[a:e], d, base, koff, bias_lanes)
+        run(xp[a:e], wt, y[a:e], d, base, koff, bias_lanes, *extra)
     macs = c_out * taps * p_len
     # Small convolutions are scheduled as BLAS chunks are (threads' docstring): on the calling
     # thread unless BURN_FLEX_BLAS_CHUNKS=parallel. In a training step the fully connected layers'

@@ -24,8 +24,10 @@
 ; the positions window by window (base[4 q + r] is position (2 i + r / 2, 2 j + r % 2) of pooled
 ; position q = i * PW + j), so a tile of 4 positions is one window; after the bias and relu the
 ; tile's maximum maximum(maximum(maximum(a, b), c), d) (numpy's maximum, as pool.ll's maxpool2
-; takes it: the same bits) is stored into y [N, O, PP] at q. P is 4 * PP (the rows and columns
-; no window covers, an odd last one, are never computed); d[7] = PP.
+; takes it: the same bits) is stored into y at n * O * YP + o * YP + qoff[q] (YP = d[7], an output
+; plane: PP = PH * PW pooled positions with qoff[q] = q, or a plane padded for the convolution that
+; reads it, qoff[q] = (i + PT) * (PW + PL + PR) + j + PL, its zeros left to the caller). P is
+; 4 * PP (the rows and columns no window covers, an odd last one, are never computed).
 
 define void @direct_conv_r4b2_f32(ptr noalias nocapture readonly %xp, ptr noalias nocapture readonly %wt,
                     ptr noalias nocapture writeonly %y, ptr noalias nocapture readonly %d,
@@ -723,7 +725,7 @@ exit:
 define void @direct_conv_pool_r4b2_f32(ptr noalias nocapture readonly %xp, ptr noalias nocapture readonly %wt,
                     ptr noalias nocapture writeonly %y, ptr noalias nocapture readonly %d,
                     ptr noalias nocapture readonly %base, ptr noalias nocapture readonly %koff,
-                    ptr noalias nocapture readonly %bias) nounwind #3 {
+                    ptr noalias nocapture readonly %bias, ptr noalias nocapture readonly %qoff) nounwind #3 {
 entry:
   %d0 = getelementptr inbounds i64, ptr %d, i64 0
   %nn = load i64, ptr %d0
@@ -902,7 +904,9 @@ t.epilogue:
   br label %t.store
 t.store:
   %o0 = mul i64 %t, 16
-  %q = lshr i64 %p0, 2
+  %qi = lshr i64 %p0, 2
+  %pqo = getelementptr inbounds i64, ptr %qoff, i64 %qi
+  %q = load i64, ptr %pqo
   %mx0_0 = call <8 x float> @dc_np_max8(<8 x float> %en0_0, <8 x float> %en1_0)
   %mx0_1 = call <8 x float> @dc_np_max8(<8 x float> %mx0_0, <8 x float> %en2_0)
   %mx0 = call <8 x float> @dc_np_max8(<8 x float> %mx0_1, <8 x float> %en3_0)
