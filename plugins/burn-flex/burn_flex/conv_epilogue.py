@@ -64,9 +64,18 @@ class _ConvBiasRelu:
         out_hw = _conv._out_hw(x.shape, w.shape[2:], stride, padding, dilation)
         if (x.dtype == w.dtype == bias.dtype == np.float32 and bias.size == c_out
                 and use_direct(k, x.dtype, groups, n, w[0].size * out_hw[0] * out_hw[1])):
-            return (direct_conv(k, x, w, stride, padding, dilation, out_hw, bias=bias.reshape(-1), relu=self.relu),)
+            return (direct_conv(k, x, w, stride, padding, dilation, out_hw, bias=bias.reshape(-1), relu=self.relu,
+                                **self._in_kernel()),)
         y = np.add(_conv.conv2d(x, w, stride=stride, padding=padding, dilation=dilation, groups=groups), bias)
-        return (_relu(y) if self.relu else y,)
+        return (self._after(_relu(y) if self.relu else y),)
+
+    def _in_kernel(self) -> dict:
+        """What else the direct kernel does (``direct_conv``'s keywords)."""
+        return {}
+
+    def _after(self, y):
+        """Without the direct kernel: what else runs after the relu."""
+        return y
 
 
 class _ConvBiasReluPool(_ConvBiasRelu):
@@ -91,22 +100,17 @@ class _ConvBiasReluPool(_ConvBiasRelu):
         self.out_padding = tuple(out_padding)    # zeros around the result: the next conv's padding
         self.pool_pos = pool_pos                 # the pooling node's position (for the merge)
 
-    def __call__(self, x, w, bias, *, stride, padding, dilation, groups):
-        k = _conv._jit_columns(np.dtype(np.float32))
-        n, c_out = x.shape[0], w.shape[0]
-        out_hw = _conv._out_hw(x.shape, w.shape[2:], stride, padding, dilation)
-        if (x.dtype == w.dtype == bias.dtype == np.float32 and bias.size == c_out
-                and use_direct(k, x.dtype, groups, n, w[0].size * out_hw[0] * out_hw[1])):
-            return (direct_conv(k, x, w, stride, padding, dilation, out_hw, bias=bias.reshape(-1), relu=self.relu,
-                                pool2=True, out_padding=self.out_padding),)
-        (y,) = super().__call__(x, w, bias, stride=stride, padding=padding, dilation=dilation, groups=groups)
+    def _in_kernel(self) -> dict:
+        return {"pool2": True, "out_padding": self.out_padding}
+
+    def _after(self, y):
         y = _conv.max_pool2d(y, **_POOL2)
         if not any(self.out_padding):
-            return (y,)
+            return y
         pt, pb, pl, pr = self.out_padding
         padded = np.zeros(y.shape[:2] + (y.shape[2] + pt + pb, y.shape[3] + pl + pr), y.dtype)
         padded[:, :, pt:pt + y.shape[2], pl:pl + y.shape[3]] = y
-        return (padded,)
+        return padded
 
 
 class _PrePadded:
