@@ -166,3 +166,28 @@ def test_merged_step_falls_back_to_conv_add_relu_where_the_direct_kernel_does_no
     want = _relu(np.add(K.conv2d(x, w, **attrs), b))
     assert got.dtype == dtype
     np.testing.assert_array_equal(got, want)
+
+
+def test_the_bias_reshape_runs_only_where_the_reshaped_bias_is_read_elsewhere():
+    """The merged step reads the bias itself (any shape of O elements) unless the [1, O, 1, 1]
+    reshape is kept by a tensor or read by another op; both give the unmerged plan's values."""
+    x, w, b = _data((2, 3, 6, 6), (8, 3, 3), seed=7)
+    fusion.clear_plan_cache()
+    y, names = steps_run(lambda: F.relu(F.conv2d(burn.tensor(x), burn.tensor(w), burn.tensor(b), padding=1)).numpy())
+    assert "conv2d_bias_relu" in names and "reshape" not in names, names
+
+    def kept():                      # recorded as F.conv2d does: the conv, then the bias reshape
+        y = F.relu(F.conv2d(burn.tensor(x), burn.tensor(w), padding=1) + (rb := burn.tensor(b).reshape((1, 8, 1, 1))))
+        return y.numpy(), rb.numpy()
+    (y2, rb), names = steps_run(kept)
+    assert "conv2d_bias_relu" in names and "reshape" in names, names
+    np.testing.assert_array_equal(y2.view(np.int32), y.view(np.int32))
+    np.testing.assert_array_equal(rb.reshape(-1), b)
+    fusion.clear_plan_cache()
+    from burn_flex.conv_epilogue import _ConvBiasRelu           # without the direct kernel (float64)
+    attrs = dict(stride=(1, 1), padding=(1, 1, 1, 1), dilation=(1, 1), groups=1)
+    x64, w64, b64 = x.astype(np.float64), w.astype(np.float64), b.astype(np.float64)
+    (raw,) = _ConvBiasRelu(True)(x64, w64, b64, **attrs)
+    (shaped,) = _ConvBiasRelu(True)(x64, w64, b64.reshape(1, 8, 1, 1), **attrs)
+    np.testing.assert_array_equal(raw, shaped)
+    assert not np.allclose(raw, _ConvBiasRelu(True)(x64, w64, np.zeros(8), **attrs)[0])

@@ -40,7 +40,8 @@ _POOL2 = {"kernel": (2, 2), "stride": (2, 2), "padding": (0, 0, 0, 0), "dilation
 
 
 class _ConvBiasRelu:
-    """The merged step: ``(x, w, bias [1, O, 1, 1], **conv attributes) -> (relu(conv + bias),)``.
+    """The merged step: ``(x, w, bias (O elements, e.g. [1, O, 1, 1]), **conv attributes) ->
+    (relu(conv + bias),)``.
 
     Example:
         >>> import numpy as np
@@ -66,7 +67,8 @@ class _ConvBiasRelu:
                 and use_direct(k, x.dtype, groups, n, w[0].size * out_hw[0] * out_hw[1])):
             return (direct_conv(k, x, w, stride, padding, dilation, out_hw, bias=bias.reshape(-1), relu=self.relu,
                                 **self._in_kernel()),)
-        y = np.add(_conv.conv2d(x, w, stride=stride, padding=padding, dilation=dilation, groups=groups), bias)
+        y = np.add(_conv.conv2d(x, w, stride=stride, padding=padding, dilation=dilation, groups=groups),
+                   bias.reshape(1, c_out, 1, 1))
         return (self._after(_relu(y) if self.relu else y),)
 
     def _in_kernel(self) -> dict:
@@ -191,8 +193,9 @@ def _pattern(steps, nodes, j):
 
 def merge_steps(steps, nodes):
     """``FlexBackend.merge_steps``'s convolution part: each conv2d + bias reshape + add [+ relu]
-    group (:func:`_pattern`) as the reshape's step, then one :class:`_ConvBiasRelu` step with
-    the conv node's position; ``(new_steps, index_of)``, or None where there is none.
+    group (:func:`_pattern`) as one :class:`_ConvBiasRelu` step with the conv node's position
+    (after the reshape's step where the reshaped bias is read elsewhere or kept, else reading the
+    bias itself); ``(new_steps, index_of)``, or None where there is none.
 
     Example:
         >>> from burn_flex.conv_epilogue import merge_steps
@@ -210,15 +213,20 @@ def merge_steps(steps, nodes):
             continue
         relu, conv_st, reshape_st, group_st = found
         merged = True
-        out.append(reshape_st)
+        # the bias's reshape to [1, O, 1, 1] runs only where something else reads or keeps it
+        # (the fused step takes the bias in any shape of O elements: ~5 us a step in a replay)
+        i = conv_st[1]
+        keep_reshape = not _only_reader(nodes, nodes[i + 1], nodes[i + 2])
+        if keep_reshape:
+            out.append(reshape_st)
         pool_st = _pool_after(steps, nodes, j + 3, group_st)
         step = _ConvBiasRelu(relu) if pool_st is None else _ConvBiasReluPool(relu, pool_pos=pool_st[1])
-        fused = (step, conv_st[1], list(conv_st[2]) + [reshape_st[3][0]],
+        fused = (step, conv_st[1], list(conv_st[2]) + [reshape_st[3][0] if keep_reshape else reshape_st[2][0]],
                  list(group_st[3] if pool_st is None else pool_st[3]))
         # the conv step's work is in the fused step; the group's (and the pooling's) too, but
         # their index is None so that the fusion planner never rebinds a compiled group into
         # the fused step's place
-        index_of += [len(out), len(out) - 1, None] + ([] if pool_st is None else [None])
+        index_of += [len(out), len(out) - 1 if keep_reshape else None, None] + ([] if pool_st is None else [None])
         out.append(fused)
         j += 3 if pool_st is None else 4
     if merged:

@@ -94,6 +94,8 @@ def _packed_weights(w, blocks_per_tile):
     c_out, k = w.shape
     per_tile = 8 * blocks_per_tile
     rows = -(-c_out // per_tile) * per_tile
+    if rows == c_out:          # whole tiles: one transposing copy (the zeros and the copy into them cost 2x)
+        return np.ascontiguousarray(w.reshape(rows // 8, 8, k).transpose(0, 2, 1), dtype=np.float32)
     wt = np.zeros((rows, k), np.float32)
     wt[:c_out] = w
     return np.ascontiguousarray(wt.reshape(rows // 8, 8, k).transpose(0, 2, 1))
@@ -131,10 +133,22 @@ def _max_pool2(y):
 
 def _epilogue_args(bias, relu, lanes):
     """direct.ll's FLAGS and bias array (``lanes`` floats, zeros past O; zeros when unused)."""
+    flags = (1 if bias is not None else 0) | (2 if relu else 0)
+    if bias is None:
+        return flags, _zero_lanes(lanes)
+    b = np.ascontiguousarray(bias, np.float32).reshape(-1)
+    if b.size == lanes:        # O a multiple of the tile's channels: the bias itself
+        return flags, b
     padded = np.zeros(lanes, np.float32)
-    if bias is not None:
-        padded[:np.size(bias)] = np.asarray(bias, np.float32).reshape(-1)
-    return (1 if bias is not None else 0) | (2 if relu else 0), padded
+    padded[:b.size] = b
+    return flags, padded
+
+
+@functools.lru_cache(maxsize=16)
+def _zero_lanes(lanes):
+    z = np.zeros(lanes, np.float32)
+    z.flags.writeable = False
+    return z
 
 
 def direct_conv(k, x, w, stride, padding, dilation, out_hw, out=None, bias=None, relu=False, pool2=False,
@@ -196,11 +210,14 @@ def direct_conv(k, x, w, stride, padding, dilation, out_hw, out=None, bias=None,
     flags, bias_lanes = _epilogue_args(bias, relu, wt.shape[0] * 8)
     geometry = [taps, plane, p_len, c_out, tiles, flags] + ([y_hw[0] * y_hw[1]] if pool2 else [])
     extra = (_pooled_offsets(pooled_hw, tuple(out_padding)),) if pool2 else ()
+    macs = c_out * taps * p_len
+    if n * macs < _POOL_MACS and not threads.BLAS_CHUNKS_PARALLEL:   # on the calling thread (below): one call
+        run(xp, wt, y, np.array([n] + geometry, np.int64), base, koff, bias_lanes, *extra)
+        return y
 
     def body(a, e):
         d = np.array([e - a] + geometry, np.int64)
         run(xp[a:e], wt, y[a:e], d, base, koff, bias_lanes, *extra)
-    macs = c_out * taps * p_len
     # Small convolutions are scheduled as BLAS chunks are (threads' docstring): on the calling
     # thread unless BURN_FLEX_BLAS_CHUNKS=parallel. In a training step the fully connected layers'
     # GEMMs are threaded by OpenBLAS, whose worker then spins and holds the second core; chunks of

@@ -134,15 +134,23 @@ class OnnxModel(Module):
             >>> m = OnnxModel([], [("x", None, None)], ["x"], {}, [])
             >>> assert m(burn.tensor([1.0])).tolist() == [1.0]
         """
-        xs = self._bind(args, dict(kwargs))
+        plan = None
+        if not kwargs and len(args) == len(self._onnx_inputs) and all(isinstance(a, burn.Tensor) for a in args):
+            # positional tensors: a key seen before passed _bind's checks (they read only what
+            # the key holds: the inputs' shapes and dtypes)
+            xs = list(args)
+            key = (xs[0].device if xs else None,) + tuple((x.shape, x.dtype) for x in xs)
+            plan = self._onnx_plans.get(key)
+        if plan is None:
+            xs = self._bind(args, dict(kwargs))
+            key = (xs[0].device if xs else None,) + tuple((x.shape, x.dtype) for x in xs)
+            plan = self._onnx_plans.get(key)
         refs = []
         for _, path in self._onnx_refs:
             obj = self
             for c in path:
                 obj = getattr(obj, c)
             refs.append(obj)
-        key = (xs[0].device if xs else None,) + tuple((tuple(x.shape), x.dtype) for x in xs)
-        plan = self._onnx_plans.get(key)
         if plan is None:
             dev = xs[0].device if xs else burn.Device.flex()
             plan, outs = make_plan(self._onnx_nodes, self.input_names, xs, [n for n, _ in self._onnx_refs],
@@ -180,15 +188,23 @@ class OnnxModel(Module):
         return f"inputs={self.input_names}, outputs={self.output_names}, nodes={len(self._onnx_nodes)}"
 
 
+_HOLDERS = (Module, burn.Tensor, list, tuple, dict)
+
+
 def _identities(refs) -> tuple:
     """The ids of ``refs`` and of every module, tensor and container inside the ones that are
     modules (a Linear's weight, a LoRA wrapper's base layer and adapters), depth first."""
     out, stack = [], list(refs)
+    append, push, pop, tensor = out.append, stack.append, stack.pop, burn.Tensor
     while stack:
-        r = stack.pop()
-        out.append(id(r))
+        r = pop()
+        append(id(r))
+        if isinstance(r, tensor):              # most refs: parameters, nothing inside
+            continue
         if isinstance(r, Module):
-            stack.extend(v for v in vars(r).values() if isinstance(v, (Module, burn.Tensor, list, tuple, dict)))
+            for v in vars(r).values():
+                if isinstance(v, _HOLDERS):
+                    push(v)
         elif isinstance(r, (list, tuple)):
             stack.extend(r)
         elif isinstance(r, dict):
