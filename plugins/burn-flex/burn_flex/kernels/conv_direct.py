@@ -30,7 +30,7 @@ import functools
 
 import numpy as np
 
-from .. import threads
+from .. import jit, threads
 from .elementwise import _relu
 
 __all__ = ["direct_conv", "direct_grad_input", "direct_grad_input_ok", "direct_grad_weight", "direct_grad_weight_ok",
@@ -212,7 +212,13 @@ def direct_conv(k, x, w, stride, padding, dilation, out_hw, out=None, bias=None,
     extra = (_pooled_offsets(pooled_hw, tuple(out_padding)),) if pool2 else ()
     macs = c_out * taps * p_len
     if n * macs < _POOL_MACS and not threads.BLAS_CHUNKS_PARALLEL:   # on the calling thread (below): one call
-        run(xp, wt, y, np.array([n] + geometry, np.int64), base, koff, bias_lanes, *extra)
+        d = np.array([n] + geometry, np.int64)
+        if out is None and xp.dtype == np.float32:
+            # every array made here (float32 planes, C-contiguous; int64 geometry): the kernel's
+            # address list without _Planes' checks, which cost ~2 us a call
+            run.fn(*jit._addrs_of((xp, wt, y, d, base, koff, bias_lanes) + extra))
+        else:
+            run(xp, wt, y, d, base, koff, bias_lanes, *extra)
         return y
 
     def body(a, e):
