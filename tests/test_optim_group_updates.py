@@ -190,3 +190,21 @@ def test_wgpu_without_a_group_kernel_runs_the_reference_with_the_same_values():
     np.testing.assert_allclose(losses, losses1, rtol=1e-5, atol=1e-6)
     for a, b in zip(params, params1):
         np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
+
+
+def test_a_group_step_that_raises_changes_no_parameter_and_no_state():
+    """A state that no longer fits its parameter (here: a wrong-shaped m) fails the group op's
+    checks at the call, before any parameter, moment or step count changes."""
+    dev = burn.Device.flex().autodiff()
+    a = nn.Parameter(burn.tensor([1.0, 2.0], device=dev))
+    b = nn.Parameter(burn.tensor([3.0], device=dev))
+    opt = Adam([a, b], lr=0.1)
+    opt.step(((a * a).sum() + (b * b).sum()).backward())
+    before = [a.numpy(), b.numpy()]
+    key = sorted(opt.state)[1]
+    opt.state[key]["m"] = burn.zeros((4,), device=dev)
+    with pytest.raises(burn.ShapeError, match="adam_update_group"):
+        opt.step(((a * a).sum() + (b * b).sum()).backward())
+    np.testing.assert_array_equal(a.numpy(), before[0])
+    np.testing.assert_array_equal(b.numpy(), before[1])
+    assert [opt.state[k]["t"] for k in sorted(opt.state)] == [1, 1]

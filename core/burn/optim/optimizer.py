@@ -471,7 +471,7 @@ class SGD(Optimizer):
         # start now or all exist (one mode)
         if type(self).update is not SGD.update or not group["momentum"] or not self._one_device(todo):
             return False
-        first = {"momentum" not in state for _, _, state in todo}
+        first = {state.get("momentum") is None for _, _, state in todo}
         if len(first) != 1:
             return False
         first = first.pop()
@@ -552,20 +552,24 @@ class Adam(Optimizer):
         # (so one h) and a device
         if type(self).update is not Adam.update or not self._one_device(todo):
             return False
-        if len({state.get("t", 0) for _, _, state in todo}) != 1:
+        fresh = [("m" not in state) for _, _, state in todo]
+        if len({0 if new else state.get("t", 0) for new, (_, _, state) in zip(fresh, todo)}) != 1:
             return False
-        for p, _, state in todo:
-            if "m" not in state:
-                state["m"], state["v"], state["t"] = zeros_like(p), zeros_like(p), 0
-            state["t"] += 1
-        t = todo[0][2]["t"]
+        t = (0 if fresh[0] else todo[0][2].get("t", 0)) + 1
         h = _hyper(self._hyper_cache, todo[0][0], group, lambda: _adam_numbers(group, t), type(self).__name__)
         mode = ("decoupled" if self.decoupled else "l2") if group["weight_decay"] else "none"
-        outs = adam_update_group(*[x for p, g, state in todo for x in (p, g, state["m"], state["v"])], h, mode=mode)
-        for i, (p, _, state) in enumerate(todo):
+        args = []
+        for new, (p, g, state) in zip(fresh, todo):
+            args += (p, g) + ((zeros_like(p), zeros_like(p)) if new else (state["m"], state["v"]))
+        outs = adam_update_group(*args, h, mode=mode)     # its checks raise before any state changes
+        for i, (new, (p, _, state)) in enumerate(zip(fresh, todo)):
+            state["t"] = t
             p.assign_(outs[3 * i])
-            _keep(state, "m", outs[3 * i + 1])
-            _keep(state, "v", outs[3 * i + 2])
+            if new:
+                state["m"], state["v"] = outs[3 * i + 1], outs[3 * i + 2]
+            else:
+                _keep(state, "m", outs[3 * i + 1])
+                _keep(state, "v", outs[3 * i + 2])
         return True
 
 
