@@ -1,11 +1,13 @@
-"""Iroh's own throughput on this machine, without burn: the reference the remote transfer test
-compares with where the machine cannot reach the absolute target.
+"""Iroh's own throughput and round trip on this machine, without burn: the references the remote
+timing tests compare with where the machine cannot reach the absolute targets.
 
 ``python raw_iroh_peer.py`` serves: it prints a ticket, then on each bidirectional stream reads an
-8-byte command, ``+n`` (receive n bytes, answer one byte) or ``-n`` (send n bytes). A client
-(:func:`measure`) moves 64 MiB each way over the same number of streams and with the same write
-path (``burn_remote.wire.write_all``) as burn-remote's tensor transfers, in a separate process
-like the server's, and returns the best MiB/s of several tries per direction.
+8-byte command, ``+n`` (receive n bytes, answer one byte), ``-n`` (send n bytes) or ``0`` (echo
+16-byte messages until the stream ends). A client (:func:`measure`) moves 64 MiB each way over the
+same number of streams and with the same write path (``burn_remote.wire.write_all``) as
+burn-remote's tensor transfers, in a separate process like the server's, and returns the best
+MiB/s of several tries per direction; :func:`measure_round_trip` sends 16-byte messages on one
+stream and waits for each echo, as a tiny op's request and reply travel.
 """
 from __future__ import annotations
 
@@ -37,6 +39,13 @@ async def _serve():
     async def side(bi):
         r, s = bi.recv(), bi.send()
         cmd = int.from_bytes(await r.read_exact(8), "little", signed=True)
+        if cmd == 0:
+            while True:
+                try:
+                    msg = await r.read_exact(16)
+                except Exception:       # the client finished the stream
+                    return
+                await wire.write_all(s, msg)
         if cmd > 0:
             await r.read_exact(cmd)
             await wire.write_all(s, b"k")
@@ -88,6 +97,52 @@ async def _client(ticket, parts, tries, mib):
     return best
 
 
+async def _round_trips(ticket, blocks, calls):
+    from burn_remote import transport, wire
+    ep = await _bind()
+    conn = await asyncio.wait_for(ep.connect(transport.parse_ticket(ticket), ALPN), 20)
+    bi = await conn.open_bi()
+    s, r = bi.send(), bi.recv()
+    await wire.write_all(s, (0).to_bytes(8, "little", signed=True))
+    msg = bytes(16)
+    for _ in range(30):                 # warm-up
+        await wire.write_all(s, msg)
+        await r.read_exact(16)
+    medians = []
+    for _ in range(blocks):
+        ts = []
+        for _ in range(calls):
+            t = time.perf_counter()
+            await wire.write_all(s, msg)
+            await r.read_exact(16)
+            ts.append(time.perf_counter() - t)
+        medians.append(float(np.median(ts)))
+    await s.finish()
+    return min(medians)
+
+
+def measure_round_trip(blocks: int = 3, calls: int = 100, timeout: float = 60) -> float:
+    """Seconds: the best of ``blocks`` medians of ``calls`` 16-byte round trips on one stream to
+    a peer in another process (the timing test's blocks, without burn on either side).
+
+    Example::
+
+        >>> import raw_iroh_peer                        # doctest: +SKIP
+        >>> raw_iroh_peer.measure_round_trip() < 0.01   # doctest: +SKIP
+        True
+    """
+    proc = subprocess.Popen([sys.executable, __file__], stdout=subprocess.PIPE, text=True)
+    try:
+        ticket = proc.stdout.readline().strip()
+        if not ticket:
+            raise RuntimeError("the raw iroh peer printed no ticket")
+        return asyncio.run(asyncio.wait_for(_round_trips(ticket, blocks, calls), timeout))
+    finally:
+        proc.kill()
+        proc.wait(10)
+        proc.stdout.close()
+
+
 def measure(parts: int = 4, tries: int = 6, mib: int = 64, timeout: float = 120) -> dict:
     """``{"up": MiB/s, "down": MiB/s}``: the best of ``tries`` transfers of ``mib`` MiB over
     ``parts`` streams, each way, to a peer in another process."""
@@ -100,6 +155,7 @@ def measure(parts: int = 4, tries: int = 6, mib: int = 64, timeout: float = 120)
     finally:
         proc.kill()
         proc.wait(10)
+        proc.stdout.close()
 
 
 if __name__ == "__main__":
