@@ -170,11 +170,13 @@ def _sgd_update_group_meta(*args, mode=("next", False, False)):
     return tuple(m for it in items for m in (_check_update("sgd_update_group", it[0], it[1:], h, 4),) * 2)
 
 
-def group_kernel(single, per_param):
+def group_kernel(single, per_param, many=None):
     """A backend's kernel for ``burn::adam_update_group`` (``per_param`` 4) or
     ``burn::sgd_update_group`` (3) from its kernel for the single update: the single kernel on
     each parameter's arrays in turn, the outputs in the group's order (what the group's
-    reference computes, without recording an op per parameter).
+    reference computes, without recording an op per parameter). ``many(items, mode)``, where the
+    backend has one, takes every parameter's ``(*arrays, h)`` at once instead (flex's batched
+    updates) and returns each parameter's outputs.
 
     Example:
         >>> from burn.fused import group_kernel
@@ -182,9 +184,12 @@ def group_kernel(single, per_param):
         >>> k(5, 1, 0, 7, 2, 0, "h", mode=("next", False, False))
         (4, 0, 5, 0)
     """
+    name = getattr(single, "__name__", "update") + "_group"
+
     def kernel(*arrays, mode):
-        h = arrays[-1]
-        return tuple(r for i in range(0, len(arrays) - 1, per_param)
-                     for r in single(*arrays[i:i + per_param], h, mode))
-    kernel.__name__ = getattr(single, "__name__", "update") + "_group"
+        items, h = _group_items(name, arrays, per_param)
+        if many is not None:
+            return tuple([r for res in many([it + (h,) for it in items], mode) for r in res])
+        return tuple(r for it in items for r in single(*it, h, mode))
+    kernel.__name__ = name
     return kernel

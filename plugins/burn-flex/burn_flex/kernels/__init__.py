@@ -9,6 +9,8 @@ primitive's meta rule promised. :mod:`.elementwise`, :mod:`.creation`, :mod:`.mo
 """
 from __future__ import annotations
 
+from burn.fused import group_kernel
+
 from . import attention, creation, elementwise, indexing, linear, movement, nn, optim, recurrent, reduce, sorting
 
 
@@ -43,7 +45,9 @@ def extension_kernels() -> dict:
     return {"burn::linear_relu": linear.linear_relu, "burn::softmax_cross_entropy": nn.softmax_cross_entropy,
             "burn::softmax_cross_entropy_grad": nn.softmax_cross_entropy_grad,
             "burn::adam_update": optim.adam_update, "burn::sgd_update": optim.sgd_update,
-            "burn::adam_update_group": optim.adam_update_group, "burn::sgd_update_group": optim.sgd_update_group,
+            # a group's updates: the batched kernel once for the whole group
+            "burn::adam_update_group": group_kernel(optim.adam_update, 4, many=optim.adam_update_many),
+            "burn::sgd_update_group": group_kernel(optim.sgd_update, 3, many=optim.sgd_update_many),
             "burn::softmax": nn.softmax, "burn::softmax_grad": nn.softmax_grad,
             "burn::log_softmax": nn.log_softmax, "burn::log_softmax_grad": nn.log_softmax_grad,
             "burn::layer_norm": nn.layer_norm, "burn::layer_norm_grad": nn.layer_norm_grad,

@@ -191,41 +191,6 @@ def sgd_update_many(items, mode=("next", False, False)):
     return _many(sgd_update, lambda k: k.sgd[flags], items, mode)
 
 
-def adam_update_group(*arrays, mode="none"):
-    """burn::adam_update_group (``p1, g1, m1, v1, ..., h``): :func:`adam_update_many` over the
-    group's parameters, the outputs ``p1', m1', v1', ...`` bit for bit those of ``adam_update``.
-
-    Example::
-
-        >>> import numpy as np
-        >>> from burn_flex.kernels import optim
-        >>> h = np.array([1e-3, .9, .1, .999, .001, 10., 1000., 1e-8, 0., 1.])
-        >>> p, z = np.ones(3, np.float32), np.zeros(3, np.float32)
-        >>> len(optim.adam_update_group(p, p, z, z, p, p, z, z, h))
-        6
-    """
-    h = arrays[-1]
-    items = [arrays[i:i + 4] + (h,) for i in range(0, len(arrays) - 1, 4)]
-    return tuple([r for res in adam_update_many(items, mode) for r in res])
-
-
-def sgd_update_group(*arrays, mode=("next", False, False)):
-    """burn::sgd_update_group (``p1, g1, buf1, ..., h``): :func:`sgd_update_many` over the group's
-    parameters, the outputs ``p1', buf1', ...`` bit for bit those of ``sgd_update``.
-
-    Example::
-
-        >>> import numpy as np
-        >>> from burn_flex.kernels import optim
-        >>> p, h = np.ones(2, np.float32), np.array([0.1, 0.0, 0.9, 1.0])
-        >>> len(optim.sgd_update_group(p, p, p, p, p, p, h))
-        4
-    """
-    h = arrays[-1]
-    items = [arrays[i:i + 3] + (h,) for i in range(0, len(arrays) - 1, 3)]
-    return tuple([r for res in sgd_update_many(items, mode) for r in res])
-
-
 def _same(arrays):
     p = arrays[0]
     return all(a.shape == p.shape and a.dtype == p.dtype for a in arrays)
