@@ -134,17 +134,15 @@ class OnnxModel(Module):
             >>> m = OnnxModel([], [("x", None, None)], ["x"], {}, [])
             >>> assert m(burn.tensor([1.0])).tolist() == [1.0]
         """
-        plan = None
-        if not kwargs and len(args) == len(self._onnx_inputs) and all(isinstance(a, burn.Tensor) for a in args):
-            # positional tensors: a key seen before passed _bind's checks (they read only what
-            # the key holds: the inputs' shapes and dtypes)
-            xs = list(args)
-            key = (xs[0].device if xs else None,) + tuple((x.shape, x.dtype) for x in xs)
-            plan = self._onnx_plans.get(key)
-        if plan is None:
-            xs = self._bind(args, dict(kwargs))
-            key = (xs[0].device if xs else None,) + tuple((x.shape, x.dtype) for x in xs)
-            plan = self._onnx_plans.get(key)
+        # positional tensors: a key seen before passed _bind's checks (they read only what the
+        # key holds: the inputs' devices, shapes and dtypes), so only a new key runs them
+        positional = not kwargs and len(args) == len(self._onnx_inputs) and \
+            all(isinstance(a, burn.Tensor) for a in args)
+        xs = list(args) if positional else self._bind(args, dict(kwargs))
+        key = (xs[0].device if xs else None,) + tuple((x.shape, x.dtype) for x in xs)
+        plan = self._onnx_plans.get(key)
+        if plan is None and positional:
+            self._bind(args, {})
         refs = []
         for _, path in self._onnx_refs:
             obj = self
