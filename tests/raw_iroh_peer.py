@@ -166,16 +166,8 @@ def measure_round_trip(blocks: int = 3, calls: int = 100) -> float:
 def measure(parts: int = 4, tries: int = 6, mib: int = 64, timeout: float = 120) -> dict:
     """``{"up": MiB/s, "down": MiB/s}``: the best of ``tries`` transfers of ``mib`` MiB over
     ``parts`` streams, each way, to a peer in another process."""
-    proc = subprocess.Popen([sys.executable, __file__], stdout=subprocess.PIPE, text=True)
-    try:
-        ticket = proc.stdout.readline().strip()
-        if not ticket:
-            raise RuntimeError("the raw iroh peer printed no ticket")
-        return asyncio.run(asyncio.wait_for(_client(ticket, parts, tries, mib), timeout))
-    finally:
-        proc.kill()
-        proc.wait(10)
-        proc.stdout.close()
+    with RawPeer() as peer:
+        return asyncio.run(asyncio.wait_for(_client(peer.ticket, parts, tries, mib), timeout))
 
 
 if __name__ == "__main__":
