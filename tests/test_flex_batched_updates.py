@@ -12,8 +12,8 @@ from burn import fusion
 from burn.fused import adam_update
 from burn_flex.backend import FlexBackend
 from plan_steps import steps_run  # noqa: E402  (tests/ is on sys.path under pytest)
+from tiny_training import classifier_steps  # noqa: E402
 
-nn, F = burn.nn, burn.nn.functional
 
 OPTIMIZERS = {
     "adam": lambda m: burn.optim.Adam(m, lr=1e-2),
@@ -23,21 +23,7 @@ OPTIMIZERS = {
 
 
 def _train(make_opt, steps=6):
-    rng = np.random.default_rng(2)
-    xs = rng.random((steps, 8, 16), dtype=np.float32)
-    ys = (xs @ rng.standard_normal((16, 5))).argmax(-1)
-    dev = burn.Device.flex().autodiff()
-    dev.seed(0)
-    model = nn.Sequential(nn.Linear(16, 24, device=dev), nn.ReLU(), nn.Linear(24, 5, device=dev))
-    opt = make_opt(model)
-
-    def train():
-        losses = []
-        for x, y in zip(xs, ys):
-            loss = F.cross_entropy(model(burn.tensor(x, device=dev)), burn.tensor(y, device=dev))
-            opt.step(loss.backward())
-            losses.append(loss.item())
-        return losses, [p.numpy() for p in model.parameters()]
+    train, _ = classifier_steps(make_opt, steps=steps, seed=2)
     (losses, params), names = steps_run(train)
     return losses, params, names
 

@@ -9,8 +9,9 @@ import pytest
 import burn
 from burn.fused import adam_update, adam_update_group, group_kernel, sgd_update, sgd_update_group
 from burn.optim import Adam, AdamW, Optimizer, SGD
+from tiny_training import classifier_steps  # noqa: E402  (tests/ is on sys.path under pytest)
 
-nn, F = burn.nn, burn.nn.functional
+nn = burn.nn
 
 OPTIMIZERS = {
     "adam": lambda ps: Adam(ps, lr=1e-2),
@@ -43,24 +44,14 @@ def _recorded(fn):
 
 
 def _train(make_opt, device, steps=5):
-    rng = np.random.default_rng(7)
-    xs = rng.random((steps, 8, 16), dtype=np.float32)
-    ys = (xs @ rng.standard_normal((16, 5))).argmax(-1)
-    dev = device.autodiff()
-    dev.seed(0)
-    model = nn.Sequential(nn.Linear(16, 24, device=dev), nn.ReLU(), nn.Linear(24, 5, device=dev))
-    opt = make_opt(model)
+    train, opt = classifier_steps(make_opt, steps=steps, seed=7, device=device)
 
-    def train():
-        losses = []
-        for x, y in zip(xs, ys):
-            loss = F.cross_entropy(model(burn.tensor(x, device=dev)), burn.tensor(y, device=dev))
-            opt.step(loss.backward())
-            losses.append(loss.item())
+    def with_state():
+        losses, params = train()
         state = {k: {n: v.numpy() if isinstance(v, burn.Tensor) else v for n, v in s.items()}
                  for k, s in opt.state.items()}
-        return losses, [p.numpy() for p in model.parameters()], state
-    return _recorded(train)
+        return losses, params, state
+    return _recorded(with_state)
 
 
 @pytest.mark.parametrize("name", list(OPTIMIZERS))
