@@ -261,3 +261,64 @@ def test_the_pooled_fallback_writes_the_padded_layout_too():
     (plain,) = _ConvBiasReluPool(True)(x, w, b, **attrs)
     assert got.shape == (2, 4, 3 + 3, 3 + 1) and plain.shape == (2, 4, 3, 3)
     np.testing.assert_array_equal(got, np.pad(plain, ((0, 0), (0, 0), (1, 2), (0, 1))))
+
+
+def test_replayed_conv_steps_prepare_once_and_follow_the_switches(monkeypatch):
+    """A capture replay binds each merged convolution step with its prepared kernel call
+    (conv_epilogue._ReplayConv); switching the direct kernel off (or the calling thread's
+    scheduling) between replays takes the plan's path, with that path's results."""
+    from burn_flex import threads
+    from burn_flex.conv_epilogue import _ReplayConv
+    x, w1, b1 = _data((6, 1, 8, 8), (16, 3, 3), seed=4)
+    _, w2, b2 = _data((6, 16, 4, 4), (32, 3, 3), seed=5)
+    tw1, tb1, tw2, tb2 = (burn.tensor(a) for a in (w1, b1, w2, b2))
+
+    def net(t):
+        h = F.max_pool2d(F.relu(F.conv2d(t, tw1, tb1, padding=1)), 2)
+        return F.max_pool2d(F.relu(F.conv2d(h, tw2, tb2, padding=1)), 2)
+
+    def eager(t):
+        with monkeypatch.context() as m:          # the unmerged plan: conv, add, relu, pool one by one
+            m.setattr(FlexBackend, "merge_steps", lambda self, steps, nodes: None)
+            fusion.clear_plan_cache()
+            return net(t).numpy()
+    fusion.clear_plan_cache()
+    g = burn.capture.trace(net, burn.tensor(x))
+    got = [g(burn.tensor(x * s)).numpy() for s in (1.0, 3.0)]
+    runner = g._prepared["flex"].runners[0]
+    bound = [st[0] for st in runner.steps if isinstance(st[0], _ReplayConv)]
+    assert len(bound) == 2 and all(b.call is not None for b in bound), runner.steps
+    for s, y in zip((1.0, 3.0), got):
+        np.testing.assert_array_equal(y.view(np.int32), eager(burn.tensor(x * s)).view(np.int32))
+    # the same replay with the direct kernel switched off: im2col + GEMM, as eager is then
+    monkeypatch.setattr(conv_direct, "ENABLED", False)
+    off = g(burn.tensor(x)).numpy()
+    np.testing.assert_array_equal(off.view(np.int32), eager(burn.tensor(x)).view(np.int32))
+    assert all(b.call is None for b in bound)
+    monkeypatch.setattr(conv_direct, "ENABLED", True)
+    monkeypatch.setattr(threads, "BLAS_CHUNKS_PARALLEL", True)    # images split over flex's pool
+    np.testing.assert_array_equal(g(burn.tensor(x)).numpy().view(np.int32), got[0].view(np.int32))
+    assert all(b.call is None for b in bound)
+
+
+def test_a_prepared_direct_call_checks_what_it_is_called_with():
+    k = K._jit_columns(np.dtype(np.float32))
+    x, w, b = _data((2, 3, 6, 6), (8, 3, 3), seed=6)
+    call = conv_direct.prepared_direct_conv(k, x.shape, w.shape, (1, 1), (1, 1, 1, 1), (1, 1), relu=True)
+    want = conv_direct.direct_conv(k, x, w, (1, 1), (1, 1, 1, 1), (1, 1), (6, 6), bias=b, relu=True)
+    np.testing.assert_array_equal(call(x, w, b).view(np.int32), want.view(np.int32))
+    out = np.empty_like(want)
+    assert call(x, w, b, out) is out
+    np.testing.assert_array_equal(out.view(np.int32), want.view(np.int32))
+    with pytest.raises(ValueError, match=r"prepared for x \(2, 3, 6, 6\).*called with \(1, 3, 6, 6\)"):
+        call(x[:1], w, b)
+    with pytest.raises(ValueError, match="bias has 7 elements for 8 output channels"):
+        call(x, w, b[:7])
+    with pytest.raises(TypeError, match="C-contiguous float32"):
+        call(x, w, b, np.empty(want.shape, np.float64))
+    with pytest.raises(ValueError, match="out has shape"):
+        call(x, w, b, np.empty((2, 8, 6, 5), np.float32))
+    # a non-contiguous input is read as numpy reads it
+    xt = np.ascontiguousarray(x.transpose(0, 1, 3, 2)).transpose(0, 1, 3, 2)
+    np.testing.assert_array_equal(call(xt, w, b).view(np.int32), want.view(np.int32))
+    assert conv_direct.prepared_direct_conv(k, (2, 0, 6, 6), (8, 0, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1)) is None

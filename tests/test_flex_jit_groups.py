@@ -256,3 +256,21 @@ def test_without_the_jit_groups_run_the_numpy_path(monkeypatch):
     before = jit_groups.status()["calls"]
     np.testing.assert_array_equal(burn.relu(bx * 2.0 - 1.0).numpy(), want)
     assert jit_groups.status()["calls"] == before
+
+
+def test_a_replayed_compiled_group_keeps_its_launch_and_equals_eager():
+    """A capture replay runs a compiled group through jit_groups._ReplayRunner (the launch for its
+    sources' shapes found once): the same bits as the eager flush, replay after replay."""
+    rng = np.random.default_rng(5)
+    w, bias = rng.standard_normal((64, 192)).astype(np.float32), rng.standard_normal(192).astype(np.float32)
+    tw, tb = burn.tensor(w), burn.tensor(bias)
+
+    def net(x):
+        return burn.relu(x @ tw + tb) * 2.0
+    xs = [rng.standard_normal((512, 64)).astype(np.float32) for _ in range(3)]
+    g = burn.capture.trace(net, burn.tensor(xs[0]))
+    got = [g(burn.tensor(x)).numpy() for x in xs]
+    runners = [st[0] for st in g._prepared["flex"].runners[0].steps if isinstance(st[0], jit_groups._ReplayRunner)]
+    assert runners and all(r.launch is not None for r in runners)
+    for x, y in zip(xs, got):
+        _same(y, net(burn.tensor(x)).numpy())

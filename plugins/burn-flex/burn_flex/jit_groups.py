@@ -217,7 +217,7 @@ class _PlanRunner:
     """Runs a group with its planned op run compiled (see :class:`Plan`)."""
 
     __slots__ = ("plan", "steps", "n_in", "outputs", "layouts", "prep", "any_size", "__name__", "head",
-                 "body", "tail", "src_idx")
+                 "body", "tail", "src_idx", "spread")
 
     def __init__(self, plan, steps, n_in, outputs):
         self.plan, self.steps, self.n_in, self.outputs = plan, steps, n_in, outputs
@@ -228,25 +228,43 @@ class _PlanRunner:
         # a leading matmul, the compiled run's ops (run by their kernels where no loop fits), the rest
         self.head, self.body, self.tail = steps[:plan.start], steps[plan.start:plan.end], steps[plan.end:]
         self.src_idx = tuple(k if a == "in" else n_in + k for a, k in plan.sources)
+        keep = list(plan.keep)
+        self.spread = tuple(keep.index(j) if j in keep else -1 for j in range(plan.start, plan.end))
 
     def bind(self, group):
         return self.prep.bind(group) if self.prep is not None else None
 
+    def replay_form(self, attrs):
+        """This runner for a replay (``burn_flex.replay``): the launch of the shapes it is called
+        with kept (a replay's are fixed), without the lookup per call."""
+        return _ReplayRunner(self)
+
     def __call__(self, *inputs):
-        p = self.plan
+        env = self._head(inputs)
+        src = [np.ascontiguousarray(env[k]) for k in self.src_idx]
+        return self._finish(env, src, self._launch_for(tuple([x.shape for x in src])))
+
+    def _head(self, inputs):
         env = list(inputs)
         for fn, attrs, idx in self.head:                     # a leading matmul
             env.append(fn(*[env[i] for i in idx], **attrs))
-        src = [np.ascontiguousarray(env[k]) for k in self.src_idx]
-        key = tuple([x.shape for x in src])
+        return env
+
+    def _launch_for(self, key):
+        """The compiled run's launch for sources of shapes ``key`` (None: more axes than the loops take)."""
         try:
-            launch = self.layouts[key]
+            return self.layouts[key]
         except KeyError:
-            lay = _layout(key)
-            launch = None if lay is None else _kernel(p, lay[3]).launch(*lay[:3])
-            if len(self.layouts) >= 64:
-                self.layouts.clear()
-            self.layouts[key] = launch
+            pass
+        lay = _layout(key)
+        launch = None if lay is None else _kernel(self.plan, lay[3]).launch(*lay[:3])
+        if len(self.layouts) >= 64:
+            self.layouts.clear()
+        self.layouts[key] = launch
+        return launch
+
+    def _finish(self, env, src, launch):
+        p = self.plan
         if launch is None:                                   # more axes than the loops take
             for fn, attrs, idx in self.body:
                 env.append(fn(*[env[i] for i in idx], **attrs))
@@ -254,12 +272,37 @@ class _PlanRunner:
             outs = launch(src)
             if p.dense_keep:                                 # every op of the run kept, in order
                 env.extend(outs)
-            else:
-                kept = dict(zip(p.keep, outs))
-                env.extend(kept.get(j) for j in range(p.start, p.end))
+            else:                                            # None for an op whose result is not kept
+                env.extend([outs[i] if i >= 0 else None for i in self.spread])
         for fn, attrs, idx in self.tail:                     # a reduction and what follows it
             env.append(fn(*[env[i] for i in idx], **attrs))
         return tuple([np.asarray(env[j]) for j in self.outputs])
+
+
+class _ReplayRunner:
+    """A :class:`_PlanRunner` in a replayed plan: the launch for its sources' shapes found once.
+
+    Example:
+        >>> import burn
+        >>> x = burn.ones((4, 3))
+        >>> g = burn.capture.trace(lambda x: (x @ x.T + 1.0).relu(), x)
+        >>> assert g(x).tolist() == [[4.0] * 4] * 4
+    """
+
+    __slots__ = ("runner", "shapes", "launch", "__name__")
+
+    def __init__(self, runner):
+        self.runner, self.shapes, self.launch = runner, None, None
+        self.__name__ = runner.__name__
+
+    def __call__(self, *inputs):
+        r = self.runner
+        env = r._head(inputs) if r.head else list(inputs)
+        src = [np.ascontiguousarray(env[k]) for k in r.src_idx]
+        shapes = tuple([x.shape for x in src])
+        if shapes != self.shapes:
+            self.launch, self.shapes = r._launch_for(shapes), shapes
+        return r._finish(env, src, self.launch)
 
 
 def _kernel(p, inner):
@@ -430,8 +473,7 @@ class _Launch:
     def __call__(self, src):
         shape = self.out_shape
         outs = [np.empty(shape, d) for d in self.out_dtypes]
-        addr = jit._addr
-        ptrs = [addr(x) for x in src] + [addr(o) for o in outs]
+        ptrs = jit._addrs_of(src + outs)                 # every one an ndarray made by the caller or here
         ptrs.append(self.geo_addr)
         fn = self.fn
         if self.parallel:

@@ -5,7 +5,10 @@ argument per occurrence, checks shared DLPack memory, looks each step's attribut
 node and finds the held outputs through weak references. A replayed graph's plan is fixed,
 so this runner does that work once: the sources' slots are listed once per distinct
 placeholder, a step's static attributes are bound into it (only random ops read theirs per
-replay: their key changes), and the results are written straight into the held handles.
+replay: their key changes), and the results are written straight into the held handles. A step
+function with a ``replay_form(attrs)`` method (the merged convolutions of
+``burn_flex.conv_epilogue``) is replaced by what it returns: the step with its attributes bound
+that also keeps what it derives from the shapes it is called with.
 The kernels and the slots are the plan's: a replay computes exactly what the plan computes.
 
 A step's optimizer updates arrive already batched into one plan step (``burn_flex.batched``,
@@ -62,7 +65,10 @@ class FlatReplay:
             node = nodes[npos] if npos is not None else None
             dynamic = node is not None and id(node) in random
             attrs = node.attrs if node is not None and not dynamic else None
-            if attrs:
+            form = None if dynamic else getattr(fn, "replay_form", None)
+            if form is not None:         # a step that prepares more than its attributes (conv_epilogue)
+                fn = form(attrs or {})
+            elif attrs:
                 fn = partial(fn, **attrs)
             # a step keeps its node position only where its attributes change per replay (a
             # random op's key): the plan's step loop then reads them from the node each time

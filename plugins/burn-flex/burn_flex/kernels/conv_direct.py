@@ -33,8 +33,8 @@ import numpy as np
 from .. import jit, threads
 from .elementwise import _relu
 
-__all__ = ["direct_conv", "direct_grad_input", "direct_grad_input_ok", "direct_grad_weight", "direct_grad_weight_ok",
-           "grad_weight_rows", "grad_weight_rows_ok", "use_direct"]
+__all__ = ["DirectCall", "direct_conv", "direct_grad_input", "direct_grad_input_ok", "direct_grad_weight", "direct_grad_weight_ok",
+           "grad_weight_rows", "grad_weight_rows_ok", "prepared_direct_conv", "use_direct"]
 
 # tests switch this off to compare with the im2col + GEMM paths
 ENABLED = True
@@ -151,6 +151,119 @@ def _zero_lanes(lanes):
     return z
 
 
+class DirectCall:
+    """One direct convolution of :func:`direct_conv` prepared for its shapes and attributes, run on
+    the calling thread in one kernel call: the geometry tables, the kernel and the addresses of
+    everything that depends only on the shapes are bound once, so a call pads the input (where it
+    has padding), packs the weights, allocates the result and calls the kernel. (~15-20 us of a
+    small convolution's Python went into deriving those per call: the digits CNN's 1 -> 16 conv
+    is a 30 us kernel.) Made by :func:`prepared_direct_conv` (cached per geometry); a replayed
+    plan step holds its own (``burn_flex.conv_epilogue``).
+
+    Example::
+
+        >>> import numpy as np
+        >>> from burn_flex import jit
+        >>> from burn_flex.kernels.conv_direct import prepared_direct_conv
+        >>> k = jit.kernels()
+        >>> call = None if k is None else prepared_direct_conv(k, (1, 1, 3, 3), (2, 1, 2, 2), (1, 1), (0, 0, 0, 0), (1, 1))
+        >>> call is None or call(np.ones((1, 1, 3, 3), np.float32), np.ones((2, 1, 2, 2), np.float32)).tolist() == [[[[4, 4], [4, 4]]] * 2]
+        True
+    """
+
+    __slots__ = ("x_shape", "w_shape", "fn", "pad_fn", "pad_geo", "xp_shape", "y_shape", "zeroed", "c_out", "taps",
+                 "blocks", "lanes", "fixed", "tail", "keep", "has_relu")
+
+    def __init__(self, k, x_shape, w_shape, stride, padding, dilation, out_hw, relu=False, pool2=False,
+                 out_padding=(0, 0, 0, 0)):
+        n, c, h, wd = x_shape
+        c_out, kernel = w_shape[0], tuple(w_shape[2:])
+        pt, pb, pl, pr = padding
+        xp_hw = (h + pt + pb, wd + pl + pr)
+        self.x_shape, self.w_shape, self.has_relu = tuple(x_shape), tuple(w_shape), relu
+        self.xp_shape = (n, c) + xp_hw
+        self.pad_geo = np.array([n * c, h, wd, pt, pb, pl, pr], np.int64) if any(padding) else None
+        self.pad_fn = k.pad_planes.fn
+        r, b = tile = (4, 2) if pool2 else _tile(c_out)
+        base, koff = _geometry(c, xp_hw, kernel, stride, dilation, out_hw, r, pool2)
+        pooled_hw = (out_hw[0] // 2, out_hw[1] // 2)
+        ot, ob, ol, orr = out_padding
+        y_hw = (pooled_hw[0] + ot + ob, pooled_hw[1] + ol + orr) if pool2 else tuple(out_hw)
+        self.y_shape, self.zeroed = (n, c_out) + y_hw, any(out_padding)
+        self.c_out, self.taps, self.blocks = c_out, koff.size, b
+        self.lanes = -(-c_out // (8 * b)) * 8 * b
+        p_len = base.size if pool2 else out_hw[0] * out_hw[1]
+        self.fn = (k.direct_conv_pool if pool2 else k.direct_conv[tile]).fn
+        # FLAGS: the bias is always passed (zeros without one: adding +0.0 is skipped by flag 0 only
+        # where there is no bias, so the flag follows the call), relu per the call's ``relu``
+        d = np.array([n, koff.size, c * xp_hw[0] * xp_hw[1], p_len, c_out, self.lanes // (8 * b), 0]
+                     + ([y_hw[0] * y_hw[1]] if pool2 else []), np.int64)
+        d_bias = d.copy()
+        d[6], d_bias[6] = (2 if relu else 0), (3 if relu else 1)
+        extra = (_pooled_offsets(pooled_hw, tuple(out_padding)),) if pool2 else ()
+        self.keep = (d, d_bias, base, koff, _zero_lanes(self.lanes)) + extra + \
+            ((self.pad_geo,) if self.pad_geo is not None else ())
+        addr = jit._addrs_of(self.keep)
+        self.fixed = (addr[2], addr[3])           # base, koff
+        self.tail = (addr[0], addr[1], addr[4], tuple(addr[5:6]), addr[-1] if self.pad_geo is not None else 0)
+
+    def __call__(self, x, w, bias=None, out=None):
+        """``relu(conv(x, w) + bias)`` (bias: O float32 elements, or None; relu as prepared) as
+        :func:`direct_conv` computes it; written into ``out`` where given (this shape, C-contiguous float32)."""
+        if tuple(x.shape) != self.x_shape or tuple(w.shape) != self.w_shape:
+            raise ValueError(f"direct_conv: prepared for x {self.x_shape} and w {self.w_shape}, called with "
+                             f"{tuple(x.shape)} and {tuple(w.shape)}")
+        d, d_bias, zero_lanes, extra, pad_geo = self.tail
+        xc = np.ascontiguousarray(x, np.float32)
+        if self.pad_geo is not None:
+            xp = np.empty(self.xp_shape, np.float32)
+            self.pad_fn(*jit._addrs_of((xc, xp)), pad_geo)
+        else:
+            xp = xc
+        wt = _packed_weights(w.reshape(self.c_out, self.taps), self.blocks)
+        if bias is None:
+            geo, lanes = d, None
+        elif bias.size != self.c_out:
+            raise ValueError(f"direct_conv: bias has {bias.size} elements for {self.c_out} output channels")
+        else:
+            geo, lanes = d_bias, _epilogue_args(bias, False, self.lanes)[1]
+        if out is None:
+            y = (np.zeros if self.zeroed else np.empty)(self.y_shape, np.float32)
+        else:
+            if tuple(out.shape) != self.y_shape:
+                raise ValueError(f"direct_conv: out has shape {out.shape}, the convolution gives {self.y_shape}")
+            jit._check_float32("direct_conv", (out,), out)
+            y = out
+        if lanes is None:
+            ax, aw, ay = jit._addrs_of((xp, wt, y))
+            self.fn(ax, aw, ay, geo, *self.fixed, zero_lanes, *extra)
+        else:
+            ax, aw, ay, ab = jit._addrs_of((xp, wt, y, lanes))
+            self.fn(ax, aw, ay, geo, *self.fixed, ab, *extra)
+        return y
+
+
+def prepared_direct_conv(k, x_shape, w_shape, stride, padding, dilation, out_hw=None, relu=False, pool2=False,
+                         out_padding=(0, 0, 0, 0)):
+    """The :class:`DirectCall` for a convolution of these shapes (tuples) and attributes (cached
+    per geometry); None where :func:`direct_conv` does not run it in one call: nothing to compute,
+    no input channels, or ``_POOL_MACS`` multiply-adds and more (split over flex's pool)."""
+    if out_hw is None:
+        out_hw = tuple((x_shape[2 + i] + padding[2 * i] + padding[2 * i + 1] - dilation[i] * (w_shape[2 + i] - 1)
+                        - 1) // stride[i] + 1 for i in range(2))
+    p_len = (out_hw[0] // 2) * (out_hw[1] // 2) * 4 if pool2 else out_hw[0] * out_hw[1]
+    if p_len <= 0 or 0 in x_shape or 0 in w_shape:
+        return None
+    if x_shape[0] * w_shape[0] * x_shape[1] * w_shape[2] * w_shape[3] * p_len >= _POOL_MACS:
+        return None
+    return _direct_call(k, x_shape, w_shape, stride, padding, dilation, tuple(out_hw), relu, pool2, out_padding)
+
+
+@functools.lru_cache(maxsize=64)
+def _direct_call(*args):
+    return DirectCall(*args)
+
+
 def direct_conv(k, x, w, stride, padding, dilation, out_hw, out=None, bias=None, relu=False, pool2=False,
                 out_padding=(0, 0, 0, 0)):
     """The float32 convolution of ``x`` [N, C, H, W] with ``w`` [O, C, kH, kW] (one group) by
@@ -180,12 +293,17 @@ def direct_conv(k, x, w, stride, padding, dilation, out_hw, out=None, bias=None,
         raise ValueError("direct_conv: out_padding is for a pooled result in a fresh array")
     pooled_hw = (out_hw[0] // 2, out_hw[1] // 2)
     y_hw = (pooled_hw[0] + pt + pb, pooled_hw[1] + pl + pr) if pool2 else tuple(out_hw)
+    if out is not None and out.shape != (n, c_out) + y_hw:
+        raise ValueError(f"direct_conv: out has shape {out.shape}, the convolution gives {(n, c_out) + y_hw}")
+    if c > 0 and not threads.BLAS_CHUNKS_PARALLEL:
+        call = prepared_direct_conv(k, tuple(x.shape), tuple(w.shape), tuple(stride), tuple(padding),
+                                    tuple(dilation), tuple(out_hw), relu, pool2, tuple(out_padding))
+        if call is not None:                  # on the calling thread: one kernel call
+            return call(x, w, bias, out)
     if out is None:
         y = (np.zeros if any(out_padding) else np.empty)((n, c_out) + y_hw, np.float32)
     else:
         y = out
-    if y.shape != (n, c_out) + y_hw:
-        raise ValueError(f"direct_conv: out has shape {y.shape}, the convolution gives {(n, c_out) + y_hw}")
     if y.size == 0 or (pool2 and 0 in pooled_hw):
         return y
     if c == 0:                        # a sum over no taps (the kernel needs at least one)
@@ -205,21 +323,11 @@ def direct_conv(k, x, w, stride, padding, dilation, out_hw, out=None, bias=None,
     wt = _packed_weights(w.reshape(c_out, taps), b)
     plane = xp[0].size
     p_len = base.size if pool2 else out_hw[0] * out_hw[1]
-    tiles = wt.shape[0] // b
     run = k.direct_conv_pool if pool2 else k.direct_conv[tile]
     flags, bias_lanes = _epilogue_args(bias, relu, wt.shape[0] * 8)
-    geometry = [taps, plane, p_len, c_out, tiles, flags] + ([y_hw[0] * y_hw[1]] if pool2 else [])
+    geometry = [taps, plane, p_len, c_out, wt.shape[0] // b, flags] + ([y_hw[0] * y_hw[1]] if pool2 else [])
     extra = (_pooled_offsets(pooled_hw, tuple(out_padding)),) if pool2 else ()
     macs = c_out * taps * p_len
-    if n * macs < _POOL_MACS and not threads.BLAS_CHUNKS_PARALLEL:   # on the calling thread (below): one call
-        d = np.array([n] + geometry, np.int64)
-        if out is None and xp.dtype == np.float32:
-            # every array made here (float32 planes, C-contiguous; int64 geometry): the kernel's
-            # address list without _Planes' checks, which cost ~2 us a call
-            run.fn(*jit._addrs_of((xp, wt, y, d, base, koff, bias_lanes) + extra))
-        else:
-            run(xp, wt, y, d, base, koff, bias_lanes, *extra)
-        return y
 
     def body(a, e):
         d = np.array([e - a] + geometry, np.int64)

@@ -174,7 +174,7 @@ class OnnxModel(Module):
             self._onnx_graphs[(key, ids)] = g
             if len(self._onnx_graphs) > _MAX_PLANS:
                 self._onnx_graphs.popitem(last=False)
-        return list(g(*xs))
+        return list(g.run(xs))             # xs: the flat tensor arguments the graph was traced with
 
     def extra_repr(self) -> str:
         """Inputs, outputs and node count, shown in ``repr``.
