@@ -16,6 +16,7 @@ device: replay runs on the device of its arguments and state.
 """
 from __future__ import annotations
 
+import functools
 from typing import NamedTuple
 
 import numpy as np
@@ -32,6 +33,12 @@ from .tree import flatten, output_refs, unflatten_outputs
 __all__ = ["Graph", "GraphNode", "Slot"]
 
 _new = object.__new__
+
+
+@functools.lru_cache(maxsize=256)
+def _slot_refs(kind, n) -> tuple:
+    """``((kind, 0), ..., (kind, n - 1))``: the keys of a replay's values (built once per count)."""
+    return tuple((kind, i) for i in range(n))
 
 
 class GraphNode(NamedTuple):
@@ -297,11 +304,9 @@ class Graph:
                                    f"was freed); bind another with g.bind_state({s.name!r}, tensor) or trace again")
         dev = self._device_of(leaves, states)
         lg = graph_for(dev)
-        values = {}
-        for i, t in enumerate(leaves):
-            values[("in", i)] = t._h.value()
-        for j, t in enumerate(states):
-            values[("state", j)] = t._h.value()
+        values = dict(zip(_slot_refs("in", len(leaves)), [t._h.value() for t in leaves]))
+        if states:
+            values.update(zip(_slot_refs("state", len(states)), [t._h.value() for t in states]))
         backend = lg.backend
         prep = self._prepared.get(backend.name)
         if prep is None or not current(prep):        # first replay here, or kernels changed since
@@ -327,6 +332,8 @@ class Graph:
             values[("const", k)] = v
 
     def _run_events(self, values, backend, lg):
+        if not self.events and not self.hosts:
+            return
         have = set()
         for ev in self.events:
             if ev[0] == "call":
