@@ -322,3 +322,24 @@ def test_a_prepared_direct_call_checks_what_it_is_called_with():
     xt = np.ascontiguousarray(x.transpose(0, 1, 3, 2)).transpose(0, 1, 3, 2)
     np.testing.assert_array_equal(call(xt, w, b).view(np.int32), want.view(np.int32))
     assert conv_direct.prepared_direct_conv(k, (2, 0, 6, 6), (8, 0, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1)) is None
+
+
+def test_a_replay_repacks_weights_whose_values_changed():
+    """The replayed step keeps its packed weights while their bytes are the same; new values (an
+    optimizer step, an assignment) are packed again: the replay follows them."""
+    x, w1, b1 = _data((4, 1, 8, 8), (16, 3, 3), seed=7)
+    tw, tb = burn.tensor(w1), burn.tensor(b1)
+
+    def net(t):
+        return F.max_pool2d(F.relu(F.conv2d(t, tw, tb, padding=1)), 2)
+    fusion.clear_plan_cache()
+    g = burn.capture.trace(net, burn.tensor(x))
+    first = g(burn.tensor(x)).numpy()
+    for scale in (2.0, -0.5, 1.0):
+        tw.assign_(burn.tensor(w1 * np.float32(scale)))
+        got = g(burn.tensor(x)).numpy()
+        want = K.max_pool2d(conv_direct.direct_conv(K._jit_columns(np.dtype(np.float32)), x, w1 * np.float32(scale),
+                                                    (1, 1), (1, 1, 1, 1), (1, 1), (8, 8), bias=b1, relu=True),
+                            **POOL2)
+        np.testing.assert_array_equal(got.view(np.int32), want.view(np.int32))
+    np.testing.assert_array_equal(got.view(np.int32), first.view(np.int32))

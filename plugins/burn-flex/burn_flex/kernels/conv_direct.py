@@ -207,9 +207,14 @@ class DirectCall:
         self.fixed = (addr[2], addr[3])           # base, koff
         self.tail = (addr[0], addr[1], addr[4], tuple(addr[5:6]), addr[-1] if self.pad_geo is not None else 0)
 
-    def __call__(self, x, w, bias=None, out=None):
+    def pack(self, w):
+        """``w`` [O, C, kH, kW] in the kernel's blocks of 8 output channels (what a call packs)."""
+        return _packed_weights(w.reshape(self.c_out, self.taps), self.blocks)
+
+    def __call__(self, x, w, bias=None, out=None, packed=None):
         """``relu(conv(x, w) + bias)`` (bias: O float32 elements, or None; relu as prepared) as
-        :func:`direct_conv` computes it; written into ``out`` where given (this shape, C-contiguous float32)."""
+        :func:`direct_conv` computes it; written into ``out`` where given (this shape, C-contiguous
+        float32). ``packed``: ``pack(w)`` made before for the same values of ``w``, or None."""
         if tuple(x.shape) != self.x_shape or tuple(w.shape) != self.w_shape:
             raise ValueError(f"direct_conv: prepared for x {self.x_shape} and w {self.w_shape}, called with "
                              f"{tuple(x.shape)} and {tuple(w.shape)}")
@@ -220,7 +225,7 @@ class DirectCall:
             self.pad_fn(*jit._addrs_of((xc, xp)), pad_geo)
         else:
             xp = xc
-        wt = _packed_weights(w.reshape(self.c_out, self.taps), self.blocks)
+        wt = self.pack(w) if packed is None else packed
         if bias is None:
             geo, lanes = d, None
         elif bias.size != self.c_out:
