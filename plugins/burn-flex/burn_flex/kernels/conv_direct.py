@@ -33,8 +33,8 @@ import numpy as np
 from .. import jit, threads
 from .elementwise import _relu
 
-__all__ = ["DirectCall", "direct_conv", "direct_grad_input", "direct_grad_input_ok", "direct_grad_weight", "direct_grad_weight_ok",
-           "grad_weight_rows", "grad_weight_rows_ok", "prepared_direct_conv", "use_direct"]
+__all__ = ["DirectCall", "direct_conv", "direct_grad_input", "direct_grad_input_ok", "direct_grad_weight",
+           "direct_grad_weight_ok", "grad_weight_rows", "grad_weight_rows_ok", "prepared_direct_conv", "use_direct"]
 
 # tests switch this off to compare with the im2col + GEMM paths
 ENABLED = True
@@ -172,7 +172,7 @@ class DirectCall:
     """
 
     __slots__ = ("x_shape", "w_shape", "fn", "pad_fn", "pad_geo", "xp_shape", "y_shape", "zeroed", "c_out", "taps",
-                 "blocks", "lanes", "fixed", "tail", "keep", "has_relu")
+                 "blocks", "lanes", "fixed", "tail", "keep")
 
     def __init__(self, k, x_shape, w_shape, stride, padding, dilation, out_hw, relu=False, pool2=False,
                  out_padding=(0, 0, 0, 0)):
@@ -180,7 +180,7 @@ class DirectCall:
         c_out, kernel = w_shape[0], tuple(w_shape[2:])
         pt, pb, pl, pr = padding
         xp_hw = (h + pt + pb, wd + pl + pr)
-        self.x_shape, self.w_shape, self.has_relu = tuple(x_shape), tuple(w_shape), relu
+        self.x_shape, self.w_shape = tuple(x_shape), tuple(w_shape)
         self.xp_shape = (n, c) + xp_hw
         self.pad_geo = np.array([n * c, h, wd, pt, pb, pl, pr], np.int64) if any(padding) else None
         self.pad_fn = k.pad_planes.fn
@@ -194,8 +194,8 @@ class DirectCall:
         self.lanes = -(-c_out // (8 * b)) * 8 * b
         p_len = base.size if pool2 else out_hw[0] * out_hw[1]
         self.fn = (k.direct_conv_pool if pool2 else k.direct_conv[tile]).fn
-        # FLAGS: the bias is always passed (zeros without one: adding +0.0 is skipped by flag 0 only
-        # where there is no bias, so the flag follows the call), relu per the call's ``relu``
+        # FLAGS: bit 1 (relu) as prepared; bit 0 (add the bias) only for a call with a bias (adding
+        # zeros would turn -0.0 into +0.0): one geometry array for each case
         d = np.array([n, koff.size, c * xp_hw[0] * xp_hw[1], p_len, c_out, self.lanes // (8 * b), 0]
                      + ([y_hw[0] * y_hw[1]] if pool2 else []), np.int64)
         d_bias = d.copy()
@@ -205,7 +205,8 @@ class DirectCall:
             ((self.pad_geo,) if self.pad_geo is not None else ())
         addr = jit._addrs_of(self.keep)
         self.fixed = (addr[2], addr[3])           # base, koff
-        self.tail = (addr[0], addr[1], addr[4], tuple(addr[5:6]), addr[-1] if self.pad_geo is not None else 0)
+        self.tail = (addr[0], addr[1], addr[4], tuple(addr[5:5 + len(extra)]),
+                     addr[-1] if self.pad_geo is not None else 0)
 
     def pack(self, w):
         """``w`` [O, C, kH, kW] in the kernel's blocks of 8 output channels (what a call packs)."""
