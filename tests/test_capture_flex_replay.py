@@ -166,3 +166,27 @@ def test_a_kernel_registered_after_the_first_replay_is_used_by_the_next():
         assert calls == ["second"]
     finally:
         registry.forget_plugin("test")
+
+
+def test_a_replay_reads_pending_and_failed_inputs_as_eager_reads_them():
+    """A replay's inputs and state are read as ``Handle.value`` reads them (burn.bridge.values_of):
+    a pending value is computed first, a value whose computation failed raises its error at the
+    replay, and a later replay with good values runs."""
+    w = burn.tensor([1.0, 2.0, 3.0])
+
+    def f(x):
+        return x * w
+
+    g = burn.capture.trace(f, burn.ones((3,)))
+    pending = burn.tensor([1.0, 1.0, 1.0]) + 1.0          # not flushed yet
+    w.assign_(w * 10.0)                                    # the state pending too
+    assert g(pending).tolist() == [20.0, 40.0, 60.0]
+    bad = burn.take(burn.tensor([1.0, 2.0, 3.0]), burn.tensor([0, 7, 1]))
+    with pytest.raises(burn.BurnError, match="index 7 is out of bounds"):
+        g(bad).tolist()                                    # pending: its flush fails
+    bad = burn.take(burn.tensor([1.0, 2.0, 3.0]), burn.tensor([0, 8, 1]))
+    assert (burn.tensor([0.0]) + 1).tolist() == [1.0]      # flushes bad's graph: bad holds its failure
+    assert bad._h.node is None
+    with pytest.raises(burn.BurnError, match="index 8 is out of bounds"):
+        g(bad)
+    assert g(burn.tensor([1.0, 0.0, 1.0])).tolist() == [10.0, 0.0, 30.0]

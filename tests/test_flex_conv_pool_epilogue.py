@@ -268,6 +268,8 @@ def test_replayed_conv_steps_prepare_once_and_follow_the_switches(monkeypatch):
     (conv_epilogue._ReplayConv); switching the direct kernel off (or the calling thread's
     scheduling) between replays takes the plan's path, with that path's results."""
     from burn_flex import threads
+    # shared DLPack memory another test left alive would make flex decline its flat replays
+    monkeypatch.setattr(burn.dlpack, "GUARDS", {})
     from burn_flex.conv_epilogue import _ReplayConv
     x, w1, b1 = _data((6, 1, 8, 8), (16, 3, 3), seed=4)
     _, w2, b2 = _data((6, 16, 4, 4), (32, 3, 3), seed=5)

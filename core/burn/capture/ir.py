@@ -21,7 +21,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..bridge import Handle
+from ..bridge import Handle, values_of
 from ..errors import CaptureError, DeviceMismatch, DTypeError, ShapeError
 from ..graph import graph_for
 from ..ops.creation import _default_device
@@ -304,9 +304,9 @@ class Graph:
                                    f"was freed); bind another with g.bind_state({s.name!r}, tensor) or trace again")
         dev = self._device_of(leaves, states)
         lg = graph_for(dev)
-        values = dict(zip(_slot_refs("in", len(leaves)), [t._h.value() for t in leaves]))
+        values = dict(zip(_slot_refs("in", len(leaves)), values_of([t._h for t in leaves])))
         if states:
-            values.update(zip(_slot_refs("state", len(states)), [t._h.value() for t in states]))
+            values.update(zip(_slot_refs("state", len(states)), values_of([t._h for t in states])))
         backend = lg.backend
         prep = self._prepared.get(backend.name)
         if prep is None or not current(prep):        # first replay here, or kernels changed since
@@ -362,13 +362,11 @@ class Graph:
         def native(ref):
             return out[(ref[1], ref[2])] if ref[0] == "node" else values[ref]
 
-        ad_dev = dev.autodiff()
-
         def make(ref, autodiff):
             s = self._meta(ref)
             t = _new(Tensor)
             t._h = Handle(tuple(s[0]), s[1], lg, native(ref))
-            t.device = ad_dev if autodiff else dev
+            t.device = dev.autodiff() if autodiff else dev
             t._grad = None
             t._leaf = False
             return t
