@@ -116,7 +116,10 @@ def test_a_failing_rank_ends_the_job_in_bounded_time_naming_the_rank(how):
     assert elapsed < 30, f"the job took {elapsed:.1f} s to end"
     m = re.search(r"burn-dist launch: the job ended with exit code (\d+): rank\(s\) \[([\d, ]+)\] failed", r.stderr)
     assert m, r.stderr[-3000:]
-    assert "1" in m.group(2).split(", "), m.group(0)
+    # a mismatch fails both ranks (each sees the other's metadata): the launcher names whichever
+    # ended first, rank 0 or rank 1 (rank 0 first under load: seen in a fresh-clone CI run)
+    named = m.group(2).split(", ")
+    assert ("1" in named) if how != "mismatch" else set(named) <= {"0", "1"}, m.group(0)
     if how == "raise":
         assert "burn.dist: rank 1 of 2 failed with ValueError: deliberate failure in rank 1" in r.stderr
     if how == "exit":
