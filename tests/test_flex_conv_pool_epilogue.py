@@ -345,3 +345,28 @@ def test_a_replay_repacks_weights_whose_values_changed():
                             **POOL2)
         np.testing.assert_array_equal(got.view(np.int32), want.view(np.int32))
     np.testing.assert_array_equal(got.view(np.int32), first.view(np.int32))
+
+
+def test_large_weights_are_packed_per_call_not_kept(monkeypatch):
+    """Above conv_epilogue._KEEP_PACKED_BYTES a replayed convolution keeps no packed copy (nor a
+    copy of the weights' bytes) and still follows new weight values."""
+    from burn_flex import conv_epilogue
+    from burn_flex.conv_epilogue import _ReplayConv
+    monkeypatch.setattr(burn.dlpack, "GUARDS", {})
+    monkeypatch.setattr(conv_epilogue, "_KEEP_PACKED_BYTES", 100)      # the [16, 1, 3, 3] weights: 576 bytes
+    x, w1, b1 = _data((4, 1, 8, 8), (16, 3, 3), seed=8)
+    tw, tb = burn.tensor(w1), burn.tensor(b1)
+
+    def net(t):
+        return F.max_pool2d(F.relu(F.conv2d(t, tw, tb, padding=1)), 2)
+    fusion.clear_plan_cache()
+    g = burn.capture.trace(net, burn.tensor(x))
+    k = K._jit_columns(np.dtype(np.float32))
+    for scale in (1.0, 3.0):
+        tw.assign_(burn.tensor(w1 * np.float32(scale)))
+        got = g(burn.tensor(x)).numpy()
+        want = K.max_pool2d(conv_direct.direct_conv(k, x, w1 * np.float32(scale), (1, 1), (1, 1, 1, 1), (1, 1),
+                                                    (8, 8), bias=b1, relu=True), **POOL2)
+        np.testing.assert_array_equal(got.view(np.int32), want.view(np.int32))
+    steps = [st[0] for st in g._prepared["flex"].runners[0].steps if isinstance(st[0], _ReplayConv)]
+    assert steps and all(s.call is not None and s.packed is None and s.w_bytes is None for s in steps)

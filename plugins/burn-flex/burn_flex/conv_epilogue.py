@@ -198,7 +198,10 @@ class _ReplayConv:
                 return self.step(x, w, bias, **self.attrs)
         # the weights packed for the kernel are kept with their values: a replay's weights are
         # mostly the same from call to call (inference), and comparing their bytes costs a
-        # fifth of packing them (the digits CNN's [32, 16, 3, 3]: ~1.2 against ~6 us)
+        # fifth of packing them (the digits CNN's [32, 16, 3, 3]: ~1.2 against ~6 us). Large
+        # weights are packed per call: two more copies of them would be held for little gain.
+        if w.nbytes > _KEEP_PACKED_BYTES:
+            return (call(x, w, bias.reshape(-1)),)
         w_bytes = w.tobytes()
         if w_bytes != self.w_bytes:
             self.packed, self.w_bytes = call.pack(w), w_bytes
@@ -219,6 +222,8 @@ class _ReplayConv:
 
 
 _F32 = np.dtype(np.float32)
+# the largest weights a replayed convolution keeps packed (with a copy of their bytes)
+_KEEP_PACKED_BYTES = 1 << 20
 
 
 def _direct_inline() -> bool:
