@@ -326,25 +326,33 @@ def test_a_prepared_direct_call_checks_what_it_is_called_with():
     assert conv_direct.prepared_direct_conv(k, (2, 0, 6, 6), (8, 0, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1)) is None
 
 
-def test_a_replay_repacks_weights_whose_values_changed():
-    """The replayed step keeps its packed weights while their bytes are the same; new values (an
-    optimizer step, an assignment) are packed again: the replay follows them."""
-    x, w1, b1 = _data((4, 1, 8, 8), (16, 3, 3), seed=7)
+def _replay_follows_weight_values(seed, scales):
+    """A captured conv + bias + relu + pool block replayed after each assignment of its weights
+    times ``scale``: each result equals the direct convolution of the new weights, bit for bit.
+    Returns the graph and the last result."""
+    x, w1, b1 = _data((4, 1, 8, 8), (16, 3, 3), seed=seed)
     tw, tb = burn.tensor(w1), burn.tensor(b1)
 
     def net(t):
         return F.max_pool2d(F.relu(F.conv2d(t, tw, tb, padding=1)), 2)
     fusion.clear_plan_cache()
     g = burn.capture.trace(net, burn.tensor(x))
-    first = g(burn.tensor(x)).numpy()
-    for scale in (2.0, -0.5, 1.0):
+    k = K._jit_columns(np.dtype(np.float32))
+    for scale in scales:
         tw.assign_(burn.tensor(w1 * np.float32(scale)))
         got = g(burn.tensor(x)).numpy()
-        want = K.max_pool2d(conv_direct.direct_conv(K._jit_columns(np.dtype(np.float32)), x, w1 * np.float32(scale),
-                                                    (1, 1), (1, 1, 1, 1), (1, 1), (8, 8), bias=b1, relu=True),
-                            **POOL2)
+        want = K.max_pool2d(conv_direct.direct_conv(k, x, w1 * np.float32(scale), (1, 1), (1, 1, 1, 1), (1, 1),
+                                                    (8, 8), bias=b1, relu=True), **POOL2)
         np.testing.assert_array_equal(got.view(np.int32), want.view(np.int32))
-    np.testing.assert_array_equal(got.view(np.int32), first.view(np.int32))
+    return g, got
+
+
+def test_a_replay_repacks_weights_whose_values_changed():
+    """The replayed step keeps its packed weights while their bytes are the same; new values (an
+    optimizer step, an assignment) are packed again: the replay follows them."""
+    _, first = _replay_follows_weight_values(7, (1.0,))
+    _, last = _replay_follows_weight_values(7, (1.0, 2.0, -0.5, 1.0))
+    np.testing.assert_array_equal(last.view(np.int32), first.view(np.int32))
 
 
 def test_large_weights_are_packed_per_call_not_kept(monkeypatch):
@@ -354,19 +362,6 @@ def test_large_weights_are_packed_per_call_not_kept(monkeypatch):
     from burn_flex.conv_epilogue import _ReplayConv
     monkeypatch.setattr(burn.dlpack, "GUARDS", {})
     monkeypatch.setattr(conv_epilogue, "_KEEP_PACKED_BYTES", 100)      # the [16, 1, 3, 3] weights: 576 bytes
-    x, w1, b1 = _data((4, 1, 8, 8), (16, 3, 3), seed=8)
-    tw, tb = burn.tensor(w1), burn.tensor(b1)
-
-    def net(t):
-        return F.max_pool2d(F.relu(F.conv2d(t, tw, tb, padding=1)), 2)
-    fusion.clear_plan_cache()
-    g = burn.capture.trace(net, burn.tensor(x))
-    k = K._jit_columns(np.dtype(np.float32))
-    for scale in (1.0, 3.0):
-        tw.assign_(burn.tensor(w1 * np.float32(scale)))
-        got = g(burn.tensor(x)).numpy()
-        want = K.max_pool2d(conv_direct.direct_conv(k, x, w1 * np.float32(scale), (1, 1), (1, 1, 1, 1), (1, 1),
-                                                    (8, 8), bias=b1, relu=True), **POOL2)
-        np.testing.assert_array_equal(got.view(np.int32), want.view(np.int32))
+    g, _ = _replay_follows_weight_values(8, (1.0, 3.0))
     steps = [st[0] for st in g._prepared["flex"].runners[0].steps if isinstance(st[0], _ReplayConv)]
     assert steps and all(s.call is not None and s.packed is None and s.w_bytes is None for s in steps)
