@@ -306,7 +306,7 @@ def test_replayed_conv_steps_prepare_once_and_follow_the_switches(monkeypatch):
 def test_a_prepared_direct_call_checks_what_it_is_called_with():
     k = K._jit_columns(np.dtype(np.float32))
     x, w, b = _data((2, 3, 6, 6), (8, 3, 3), seed=6)
-    call = conv_direct.prepared_direct_conv(k, x.shape, w.shape, (1, 1), (1, 1, 1, 1), (1, 1), relu=True)
+    call = conv_direct.prepared_direct_conv(k, x.shape, w.shape, (1, 1), (1, 1, 1, 1), (1, 1), (6, 6), relu=True)
     want = conv_direct.direct_conv(k, x, w, (1, 1), (1, 1, 1, 1), (1, 1), (6, 6), bias=b, relu=True)
     np.testing.assert_array_equal(call(x, w, b).view(np.int32), want.view(np.int32))
     out = np.empty_like(want)
@@ -323,7 +323,7 @@ def test_a_prepared_direct_call_checks_what_it_is_called_with():
     # a non-contiguous input is read as numpy reads it
     xt = np.ascontiguousarray(x.transpose(0, 1, 3, 2)).transpose(0, 1, 3, 2)
     np.testing.assert_array_equal(call(xt, w, b).view(np.int32), want.view(np.int32))
-    assert conv_direct.prepared_direct_conv(k, (2, 0, 6, 6), (8, 0, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1)) is None
+    assert conv_direct.prepared_direct_conv(k, (2, 0, 6, 6), (8, 0, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1), (6, 6)) is None
 
 
 def _replay_follows_weight_values(seed, scales):

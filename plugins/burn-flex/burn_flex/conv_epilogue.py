@@ -64,16 +64,24 @@ class _ConvBiasRelu:
         self.__name__ = "conv2d_bias_relu" if relu else "conv2d_bias"
 
     def __call__(self, x, w, bias, *, stride, padding, dilation, groups):
-        k = _conv._jit_columns(np.dtype(np.float32))
-        n, c_out = x.shape[0], w.shape[0]
         out_hw = _conv._out_hw(x.shape, w.shape[2:], stride, padding, dilation)
-        if (x.dtype == w.dtype == bias.dtype == np.float32 and bias.size == c_out
-                and use_direct(k, x.dtype, groups, n, w[0].size * out_hw[0] * out_hw[1])):
+        k = self._direct_kernels(x, w, bias, groups, out_hw)
+        if k is not None:
             return (direct_conv(k, x, w, stride, padding, dilation, out_hw, bias=bias.reshape(-1), relu=self.relu,
                                 **self._in_kernel()),)
         y = np.add(_conv.conv2d(x, w, stride=stride, padding=padding, dilation=dilation, groups=groups),
-                   bias.reshape(1, c_out, 1, 1))
+                   bias.reshape(1, w.shape[0], 1, 1))
         return (self._after(_relu(y) if self.relu else y),)
+
+    @staticmethod
+    def _direct_kernels(x, w, bias, groups, out_hw):
+        """flex's JIT kernels where the direct kernel takes this convolution (float32 operands, a
+        bias of O elements, ``use_direct``), else None."""
+        k = _conv._jit_columns(np.dtype(np.float32))
+        if (x.dtype == w.dtype == bias.dtype == np.float32 and bias.size == w.shape[0]
+                and use_direct(k, x.dtype, groups, x.shape[0], w[0].size * out_hw[0] * out_hw[1])):
+            return k
+        return None
 
     def _in_kernel(self) -> dict:
         """What else the direct kernel does (``direct_conv``'s keywords)."""
@@ -210,11 +218,9 @@ class _ReplayConv:
     def _prepare(self, x, w, bias):
         """The DirectCall that ``step`` would make for these arrays on the calling thread, or None."""
         a = self.attrs
-        k = _conv._jit_columns(np.dtype(np.float32))
-        n, c_out = x.shape[0], w.shape[0]
         out_hw = _conv._out_hw(x.shape, w.shape[2:], a["stride"], a["padding"], a["dilation"])
-        if not (x.dtype == w.dtype == bias.dtype == np.float32 and bias.size == c_out and n > 1
-                and _direct_inline() and use_direct(k, x.dtype, a["groups"], n, w[0].size * out_hw[0] * out_hw[1])):
+        k = self.step._direct_kernels(x, w, bias, a["groups"], out_hw)
+        if k is None or x.shape[0] <= 1 or not _direct_inline():
             return None
         return prepared_direct_conv(k, tuple(x.shape), tuple(w.shape), tuple(a["stride"]), tuple(a["padding"]),
                                     tuple(a["dilation"]), tuple(out_hw), self.step.relu,

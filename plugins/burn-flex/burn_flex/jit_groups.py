@@ -240,15 +240,16 @@ class _PlanRunner:
         return _ReplayRunner(self)
 
     def __call__(self, *inputs):
-        env = self._head(inputs)
-        src = [np.ascontiguousarray(env[k]) for k in self.src_idx]
+        env, src = self._sources(inputs)
         return self._finish(env, src, self._launch_for(tuple([x.shape for x in src])))
 
-    def _head(self, inputs):
+    def _sources(self, inputs):
+        """``(env, src)``: the inputs with the head's results after them (a leading matmul), and
+        the compiled run's sources, C-contiguous."""
         env = list(inputs)
-        for fn, attrs, idx in self.head:                     # a leading matmul
+        for fn, attrs, idx in self.head:
             env.append(fn(*[env[i] for i in idx], **attrs))
-        return env
+        return env, [np.ascontiguousarray(env[k]) for k in self.src_idx]
 
     def _launch_for(self, key):
         """The compiled run's launch for sources of shapes ``key`` (None: more axes than the loops take)."""
@@ -297,8 +298,7 @@ class _ReplayRunner:
 
     def __call__(self, *inputs):
         r = self.runner
-        env = r._head(inputs) if r.head else list(inputs)
-        src = [np.ascontiguousarray(env[k]) for k in r.src_idx]
+        env, src = r._sources(inputs)
         shapes = tuple([x.shape for x in src])
         if shapes != self.shapes:
             self.launch, self.shapes = r._launch_for(shapes), shapes

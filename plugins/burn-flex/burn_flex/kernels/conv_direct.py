@@ -166,7 +166,8 @@ class DirectCall:
         >>> from burn_flex import jit
         >>> from burn_flex.kernels.conv_direct import prepared_direct_conv
         >>> k = jit.kernels()
-        >>> call = None if k is None else prepared_direct_conv(k, (1, 1, 3, 3), (2, 1, 2, 2), (1, 1), (0, 0, 0, 0), (1, 1))
+        >>> call = None if k is None else prepared_direct_conv(k, (1, 1, 3, 3), (2, 1, 2, 2), (1, 1), (0, 0, 0, 0), (1, 1),
+        ...                                                     (2, 2))
         >>> call is None or call(np.ones((1, 1, 3, 3), np.float32), np.ones((2, 1, 2, 2), np.float32)).tolist() == [[[[4, 4], [4, 4]]] * 2]
         True
     """
@@ -249,14 +250,12 @@ class DirectCall:
         return y
 
 
-def prepared_direct_conv(k, x_shape, w_shape, stride, padding, dilation, out_hw=None, relu=False, pool2=False,
+def prepared_direct_conv(k, x_shape, w_shape, stride, padding, dilation, out_hw, relu=False, pool2=False,
                          out_padding=(0, 0, 0, 0)):
     """The :class:`DirectCall` for a convolution of these shapes (tuples) and attributes (cached
-    per geometry); None where :func:`direct_conv` does not run it in one call: nothing to compute,
-    no input channels, or ``_POOL_MACS`` multiply-adds and more (split over flex's pool)."""
-    if out_hw is None:
-        out_hw = tuple((x_shape[2 + i] + padding[2 * i] + padding[2 * i + 1] - dilation[i] * (w_shape[2 + i] - 1)
-                        - 1) // stride[i] + 1 for i in range(2))
+    per geometry; ``out_hw`` as ``kernels.conv._out_hw`` gives it); None where :func:`direct_conv`
+    does not run it in one call: nothing to compute, no input channels, or ``_POOL_MACS``
+    multiply-adds and more (split over flex's pool)."""
     p_len = (out_hw[0] // 2) * (out_hw[1] // 2) * 4 if pool2 else out_hw[0] * out_hw[1]
     if p_len <= 0 or 0 in x_shape or 0 in w_shape:
         return None
