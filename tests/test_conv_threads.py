@@ -249,8 +249,8 @@ def test_direct_convolution_matches_float64_and_the_im2col_path_on_one_and_two_t
     x = rng.standard_normal(xs).astype(np.float32)
     w = rng.standard_normal((ws[0], xs[1]) + ws[1:]).astype(np.float32)
     out_hw = K._out_hw(xs, ws[1:], stride, padding, dilation)
-    monkeypatch.setattr(conv_direct, "_TASK_MACS", 1)           # one image per chunk, on the pool
-    monkeypatch.setattr(threads, "BLAS_CHUNKS_PARALLEL", True)
+    monkeypatch.setattr(conv_direct, "_SPLIT_MACS", 0)     # chunks of images on the native pool
+    monkeypatch.setattr(conv_direct, "_CHUNK_MACS", 1)
 
     def run():
         out = np.full((xs[0], ws[0]) + out_hw, np.nan, np.float32)
@@ -417,8 +417,9 @@ def test_weight_gradient_rows_kernel_is_taken_for_small_stride_1_layers_only():
 ])
 def test_large_weight_gradients_sum_fixed_image_blocks_the_same_on_any_thread_count(kernel_name, xs, ws, padding,
                                                                                    monkeypatch):
-    """Past _POOL_MACS the weight-gradient kernels sum fixed blocks of images on the pool: the same
-    bits on one thread and on two, within float32 rounding of the one-call sum and of torch."""
+    """Past _POOL_MACS the weight-gradient kernels sum fixed blocks of images, their calls on the
+    native pool: the same bits on one thread and on two, within float32 rounding of the one-call
+    sum and of torch."""
     k = K._jit_columns(np.dtype(np.float32))
     if k is None:
         pytest.skip("flex's JIT is unavailable: the direct kernels are among its kernels")
@@ -434,7 +435,7 @@ def test_large_weight_gradients_sum_fixed_image_blocks_the_same_on_any_thread_co
     blocks = []
     real = conv_direct._sum_over_image_blocks
     monkeypatch.setattr(conv_direct, "_sum_over_image_blocks",
-                        lambda n, m, f: (blocks.append(n), real(n, m, f))[1])
+                        lambda kern, n, m, f: (blocks.append(n), real(kern, n, m, f))[1])
     one, two = on_one_and_two_threads(lambda: fn(*args))
     assert blocks
     np.testing.assert_array_equal(one, two)

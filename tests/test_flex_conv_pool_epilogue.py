@@ -62,8 +62,8 @@ def test_pooled_kernel_gives_the_bits_of_conv_add_relu_then_pool(xs, ws, stride,
     out_hw = K._out_hw(xs, ws[1:], stride, padding, dilation)
     want = K.max_pool2d(conv_direct.direct_conv(k, x, w, stride, padding, dilation, out_hw, bias=b, relu=relu),
                         **POOL2)
-    monkeypatch.setattr(conv_direct, "_POOL_MACS", 1)           # images split over the pool's threads
-    monkeypatch.setattr(conv_direct, "_TASK_MACS", 1)
+    monkeypatch.setattr(conv_direct, "_SPLIT_MACS", 0)     # images split over the native pool's threads
+    monkeypatch.setattr(conv_direct, "_CHUNK_MACS", 1)
     one, two = on_one_and_two_threads(lambda: conv_direct.direct_conv(k, x, w, stride, padding, dilation, out_hw,
                                                                      bias=b, relu=relu, pool2=True))
     assert one.shape == want.shape == (xs[0], ws[0], out_hw[0] // 2, out_hw[1] // 2)
@@ -298,9 +298,16 @@ def test_replayed_conv_steps_prepare_once_and_follow_the_switches(monkeypatch):
     np.testing.assert_array_equal(off.view(np.int32), eager(burn.tensor(x)).view(np.int32))
     assert all(b.call is None for b in bound)
     monkeypatch.setattr(conv_direct, "ENABLED", True)
-    monkeypatch.setattr(threads, "BLAS_CHUNKS_PARALLEL", True)    # images split over flex's pool
-    np.testing.assert_array_equal(g(burn.tensor(x)).numpy().view(np.int32), got[0].view(np.int32))
-    assert all(b.call is None for b in bound)
+    monkeypatch.setattr(conv_direct, "_SPLIT_MACS", 0)     # the prepared calls split images over the native pool
+    monkeypatch.setattr(conv_direct, "_CHUNK_MACS", 1)
+    before = threads.num_threads()
+    try:
+        for n in (2, 1):
+            threads.set_num_threads(n)
+            np.testing.assert_array_equal(g(burn.tensor(x)).numpy().view(np.int32), got[0].view(np.int32))
+            assert all(b.call is not None for b in bound)
+    finally:
+        threads.set_num_threads(before)
 
 
 def test_a_prepared_direct_call_checks_what_it_is_called_with():

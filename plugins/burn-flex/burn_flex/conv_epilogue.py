@@ -233,9 +233,9 @@ _KEEP_PACKED_BYTES = 1 << 20
 
 
 def _direct_inline() -> bool:
-    """Whether float32 convolutions take the direct kernel on the calling thread (tests switch the
-    direct and JIT paths off; BURN_FLEX_BLAS_CHUNKS=parallel splits them over flex's pool)."""
-    return _conv_direct.ENABLED and _conv._JIT_COLUMNS and not threads.BLAS_CHUNKS_PARALLEL
+    """Whether float32 convolutions take the prepared direct kernel (tests switch the direct and
+    JIT paths off)."""
+    return _conv_direct.ENABLED and _conv._JIT_COLUMNS
 
 
 def _only_reader(nodes, src, reader):

@@ -50,7 +50,7 @@ _lock = threading.Lock()
 _state: dict = {"kernels": None, "tried": False, "reason": None, "source": None, "seconds": None}
 _MAGIC = b"burn-flex-jit-obj-1\n"
 # the IR files compiled into the one JIT module (kernels/ll/)
-_SOURCES = ("erf.ll", "relu.ll", "rows.ll", "conv.ll", "direct.ll", "optim.ll", "pool.ll")
+_SOURCES = ("erf.ll", "relu.ll", "rows.ll", "conv.ll", "direct.ll", "optim.ll", "pool.ll", "workers.ll")
 
 
 def enabled() -> bool:
@@ -195,13 +195,18 @@ def _module_source() -> str:
     """One module from every IR file: they define no name twice, and each declares the LLVM
     intrinsics it calls, so a declaration another file already made is dropped (LLVM rejects a
     second one). The cache key covers the whole text."""
+    import platform
     seen, lines = set(), []
+    # workers.ll's spin-wait hint is x86's pause; other CPUs spin without it
+    x86 = platform.machine().lower() in ("x86_64", "amd64", "i686", "i386")
     for name in _SOURCES:
         for line in resources.files("burn_flex.kernels").joinpath("ll", name).read_text().splitlines():
             if line.startswith("declare "):
                 if line in seen:
                     continue
                 seen.add(line)
+            if not x86 and "@llvm.x86.sse2.pause" in line:
+                continue
             lines.append(line)
     return "\n".join(lines) + "\n"
 
@@ -509,6 +514,27 @@ class _Update:
         self.fn(*[_addr(a) for a in data], _addr(h), n)
 
 
+class _Workers:
+    """The native worker pool's entry points (``kernels/ll/workers.ll``, used by
+    ``burn_flex.native_pool``): ``setup(spin_cycles, sched_yield_address, syscall_address, sys_futex)``, ``worker(slot)``,
+    ``run(chunk_fn, table, n_chunks, wake)``, ``shutdown()``, ``worker_chunks()`` (how many chunks workers
+    ran so far: tests read it), and the addresses of the chunk functions
+    ``run`` takes (``direct_conv_chunk``, ``call_chunk``, ``strided_chunk``). ctypes releases the GIL for each call."""
+
+    __slots__ = ("setup", "worker", "run", "shutdown", "worker_chunks", "direct_conv_chunk", "call_chunk", "strided_chunk")
+
+    def __init__(self, engine):
+        vp, i64 = ctypes.c_void_p, ctypes.c_int64
+        self.setup = ctypes.CFUNCTYPE(None, i64, vp, vp, i64)(engine.get_function_address("wp_setup"))
+        self.worker = ctypes.CFUNCTYPE(i64, vp)(engine.get_function_address("wp_worker"))
+        self.run = ctypes.CFUNCTYPE(None, vp, vp, i64, i64)(engine.get_function_address("wp_run"))
+        self.shutdown = ctypes.CFUNCTYPE(None)(engine.get_function_address("wp_shutdown"))
+        self.worker_chunks = ctypes.CFUNCTYPE(i64)(engine.get_function_address("wp_worker_chunks"))
+        self.direct_conv_chunk = engine.get_function_address("wp_direct_conv_chunk")
+        self.call_chunk = engine.get_function_address("wp_call_chunk")
+        self.strided_chunk = engine.get_function_address("wp_strided_chunk")
+
+
 class Kernels:
     """The loaded JIT kernels: ``erf(x, out=None)``, ``gelu(x, out=None)`` and ``relu(x, out=None)``
     on float32 arrays, bit-identical to flex's numpy kernels; ``softmax_rows``,
@@ -559,3 +585,4 @@ class Kernels:
         self.adam = {mode: _Update(engine, f"adam_f32_{mode}", "adam") for mode in ("none", "l2", "decoupled")}
         # flags: 1 first step, 2 weight decay, 4 nesterov (see optim.ll)
         self.sgd = tuple(_Update(engine, f"sgd_f32_{f}", "sgd") for f in range(8))
+        self.workers = _Workers(engine)

@@ -19,6 +19,9 @@ Example::
         np.exp(x[start:stop], out=out[start:stop])
     threads.parallel_for(len(x), work, min_chunk=65536)
 
+Large JIT kernel calls (direct convolutions, max pooling, weight-gradient blocks) split over
+:mod:`burn_flex.native_pool` instead, whose workers wait in native code (same thread count).
+
 BLAS and the pool. OpenBLAS runs its own threads (as many as
 ``burn.set_num_threads`` / threadpoolctl allow), so the rule is: a BLAS call
 made on the calling thread outside a parallel region (a matmul, a convolution's

@@ -59,7 +59,7 @@ from burn.ops.conv import conv_out_hw as _out_hw
 from burn.ops.conv import pad_nchw
 from burn.ops.conv import window_offsets as _offsets
 
-from .. import jit, threads
+from .. import jit, native_pool, threads
 from .conv_direct import (direct_conv, direct_grad_input, direct_grad_input_ok, direct_grad_weight,
                           direct_grad_weight_ok, grad_weight_rows, grad_weight_rows_ok, use_direct)
 from .elementwise import where as _where
@@ -640,6 +640,9 @@ def _pool_chunks(n, per_image, body):
 
 # tests switch this off to compare the JIT max pooling with the numpy paths
 _JIT_POOL = True
+# JIT max pooling splits images over the native pool from _SPLIT_ELEMS input elements (~0.5 ms), in
+# chunks of _CHUNK_ELEMS at least (smaller ones lost inside a training step: conv_direct._SPLIT_MACS)
+_SPLIT_ELEMS, _CHUNK_ELEMS = 1 << 21, 1 << 16
 
 
 def _jit_pool2(x, kernel, stride, padding, dilation):
@@ -651,9 +654,18 @@ def _jit_pool2(x, kernel, stride, padding, dilation):
     return jit.kernels()
 
 
-def _pool2_dims(x, planes):
+def _run_pool2(kernel, x, arrays):
+    """pool.ll's ``kernel`` over ``arrays`` (C-contiguous, per image; the geometry appended): split
+    over the native pool from ``_SPLIT_ELEMS``, else as element-wise work."""
     n, c, h, w = x.shape
-    return np.array([planes, h, w, h // 2, w // 2], np.int64)
+
+    def dims(planes):                  # pool.ll's d = [P, H, W, OH, OW]
+        return np.array([planes, h, w, h // 2, w // 2], np.int64)
+    if x.size >= _SPLIT_ELEMS and native_pool.run_strided(
+            kernel, n, arrays + (dims(n * c),), tuple(a[0].nbytes for a in arrays) + (0,),
+            -(-_CHUNK_ELEMS // (x.size // n)), geometry=len(arrays), count_per_item=c):
+        return
+    _pool_chunks(n, x.size // n, lambda a, b: kernel(*[t[a:b] for t in arrays], dims((b - a) * c)))
 
 
 def max_pool2d(x, *, kernel, stride, padding, dilation):
@@ -661,9 +673,7 @@ def max_pool2d(x, *, kernel, stride, padding, dilation):
     out = np.empty(x.shape[:2] + out_hw, dtype=x.dtype)
     k = _jit_pool2(x, kernel, stride, padding, dilation)
     if k is not None:        # one compiled pass, the numpy path's maxima bit for bit (pool.ll)
-        xc, c = np.ascontiguousarray(x), x.shape[1]
-        _pool_chunks(x.shape[0], x.size // x.shape[0],
-                     lambda a, b: k.maxpool2(xc[a:b], out[a:b], _pool2_dims(x, (b - a) * c)))
+        _run_pool2(k.maxpool2, x, (np.ascontiguousarray(x), out))
         return out
 
     def body(a, b):
@@ -735,10 +745,7 @@ def max_pool2d_grad(x, out, g, *, kernel, stride, padding, dilation):
     gx = np.empty(x.shape, dtype=g.dtype)
     k = _jit_pool2(x, kernel, stride, padding, dilation) if out.dtype == g.dtype == np.float32 else None
     if k is not None:        # PyTorch's rule per window (pool.ll): the first maximum, or the last NaN
-        xc, oc, gc = (np.ascontiguousarray(a) for a in (x, out, g))
-        c = x.shape[1]
-        _pool_chunks(x.shape[0], x.size // x.shape[0],
-                     lambda a, b: k.maxpool2_grad(xc[a:b], oc[a:b], gc[a:b], gx[a:b], _pool2_dims(x, (b - a) * c)))
+        _run_pool2(k.maxpool2_grad, x, tuple(np.ascontiguousarray(a) for a in (x, out, g)) + (gx,))
         return gx
 
     def body(a, b):

@@ -18,19 +18,20 @@ output positions (:func:`grad_weight_rows`; one thread: LeNet's 1->6 5x5 weight 
 271 us).
 
 The forward convolution of ``burn_flex.kernels.conv.conv2d`` runs here for float32, one group,
-with the JIT loaded; images are independent, so chunks of them may run on flex's pool (small
-convolutions on the calling thread, large ones split: see :func:`direct_conv`). A single large
+with the JIT loaded; images are independent, so chunks of them may run on flex's native pool (small
+convolutions on the calling thread, large ones split: see :class:`DirectCall`). A single large
 image on several threads keeps the threaded BLAS GEMM (the kernel splits only over images).
 The kernel can also add a bias and apply relu to a tile before storing it (``bias=``,
 ``relu=``): ``burn_flex.conv_epilogue`` folds a convolution's bias and activation into it.
 """
 from __future__ import annotations
 
+import ctypes
 import functools
 
 import numpy as np
 
-from .. import jit, threads
+from .. import jit, native_pool, threads
 from .elementwise import _relu
 
 __all__ = ["DirectCall", "direct_conv", "direct_grad_input", "direct_grad_input_ok", "direct_grad_weight",
@@ -40,10 +41,18 @@ __all__ = ["DirectCall", "direct_conv", "direct_grad_input", "direct_grad_input_
 ENABLED = True
 # one image at least this many multiply-adds, and several threads: the threaded GEMM instead
 _ONE_IMAGE_MACS = 1 << 22
-# the least work a chunk of images gets on the pool (a thread hand-off costs ~20-50 us)
-_TASK_MACS = 1 << 19
-# from this many multiply-adds a convolution's images are split over flex's pool (direct_conv)
+# from this many multiply-adds a weight gradient's images are split into blocks run in parallel
 _POOL_MACS = 1 << 26
+# A convolution of _SPLIT_MACS multiply-adds (~0.7 ms on one core) and more splits its images over
+# the native pool (burn_flex.native_pool) in chunks of at least _CHUNK_MACS (~5 us: a hand-off to a
+# spinning worker costs ~1 us). Alone, smaller ones gain too (LeNet's 6 -> 16 conv, 9.8 M
+# multiply-adds: 230 -> 134 us on two threads, the worker hot), but not inside a training step on
+# this 2-vCPU VM (LeNet's SGD step, two threads, in place: its convs 430 -> 470 us split): between
+# kernels the worker sleeps, waking it costs the caller ~10-100 us, and with threaded BLAS,
+# OpenBLAS's own worker spins on the second core for ~0.1 s after each GEMM; a worker left asleep
+# (a call that does not wake it) gave nothing either. _SPLIT_MACS is the measured compromise.
+_SPLIT_MACS = 1 << 25
+_CHUNK_MACS = 1 << 18
 
 
 def use_direct(k, dt, groups, n, macs_per_image) -> bool:
@@ -152,13 +161,14 @@ def _zero_lanes(lanes):
 
 
 class DirectCall:
-    """One direct convolution of :func:`direct_conv` prepared for its shapes and attributes, run on
-    the calling thread in one kernel call: the geometry tables, the kernel and the addresses of
-    everything that depends only on the shapes are bound once, so a call pads the input (where it
-    has padding), packs the weights, allocates the result and calls the kernel. (~15-20 us of a
-    small convolution's Python went into deriving those per call: the digits CNN's 1 -> 16 conv
-    is a 30 us kernel.) Made by :func:`prepared_direct_conv` (cached per geometry); a replayed
-    plan step holds its own (``burn_flex.conv_epilogue``).
+    """One direct convolution of :func:`direct_conv` prepared for its shapes and attributes: the
+    geometry tables, the kernel and the addresses of everything that depends only on the shapes
+    are bound once, so a call pads the input (where it has padding), packs the weights, allocates
+    the result and calls the kernel, on the calling thread in one call or, from ``_SPLIT_MACS``
+    multiply-adds, in chunks of images on the native pool (``burn_flex.native_pool``; the same
+    bits). (~15-20 us of a small convolution's Python went into deriving those per call: the
+    digits CNN's 1 -> 16 conv is a 30 us kernel.) Made by :func:`prepared_direct_conv` (cached
+    per geometry); a replayed plan step holds its own (``burn_flex.conv_epilogue``).
 
     Example::
 
@@ -173,7 +183,7 @@ class DirectCall:
     """
 
     __slots__ = ("x_shape", "w_shape", "fn", "pad_fn", "pad_geo", "xp_shape", "y_shape", "zeroed", "c_out", "taps",
-                 "blocks", "lanes", "fixed", "tail", "keep")
+                 "blocks", "lanes", "fixed", "tail", "keep", "table", "macs", "chunk_fn")
 
     def __init__(self, k, x_shape, w_shape, stride, padding, dilation, out_hw, relu=False, pool2=False,
                  out_padding=(0, 0, 0, 0)):
@@ -197,8 +207,9 @@ class DirectCall:
         self.fn = (k.direct_conv_pool if pool2 else k.direct_conv[tile]).fn
         # FLAGS: bit 1 (relu) as prepared; bit 0 (add the bias) only for a call with a bias (adding
         # zeros would turn -0.0 into +0.0): one geometry array for each case
-        d = np.array([n, koff.size, c * xp_hw[0] * xp_hw[1], p_len, c_out, self.lanes // (8 * b), 0]
-                     + ([y_hw[0] * y_hw[1]] if pool2 else []), np.int64)
+        # (8 entries for either kernel: the native pool's chunks copy 8; the plain kernel reads 7)
+        d = np.array([n, koff.size, c * xp_hw[0] * xp_hw[1], p_len, c_out, self.lanes // (8 * b), 0,
+                      y_hw[0] * y_hw[1] if pool2 else 0], np.int64)
         d_bias = d.copy()
         d[6], d_bias[6] = (2 if relu else 0), (3 if relu else 1)
         extra = (_pooled_offsets(pooled_hw, tuple(out_padding)),) if pool2 else ()
@@ -208,6 +219,12 @@ class DirectCall:
         self.fixed = (addr[2], addr[3])           # base, koff
         self.tail = (addr[0], addr[1], addr[4], tuple(addr[5:5 + len(extra)]),
                      addr[-1] if self.pad_geo is not None else 0)
+        # the native pool's argument table (workers.ll's wp_direct_conv_chunk): the kernel, then
+        # xp, wt, y, d and bias per call, base, koff, qoff, floats per image of xp and y, N, chunks
+        self.table = np.array([ctypes.cast(self.fn, ctypes.c_void_p).value, 0, 0, 0, 0, addr[2], addr[3], 0,
+                               addr[5] if pool2 else 0, d[2], c_out * int(np.prod(y_hw)), n, 0], np.int64)
+        self.chunk_fn = k.workers.direct_conv_chunk
+        self.macs = n * c_out * koff.size * p_len
 
     def pack(self, w):
         """``w`` [O, C, kH, kW] in the kernel's blocks of 8 output channels (what a call packs)."""
@@ -243,23 +260,31 @@ class DirectCall:
             y = out
         if lanes is None:
             ax, aw, ay = jit._addrs_of((xp, wt, y))
-            self.fn(ax, aw, ay, geo, *self.fixed, zero_lanes, *extra)
+            ab = zero_lanes
         else:
             ax, aw, ay, ab = jit._addrs_of((xp, wt, y, lanes))
-            self.fn(ax, aw, ay, geo, *self.fixed, ab, *extra)
+        if self.x_shape[0] > 1 and self.macs >= max(_SPLIT_MACS, 2 * _CHUNK_MACS):
+            pool = native_pool.pool()
+            if pool is not None:
+                # chunks of images on the native pool; the same bits as one call (images are independent)
+                table = self.table.copy()
+                table[1:5] = (ax, aw, ay, geo)
+                table[7] = ab
+                table[12] = chunks = min(self.x_shape[0], self.macs // _CHUNK_MACS,
+                                         native_pool.CHUNKS_PER_THREAD * pool.threads)
+                if pool.run(self.chunk_fn, jit._addrs_of((table,))[0], chunks):
+                    return y
+        self.fn(ax, aw, ay, geo, *self.fixed, ab, *extra)
         return y
 
 
 def prepared_direct_conv(k, x_shape, w_shape, stride, padding, dilation, out_hw, relu=False, pool2=False,
                          out_padding=(0, 0, 0, 0)):
     """The :class:`DirectCall` for a convolution of these shapes (tuples) and attributes (cached
-    per geometry; ``out_hw`` as ``kernels.conv._out_hw`` gives it); None where :func:`direct_conv`
-    does not run it in one call: nothing to compute, no input channels, or ``_POOL_MACS``
-    multiply-adds and more (split over flex's pool)."""
+    per geometry; ``out_hw`` as ``kernels.conv._out_hw`` gives it); None where there is nothing
+    to compute or no input channel (:func:`direct_conv` writes those results itself)."""
     p_len = (out_hw[0] // 2) * (out_hw[1] // 2) * 4 if pool2 else out_hw[0] * out_hw[1]
     if p_len <= 0 or 0 in x_shape or 0 in w_shape:
-        return None
-    if x_shape[0] * w_shape[0] * x_shape[1] * w_shape[2] * w_shape[3] * p_len >= _POOL_MACS:
         return None
     return _direct_call(k, x_shape, w_shape, stride, padding, dilation, tuple(out_hw), relu, pool2, out_padding)
 
@@ -300,52 +325,25 @@ def direct_conv(k, x, w, stride, padding, dilation, out_hw, out=None, bias=None,
     y_hw = (pooled_hw[0] + pt + pb, pooled_hw[1] + pl + pr) if pool2 else tuple(out_hw)
     if out is not None and out.shape != (n, c_out) + y_hw:
         raise ValueError(f"direct_conv: out has shape {out.shape}, the convolution gives {(n, c_out) + y_hw}")
-    if c > 0 and not threads.BLAS_CHUNKS_PARALLEL:
-        call = prepared_direct_conv(k, tuple(x.shape), tuple(w.shape), tuple(stride), tuple(padding),
-                                    tuple(dilation), tuple(out_hw), relu, pool2, tuple(out_padding))
-        if call is not None:                  # on the calling thread: one kernel call
-            return call(x, w, bias, out)
+    call = prepared_direct_conv(k, tuple(x.shape), tuple(w.shape), tuple(stride), tuple(padding), tuple(dilation),
+                                tuple(out_hw), relu, pool2, tuple(out_padding))
+    if call is not None:
+        return call(x, w, bias, out)
     if out is None:
         y = (np.zeros if any(out_padding) else np.empty)((n, c_out) + y_hw, np.float32)
     else:
         y = out
     if y.size == 0 or (pool2 and 0 in pooled_hw):
         return y
-    if c == 0:                        # a sum over no taps (the kernel needs at least one)
-        full = np.zeros((n, c_out) + tuple(out_hw), np.float32)
-        if bias is not None:
-            np.add(full, np.asarray(bias, np.float32).reshape(1, c_out, 1, 1), out=full)
-        full = _relu(full, full) if relu else full
-        if pool2:
-            y[:, :, pt:pt + pooled_hw[0], pl:pl + pooled_hw[1]] = _max_pool2(full)
-        else:
-            y[...] = full
-        return y
-    xp = _padded(k, x, padding)
-    r, b = tile = (4, 2) if pool2 else _tile(c_out)
-    base, koff = _geometry(c, xp.shape[2:], kernel, tuple(stride), tuple(dilation), tuple(out_hw), r, pool2)
-    taps = koff.size
-    wt = _packed_weights(w.reshape(c_out, taps), b)
-    plane = xp[0].size
-    p_len = base.size if pool2 else out_hw[0] * out_hw[1]
-    run = k.direct_conv_pool if pool2 else k.direct_conv[tile]
-    flags, bias_lanes = _epilogue_args(bias, relu, wt.shape[0] * 8)
-    geometry = [taps, plane, p_len, c_out, wt.shape[0] // b, flags] + ([y_hw[0] * y_hw[1]] if pool2 else [])
-    extra = (_pooled_offsets(pooled_hw, tuple(out_padding)),) if pool2 else ()
-    macs = c_out * taps * p_len
-
-    def body(a, e):
-        d = np.array([e - a] + geometry, np.int64)
-        run(xp[a:e], wt, y[a:e], d, base, koff, bias_lanes, *extra)
-    # Small convolutions are scheduled as BLAS chunks are (threads' docstring): on the calling
-    # thread unless BURN_FLEX_BLAS_CHUNKS=parallel. In a training step the fully connected layers'
-    # GEMMs are threaded by OpenBLAS, whose worker then spins and holds the second core; chunks of
-    # images on flex's pool only fought it (LeNet SGD step, default threads: 0.97x torch split,
-    # 0.93x / 0.68x inline; LeNet's 6->16 conv alone 230 us inline, 262 us on two threads).
-    # Large ones (chunks of milliseconds) go on the pool: a 32->64 3x3 conv on 32 images of 16 x 16,
-    # 3.7-4.4 ms inline, 2.8-3.0 ms on two threads.
-    large = n * macs >= _POOL_MACS
-    threads.parallel_for(n, body, max(1, -(-_TASK_MACS // max(1, macs))), blas=not large)
+    # a sum over no taps (no input channels: the kernel needs at least one)
+    full = np.zeros((n, c_out) + tuple(out_hw), np.float32)
+    if bias is not None:
+        np.add(full, np.asarray(bias, np.float32).reshape(1, c_out, 1, 1), out=full)
+    full = _relu(full, full) if relu else full
+    if pool2:
+        y[:, :, pt:pt + pooled_hw[0], pl:pl + pooled_hw[1]] = _max_pool2(full)
+    else:
+        y[...] = full
     return y
 
 
@@ -426,7 +424,7 @@ def direct_grad_weight(k, x, g, stride, padding, dilation, kernel):
     offsets as the "corners"), the (image, position) pairs in the place of taps (each pair's
     window corner as its "tap offset"), and ``g`` as [O, N * P] in the place of the weights. The
     sum runs over the pairs in order (images, then positions), in one call, or for a large
-    gradient in fixed blocks of images on flex's pool (:func:`_sum_over_image_blocks`). A fresh
+    gradient in fixed blocks of images in parallel (:func:`_sum_over_image_blocks`). A fresh
     [O, C, kH, kW] float32 array.
 
     Example::
@@ -464,9 +462,9 @@ def direct_grad_weight(k, x, g, stride, padding, dilation, kernel):
         wt = np.ascontiguousarray(g3[a:e].reshape(e - a, blocks, 8, p_len).transpose(1, 0, 3, 2))
         part = np.empty((1, c_out, taps), np.float32)
         d = np.array([1, pairs.size, 0, taps, c_out, blocks // b, 0], np.int64)
-        k.direct_conv[tile](xp, wt, part, d, as_positions, pairs, no_bias)
-        return part[0]
-    return _sum_over_image_blocks(n, c_out * taps * p_len, images).reshape((c_out, c) + tuple(kernel))
+        return (xp, wt, part, d, as_positions, pairs, no_bias), lambda: part[0]
+    return _sum_over_image_blocks(k.direct_conv[tile], n, c_out * taps * p_len,
+                                  images).reshape((c_out, c) + tuple(kernel))
 
 
 # the rows kernel's tile (direct.ll's grad_weight_rows_o4k3_f32): 4 output channels x 3 taps
@@ -514,31 +512,35 @@ def grad_weight_rows(k, x, g, padding, dilation, kernel):
     def images(a, e):
         acc = np.zeros((o4, k3, 8), np.float32)
         d = np.array([e - a, c_out, taps, oh, ow, xp[0].size, xp.shape[3], o4, k3], np.int64)
-        k.grad_weight_rows(xp[a:e], g[a:e], acc, d, koff)
-        return acc[:c_out, :taps].sum(axis=2, dtype=np.float32)
-    return _sum_over_image_blocks(n, c_out * taps * oh * ow, images).reshape((c_out, c) + tuple(kernel))
+        return (xp[a:e], g[a:e], acc, d, koff), lambda: acc[:c_out, :taps].sum(axis=2, dtype=np.float32)
+    return _sum_over_image_blocks(k.grad_weight_rows, n, c_out * taps * oh * ow,
+                                  images).reshape((c_out, c) + tuple(kernel))
 
 
-# a weight gradient this large (milliseconds) sums fixed blocks of images on flex's pool
+# a weight gradient this large (milliseconds) sums fixed blocks of images, their kernel calls on the
+# native pool (flex's Python pool without one)
 _GRAD_WEIGHT_BLOCKS = 16
 
 
-def _sum_over_image_blocks(n, macs_per_image, images):
-    """``images(a, e)`` (the [O, K] sum over images a..e-1) over all ``n`` images: one call, or
-    for a large gradient (``_POOL_MACS`` multiply-adds) ``_GRAD_WEIGHT_BLOCKS`` fixed blocks of
-    images on flex's pool, their sums added in block order. The blocks depend on the sizes only,
-    so the result is the same on any number of threads."""
+def _sum_over_image_blocks(kernel, n, macs_per_image, images):
+    """The [O, K] sum over all ``n`` images of ``kernel``'s partial sums: ``images(a, e)`` gives the
+    arrays of the kernel call summing images a..e-1 and a function reading its [O, K] result
+    after the call. One call, or for a large gradient (``_POOL_MACS`` multiply-adds)
+    ``_GRAD_WEIGHT_BLOCKS`` fixed blocks of images run in parallel, their sums added in block
+    order. The blocks depend on the sizes only, so the result is the same on any number of
+    threads."""
     if n * macs_per_image < _POOL_MACS or n < 2:
-        return images(0, n)
+        arrays, result = images(0, n)
+        kernel(*arrays)
+        return result()
     n_blocks = min(n, _GRAD_WEIGHT_BLOCKS)
     bounds = [n * i // n_blocks for i in range(n_blocks + 1)]
-    parts = [None] * n_blocks
-
-    def work(i0, i1):
-        for i in range(i0, i1):
-            parts[i] = images(bounds[i], bounds[i + 1])
-    threads.parallel_for(n_blocks, work, 1)
-    total = parts[0]
-    for p in parts[1:]:
-        total += p
+    calls = [images(bounds[i], bounds[i + 1]) for i in range(n_blocks)]
+    if native_pool.pool() is not None:
+        native_pool.run_calls(kernel, [arrays for arrays, _ in calls])
+    else:
+        threads.parallel_for(n_blocks, lambda i0, i1: [kernel(*calls[i][0]) for i in range(i0, i1)], 1)
+    total = calls[0][1]()
+    for _, result in calls[1:]:
+        total += result()
     return total
