@@ -3,13 +3,18 @@ native code (``kernels/ll/workers.ll``).
 
 flex's Python pool (:mod:`burn_flex.threads`) hands a chunk to a thread that must wake and take
 the GIL: ~20-50 us a hand-off on this 2-core machine, as much as splitting a 100 us convolution
-saves, so kernels of that size stayed on one core. Here a worker is a Python thread parked in a
-JIT function (``wp_worker``, called through ctypes, so it holds no GIL) that claims chunks of the
-published task with one compare-and-swap and spins between tasks for a short while
-(``BURN_FLEX_SPIN_US``, default 200 us, yielding the core every few rounds); only after that does
-it return to Python and park on an event, and the next task wakes it there. The calling thread
-publishes a task (a kernel's chunk function and its argument table), runs chunks itself and
-returns when every chunk has run.
+saves. Here a worker is a Python thread that enters a JIT function once (``wp_worker``, through
+ctypes, so it holds no GIL) and stays there: it claims chunks of the published task with one
+compare-and-swap, spins between tasks for a short while (``BURN_FLEX_SPIN_US``, default 200 us,
+yielding the core every few rounds), then sleeps in the kernel (a futex, on Linux) until a task
+wakes it; where there is no futex it returns to Python and parks on an event instead. The calling
+thread publishes a task (a kernel's chunk function and its argument table), runs chunks itself
+and returns when every chunk has run. A spinning worker joins within ~1 us.
+
+Which calls split is the kernels' choice (``kernels.conv_direct._SPLIT_MACS``,
+``kernels.conv._SPLIT_ELEMS``): on this 2-vCPU VM only large ones, because inside a training step
+waking a sleeping worker costs the caller ~10-100 us and OpenBLAS's own worker, spinning for
+~0.1 s after each threaded GEMM, holds the second core (docs/benchmarks.md, round 16).
 
 The pool has ``threads.num_threads() - 1`` workers (``burn.set_num_threads`` / ``BURN_FLEX_THREADS``
 size it) and runs one task at a time: a second Python thread that finds it busy runs its kernel
@@ -35,7 +40,7 @@ from . import jit, threads
 
 # int64s per worker slot: one cache line each, so a worker's flag shares no line with another's
 _SLOT = 8
-# the longest a worker waits for the next task in native code before it parks in Python
+# how long an idle worker spins for the next task before it sleeps
 _SPIN_US_DEFAULT = 200
 
 
@@ -99,7 +104,15 @@ class NativePool:
                 return
 
     def busy(self) -> bool:
-        """Whether a task is running now (another thread's kernel call)."""
+        """Whether a task is running now (another thread's kernel call).
+
+        Example::
+
+            >>> from burn_flex import native_pool
+            >>> p = native_pool.pool()
+            >>> p is None or p.busy() is False
+            True
+        """
         return self.lock.locked()
 
     def run(self, chunk_fn: int, table: int, n_chunks: int, wake: bool = True) -> bool:
@@ -134,7 +147,7 @@ class NativePool:
                 t.join(timeout=5)
 
 
-# the most arguments of a kernel call_calls passes (workers.ll's wp_call_chunk rows)
+# the most arguments of a kernel call that run_calls and run_strided pass (workers.ll's rows)
 _MAX_ARGS = 10
 
 
