@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -38,13 +39,13 @@ def test_workers_run_chunks_and_the_result_has_the_bits_of_one_call():
     try:
         threads.set_num_threads(2)
         start = workers.worker_chunks()
-        # a worker that was parked joins a few microseconds after the task starts; a call of
-        # milliseconds leaves it time (retried: a loaded machine may not schedule it at once)
-        for _ in range(50):
+        # a worker that was asleep joins some microseconds after the task starts; a call of
+        # milliseconds leaves it time (retried for up to 20 s: a loaded machine may not schedule
+        # it at once)
+        deadline = time.monotonic() + 20
+        while workers.worker_chunks() == start and time.monotonic() < deadline:
             y = call(x, w)
             np.testing.assert_array_equal(y.view(np.int32), one.view(np.int32))
-            if workers.worker_chunks() > start:
-                break
         assert workers.worker_chunks() > start, "no chunk ran on a worker thread"
     finally:
         threads.set_num_threads(before)
