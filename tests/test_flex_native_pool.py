@@ -82,6 +82,8 @@ def test_a_new_thread_count_stops_the_old_workers():
         new = native_pool.pool()
         assert new is not old and new.threads == 2 and old.closed
         assert not any(t.is_alive() for t in old._threads)
+        # a caller still holding the old pool is sent back to run its kernel itself
+        assert old.run(jit.kernels().workers.direct_conv_chunk, 0, 1) is False
         np.testing.assert_array_equal(_call()(x, w), on_one_and_two_threads(lambda: _call()(x, w))[0])
     finally:
         threads.set_num_threads(before)

@@ -40,6 +40,9 @@ from . import jit, threads
 
 # int64s per worker slot: one cache line each, so a worker's flag shares no line with another's
 _SLOT = 8
+# Held while a task runs. One for every pool: the tasks share workers.ll's globals, so a pool being
+# replaced (a new thread count) and its successor must never run tasks at once.
+_TASK_LOCK = threading.Lock()
 # how long an idle worker spins for the next task before it sleeps
 _SPIN_US_DEFAULT = 200
 
@@ -84,7 +87,7 @@ class NativePool:
         self._kernels = k                 # the JIT engine holding the code the workers run stays alive
         self._run, self._worker, self._shutdown = w.run, w.worker, w.shutdown
         self.threads = n_threads
-        self.lock = threading.Lock()
+        self.lock = _TASK_LOCK
         self.closed = False
         self.slots = np.zeros((n_threads - 1) * _SLOT, np.int64)
         base = jit._addr(self.slots)
@@ -126,6 +129,8 @@ class NativePool:
         if not self.lock.acquire(blocking=False):
             return False
         try:
+            if self.closed:         # replaced by a pool for a new thread count: the caller runs it
+                return False
             if wake:
                 slots, events = self.slots, self._events
                 for i in range(len(events)):
