@@ -83,7 +83,7 @@ def test_a_new_thread_count_stops_the_old_workers():
         assert new is not old and new.threads == 2 and old.closed
         assert not any(t.is_alive() for t in old._threads)
         # a caller still holding the old pool is sent back to run its kernel itself
-        assert old.run(jit.kernels().workers.direct_conv_chunk, 0, 1) is False
+        assert old.run(jit.kernels().workers.strided_chunk, 0, 1) is False
         np.testing.assert_array_equal(_call()(x, w), on_one_and_two_threads(lambda: _call()(x, w))[0])
     finally:
         threads.set_num_threads(before)
@@ -108,7 +108,7 @@ def test_a_busy_pool_leaves_the_call_to_its_own_thread():
         threads.set_num_threads(2)
         p = native_pool.pool()
         with p.lock:                    # held: the pool is busy, every call runs inline
-            assert p.run(jit.kernels().workers.direct_conv_chunk, 0, 1) is False
+            assert p.run(jit.kernels().workers.strided_chunk, 0, 1) is False
             np.testing.assert_array_equal(call(x, w).view(np.int32), want.view(np.int32))
         ts = [threading.Thread(target=work) for _ in range(3)]
         for t in ts:
@@ -129,7 +129,7 @@ def test_chunk_counts_out_of_range_are_refused():
         p = native_pool.pool()
         for n in (0, 1 << 20):
             with pytest.raises(ValueError, match="chunks"):
-                p.run(jit.kernels().workers.direct_conv_chunk, 0, n)
+                p.run(jit.kernels().workers.strided_chunk, 0, n)
     finally:
         threads.set_num_threads(before)
 

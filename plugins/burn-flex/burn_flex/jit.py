@@ -519,9 +519,9 @@ class _Workers:
     ``burn_flex.native_pool``): ``setup(spin_cycles, sched_yield_address, syscall_address, sys_futex)``, ``worker(slot)``,
     ``run(chunk_fn, table, n_chunks, wake)``, ``shutdown()``, ``worker_chunks()`` (how many chunks workers
     ran so far: tests read it), and the addresses of the chunk functions
-    ``run`` takes (``direct_conv_chunk``, ``call_chunk``, ``strided_chunk``). ctypes releases the GIL for each call."""
+    ``run`` takes (``call_chunk``, ``strided_chunk``). ctypes releases the GIL for each call."""
 
-    __slots__ = ("setup", "worker", "run", "shutdown", "worker_chunks", "direct_conv_chunk", "call_chunk", "strided_chunk")
+    __slots__ = ("setup", "worker", "run", "shutdown", "worker_chunks", "call_chunk", "strided_chunk")
 
     def __init__(self, engine):
         vp, i64 = ctypes.c_void_p, ctypes.c_int64
@@ -530,7 +530,6 @@ class _Workers:
         self.run = ctypes.CFUNCTYPE(None, vp, vp, i64, i64)(engine.get_function_address("wp_run"))
         self.shutdown = ctypes.CFUNCTYPE(None)(engine.get_function_address("wp_shutdown"))
         self.worker_chunks = ctypes.CFUNCTYPE(i64)(engine.get_function_address("wp_worker_chunks"))
-        self.direct_conv_chunk = engine.get_function_address("wp_direct_conv_chunk")
         self.call_chunk = engine.get_function_address("wp_call_chunk")
         self.strided_chunk = engine.get_function_address("wp_strided_chunk")
 

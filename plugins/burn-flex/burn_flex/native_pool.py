@@ -64,8 +64,8 @@ def _spin_cycles() -> int:
     try:
         us = float(raw) if raw else _SPIN_US_DEFAULT
     except ValueError:
-        raise ValueError(f"BURN_FLEX_SPIN_US={raw!r}: expected microseconds (a number >= 0)") from None
-    if us < 0:
+        us = -1.0
+    if not us >= 0:                 # also NaN
         raise ValueError(f"BURN_FLEX_SPIN_US={raw!r}: expected microseconds (a number >= 0)")
     return int(us * 3000)           # cycles of the time-stamp counter, ~3 GHz (an estimate is enough)
 
@@ -179,16 +179,14 @@ def run_calls(kernel, calls) -> None:
         raise ValueError(f"native pool: a kernel call takes at most {_MAX_ARGS} arrays")
     fn = kernel.fn
     pool_ = pool() if len(calls) > 1 else None
-    if pool_ is None:
-        for arrays in calls:
-            fn(*jit._addrs_of(arrays))
-        return
-    head = ctypes.cast(fn, ctypes.c_void_p).value
-    rows = [[head] + jit._addrs_of(arrays) + [0] * (_MAX_ARGS - len(arrays)) for arrays in calls]
-    table = np.array(rows, np.int64)
-    if not pool_.run(pool_._kernels.workers.call_chunk, jit._addr(table), len(rows)):
-        for arrays in calls:
-            fn(*jit._addrs_of(arrays))
+    if pool_ is not None:
+        head = ctypes.cast(fn, ctypes.c_void_p).value
+        rows = [[head] + jit._addrs_of(arrays) + [0] * (_MAX_ARGS - len(arrays)) for arrays in calls]
+        table = np.array(rows, np.int64)
+        if pool_.run(pool_._kernels.workers.call_chunk, jit._addr(table), len(rows)):
+            return
+    for arrays in calls:            # no pool, or it is busy with another thread's task
+        fn(*jit._addrs_of(arrays))
 
 
 # chunks per thread a split call is cut into at most (the threads claim them in turn, so one that

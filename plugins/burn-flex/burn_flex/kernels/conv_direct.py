@@ -26,7 +26,6 @@ The kernel can also add a bias and apply relu to a tile before storing it (``bia
 """
 from __future__ import annotations
 
-import ctypes
 import functools
 
 import numpy as np
@@ -183,7 +182,7 @@ class DirectCall:
     """
 
     __slots__ = ("x_shape", "w_shape", "fn", "pad_fn", "pad_geo", "xp_shape", "y_shape", "zeroed", "c_out", "taps",
-                 "blocks", "lanes", "fixed", "tail", "keep", "table", "macs", "chunk_fn")
+                 "blocks", "lanes", "fixed", "tail", "keep", "kernel", "macs")
 
     def __init__(self, k, x_shape, w_shape, stride, padding, dilation, out_hw, relu=False, pool2=False,
                  out_padding=(0, 0, 0, 0)):
@@ -204,10 +203,11 @@ class DirectCall:
         self.c_out, self.taps, self.blocks = c_out, koff.size, b
         self.lanes = -(-c_out // (8 * b)) * 8 * b
         p_len = base.size if pool2 else out_hw[0] * out_hw[1]
-        self.fn = (k.direct_conv_pool if pool2 else k.direct_conv[tile]).fn
+        self.kernel = k.direct_conv_pool if pool2 else k.direct_conv[tile]
+        self.fn = self.kernel.fn
         # FLAGS: bit 1 (relu) as prepared; bit 0 (add the bias) only for a call with a bias (adding
         # zeros would turn -0.0 into +0.0): one geometry array for each case
-        # (8 entries for either kernel: the native pool's chunks copy 8; the plain kernel reads 7)
+        # (8 entries for either kernel, so the native pool's chunks copy one length; the plain kernel reads 7)
         d = np.array([n, koff.size, c * xp_hw[0] * xp_hw[1], p_len, c_out, self.lanes // (8 * b), 0,
                       y_hw[0] * y_hw[1] if pool2 else 0], np.int64)
         d_bias = d.copy()
@@ -219,11 +219,6 @@ class DirectCall:
         self.fixed = (addr[2], addr[3])           # base, koff
         self.tail = (addr[0], addr[1], addr[4], tuple(addr[5:5 + len(extra)]),
                      addr[-1] if self.pad_geo is not None else 0)
-        # the native pool's argument table (workers.ll's wp_direct_conv_chunk): the kernel, then
-        # xp, wt, y, d and bias per call, base, koff, qoff, floats per image of xp and y, N, chunks
-        self.table = np.array([ctypes.cast(self.fn, ctypes.c_void_p).value, 0, 0, 0, 0, addr[2], addr[3], 0,
-                               addr[5] if pool2 else 0, d[2], c_out * int(np.prod(y_hw)), n, 0], np.int64)
-        self.chunk_fn = k.workers.direct_conv_chunk
         self.macs = n * c_out * koff.size * p_len
 
     def pack(self, w):
@@ -263,17 +258,16 @@ class DirectCall:
             ab = zero_lanes
         else:
             ax, aw, ay, ab = jit._addrs_of((xp, wt, y, lanes))
-        if self.x_shape[0] > 1 and self.macs >= max(_SPLIT_MACS, 2 * _CHUNK_MACS):
-            pool = native_pool.pool()
-            if pool is not None:
-                # chunks of images on the native pool; the same bits as one call (images are independent)
-                table = self.table.copy()
-                table[1:5] = (ax, aw, ay, geo)
-                table[7] = ab
-                table[12] = chunks = min(self.x_shape[0], self.macs // _CHUNK_MACS,
-                                         native_pool.CHUNKS_PER_THREAD * pool.threads)
-                if pool.run(self.chunk_fn, jit._addrs_of((table,))[0], chunks):
-                    return y
+        n = self.x_shape[0]
+        if n > 1 and self.macs >= max(_SPLIT_MACS, 2 * _CHUNK_MACS):
+            # chunks of images on the native pool, the same bits as one call (images are independent):
+            # xp and y advance an image per item, d's image count is each chunk's
+            keep = self.keep
+            arrays = (xp, wt, y, keep[1] if lanes is not None else keep[0], keep[2], keep[3],
+                      keep[4] if lanes is None else lanes) + keep[5:5 + len(extra)]
+            per_image = (xp[0].nbytes, 0, y[0].nbytes) + (0,) * (len(arrays) - 3)
+            if native_pool.run_strided(self.kernel, n, arrays, per_image, -(-_CHUNK_MACS * n // self.macs), geometry=3):
+                return y
         self.fn(ax, aw, ay, geo, *self.fixed, ab, *extra)
         return y
 

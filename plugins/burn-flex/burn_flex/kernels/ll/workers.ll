@@ -262,62 +262,6 @@ exit:
   ret void
 }
 
-; The direct convolution's chunks (direct.ll's kernels split over images): arg is an i64 table
-;   [kernel, xp, wt, y, d, base, koff, bias, qoff, XS, YS, N, CHUNKS]
-; (XS, YS: floats per image of xp and y). Chunk c runs images N * c / CHUNKS .. N * (c + 1) / CHUNKS
-; - 1 with a copy of d whose d[0] is their count. The kernels without qoff ignore the 8th argument.
-define void @wp_direct_conv_chunk(ptr %tab, i64 %c) nounwind {
-entry:
-  %dl = alloca [8 x i64], align 8
-  %pk = getelementptr inbounds i64, ptr %tab, i64 0
-  %kfn = load ptr, ptr %pk
-  %px = getelementptr inbounds i64, ptr %tab, i64 1
-  %x = load ptr, ptr %px
-  %pw = getelementptr inbounds i64, ptr %tab, i64 2
-  %w = load ptr, ptr %pw
-  %py = getelementptr inbounds i64, ptr %tab, i64 3
-  %y = load ptr, ptr %py
-  %pd = getelementptr inbounds i64, ptr %tab, i64 4
-  %d = load ptr, ptr %pd
-  %pb = getelementptr inbounds i64, ptr %tab, i64 5
-  %base = load ptr, ptr %pb
-  %pko = getelementptr inbounds i64, ptr %tab, i64 6
-  %koff = load ptr, ptr %pko
-  %pbi = getelementptr inbounds i64, ptr %tab, i64 7
-  %bias = load ptr, ptr %pbi
-  %pq = getelementptr inbounds i64, ptr %tab, i64 8
-  %qoff = load ptr, ptr %pq
-  %pxs = getelementptr inbounds i64, ptr %tab, i64 9
-  %xs = load i64, ptr %pxs
-  %pys = getelementptr inbounds i64, ptr %tab, i64 10
-  %ys = load i64, ptr %pys
-  %pn = getelementptr inbounds i64, ptr %tab, i64 11
-  %nimg = load i64, ptr %pn
-  %pc = getelementptr inbounds i64, ptr %tab, i64 12
-  %chunks = load i64, ptr %pc
-  %m0 = mul i64 %nimg, %c
-  %a = sdiv i64 %m0, %chunks
-  %c1 = add i64 %c, 1
-  %m1 = mul i64 %nimg, %c1
-  %e = sdiv i64 %m1, %chunks
-  %cnt = sub i64 %e, %a
-  %empty = icmp sle i64 %cnt, 0
-  br i1 %empty, label %exit, label %go
-go:
-  call void @llvm.memcpy.p0.p0.i64(ptr align 8 %dl, ptr align 8 %d, i64 64, i1 false)
-  store i64 %cnt, ptr %dl
-  %xo = mul i64 %a, %xs
-  %xa = getelementptr inbounds float, ptr %x, i64 %xo
-  %yo = mul i64 %a, %ys
-  %ya = getelementptr inbounds float, ptr %y, i64 %yo
-  call void %kfn(ptr %xa, ptr %w, ptr %ya, ptr %dl, ptr %base, ptr %koff, ptr %bias, ptr %qoff)
-  br label %exit
-exit:
-  ret void
-}
-
-declare void @llvm.memcpy.p0.p0.i64(ptr noalias nocapture writeonly, ptr noalias nocapture readonly, i64, i1 immarg)
-
 ; Any kernel whose arguments are pointers, called once per chunk with a row of arguments of its
 ; own: arg is an i64 table of rows [kernel, a0, ..., a9] (11 i64 each; a kernel with fewer
 ; arguments ignores the rest). The caller prepares every row (its slices, its geometry array).
@@ -441,3 +385,5 @@ call:
 exit:
   ret void
 }
+
+declare void @llvm.memcpy.p0.p0.i64(ptr noalias nocapture writeonly, ptr noalias nocapture readonly, i64, i1 immarg)
