@@ -191,6 +191,18 @@ def compile_ir(src: str):
     return engine, mod, ("disk cache" if cached is not None else "compiled")
 
 
+def _host_has_avx512() -> bool:
+    """Whether the host CPU has AVX-512F (LLVM's host features): 16 float32 lanes per vector.
+
+    Example:
+        >>> from burn_flex import jit
+        >>> isinstance(jit._host_has_avx512(), bool)
+        True
+    """
+    import llvmlite.binding as llvm
+    return bool(llvm.get_host_cpu_features().get("avx512f", False))
+
+
 def _module_source() -> str:
     """One module from every IR file: they define no name twice, and each declares the LLVM
     intrinsics it calls, so a declaration another file already made is dropped (LLVM rejects a
@@ -541,7 +553,8 @@ class Kernels:
     ``layer_norm_rows`` and ``layer_norm_grad_rows`` for ``burn_flex.kernels.nn``; ``im2col``,
     ``im2col_gather``, ``col2im``, ``pad_planes``, ``dot_nt_sum``, ``maxpool2`` and ``maxpool2_grad``
     for flex's float32 convolutions and 2x2 max pooling (``burn_flex.kernels.conv``);
-    ``direct_conv[tile]``, ``direct_conv_pool`` and ``grad_weight_rows`` (``burn_flex.kernels.conv_direct``); ``adam[mode]`` and
+    ``direct_conv[tile]``, ``direct_conv_pool``, ``direct_conv_pool_w16[blocks]``, ``vector_bits`` and
+    ``grad_weight_rows`` (``burn_flex.kernels.conv_direct``); ``adam[mode]`` and
     ``sgd[flags]``, the optimizer updates of ``burn_flex.kernels.optim``, bit-identical to its
     numpy path.
 
@@ -574,8 +587,15 @@ class Kernels:
         self.pad_planes = _Planes(engine, "pad_planes_f32", 2, 1)
         # the direct convolution's two tilings (kernels/ll/direct.ll): (xp, wt, y, d, base, koff, bias)
         self.direct_conv = {(4, 2): _Planes(engine, "direct_conv_r4b2_f32", 3, 4),
-                            (8, 1): _Planes(engine, "direct_conv_r8b1_f32", 3, 4)}
+                            (8, 1): _Planes(engine, "direct_conv_r8b1_f32", 3, 4),
+                            (4, 2, 16): _Planes(engine, "direct_conv_r4b2w16_f32", 3, 4),
+                            (4, 1, 16): _Planes(engine, "direct_conv_r4b1w16_f32", 3, 4)}
         self.direct_conv_pool = _Planes(engine, "direct_conv_pool_r4b2_f32", 3, 5)
+        self.direct_conv_pool_w16 = {2: _Planes(engine, "direct_conv_pool_r4b2w16_f32", 3, 5),
+                                     1: _Planes(engine, "direct_conv_pool_r4b1w16_f32", 3, 5)}
+        # whether this CPU has 512-bit vectors: the direct convolution's 16-lane tiles then do twice
+        # the multiply-adds per instruction (elsewhere they compile to pairs of 8-lane halves: no gain)
+        self.vector_bits = 512 if _host_has_avx512() else 256
         # a stride-1 weight gradient over rows of positions (direct.ll): (xp, g, acc, d, koff)
         self.grad_weight_rows = _Planes(engine, "grad_weight_rows_o4k3_f32", 3, 2)
         self.col2im = _Planes(engine, "col2im_f32", 2, 3)

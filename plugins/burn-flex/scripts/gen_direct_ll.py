@@ -44,19 +44,21 @@ HEADER = '''; flex's JIT direct convolution (float32 forward, any stride / dilat
 ; 4 * PP (the rows and columns no window covers, an odd last one, are never computed).
 '''
 
-def tile_fn(R, B, pool=False):
-    name = f"direct_conv_pool_r{R}b{B}_f32" if pool else f"direct_conv_r{R}b{B}_f32"
+def tile_fn(R, B, pool=False, W=8):
+    wide = f"w{W}" if W != 8 else ""
+    name = f"direct_conv_pool_r{R}b{B}{wide}_f32" if pool else f"direct_conv_r{R}b{B}{wide}_f32"
+    V, M = f"<{W} x float>", f"<{W} x i1>"
     L = []
     a = L.append
     a(f"define void @{name}(ptr noalias nocapture readonly %xp, ptr noalias nocapture readonly %wt,")
     a(f"                    ptr noalias nocapture writeonly %y, ptr noalias nocapture readonly %d,")
     a(f"                    ptr noalias nocapture readonly %base, ptr noalias nocapture readonly %koff,")
-    a(f"                    ptr noalias nocapture readonly %bias{', ptr noalias nocapture readonly %qoff' if pool else ''}) nounwind #3 {{")
+    a(f"                    ptr noalias nocapture readonly %bias{', ptr noalias nocapture readonly %qoff' if pool else ''}) nounwind #{3 if W == 8 else 4} {{")
     a("entry:")
     for i, v in enumerate(["nn", "nk", "xs", "np", "no", "obt", "flags"] + (["pp"] if pool else [])):
         a(f"  %d{i} = getelementptr inbounds i64, ptr %d, i64 {i}")
         a(f"  %{v} = load i64, ptr %d{i}")
-    a(f"  %acc = alloca [{R * B} x <8 x float>], align 32")
+    a(f"  %acc = alloca [{R * B} x {V}], align {4 * W}")
     a(f"  %op = mul i64 %no, {'%pp' if pool else '%np'}")
     a("  %fb = and i64 %flags, 1")
     a("  %hasbias = icmp ne i64 %fb, 0")
@@ -87,7 +89,7 @@ def tile_fn(R, B, pool=False):
     a("  br label %t.loop")
     a("t.loop:")
     a("  %t = phi i64 [ 0, %p.loop ], [ %t.next, %t.latch ]")
-    a(f"  %tb = mul i64 %t, {B * 8}")
+    a(f"  %tb = mul i64 %t, {B * W}")
     a("  %tbk = mul i64 %tb, %nk")
     a("  %wtile = getelementptr inbounds float, ptr %wt, i64 %tbk")
     a("  br label %k.loop")
@@ -95,33 +97,36 @@ def tile_fn(R, B, pool=False):
     a("  %k = phi i64 [ 0, %t.loop ], [ %k.next, %k.loop ]")
     for r in range(R):
         for b in range(B):
-            a(f"  %a{r}_{b} = phi <8 x float> [ zeroinitializer, %t.loop ], [ %an{r}_{b}, %k.loop ]")
+            a(f"  %a{r}_{b} = phi {V} [ zeroinitializer, %t.loop ], [ %an{r}_{b}, %k.loop ]")
     a("  %pko = getelementptr inbounds i64, ptr %koff, i64 %k")
     a("  %ko = load i64, ptr %pko")
     for r in range(R):
         a(f"  %px{r} = getelementptr inbounds float, ptr %xr{r}, i64 %ko")
         a(f"  %s{r} = load float, ptr %px{r}, align 4")
-        a(f"  %si{r} = insertelement <8 x float> poison, float %s{r}, i64 0")
-        a(f"  %x{r} = shufflevector <8 x float> %si{r}, <8 x float> poison, <8 x i32> zeroinitializer")
-    a("  %k8 = mul i64 %k, 8")
+        a(f"  %si{r} = insertelement {V} poison, float %s{r}, i64 0")
+        a(f"  %x{r} = shufflevector {V} %si{r}, {V} poison, <{W} x i32> zeroinitializer")
+    a(f"  %k8 = mul i64 %k, {W}")
     for b in range(B):
         # block b of this tile: wt + ((t * B + b) * K + k) * 8 = wtile + b * K * 8 + k * 8
-        a(f"  %wbo{b} = mul i64 %nk, {b * 8}")
+        a(f"  %wbo{b} = mul i64 %nk, {b * W}")
         a(f"  %wbk{b} = add i64 %wbo{b}, %k8")
         a(f"  %pw{b} = getelementptr inbounds float, ptr %wtile, i64 %wbk{b}")
-        a(f"  %w{b} = load <8 x float>, ptr %pw{b}, align 4")
+        a(f"  %w{b} = load {V}, ptr %pw{b}, align 4")
     for r in range(R):
         for b in range(B):
-            a(f"  %an{r}_{b} = call <8 x float> @llvm.fmuladd.v8f32(<8 x float> %x{r}, <8 x float> %w{b}, <8 x float> %a{r}_{b})")
+            a(f"  %an{r}_{b} = call {V} @llvm.fmuladd.v{W}f32({V} %x{r}, {V} %w{b}, {V} %a{r}_{b})")
     a("  %k.next = add nuw nsw i64 %k, 1")
     a("  %k.done = icmp eq i64 %k.next, %nk")
     a("  br i1 %k.done, label %t.epilogue, label %k.loop")
-    _epilogue(a, R, B)
+    _epilogue(a, R, B, W)
     if pool:
-        _store_pooled(a, B)
+        _store_pooled(a, B, W)
     else:
-        _store_whole_tile(a, R, B)
-        _store_partial_tile(a, R, B)
+        if W == 8:
+            _store_whole_tile(a, R, B)
+        else:
+            _store_whole_tile_wide(a, R, B, W)
+        _store_partial_tile(a, R, B, W)
     a("t.latch:")
     a("  %t.next = add nuw nsw i64 %t, 1")
     a("  %t.done = icmp eq i64 %t.next, %obt")
@@ -139,25 +144,26 @@ def tile_fn(R, B, pool=False):
     a("}")
     return "\n".join(L) + "\n"
 
-def _epilogue(a, R, B):
+def _epilogue(a, R, B, W=8):
     """t.epilogue: flags bit 0 adds bias[o] (lanes are output channels: one vector load per block),
     bit 1 applies relu (flex's: x if x > 0 or x is NaN, else +0.0); without a flag the sum is kept
     as it is (adding a zero would turn -0.0 into +0.0)."""
+    V, M = f"<{W} x float>", f"<{W} x i1>"
     a("t.epilogue:")
-    a(f"  %o0e = mul i64 %t, {B * 8}")
+    a(f"  %o0e = mul i64 %t, {B * W}")
     for b in range(B):
-        a(f"  %bo{b} = add i64 %o0e, {b * 8}")
+        a(f"  %bo{b} = add i64 %o0e, {b * W}")
         a(f"  %pbias{b} = getelementptr inbounds float, ptr %bias, i64 %bo{b}")
-        a(f"  %bv{b} = load <8 x float>, ptr %pbias{b}, align 4")
+        a(f"  %bv{b} = load {V}, ptr %pbias{b}, align 4")
     for r in range(R):
         for b in range(B):
-            a(f"  %eb{r}_{b} = fadd <8 x float> %an{r}_{b}, %bv{b}")
-            a(f"  %ec{r}_{b} = select i1 %hasbias, <8 x float> %eb{r}_{b}, <8 x float> %an{r}_{b}")
-            a(f"  %eg{r}_{b} = fcmp ogt <8 x float> %ec{r}_{b}, zeroinitializer")
-            a(f"  %eu{r}_{b} = fcmp uno <8 x float> %ec{r}_{b}, %ec{r}_{b}")
-            a(f"  %ek{r}_{b} = or <8 x i1> %eg{r}_{b}, %eu{r}_{b}")
-            a(f"  %er{r}_{b} = select <8 x i1> %ek{r}_{b}, <8 x float> %ec{r}_{b}, <8 x float> zeroinitializer")
-            a(f"  %en{r}_{b} = select i1 %hasrelu, <8 x float> %er{r}_{b}, <8 x float> %ec{r}_{b}")
+            a(f"  %eb{r}_{b} = fadd {V} %an{r}_{b}, %bv{b}")
+            a(f"  %ec{r}_{b} = select i1 %hasbias, {V} %eb{r}_{b}, {V} %an{r}_{b}")
+            a(f"  %eg{r}_{b} = fcmp ogt {V} %ec{r}_{b}, zeroinitializer")
+            a(f"  %eu{r}_{b} = fcmp uno {V} %ec{r}_{b}, %ec{r}_{b}")
+            a(f"  %ek{r}_{b} = or {M} %eg{r}_{b}, %eu{r}_{b}")
+            a(f"  %er{r}_{b} = select {M} %ek{r}_{b}, {V} %ec{r}_{b}, {V} zeroinitializer")
+            a(f"  %en{r}_{b} = select i1 %hasrelu, {V} %er{r}_{b}, {V} %ec{r}_{b}")
     a("  br label %t.store")
 
 
@@ -207,14 +213,49 @@ def _store_whole_tile(a, R, B):
     a("  br label %t.latch")
 
 
-def _store_partial_tile(a, R, B):
+def _store_whole_tile_wide(a, R, B, W):
+    """t.store of a 16-lane tile of 4 positions: the 4 rows interleaved into one [W, 4] vector per
+    block (two rounds of shufflevector), then one <4 x float> store per output channel (else t.spill)."""
+    V = f"<{W} x float>"
+    assert R == 4, "the wide tiles hold 4 positions"
+    a("t.store:")
+    a(f"  %o0 = mul i64 %t, {B * W}")
+    a(f"  %rleft = sub i64 %np, %p0")
+    a(f"  %rlt = icmp slt i64 %rleft, {R}")
+    a(f"  %rn = select i1 %rlt, i64 %rleft, i64 {R}")
+    a(f"  %oleft = sub i64 %no, %o0")
+    a(f"  %olt = icmp slt i64 %oleft, {B * W}")
+    a(f"  %on = select i1 %olt, i64 %oleft, i64 {B * W}")
+    a("  %partial = or i1 %rlt, %olt")
+    a("  br i1 %partial, label %t.spill, label %t.vec")
+    a("t.vec:")
+    pairs = ", ".join(f"i32 {i}, i32 {i + W}" for i in range(W))            # (r0[i], r1[i]) for each lane i
+    quads = ", ".join(f"i32 {2 * i}, i32 {2 * i + 1}, i32 {2 * i + 2 * W}, i32 {2 * i + 2 * W + 1}" for i in range(W))
+    for b in range(B):
+        a(f"  %i01_{b} = shufflevector {V} %en0_{b}, {V} %en1_{b}, <{2 * W} x i32> <{pairs}>")
+        a(f"  %i23_{b} = shufflevector {V} %en2_{b}, {V} %en3_{b}, <{2 * W} x i32> <{pairs}>")
+        # lane j's four positions at 4 j .. 4 j + 3
+        a(f"  %iq_{b} = shufflevector <{2 * W} x float> %i01_{b}, <{2 * W} x float> %i23_{b}, <{4 * W} x i32> <{quads}>")
+        for j in range(W):
+            sel = ", ".join(f"i32 {4 * j + r}" for r in range(4))
+            a(f"  %c{b}_{j} = shufflevector <{4 * W} x float> %iq_{b}, <{4 * W} x float> poison, <4 x i32> <{sel}>")
+            a(f"  %vo{b}_{j} = add i64 %o0, {b * W + j}")
+            a(f"  %vop{b}_{j} = mul i64 %vo{b}_{j}, %np")
+            a(f"  %vyo{b}_{j} = add i64 %vop{b}_{j}, %p0")
+            a(f"  %vy{b}_{j} = getelementptr inbounds float, ptr %yn, i64 %vyo{b}_{j}")
+            a(f"  store <4 x float> %c{b}_{j}, ptr %vy{b}_{j}, align 4")
+    a("  br label %t.latch")
+
+
+def _store_partial_tile(a, R, B, W=8):
     """t.spill: a partial tile (the last positions, the last channels) spilled, stored lane by lane."""
+    V = f"<{W} x float>"
     a("t.spill:")
     # a partial tile (the last positions, the last channels): spilled, then stored lane by lane
     for r in range(R):
         for b in range(B):
-            a(f"  %sp{r}_{b} = getelementptr inbounds [{R * B} x <8 x float>], ptr %acc, i64 0, i64 {r * B + b}")
-            a(f"  store <8 x float> %en{r}_{b}, ptr %sp{r}_{b}, align 32")
+            a(f"  %sp{r}_{b} = getelementptr inbounds [{R * B} x {V}], ptr %acc, i64 0, i64 {r * B + b}")
+            a(f"  store {V} %en{r}_{b}, ptr %sp{r}_{b}, align {4 * W}")
     a("  br label %so.loop")
     a("so.loop:")
     a("  %oo = phi i64 [ 0, %t.spill ], [ %oo.next, %so.latch ]")
@@ -225,8 +266,8 @@ def _store_partial_tile(a, R, B):
     a("  br label %sr.loop")
     a("sr.loop:")
     a("  %rr = phi i64 [ 0, %so.loop ], [ %rr.next, %sr.loop ]")
-    # acc float index: (rr * B + oo / 8) * 8 + oo % 8 = rr * B * 8 + oo
-    a(f"  %ai0 = mul i64 %rr, {B * 8}")
+    # acc float index: (rr * B + oo / W) * W + oo % W = rr * B * W + oo
+    a(f"  %ai0 = mul i64 %rr, {B * W}")
     a("  %ai = add i64 %ai0, %oo")
     a("  %pa = getelementptr inbounds float, ptr %acc, i64 %ai")
     a("  %v = load float, ptr %pa, align 4")
@@ -241,26 +282,27 @@ def _store_partial_tile(a, R, B):
     a("  br i1 %oo.done, label %t.latch, label %so.loop")
 
 
-def _store_pooled(a, B):
+def _store_pooled(a, B, W=8):
     """t.store of the pooled kernel: the window's maximum per output channel (its 4 positions are the
     tile's rows), one float per channel into y[n, o, q]; the last channels (past O) spilled."""
+    V = f"<{W} x float>"
     a("t.store:")
-    a(f"  %o0 = mul i64 %t, {B * 8}")
+    a(f"  %o0 = mul i64 %t, {B * W}")
     a("  %qi = lshr i64 %p0, 2")
     a("  %pqo = getelementptr inbounds i64, ptr %qoff, i64 %qi")
     a("  %q = load i64, ptr %pqo")
     for b in range(B):
-        a(f"  %mx{b}_0 = call <8 x float> @dc_np_max8(<8 x float> %en0_{b}, <8 x float> %en1_{b})")
-        a(f"  %mx{b}_1 = call <8 x float> @dc_np_max8(<8 x float> %mx{b}_0, <8 x float> %en2_{b})")
-        a(f"  %mx{b} = call <8 x float> @dc_np_max8(<8 x float> %mx{b}_1, <8 x float> %en3_{b})")
+        a(f"  %mx{b}_0 = call {V} @dc_np_max{W}({V} %en0_{b}, {V} %en1_{b})")
+        a(f"  %mx{b}_1 = call {V} @dc_np_max{W}({V} %mx{b}_0, {V} %en2_{b})")
+        a(f"  %mx{b} = call {V} @dc_np_max{W}({V} %mx{b}_1, {V} %en3_{b})")
     a("  %oleft = sub i64 %no, %o0")
-    a(f"  %olt = icmp slt i64 %oleft, {B * 8}")
+    a(f"  %olt = icmp slt i64 %oleft, {B * W}")
     a("  br i1 %olt, label %t.spill, label %t.vec")
     a("t.vec:")
     for b in range(B):
-        for j in range(8):
-            a(f"  %pe{b}_{j} = extractelement <8 x float> %mx{b}, i64 {j}")
-            a(f"  %pc{b}_{j} = add i64 %o0, {b * 8 + j}")
+        for j in range(W):
+            a(f"  %pe{b}_{j} = extractelement {V} %mx{b}, i64 {j}")
+            a(f"  %pc{b}_{j} = add i64 %o0, {b * W + j}")
             a(f"  %pq{b}_{j} = mul i64 %pc{b}_{j}, %pp")
             a(f"  %pr{b}_{j} = add i64 %pq{b}_{j}, %q")
             a(f"  %py{b}_{j} = getelementptr inbounds float, ptr %yn, i64 %pr{b}_{j}")
@@ -268,8 +310,8 @@ def _store_pooled(a, B):
     a("  br label %t.latch")
     a("t.spill:")
     for b in range(B):
-        a(f"  %sp{b} = getelementptr inbounds [{4 * B} x <8 x float>], ptr %acc, i64 0, i64 {b}")
-        a(f"  store <8 x float> %mx{b}, ptr %sp{b}, align 32")
+        a(f"  %sp{b} = getelementptr inbounds [{4 * B} x {V}], ptr %acc, i64 0, i64 {b}")
+        a(f"  store {V} %mx{b}, ptr %sp{b}, align {4 * W}")
     a("  br label %so.loop")
     a("so.loop:")
     a("  %oo = phi i64 [ 0, %t.spill ], [ %oo.next, %so.loop ]")
@@ -442,26 +484,46 @@ def _rows_fma(a, OT, KT, tag, g_off, x_off, acc_in, acc_out, masked):
               f"<8 x float> %{tag}x{t}, <8 x float> %{acc_in}{r}_{t})")
 
 
-NP_MAX8 = """
-; numpy's maximum(a, b) on eight lanes: a where a > b or a is NaN, else b (pool.ll's np_max8p)
-define internal <8 x float> @dc_np_max8(<8 x float> %a, <8 x float> %b) alwaysinline nounwind readnone {
-  %gt = fcmp ogt <8 x float> %a, %b
-  %nan = fcmp uno <8 x float> %a, %a
-  %keep = or <8 x i1> %gt, %nan
-  %r = select <8 x i1> %keep, <8 x float> %a, <8 x float> %b
-  ret <8 x float> %r
-}
+WIDE_HEADER = """
+; The same tilings on 16 lanes (blocks of 16 output channels, weights packed as
+; wt[(b * K + k) * 16 + lane] = w[b * 16 + lane, k], bias OBT * B * 16 floats; d as above with OBT
+; counting tiles of B blocks of 16), for hosts with 512-bit vectors (AVX-512): 4 positions x 32
+; channels in 8 accumulators of 16 lanes (r4b2w16), twice the multiply-adds per instruction, or
+; 4 positions x 16 channels (r4b1w16, half the instructions of r4b2's 8-lane tile for 9 to 16
+; channels). Each lane runs the same fmuladd chain over k as the 8-lane kernels: the same bits.
 """
+
+def _np_max(W, comment):
+    """numpy's maximum(a, b) on W lanes: a where a > b or a is NaN, else b."""
+    V, M = f"<{W} x float>", f"<{W} x i1>"
+    return f"""
+{comment}
+define internal {V} @dc_np_max{W}({V} %a, {V} %b) alwaysinline nounwind readnone {{
+  %gt = fcmp ogt {V} %a, %b
+  %nan = fcmp uno {V} %a, %a
+  %keep = or {M} %gt, %nan
+  %r = select {M} %keep, {V} %a, {V} %b
+  ret {V} %r
+}}
+"""
+
+
+NP_MAX8 = _np_max(8, "; numpy's maximum(a, b) on eight lanes: a where a > b or a is NaN, else b (pool.ll's np_max8p)")
+NP_MAX16 = _np_max(16, "; the same on sixteen lanes (the 16-lane tiles' pooling)")
 
 
 def source() -> str:
     """The text of direct.ll."""
     return HEADER + "\n" + tile_fn(4, 2) + "\n" + tile_fn(8, 1) + "\n" + tile_fn(4, 2, pool=True) + NP_MAX8 \
-        + GRAD_ROWS_HEADER + grad_rows_fn(4, 3) + '''
+        + GRAD_ROWS_HEADER + grad_rows_fn(4, 3) + WIDE_HEADER + "\n" + tile_fn(4, 2, W=16) + "\n" \
+        + tile_fn(4, 2, pool=True, W=16) + "\n" + tile_fn(4, 1, W=16) + "\n" + tile_fn(4, 1, pool=True, W=16) + NP_MAX16 + '''
 declare <8 x float> @llvm.fmuladd.v8f32(<8 x float>, <8 x float>, <8 x float>)
+declare <16 x float> @llvm.fmuladd.v16f32(<16 x float>, <16 x float>, <16 x float>)
 declare <8 x float> @llvm.masked.load.v8f32.p0(ptr, i32, <8 x i1>, <8 x float>)
 
 attributes #3 = { nounwind "no-builtins" }
+; 512-bit vectors are legal in these functions even where the CPU's tuning prefers 256-bit ones
+attributes #4 = { nounwind "no-builtins" "min-legal-vector-width"="512" }
 '''
 
 

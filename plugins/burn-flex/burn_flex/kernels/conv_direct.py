@@ -62,8 +62,22 @@ def use_direct(k, dt, groups, n, macs_per_image) -> bool:
 
 
 def _tile(c_out):
-    """direct.ll's tiling: 8 positions x 8 channels for at most 8 output channels, else 4 x 16."""
+    """direct.ll's 8-lane tiling: 8 positions x 8 channels for at most 8 output channels, else 4 x 16."""
     return (8, 1) if c_out <= 8 else (4, 2)
+
+
+def _call_tile(k, c_out, pool2):
+    """``(positions, blocks, lanes per block)`` of a :class:`DirectCall`'s kernel. Where the CPU
+    has 512-bit vectors, direct.ll's 16-lane tiles: 4 positions x 32 channels for more than 16
+    output channels (twice the multiply-adds per instruction), 4 x 16 for 9 to 16 (and for a
+    pooled call's fewer: its tile is 4 positions, one window); else its 8-lane tiles. Every tile
+    gives the same bits."""
+    if k.vector_bits >= 512:
+        if c_out > 16:
+            return 4, 2, 16
+        if c_out > 8 or pool2:
+            return 4, 1, 16
+    return (4, 2, 8) if pool2 else _tile(c_out) + (8,)
 
 
 def _zero_padded(offsets, multiple):
@@ -96,17 +110,18 @@ def _geometry(c, padded_hw, kernel, stride, dilation, out_hw, positions_per_tile
     return base, koff
 
 
-def _packed_weights(w, blocks_per_tile):
-    """w [O, K] in direct.ll's blocks of 8 output channels, ``wt[b, k, lane] = w[b * 8 + lane, k]``,
-    zeros past O, whole blocks up to a multiple of the tile's."""
+def _packed_weights(w, blocks_per_tile, lanes=8):
+    """w [O, K] in direct.ll's blocks of ``lanes`` (8 or 16) output channels,
+    ``wt[b, k, lane] = w[b * lanes + lane, k]``, zeros past O, whole blocks up to a multiple of the
+    tile's."""
     c_out, k = w.shape
-    per_tile = 8 * blocks_per_tile
+    per_tile = lanes * blocks_per_tile
     rows = -(-c_out // per_tile) * per_tile
     if rows == c_out:          # whole tiles: one transposing copy (the zeros and the copy into them cost 2x)
-        return np.ascontiguousarray(w.reshape(rows // 8, 8, k).transpose(0, 2, 1), dtype=np.float32)
+        return np.ascontiguousarray(w.reshape(rows // lanes, lanes, k).transpose(0, 2, 1), dtype=np.float32)
     wt = np.zeros((rows, k), np.float32)
     wt[:c_out] = w
-    return np.ascontiguousarray(wt.reshape(rows // 8, 8, k).transpose(0, 2, 1))
+    return np.ascontiguousarray(wt.reshape(rows // lanes, lanes, k).transpose(0, 2, 1))
 
 
 def _padded(k, x, padding):
@@ -182,7 +197,7 @@ class DirectCall:
     """
 
     __slots__ = ("x_shape", "w_shape", "fn", "pad_fn", "pad_geo", "xp_shape", "y_shape", "zeroed", "c_out", "taps",
-                 "blocks", "lanes", "fixed", "tail", "keep", "kernel", "macs")
+                 "blocks", "width", "lanes", "fixed", "tail", "keep", "kernel", "macs")
 
     def __init__(self, k, x_shape, w_shape, stride, padding, dilation, out_hw, relu=False, pool2=False,
                  out_padding=(0, 0, 0, 0)):
@@ -194,21 +209,24 @@ class DirectCall:
         self.xp_shape = (n, c) + xp_hw
         self.pad_geo = np.array([n * c, h, wd, pt, pb, pl, pr], np.int64) if any(padding) else None
         self.pad_fn = k.pad_planes.fn
-        r, b = tile = (4, 2) if pool2 else _tile(c_out)
+        r, b, width = _call_tile(k, c_out, pool2)
         base, koff = _geometry(c, xp_hw, kernel, stride, dilation, out_hw, r, pool2)
         pooled_hw = (out_hw[0] // 2, out_hw[1] // 2)
         ot, ob, ol, orr = out_padding
         y_hw = (pooled_hw[0] + ot + ob, pooled_hw[1] + ol + orr) if pool2 else tuple(out_hw)
         self.y_shape, self.zeroed = (n, c_out) + y_hw, any(out_padding)
-        self.c_out, self.taps, self.blocks = c_out, koff.size, b
-        self.lanes = -(-c_out // (8 * b)) * 8 * b
+        self.c_out, self.taps, self.blocks, self.width = c_out, koff.size, b, width
+        self.lanes = -(-c_out // (width * b)) * width * b
         p_len = base.size if pool2 else out_hw[0] * out_hw[1]
-        self.kernel = k.direct_conv_pool if pool2 else k.direct_conv[tile]
+        if pool2:
+            self.kernel = k.direct_conv_pool_w16[b] if width == 16 else k.direct_conv_pool
+        else:
+            self.kernel = k.direct_conv[(r, b, width) if width == 16 else (r, b)]
         self.fn = self.kernel.fn
         # FLAGS: bit 1 (relu) as prepared; bit 0 (add the bias) only for a call with a bias (adding
         # zeros would turn -0.0 into +0.0): one geometry array for each case
         # (8 entries for either kernel, so the native pool's chunks copy one length; the plain kernel reads 7)
-        d = np.array([n, koff.size, c * xp_hw[0] * xp_hw[1], p_len, c_out, self.lanes // (8 * b), 0,
+        d = np.array([n, koff.size, c * xp_hw[0] * xp_hw[1], p_len, c_out, self.lanes // (width * b), 0,
                       y_hw[0] * y_hw[1] if pool2 else 0], np.int64)
         d_bias = d.copy()
         d[6], d_bias[6] = (2 if relu else 0), (3 if relu else 1)
@@ -222,8 +240,8 @@ class DirectCall:
         self.macs = n * c_out * koff.size * p_len
 
     def pack(self, w):
-        """``w`` [O, C, kH, kW] in the kernel's blocks of 8 output channels (what a call packs)."""
-        return _packed_weights(w.reshape(self.c_out, self.taps), self.blocks)
+        """``w`` [O, C, kH, kW] in the kernel's blocks of 8 or 16 output channels (what a call packs)."""
+        return _packed_weights(w.reshape(self.c_out, self.taps), self.blocks, self.width)
 
     def __call__(self, x, w, bias=None, out=None, packed=None):
         """``relu(conv(x, w) + bias)`` (bias: O float32 elements, or None; relu as prepared) as
