@@ -125,3 +125,29 @@ def test_weights_pack_in_blocks_of_16_lanes():
     wt = conv_direct._packed_weights(w, 2, 16)        # one tile of 2 blocks of 16: 32 rows, zeros past 20
     assert wt.shape == (2, 3, 16)
     assert wt[0, 2, 5] == w[5, 2] and wt[1, 1, 3] == w[19, 1] and (wt[1, :, 4:] == 0).all()
+
+
+@pytest.mark.parametrize("xs, ws, stride, padding, dilation", [
+    ((4, 6, 12, 12), (16, 6, 5, 5), (1, 1), (0, 0, 0, 0), (1, 1)),      # LeNet's second conv
+    ((6, 16, 4, 4), (32, 16, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1)),      # the digits CNN's second
+    ((3, 5, 9, 7), (37, 5, 3, 2), (1, 2), (0, 1, 2, 0), (1, 1)),        # a partial block of 16
+])
+def test_wide_weight_gradient_gives_the_bits_of_the_8_lane_one(xs, ws, stride, padding, dilation, monkeypatch):
+    """The weight gradient on the direct kernel with its roles swapped (g as the weights, packed in
+    blocks of 16 channels where the CPU has 512-bit vectors): the same bits, and float64's values."""
+    k = _kernels()
+    rng = np.random.default_rng(11)
+    x = rng.standard_normal(xs).astype(np.float32)
+    out_hw = K._out_hw(xs, ws[2:], stride, padding, dilation)
+    g = rng.standard_normal((xs[0], ws[0]) + out_hw).astype(np.float32)
+    got = {}
+    for bits in (256, 512):
+        monkeypatch.setattr(k, "vector_bits", bits)
+        got[bits] = conv_direct.direct_grad_weight(k, x, g, stride, padding, dilation, ws[2:])
+    _same_bits(got[512], got[256])
+    pt, pb, pl, pr = padding
+    xt = TF.pad(torch.tensor(x, dtype=torch.float64), (pl, pr, pt, pb)).requires_grad_(False)
+    wt = torch.zeros(ws, dtype=torch.float64, requires_grad=True)
+    TF.conv2d(xt, wt, stride=stride, dilation=dilation).backward(torch.tensor(g, dtype=torch.float64))
+    want = wt.grad.numpy()
+    np.testing.assert_allclose(got[512], want, rtol=1e-4, atol=1e-4 * np.abs(want).max())

@@ -457,26 +457,26 @@ def direct_grad_weight(k, x, g, stride, padding, dilation, kernel):
     if n * p_len == 0 or taps == 0:
         return np.zeros((c_out, c) + tuple(kernel), np.float32)
     xp = _padded(k, x, padding)
-    r, b = tile = _tile(c_out)
+    r, b, width = _call_tile(k, c_out, False)
     corners, tap_offsets = _geometry(c, xp.shape[2:], tuple(kernel), tuple(stride), tuple(dilation), out_hw, 1)
     # the taps as "positions" (padded to whole tiles with offset 0), the pairs as "taps"
     as_positions = _zero_padded(tap_offsets, r)
-    blocks = -(-c_out // (8 * b)) * b
-    _, no_bias = _epilogue_args(None, False, blocks * 8)     # FLAGS 0: read by the kernel, not used
+    blocks = -(-c_out // (width * b)) * b
+    _, no_bias = _epilogue_args(None, False, blocks * width)     # FLAGS 0: read by the kernel, not used
     g3 = np.ascontiguousarray(g, dtype=np.float32).reshape(n, c_out, p_len)
-    if blocks * 8 != c_out:
-        g3 = np.concatenate([g3, np.zeros((n, blocks * 8 - c_out, p_len), np.float32)], axis=1)
+    if blocks * width != c_out:
+        g3 = np.concatenate([g3, np.zeros((n, blocks * width - c_out, p_len), np.float32)], axis=1)
 
     def images(a, e):
         pairs = (np.arange(a, e, dtype=np.int64)[:, None] * xp[0].size + corners[None, :p_len]).reshape(-1)
-        # g as the kernel's weights, wt[blk, (image, position), lane] = g[image, blk * 8 + lane, position]:
+        # g as the kernel's weights, wt[blk, (image, position), lane] = g[image, blk * width + lane, position]:
         # one transposing copy (channels past O are zero blocks)
-        wt = np.ascontiguousarray(g3[a:e].reshape(e - a, blocks, 8, p_len).transpose(1, 0, 3, 2))
+        wt = np.ascontiguousarray(g3[a:e].reshape(e - a, blocks, width, p_len).transpose(1, 0, 3, 2))
         part = np.empty((1, c_out, taps), np.float32)
         d = np.array([1, pairs.size, 0, taps, c_out, blocks // b, 0], np.int64)
         return (xp, wt, part, d, as_positions, pairs, no_bias), lambda: part[0]
-    return _sum_over_image_blocks(k.direct_conv[tile], n, c_out * taps * p_len,
-                                  images).reshape((c_out, c) + tuple(kernel))
+    kern = k.direct_conv[(r, b, width) if width == 16 else (r, b)]
+    return _sum_over_image_blocks(kern, n, c_out * taps * p_len, images).reshape((c_out, c) + tuple(kernel))
 
 
 # the rows kernel's tile (direct.ll's grad_weight_rows_o4k3_f32): 4 output channels x 3 taps
