@@ -156,3 +156,29 @@ def test_out_of_range_index_arrays_are_shape_errors_naming_the_op_on_flex(name, 
     x = burn.zeros((6, 4))
     with pytest.raises(burn.ShapeError, match=rf"^{name}: index -?\d+ is out of bounds for axis 0 with size 6"):
         call(x).numpy()
+
+
+def test_a_failed_flush_of_pending_work_does_not_raise_at_an_unrelated_trace():
+    """burn.capture flushes every device's pending work before it traces: another value's failing
+    kernel must not make the trace raise (it used to, from any later trace in the process: a
+    remote device whose connection had closed left pending work that failed every capture); the
+    failure stays with the value, raised where it is read."""
+    @burn.backend_extension("errtest::explode_later")
+    def explode(x):
+        return x * 1
+
+    @explode.meta
+    def _(x):
+        return burn.TensorMeta(x.shape, x.dtype)
+
+    @explode.kernel("flex")
+    def _(x):
+        raise ValueError("pending kernel blew up")
+
+    x = burn.ones((2,))
+    x.numpy()
+    z = explode(x)                  # pending, fails when flushed
+    traced = burn.capture(lambda a: a * 2)
+    assert traced(burn.tensor([1.0, 2.0])).tolist() == [2.0, 4.0]
+    with pytest.raises(burn.BurnError, match="never computed.*pending kernel blew up"):
+        z.numpy()
