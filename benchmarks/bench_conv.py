@@ -285,8 +285,11 @@ def main():
     ap.add_argument("--only", default="", help="comma-separated: " + ",".join(CASES))
     args = ap.parse_args()
     _DEFAULTS.update(torch=torch.get_num_threads(), flex=threads.num_threads())
+    from burn_flex import jit
+    k = jit.kernels()
+    lanes = "no JIT" if k is None else f"{getattr(k, 'vector_bits', 256) // 32} float32 lanes"
     print("load average at start:", os.getloadavg(), f"(torch threads {_DEFAULTS['torch']}, "
-          f"flex threads {_DEFAULTS['flex']})")
+          f"flex threads {_DEFAULTS['flex']}; flex's direct convolutions: {lanes})")
     rng = np.random.default_rng(0)
     arrays = [rng.standard_normal(s).astype(np.float32) * 0.1
               for s in [(64, 1, 28, 28), (6, 1, 5, 5), (6,), (16, 6, 5, 5), (16,)]]
