@@ -553,7 +553,7 @@ class Kernels:
     ``layer_norm_rows`` and ``layer_norm_grad_rows`` for ``burn_flex.kernels.nn``; ``im2col``,
     ``im2col_gather``, ``col2im``, ``pad_planes``, ``dot_nt_sum``, ``maxpool2`` and ``maxpool2_grad``
     for flex's float32 convolutions and 2x2 max pooling (``burn_flex.kernels.conv``);
-    ``direct_conv[tile]``, ``direct_conv_pool``, ``direct_conv_pool_w16[blocks]``, ``vector_bits`` and
+    ``direct_conv[tile]``, ``direct_conv_pool[blocks, lanes]``, ``vector_bits`` and
     ``grad_weight_rows`` (``burn_flex.kernels.conv_direct``); ``adam[mode]`` and
     ``sgd[flags]``, the optimizer updates of ``burn_flex.kernels.optim``, bit-identical to its
     numpy path.
@@ -585,14 +585,15 @@ class Kernels:
         self.im2col = _Planes(engine, "im2col_f32", 2, 3)
         self.im2col_gather = _Planes(engine, "im2col_gather_f32", 2, 2)
         self.pad_planes = _Planes(engine, "pad_planes_f32", 2, 1)
-        # the direct convolution's two tilings (kernels/ll/direct.ll): (xp, wt, y, d, base, koff, bias)
-        self.direct_conv = {(4, 2): _Planes(engine, "direct_conv_r4b2_f32", 3, 4),
-                            (8, 1): _Planes(engine, "direct_conv_r8b1_f32", 3, 4),
+        # the direct convolution's tilings (kernels/ll/direct.ll) by (positions, blocks, lanes per block):
+        # (xp, wt, y, d, base, koff, bias); the pooled ones by (blocks, lanes), with qoff after bias
+        self.direct_conv = {(4, 2, 8): _Planes(engine, "direct_conv_r4b2_f32", 3, 4),
+                            (8, 1, 8): _Planes(engine, "direct_conv_r8b1_f32", 3, 4),
                             (4, 2, 16): _Planes(engine, "direct_conv_r4b2w16_f32", 3, 4),
                             (4, 1, 16): _Planes(engine, "direct_conv_r4b1w16_f32", 3, 4)}
-        self.direct_conv_pool = _Planes(engine, "direct_conv_pool_r4b2_f32", 3, 5)
-        self.direct_conv_pool_w16 = {2: _Planes(engine, "direct_conv_pool_r4b2w16_f32", 3, 5),
-                                     1: _Planes(engine, "direct_conv_pool_r4b1w16_f32", 3, 5)}
+        self.direct_conv_pool = {(2, 8): _Planes(engine, "direct_conv_pool_r4b2_f32", 3, 5),
+                                 (2, 16): _Planes(engine, "direct_conv_pool_r4b2w16_f32", 3, 5),
+                                 (1, 16): _Planes(engine, "direct_conv_pool_r4b1w16_f32", 3, 5)}
         # whether this CPU has 512-bit vectors: the direct convolution's 16-lane tiles then do twice
         # the multiply-adds per instruction (elsewhere they compile to pairs of 8-lane halves: no gain)
         self.vector_bits = 512 if _host_has_avx512() else 256

@@ -47,7 +47,7 @@ HEADER = '''; flex's JIT direct convolution (float32 forward, any stride / dilat
 def tile_fn(R, B, pool=False, W=8):
     wide = f"w{W}" if W != 8 else ""
     name = f"direct_conv_pool_r{R}b{B}{wide}_f32" if pool else f"direct_conv_r{R}b{B}{wide}_f32"
-    V, M = f"<{W} x float>", f"<{W} x i1>"
+    V = f"<{W} x float>"
     L = []
     a = L.append
     a(f"define void @{name}(ptr noalias nocapture readonly %xp, ptr noalias nocapture readonly %wt,")

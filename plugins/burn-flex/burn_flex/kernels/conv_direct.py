@@ -61,23 +61,19 @@ def use_direct(k, dt, groups, n, macs_per_image) -> bool:
     return n > 1 or threads.num_threads() == 1 or macs_per_image < _ONE_IMAGE_MACS
 
 
-def _tile(c_out):
-    """direct.ll's 8-lane tiling: 8 positions x 8 channels for at most 8 output channels, else 4 x 16."""
-    return (8, 1) if c_out <= 8 else (4, 2)
-
-
 def _call_tile(k, c_out, pool2):
-    """``(positions, blocks, lanes per block)`` of a :class:`DirectCall`'s kernel. Where the CPU
-    has 512-bit vectors, direct.ll's 16-lane tiles: 4 positions x 32 channels for more than 16
+    """``(positions, blocks, lanes per block)`` of a direct convolution's kernel (the key of
+    ``k.direct_conv``; a pooled call's kernel is ``k.direct_conv_pool[blocks, lanes]``). Where the
+    CPU has 512-bit vectors, direct.ll's 16-lane tiles: 4 positions x 32 channels for more than 16
     output channels (twice the multiply-adds per instruction), 4 x 16 for 9 to 16 (and for a
-    pooled call's fewer: its tile is 4 positions, one window); else its 8-lane tiles. Every tile
-    gives the same bits."""
+    pooled call's fewer: its tile is 4 positions, one window); else its 8-lane tiles, 4 x 16
+    (8 x 8 for at most 8 channels, unpooled). Every tile gives the same bits."""
     if k.vector_bits >= 512:
         if c_out > 16:
             return 4, 2, 16
         if c_out > 8 or pool2:
             return 4, 1, 16
-    return (4, 2, 8) if pool2 else _tile(c_out) + (8,)
+    return (8, 1, 8) if c_out <= 8 and not pool2 else (4, 2, 8)
 
 
 def _zero_padded(offsets, multiple):
@@ -110,18 +106,18 @@ def _geometry(c, padded_hw, kernel, stride, dilation, out_hw, positions_per_tile
     return base, koff
 
 
-def _packed_weights(w, blocks_per_tile, lanes=8):
-    """w [O, K] in direct.ll's blocks of ``lanes`` (8 or 16) output channels,
-    ``wt[b, k, lane] = w[b * lanes + lane, k]``, zeros past O, whole blocks up to a multiple of the
+def _packed_weights(w, blocks_per_tile, width=8):
+    """w [O, K] in direct.ll's blocks of ``width`` (8 or 16) output channels,
+    ``wt[b, k, lane] = w[b * width + lane, k]``, zeros past O, whole blocks up to a multiple of the
     tile's."""
     c_out, k = w.shape
-    per_tile = lanes * blocks_per_tile
+    per_tile = width * blocks_per_tile
     rows = -(-c_out // per_tile) * per_tile
     if rows == c_out:          # whole tiles: one transposing copy (the zeros and the copy into them cost 2x)
-        return np.ascontiguousarray(w.reshape(rows // lanes, lanes, k).transpose(0, 2, 1), dtype=np.float32)
+        return np.ascontiguousarray(w.reshape(rows // width, width, k).transpose(0, 2, 1), dtype=np.float32)
     wt = np.zeros((rows, k), np.float32)
     wt[:c_out] = w
-    return np.ascontiguousarray(wt.reshape(rows // lanes, lanes, k).transpose(0, 2, 1))
+    return np.ascontiguousarray(wt.reshape(rows // width, width, k).transpose(0, 2, 1))
 
 
 def _padded(k, x, padding):
@@ -218,10 +214,7 @@ class DirectCall:
         self.c_out, self.taps, self.blocks, self.width = c_out, koff.size, b, width
         self.lanes = -(-c_out // (width * b)) * width * b
         p_len = base.size if pool2 else out_hw[0] * out_hw[1]
-        if pool2:
-            self.kernel = k.direct_conv_pool_w16[b] if width == 16 else k.direct_conv_pool
-        else:
-            self.kernel = k.direct_conv[(r, b, width) if width == 16 else (r, b)]
+        self.kernel = k.direct_conv_pool[b, width] if pool2 else k.direct_conv[r, b, width]
         self.fn = self.kernel.fn
         # FLAGS: bit 1 (relu) as prepared; bit 0 (add the bias) only for a call with a bias (adding
         # zeros would turn -0.0 into +0.0): one geometry array for each case
@@ -475,8 +468,8 @@ def direct_grad_weight(k, x, g, stride, padding, dilation, kernel):
         part = np.empty((1, c_out, taps), np.float32)
         d = np.array([1, pairs.size, 0, taps, c_out, blocks // b, 0], np.int64)
         return (xp, wt, part, d, as_positions, pairs, no_bias), lambda: part[0]
-    kern = k.direct_conv[(r, b, width) if width == 16 else (r, b)]
-    return _sum_over_image_blocks(kern, n, c_out * taps * p_len, images).reshape((c_out, c) + tuple(kernel))
+    return _sum_over_image_blocks(k.direct_conv[r, b, width], n, c_out * taps * p_len,
+                                  images).reshape((c_out, c) + tuple(kernel))
 
 
 # the rows kernel's tile (direct.ll's grad_weight_rows_o4k3_f32): 4 output channels x 3 taps
