@@ -120,8 +120,9 @@ def test_unknown_dtype_lists_the_valid_ones():
     assert burn.as_dtype(np.int16) is burn.int16
 
 
-def test_a_kernel_failure_surfaces_at_read_and_other_pending_values_say_why_they_are_missing():
-    @burn.backend_extension("errtest::explode")
+def _exploding_op(name, message):
+    """An extension op whose flex kernel raises ValueError(message) when its flush runs it."""
+    @burn.backend_extension(name)
     def explode(x):
         return x * 1
 
@@ -131,8 +132,12 @@ def test_a_kernel_failure_surfaces_at_read_and_other_pending_values_say_why_they
 
     @explode.kernel("flex")
     def _(x):
-        raise ValueError("kernel blew up")
+        raise ValueError(message)
+    return explode
 
+
+def test_a_kernel_failure_surfaces_at_read_and_other_pending_values_say_why_they_are_missing():
+    explode = _exploding_op("errtest::explode", "kernel blew up")
     x = burn.ones((2,))
     x.numpy()                       # computed before the failure
     y = x * 2                       # pending in the same graph as the failing op
@@ -163,18 +168,7 @@ def test_a_failed_flush_of_pending_work_does_not_raise_at_an_unrelated_trace():
     kernel must not make the trace raise (it used to, from any later trace in the process: a
     remote device whose connection had closed left pending work that failed every capture); the
     failure stays with the value, raised where it is read."""
-    @burn.backend_extension("errtest::explode_later")
-    def explode(x):
-        return x * 1
-
-    @explode.meta
-    def _(x):
-        return burn.TensorMeta(x.shape, x.dtype)
-
-    @explode.kernel("flex")
-    def _(x):
-        raise ValueError("pending kernel blew up")
-
+    explode = _exploding_op("errtest::explode_later", "pending kernel blew up")
     x = burn.ones((2,))
     x.numpy()
     z = explode(x)                  # pending, fails when flushed
