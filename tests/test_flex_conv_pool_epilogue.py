@@ -270,6 +270,9 @@ def test_replayed_conv_steps_prepare_once_and_follow_the_switches(monkeypatch):
     from burn_flex import threads
     # shared DLPack memory another test left alive would make flex decline its flat replays
     monkeypatch.setattr(burn.dlpack, "GUARDS", {})
+    # the Python replay steps (a native program would run these replays without them:
+    # tests/test_flex_native_replay.py)
+    monkeypatch.setenv("BURN_FLEX_NATIVE_REPLAY", "0")
     from burn_flex.conv_epilogue import _ReplayConv
     x, w1, b1 = _data((6, 1, 8, 8), (16, 3, 3), seed=4)
     _, w2, b2 = _data((6, 16, 4, 4), (32, 3, 3), seed=5)

@@ -155,28 +155,31 @@ class Prepared:
         """Run once: ``values`` maps each source ref to its native array; returns
         ``{(node, output): native array}`` for the results the graph keeps. ``keys``: one
         random key per random node, in order (default: fresh ones from the device)."""
-        for ref, h in self.sources:
-            h.data = values[ref]
         if keys is not None and len(keys) != len(self.rng):
             raise CaptureError(f"burn.Graph replay: {len(keys)} random keys given for {len(self.rng)} random ops")
-        for i, n in enumerate(self.rng):
-            attrs = dict(n.attrs)
-            attrs["_key"] = lazy_graph.next_key() if keys is None else tuple(keys[i])
-            n.attrs = attrs
-        try:
-            if self.plan is not None:
-                index = lazy_graph.index
-                with lazy_graph.lock, running_on(index):
-                    r = self.runners.get(index, _UNSET)
-                    if r is _UNSET:
-                        r = self.runner(index)
-                    if r is None or not r.run(self, index):
-                        self.plan.run(self.nodes, self.externals, index)
-            out = {}
-            for key, h in self.held.items():
-                out[key] = h.data
-                h.data = None
-            return out
-        finally:
-            for _, h in self.sources:
-                h.data = None
+        index = lazy_graph.index
+        # the sources, the random keys and the held results are this Prepared's own slots: a
+        # replay from another thread waits for the lock (else it would run on this one's inputs)
+        with lazy_graph.lock:
+            for ref, h in self.sources:
+                h.data = values[ref]
+            try:
+                for i, n in enumerate(self.rng):
+                    attrs = dict(n.attrs)
+                    attrs["_key"] = lazy_graph.next_key() if keys is None else tuple(keys[i])
+                    n.attrs = attrs
+                if self.plan is not None:
+                    with running_on(index):
+                        r = self.runners.get(index, _UNSET)
+                        if r is _UNSET:
+                            r = self.runner(index)
+                        if r is None or not r.run(self, index):
+                            self.plan.run(self.nodes, self.externals, index)
+                out = {}
+                for key, h in self.held.items():
+                    out[key] = h.data
+                    h.data = None
+                return out
+            finally:
+                for _, h in self.sources:
+                    h.data = None

@@ -531,9 +531,12 @@ class _Workers:
     ``burn_flex.native_pool``): ``setup(spin_cycles, sched_yield_address, syscall_address, sys_futex)``, ``worker(slot)``,
     ``run(chunk_fn, table, n_chunks, wake)``, ``shutdown()``, ``worker_chunks()`` (how many chunks workers
     ran so far: tests read it), and the addresses of the chunk functions
-    ``run`` takes (``call_chunk``, ``strided_chunk``). ctypes releases the GIL for each call."""
+    ``run`` takes (``call_chunk``, ``strided_chunk``, ``program_chunk``); ``program(table, chunk)``
+    runs one chunk of a program on the calling thread and ``sgemm`` is the address of the BLAS
+    wrapper a program calls (``burn_flex.native_replay``). ctypes releases the GIL for each call."""
 
-    __slots__ = ("setup", "worker", "run", "shutdown", "worker_chunks", "call_chunk", "strided_chunk")
+    __slots__ = ("setup", "worker", "run", "shutdown", "worker_chunks", "call_chunk", "strided_chunk",
+                 "program_chunk", "program", "sgemm")
 
     def __init__(self, engine):
         vp, i64 = ctypes.c_void_p, ctypes.c_int64
@@ -544,6 +547,9 @@ class _Workers:
         self.worker_chunks = ctypes.CFUNCTYPE(i64)(engine.get_function_address("wp_worker_chunks"))
         self.call_chunk = engine.get_function_address("wp_call_chunk")
         self.strided_chunk = engine.get_function_address("wp_strided_chunk")
+        self.program_chunk = engine.get_function_address("wp_program_chunk")
+        self.program = ctypes.CFUNCTYPE(None, vp, i64)(self.program_chunk)
+        self.sgemm = engine.get_function_address("wp_sgemm")
 
 
 class Kernels:

@@ -22,11 +22,16 @@ arrays and never write their inputs, so running the plan again from the start is
 """
 from __future__ import annotations
 
+import warnings
 from functools import partial
+
+import numpy as np
 
 from burn import dlpack as _dlpack
 from burn.errors import FailedValue
 from burn.fusion import _StepFailed, _run_steps
+
+from . import native_replay as _native
 
 __all__ = ["FlatReplay", "prepare_replay"]
 
@@ -50,7 +55,7 @@ class FlatReplay:
         >>> assert g._prepared["flex"].describe().startswith("flex flat replay")
     """
 
-    __slots__ = ("n_slots", "sources", "steps", "nodes", "results", "n_steps")
+    __slots__ = ("n_slots", "sources", "steps", "nodes", "results", "n_steps", "program")
 
     def __init__(self, prepared):
         plan, nodes = prepared.plan, prepared.nodes
@@ -78,9 +83,14 @@ class FlatReplay:
         held = prepared.held
         self.results = tuple((held[(p, k)], slot) for p, k, slot in plan.results if (p, k) in held)
         self.n_steps = len(steps)
+        # burn_flex.native_replay: None until the first replay records its slots, then a Program
+        # or the reason (a string) why this replay runs its steps in Python
+        self.program = None
 
     def describe(self) -> str:
-        return f"flex flat replay ({self.n_steps} steps, attributes bound once)"
+        prog = self.program
+        how = prog.describe if isinstance(prog, _native.Program) else f"steps in Python: {prog}"
+        return f"flex flat replay ({self.n_steps} steps, attributes bound once; {how})"
 
     def run(self, prepared, index) -> bool:
         if _dlpack.GUARDS:
@@ -91,10 +101,51 @@ class FlatReplay:
             if d.__class__ is FailedValue:
                 return False
             env[slot] = d
+        prog = self.program
+        if prog.__class__ is _native.Program:
+            outs = prog.run(env)
+            if outs is not None:
+                for (h, _), out in zip(self.results, outs):
+                    h.data = out
+                return True
         try:
-            _run_steps(self.steps, self.nodes, env)     # the plan's own step loop
+            if prog is None:
+                self.program = self._lowered(env)
+            else:
+                _run_steps(self.steps, self.nodes, env)     # the plan's own step loop
         except _StepFailed:
             return False             # the plan runs this replay and fails its dependents as eager does
         for h, slot in self.results:
             h.data = env[slot]
         return True
+
+    def _lowered(self, env):
+        """Run the steps keeping every slot's array, then lower them (``burn_flex.native_replay``):
+        the Program, checked to give this run's bits, or why not (a string)."""
+        if not _native.enabled():
+            _run_steps(self.steps, self.nodes, env)
+            return "BURN_FLEX_NATIVE_REPLAY=0"
+        sources = {slot: env[slot] for slot, _ in self.sources}
+        for step in self.steps:                 # _run_steps without the frees
+            _run_steps((step[:6] + ((),),), self.nodes, env)
+        prog = _native.build(self, env)
+        if prog.__class__ is not _native.Program:
+            return prog
+        outs = prog.run(dict(sources))
+        same = outs is not None and all(_same_values(o, env[slot]) for o, (_, slot) in zip(outs, self.results))
+        if not same:
+            warnings.warn("burn-flex: a replay lowered to native calls gave other results than its Python "
+                          "steps; it runs the Python steps (please report this)", RuntimeWarning, stacklevel=2)
+            return "its native program did not reproduce the Python steps' results"
+        return prog
+
+
+def _same_values(a, b) -> bool:
+    """Whether ``a`` and ``b`` hold the same bits, a NaN matching any NaN (a NaN's sign and
+    payload follow operand order, which neither numpy's loops nor LLVM's fix)."""
+    if a.shape != b.shape or a.dtype != b.dtype:
+        return False
+    if a.dtype.kind != "f":
+        return a.tobytes() == b.tobytes()
+    ints = np.dtype(f"u{a.dtype.itemsize}")
+    return bool(((a.view(ints) == b.view(ints)) | (np.isnan(a) & np.isnan(b))).all())

@@ -387,3 +387,52 @@ exit:
 }
 
 declare void @llvm.memcpy.p0.p0.i64(ptr noalias nocapture writeonly, ptr noalias nocapture readonly, i64, i1 immarg)
+
+; A program of strided calls (burn_flex.native_replay): arg is an i64 table [CALLS, 0 x 7, then
+; CALLS tables of wp_strided_chunk (28 i64 each)], all with the same item count and chunk count.
+; Chunk c runs every call's chunk c in order: a call reads what the calls before it wrote for
+; the same items (a captured graph's steps, split by images).
+define void @wp_program_chunk(ptr %tab, i64 %c) nounwind {
+entry:
+  %n = load i64, ptr %tab
+  %none = icmp sle i64 %n, 0
+  br i1 %none, label %exit, label %loop
+loop:
+  %k = phi i64 [ 0, %entry ], [ %k.next, %loop ]
+  %k28 = mul i64 %k, 28
+  %off = add i64 %k28, 8
+  %sub = getelementptr inbounds i64, ptr %tab, i64 %off
+  call void @wp_strided_chunk(ptr %sub, i64 %c)
+  %k.next = add i64 %k, 1
+  %more = icmp slt i64 %k.next, %n
+  br i1 %more, label %loop, label %exit
+exit:
+  ret void
+}
+
+; C = A @ B through the BLAS numpy uses (its cblas_sgemm, ILP64: burn_flex.native_replay finds it)
+; with numpy's own arguments, so the bits are numpy's matmul's: geo is an i64 table
+;   [cblas_sgemm, M, N, K, lda, ldb, ldc, TRANSB (111: B row-major, 112: B transposed)]
+; A and C row-major without transposition, alpha 1, beta 0.
+define void @wp_sgemm(ptr %a, ptr %b, ptr %c, ptr %geo) nounwind {
+entry:
+  %fn = load ptr, ptr %geo
+  %g1 = getelementptr inbounds i64, ptr %geo, i64 1
+  %m = load i64, ptr %g1
+  %g2 = getelementptr inbounds i64, ptr %geo, i64 2
+  %n = load i64, ptr %g2
+  %g3 = getelementptr inbounds i64, ptr %geo, i64 3
+  %k = load i64, ptr %g3
+  %g4 = getelementptr inbounds i64, ptr %geo, i64 4
+  %lda = load i64, ptr %g4
+  %g5 = getelementptr inbounds i64, ptr %geo, i64 5
+  %ldb = load i64, ptr %g5
+  %g6 = getelementptr inbounds i64, ptr %geo, i64 6
+  %ldc = load i64, ptr %g6
+  %g7 = getelementptr inbounds i64, ptr %geo, i64 7
+  %tb64 = load i64, ptr %g7
+  %tb = trunc i64 %tb64 to i32
+  call void %fn(i32 101, i32 111, i32 %tb, i64 %m, i64 %n, i64 %k, float 1.0, ptr %a, i64 %lda, ptr %b,
+                i64 %ldb, float 0.0, ptr %c, i64 %ldc)
+  ret void
+}

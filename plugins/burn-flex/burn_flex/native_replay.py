@@ -1,0 +1,580 @@
+"""A replayed graph's steps as native call tables: one ctypes call per segment, no Python per step.
+
+A ``burn.capture`` replay on flex (``burn_flex.replay.FlatReplay``) still runs each step
+through Python: ~5-10 us a step of argument handling, a third of the digits CNN's inference
+(docs/benchmarks.md, round 18). Where every step of a replay is one of the kernels below, the
+first replay records the arrays of every slot and this module lowers the steps to rows of
+``wp_strided_chunk`` (``kernels/ll/workers.ll``): a kernel address and its arguments, each an
+address that may advance by a number of bytes per item (per image). Later replays patch the
+addresses that change (the inputs, the results) and run the rows in native code.
+
+What lowers (anything else, or ``BURN_FLEX_NATIVE_REPLAY=0``, leaves the replay to Python):
+
+- a merged convolution + bias + relu (+ 2 x 2 max pooling) that takes the direct kernel
+  (``burn_flex.conv_epilogue``): its padding pass and its kernel, with the weights packed in
+  Python before the rows run (kept while their bytes are unchanged, as the Python step keeps them);
+- a ``reshape`` that is a view (the same buffer);
+- a compiled element-wise group (``burn_flex.jit_groups``), with a leading 2-D ``matmul`` called
+  through numpy's own BLAS (``wp_sgemm``: numpy's ``cblas_sgemm`` with numpy's arguments, so
+  numpy's bits; matrices of one row or column, which numpy computes otherwise, do not lower).
+
+Every row calls the kernel the Python step calls, with the same arguments: the results are the
+Python replay's bits (checked once when the program is built: a program that differs is
+dropped with a warning).
+
+Segments: the convolutions and their padding, whose items are images, may split their images
+over the native pool (``burn_flex.native_pool``): a chunk runs *all* the segment's rows for its
+images, so what a row writes is read by the next row on the same core (splitting each
+convolution alone moved its operands between the cores and gained little: round 17). GEMMs and
+element-wise groups run whole on the calling thread, as in the Python replay (numpy's BLAS
+chooses its own threads; a GEMM split by rows gives other bits).
+
+Memory: the intermediate values live in one arena per program, allocated and zeroed once (a
+pooled convolution writing into a padded buffer relies on its border staying zero); results are
+fresh arrays per replay. A program runs one replay at a time: a second thread replaying the same
+graph meanwhile runs the Python steps.
+
+Example::
+
+    >>> import numpy as np, burn
+    >>> from burn_flex import native_replay
+    >>> x = burn.tensor(np.ones((64, 4, 8, 8), np.float32))
+    >>> w, b = burn.tensor(np.ones((8, 4, 3, 3), np.float32)), burn.tensor(np.zeros(8, np.float32))
+    >>> g = burn.capture.trace(lambda x: burn.nn.functional.conv2d(x, w, b, padding=1).relu(), x)
+    >>> y = g(x); y = g(x)
+    >>> float(y.numpy()[0, 0, 4, 4])
+    36.0
+"""
+from __future__ import annotations
+
+import ctypes
+import glob
+import os
+import threading
+import warnings
+
+import numpy as np
+
+from . import jit, jit_groups, native_pool
+from .kernels import conv_direct as _conv_direct
+from .kernels import linear as _linear
+from .kernels import movement as _movement
+
+__all__ = ["build", "enabled"]
+
+# a segment of convolutions splits its images over the native pool from this many multiply-adds
+# (the digits CNN's two convolutions at batch 64: 5.3 M), in chunks of at least _CHUNK_MACS
+SPLIT_MACS = 1 << 21
+_CHUNK_MACS = 1 << 18
+_ROW = 28                  # i64s per wp_strided_chunk table
+_ARGS = 10                 # arguments a row passes
+_ALIGN = 64
+
+
+def enabled() -> bool:
+    """Whether replays may run as native programs (``BURN_FLEX_NATIVE_REPLAY`` is not ``0``).
+
+    Example::
+
+        >>> from burn_flex import native_replay
+        >>> isinstance(native_replay.enabled(), bool)
+        True
+    """
+    return os.environ.get("BURN_FLEX_NATIVE_REPLAY", "1").strip() != "0"
+
+
+class _Decline(Exception):
+    """This replay does not lower (the message says why: ``FlatReplay.describe`` shows it)."""
+
+
+def _fn_addr(fn) -> int:
+    return ctypes.cast(fn, ctypes.c_void_p).value
+
+
+class _Buffer:
+    """Memory a program reads or writes: a graph source (its array per replay), a fresh result,
+    or a part of the arena. ``shape``/``dtype``: the array the slot held when recorded."""
+
+    __slots__ = ("kind", "index", "shape", "dtype", "zeroed", "offset", "strides")
+
+    def __init__(self, kind, shape, dtype, zeroed=False, strides=None):
+        self.kind, self.shape, self.dtype, self.zeroed = kind, tuple(shape), np.dtype(dtype), zeroed
+        self.strides, self.index, self.offset = strides, None, None
+
+    @property
+    def nbytes(self):
+        return int(np.prod(self.shape, dtype=np.int64)) * self.dtype.itemsize
+
+
+class _Row:
+    """One kernel call: ``args`` are ``(buffer, bytes per item)``, ``("const", value)`` or
+    ``("prologue", key)`` (an address the replay's Python prologue provides: packed weights);
+    ``geometry``: ``(argument, length, entry, multiplier)`` of the count patched per chunk."""
+
+    __slots__ = ("fn", "args", "geometry", "items", "macs", "keep")
+
+    def __init__(self, fn, args, geometry=None, items=None, macs=0, keep=()):
+        if len(args) > _ARGS:
+            raise _Decline(f"a kernel call with {len(args)} arguments (rows take {_ARGS})")
+        self.fn, self.args, self.geometry, self.items, self.macs, self.keep = fn, args, geometry, items, macs, keep
+
+
+class _Lowering:
+    """The state of lowering one replay: the buffer of every slot, the rows, the prologue."""
+
+    def __init__(self, flat, env):
+        self.env, self.rows, self.prologue = env, [], []
+        self.slot_buf = {}
+        self.sources = []           # (slot, buffer) of the graph's sources, in FlatReplay.sources order
+        for slot, _ in flat.sources:
+            a = env[slot]
+            if not isinstance(a, np.ndarray):
+                raise _Decline(f"source slot {slot} holds {type(a).__name__}")
+            b = _Buffer("source", a.shape, a.dtype, strides=a.strides)
+            b.index = len(self.sources)
+            self.sources.append((slot, b))
+            self.slot_buf[slot] = b
+
+    def value(self, slot):
+        a = self.env[slot]
+        if not isinstance(a, np.ndarray):
+            raise _Decline(f"slot {slot} holds {type(a).__name__}")
+        return a
+
+    def buffer(self, slot):
+        b = self.slot_buf.get(slot)
+        if b is None:
+            raise _Decline(f"slot {slot} is read before a lowered step writes it")
+        return b
+
+    def output(self, slot, zeroed=False):
+        a = self.value(slot)
+        if not a.flags.c_contiguous:
+            raise _Decline(f"slot {slot}'s array is not C-contiguous")
+        b = self.slot_buf[slot] = _Buffer("arena", a.shape, a.dtype, zeroed)
+        return b
+
+    def scratch(self, shape, dtype):
+        return _Buffer("arena", shape, dtype)
+
+    def contiguous_input(self, slot, what):
+        b = self.buffer(slot)
+        a = self.value(slot)
+        if a.dtype != np.float32 and a.dtype != np.bool_ or not a.flags.c_contiguous:
+            raise _Decline(f"{what}: an input that is not C-contiguous float32 or bool")
+        return b
+
+
+def _slots_of(step, n_slots):
+    fn, npos, n, a, b, out, frees = step
+    if n == 1:
+        ins = (a,)
+    elif n == 2:
+        ins = (a, b)
+    elif n:
+        ins = tuple(b(list(range(n_slots))))
+    else:
+        ins = ()
+    return ins, ((out,) if type(out) is int else tuple(out))
+
+
+def _lower_conv(low, fn, ins, outs):
+    """A merged direct convolution (``conv_epilogue._ReplayConv``)."""
+    call = fn.call
+    if call is None or not _direct_on():
+        raise _Decline("a convolution the direct kernel does not take")
+    if len(ins) != 3 or len(outs) != 1:
+        raise _Decline("a convolution step of another arity")
+    x_slot, w_slot, b_slot = ins
+    x, w, bias = low.value(x_slot), low.value(w_slot), low.value(b_slot)
+    if tuple(x.shape) != call.x_shape or tuple(w.shape) != call.w_shape or x.dtype != np.float32 \
+            or not x.flags.c_contiguous:
+        raise _Decline("a convolution whose input is not the prepared C-contiguous float32 array")
+    wb, bb = low.buffer(w_slot), low.buffer(b_slot)
+    if wb.kind != "source" or bb.kind != "source" or bias.size != call.c_out or bias.dtype != np.float32:
+        raise _Decline("a convolution whose weights or bias are computed in the graph")
+    xb = low.buffer(x_slot)
+    n = call.x_shape[0]
+    if call.pad_geo is not None:
+        xp = low.scratch(call.xp_shape, np.float32)
+        low.rows.append(_Row(_fn_addr(call.pad_fn), [(xb, x[0].nbytes), (xp, xp.nbytes // n),
+                                                     ("const", jit._addr(call.pad_geo))],
+                             geometry=(2, call.pad_geo.size, 0, call.x_shape[1]), items=n, keep=(call,)))
+    else:
+        xp = xb
+    y = low.value(outs[0])
+    if tuple(y.shape) != call.y_shape:
+        raise _Decline("a convolution whose result is not the prepared shape")
+    yb = low.output(outs[0], zeroed=call.zeroed)
+    d_bias = call.keep[1]
+    extra = [("const", a) for a in call.tail[3]]
+    key = len(low.prologue)
+    low.prologue.append(_ConvPrologue(fn, call, wb.index, bb.index))
+    args = [(xp, xp.nbytes // n), ("prologue", (key, 0)), (yb, yb.nbytes // n), ("const", jit._addr(d_bias)),
+            ("const", call.fixed[0]), ("const", call.fixed[1]), ("prologue", (key, 1))] + extra
+    low.rows.append(_Row(_fn_addr(call.fn), args, geometry=(3, d_bias.size, 0, 1), items=n, macs=call.macs,
+                         keep=(call,)))
+
+
+class _ConvPrologue:
+    """Before a replay's rows run: a convolution's packed weights (packed again where their
+    bytes changed, as ``conv_epilogue._ReplayConv`` does) and its bias lanes."""
+
+    __slots__ = ("step", "call", "w_source", "b_source", "w_bytes", "packed", "lanes")
+
+    def __init__(self, step, call, w_source, b_source):
+        self.step, self.call, self.w_source, self.b_source = step, call, w_source, b_source
+        self.w_bytes = self.packed = self.lanes = None
+
+    def addresses(self, data):
+        w, bias = data[self.w_source], data[self.b_source]
+        if w.nbytes > _KEEP_PACKED_BYTES:
+            self.packed = self.call.pack(w)
+        else:
+            w_bytes = w.tobytes()
+            if w_bytes != self.w_bytes:
+                self.packed, self.w_bytes = self.call.pack(w), w_bytes
+        self.lanes = _conv_direct._epilogue_args(bias.reshape(-1), False, self.call.lanes)[1]
+        return jit._addrs_of((self.packed, self.lanes))
+
+
+def _lower_reshape(low, fn, ins, outs):
+    if len(ins) != 1 or len(outs) != 1:
+        raise _Decline("a reshape of another arity")
+    a, r = low.value(ins[0]), low.value(outs[0])
+    if not (r.flags.c_contiguous and a.flags.c_contiguous and jit._addr(a) == jit._addr(r)
+            and a.nbytes == r.nbytes):
+        raise _Decline("a reshape that copies")
+    low.slot_buf[outs[0]] = _Alias(_base(low.buffer(ins[0])), r.shape, r.dtype)
+
+
+class _Alias:
+    """Another shape of a buffer's memory (a reshape): rows use its base buffer."""
+
+    __slots__ = ("base", "shape", "dtype")
+
+    def __init__(self, base, shape, dtype):
+        self.base, self.shape, self.dtype = base, tuple(shape), np.dtype(dtype)
+
+    @property
+    def kind(self):
+        return self.base.kind
+
+
+def _base(b):
+    return b.base if isinstance(b, _Alias) else b
+
+
+def _lower_group(low, fn, ins, outs):
+    """A compiled element-wise group (``jit_groups._ReplayRunner``), its leading matmul first."""
+    if fn.launch is None or fn.launch.parallel:
+        raise _Decline("an element-wise group that is not one compiled call on this thread")
+    _lower_runner(low, fn.runner, fn.launch, ins, outs)
+
+
+def _lower_whole_group(low, fn, ins, outs):
+    """A group the replay runs op by op in numpy (``fused._WholeGroup``: below
+    ``jit_groups.MIN_SIZE`` elements) whose ops compile: the compiled loop (numpy's bits)."""
+    prep = getattr(fn, "prep", None)
+    if prep is None or prep.compiled is None or prep.halves is not None:
+        raise _Decline("a group whose ops do not compile")
+    _lower_runner(low, prep.compiled.runner(prep.steps, prep.n_in, prep.outputs), None, ins, outs)
+
+
+def _lower_runner(low, r, launch, ins, outs):
+    """A ``jit_groups._PlanRunner``'s head matmul and compiled loop (``launch``: the loop bound to
+    the sources' shapes, or None to bind it here)."""
+    if r.tail or not jit_groups.ENABLED:
+        raise _Decline("a group with ops after its compiled loop")
+    if len(ins) != r.n_in:
+        raise _Decline("an element-wise group of another arity")
+    env_buf = [low.buffer(s) for s in ins]
+    env_val = [low.value(s) for s in ins]
+    for head_fn, attrs, idx in r.head:
+        if head_fn is not _linear.matmul or attrs or len(idx) != 2:
+            raise _Decline(f"a group whose head is {getattr(head_fn, '__name__', head_fn)!r}")
+        a, b = env_val[idx[0]], env_val[idx[1]]
+        ab, bb = env_buf[idx[0]], env_buf[idx[1]]
+        c = _lower_matmul(low, a, b, ab, bb)
+        env_buf.append(c)
+        env_val.append(np.empty(c.shape, np.float32))
+    if launch is None:
+        launch = r._launch_for(tuple([env_val[k].shape for k in r.src_idx]))
+        if launch is None:
+            raise _Decline("a group whose inputs need more axes than the compiled loops take")
+    srcs = []
+    for k in r.src_idx:
+        v, b = env_val[k], env_buf[k]
+        if not (v.flags.c_contiguous and v.dtype in (np.float32, np.bool_)):
+            raise _Decline("a group source that is not C-contiguous")
+        srcs.append((b, 0))
+    out_bufs = []
+    for k, j in enumerate(r.plan.keep):
+        out_bufs.append(_Buffer("arena", launch.out_shape, launch.out_dtypes[k]))
+    if len(srcs) + len(out_bufs) + 3 > _ARGS:
+        raise _Decline("an element-wise group with more arguments than a row takes")
+    keep = list(r.plan.keep)
+    n_head = len(r.head)
+    results = []
+    for j in r.outputs:
+        if j < r.n_in + n_head:
+            raise _Decline("a group whose output is one of its inputs")
+        op = j - r.n_in
+        if op not in keep:
+            raise _Decline("a group output the compiled run does not write")
+        results.append(out_bufs[keep.index(op)])
+    if len(results) < len(outs):
+        raise _Decline("a group with fewer outputs than its step")
+    for slot, b in zip(outs, results):
+        a = low.value(slot)
+        if tuple(a.shape) != b.shape or a.dtype != b.dtype:
+            raise _Decline("a group whose recorded result differs from its launch")
+        low.slot_buf[slot] = b
+    args = srcs + [(b, 0) for b in out_bufs] + [("const", launch.geo_addr), ("const", 0), ("const", launch.rows)]
+    low.rows.append(_Row(_fn_addr(launch.fn), args, keep=(launch,)))
+
+
+def _lower_matmul(low, a, b, ab, bb):
+    sgemm = _sgemm()
+    if sgemm is None:
+        raise _Decline("numpy's BLAS (scipy-openblas' cblas_sgemm) is not found")
+    if a.ndim != 2 or b.ndim != 2 or a.dtype != np.float32 or b.dtype != np.float32:
+        raise _Decline("a matmul that is not 2-D float32")
+    (m, k), n = a.shape, b.shape[1]
+    if m < 2 or n < 2 or k < 1:
+        raise _Decline("a matmul with one row or column (numpy computes those otherwise)")
+    if not a.flags.c_contiguous:
+        raise _Decline("a matmul whose left operand is not C-contiguous")
+    if b.flags.c_contiguous:
+        trans, ldb = 111, n
+    elif b.flags.f_contiguous:
+        trans, ldb = 112, k
+    else:
+        raise _Decline("a matmul whose right operand is strided")
+    geo = np.array([sgemm, m, n, k, k, ldb, n, trans], np.int64)
+    c = _Buffer("arena", (m, n), np.float32)
+    low.rows.append(_Row(jit.kernels().workers.sgemm, [(ab, 0), (bb, 0), (c, 0), ("const", jit._addr(geo))],
+                         keep=(geo,)))
+    return c
+
+
+_KEEP_PACKED_BYTES = 1 << 20
+
+
+def _direct_on() -> bool:
+    from . import conv_epilogue
+    return conv_epilogue._direct_inline()
+
+
+def _lowerer(fn):
+    from . import fused as _fused
+    from .conv_epilogue import _ReplayConv
+    if isinstance(fn, _ReplayConv):
+        return _lower_conv
+    if isinstance(fn, jit_groups._ReplayRunner):
+        return _lower_group
+    if isinstance(fn, _fused._WholeGroup):
+        return _lower_whole_group
+    if getattr(fn, "func", None) is _movement.reshape:
+        return _lower_reshape
+    return None
+
+
+_sgemm_addr = []
+
+
+def _sgemm():
+    """The address of the ``cblas_sgemm`` numpy's matmul calls (the scipy-openblas numpy ships), or None."""
+    if not _sgemm_addr:
+        addr = None
+        try:
+            blas = np.__config__.CONFIG["Build Dependencies"]["blas"]
+            if blas.get("name") == "scipy-openblas":
+                libs = glob.glob(os.path.join(os.path.dirname(np.__file__), os.pardir, "numpy.libs",
+                                              "libscipy_openblas*.so"))
+                if len(libs) == 1:
+                    addr = _fn_addr(getattr(ctypes.CDLL(libs[0]), "scipy_cblas_sgemm64_"))
+        except (AttributeError, KeyError, OSError, TypeError):
+            addr = None
+        _sgemm_addr.append(addr)
+    return _sgemm_addr[0]
+
+
+def build(flat, env):
+    """The :class:`Program` of ``flat`` (a ``FlatReplay``) from ``env``, the slot arrays of one
+    replay just run (nothing freed), or a string saying why it does not lower.
+
+    Example::
+
+        >>> from burn_flex import native_replay
+        >>> isinstance(native_replay.build.__doc__, str)
+        True
+    """
+    if not enabled():
+        return "BURN_FLEX_NATIVE_REPLAY=0"
+    k = jit.kernels()
+    if k is None:
+        return "flex's JIT is not available"
+    try:
+        low = _Lowering(flat, env)
+        for step in flat.steps:
+            if step[1] is not None:
+                raise _Decline("a step with attributes read per replay (a random op)")
+            lower = _lowerer(step[0])
+            if lower is None:
+                name = getattr(step[0], "__name__", None) or getattr(getattr(step[0], "func", None), "__name__", "?")
+                raise _Decline(f"step {name!r} has no native form")
+            ins, outs = _slots_of(step, flat.n_slots)
+            lower(low, step[0], ins, outs)
+        if not low.rows:
+            raise _Decline("nothing to run")
+        results = []
+        for h, slot in flat.results:
+            b = low.slot_buf.get(slot)
+            if b is None or b.kind == "source":
+                raise _Decline("a result that is a graph source")
+            results.append(b)
+        prog = Program(k, low, results)
+    except _Decline as e:
+        return str(e)
+    return prog
+
+
+class Program:
+    """A lowered replay (see the module docstring): ``run(env)`` -> the result arrays, or None
+    where this replay must run in Python (a source of another layout, the program busy)."""
+
+    def __init__(self, k, low, results):
+        self.k = k
+        self.lock = threading.Lock()
+        self.prologue = low.prologue
+        self.flags = _flags()
+        # results: fresh per replay; a result's aliases read it; everything else lives in the arena
+        fresh = []
+        for b in results:
+            base = _base(b)
+            base.kind = "fresh"
+            if base not in fresh:
+                fresh.append(base)
+        self.fresh = fresh
+        self.results = [(fresh.index(_base(b)), b.shape if isinstance(b, _Alias) else None) for b in results]
+        arena_bufs = []
+        for row in low.rows:
+            for a in row.args:
+                if isinstance(a[0], (_Buffer, _Alias)):
+                    b = _base(a[0])
+                    if b.kind == "arena" and b not in arena_bufs:
+                        arena_bufs.append(b)
+        size = 0
+        for b in arena_bufs:
+            b.offset = size
+            size += -(-max(b.nbytes, 1) // _ALIGN) * _ALIGN
+        self.arena = np.zeros(size + _ALIGN, np.uint8)
+        base_addr = -(-jit._addr(self.arena) // _ALIGN) * _ALIGN
+        self.sources = [(slot, b) for slot, b in low.sources]
+        self.last = [None] * len(self.sources)
+        # segments: runs of rows over the same images that may split, and whole rows
+        segs = []
+        for row in low.rows:
+            split = row.items if row.items and row.items > 1 else None
+            if segs and segs[-1][0] == split:
+                segs[-1][1].append(row)
+            else:
+                segs.append([split, [row]])
+        n_int = sum(8 + _ROW * len(rows) for _, rows in segs)
+        self.table = np.zeros(n_int, np.int64)
+        tab_addr = jit._addr(self.table)
+        self.segments = []
+        self.patch_source = [[] for _ in self.sources]     # per source: table indices
+        self.patch_fresh = [[] for _ in fresh]
+        self.patch_prologue = {}
+        self.keep = []
+        at = 0
+        for items, rows in segs:
+            self.table[at] = len(rows)
+            chunk_idx = []
+            for r, row in enumerate(rows):
+                o = at + 8 + _ROW * r
+                self.table[o] = row.fn
+                self.table[o + 1] = items or 1
+                self.table[o + 2] = 1
+                chunk_idx.append(o + 2)
+                darg, dlen, dslot, dmul = row.geometry if (row.geometry and items) else (-1, 0, 0, 1)
+                self.table[o + 3:o + 7] = (darg, dlen, dslot, dmul)
+                self.keep.extend(row.keep)
+                for i, a in enumerate(row.args):
+                    e = o + 8 + 2 * i
+                    if a[0] == "const":
+                        self.table[e] = a[1]
+                    elif a[0] == "prologue":
+                        self.patch_prologue[a[1]] = e
+                    else:
+                        b = _base(a[0])
+                        self.table[e + 1] = a[1] if items else 0
+                        if b.kind == "arena":
+                            self.table[e] = base_addr + b.offset
+                        elif b.kind == "source":
+                            self.patch_source[b.index].append(e)
+                        else:
+                            self.patch_fresh[fresh.index(b)].append(e)
+            macs = sum(row.macs for row in rows)
+            self.segments.append((tab_addr + 8 * at, items, macs, np.array(chunk_idx, np.int64)))
+            at += 8 + _ROW * len(rows)
+        self.describe = (f"native program ({len(low.rows)} kernel calls in {len(self.segments)} segments, "
+                         f"{size} bytes of arena)")
+
+    def run(self, env):
+        """Run the program on the sources in ``env`` (slot -> array); the results, or None."""
+        if self.flags != _flags() or not self.lock.acquire(blocking=False):
+            return None
+        try:
+            data = []
+            tab = self.table
+            for i, (slot, b) in enumerate(self.sources):
+                d = env[slot]
+                if d is not self.last[i]:
+                    if d.__class__ is not np.ndarray or d.dtype != b.dtype or d.shape != b.shape \
+                            or d.strides != b.strides:
+                        return None
+                    addr = jit._addr(d)
+                    for e in self.patch_source[i]:
+                        tab[e] = addr
+                    self.last[i] = d
+                data.append(d)
+            for key, pro in enumerate(self.prologue):
+                for j, addr in enumerate(pro.addresses(data)):
+                    e = self.patch_prologue.get((key, j))
+                    if e is not None:
+                        tab[e] = addr
+            outs = []
+            for i, b in enumerate(self.fresh):
+                a = (np.zeros if b.zeroed else np.empty)(b.shape, b.dtype)
+                addr = jit._addr(a)
+                for e in self.patch_fresh[i]:
+                    tab[e] = addr
+                outs.append(a)
+            self._segments()
+            return [outs[i] if shape is None else outs[i].reshape(shape) for i, shape in self.results]
+        finally:
+            self.lock.release()
+
+    def _segments(self):
+        program = self.k.workers.program
+        for addr, items, macs, chunk_idx in self.segments:
+            if items and macs >= SPLIT_MACS:
+                p = native_pool.pool()
+                if p is not None:
+                    min_items = max(1, -(-_CHUNK_MACS * items // max(macs, 1)))
+                    chunks = min(items, native_pool.CHUNKS_PER_THREAD * p.threads, items // min_items)
+                    if chunks >= 2:
+                        self.table[chunk_idx] = chunks
+                        ran = p.run(self.k.workers.program_chunk, addr, chunks)
+                        self.table[chunk_idx] = 1
+                        if ran:
+                            continue
+            program(addr, 0)
+
+
+def _flags():
+    """The switches a program's lowering depended on (tests turn kernels off)."""
+    return (_direct_on(), jit_groups.ENABLED)
