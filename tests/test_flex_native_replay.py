@@ -181,7 +181,9 @@ def test_an_mlp_lowers_its_matmuls_with_numpys_bits(monkeypatch):
         _same_bits(a, b)
 
 
-def test_two_threads_replaying_one_graph_at_once_get_their_own_results():
+@pytest.mark.parametrize("native", ["1", "0"])
+def test_two_threads_replaying_one_graph_at_once_get_their_own_results(native, monkeypatch):
+    monkeypatch.setenv("BURN_FLEX_NATIVE_REPLAY", native)
     model = _cnn()
     xs = [_x(16, s) for s in range(4)]
     g = burn.capture.trace(model, xs[0])

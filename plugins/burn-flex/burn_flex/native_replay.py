@@ -55,12 +55,12 @@ import warnings
 
 import numpy as np
 
-from . import jit, jit_groups, native_pool
+from . import conv_epilogue, fused, jit, jit_groups, native_pool
 from .kernels import conv_direct as _conv_direct
 from .kernels import linear as _linear
 from .kernels import movement as _movement
 
-__all__ = ["build", "enabled"]
+__all__ = ["build", "enabled", "why_not"]
 
 # a segment of convolutions splits its images over the native pool from this many multiply-adds
 # (the digits CNN's two convolutions at batch 64: 5.3 M), in chunks of at least _CHUNK_MACS
@@ -181,7 +181,7 @@ def _slots_of(step, n_slots):
 def _lower_conv(low, fn, ins, outs):
     """A merged direct convolution (``conv_epilogue._ReplayConv``)."""
     call = fn.call
-    if call is None or not _direct_on():
+    if call is None or not conv_epilogue._direct_inline():
         raise _Decline("a convolution the direct kernel does not take")
     if len(ins) != 3 or len(outs) != 1:
         raise _Decline("a convolution step of another arity")
@@ -209,33 +209,56 @@ def _lower_conv(low, fn, ins, outs):
     d_bias = call.keep[1]
     extra = [("const", a) for a in call.tail[3]]
     key = len(low.prologue)
-    low.prologue.append(_ConvPrologue(fn, call, wb.index, bb.index))
+    # a bias that fills the kernel's lanes is read where it is (as _epilogue_args passes it);
+    # else the prologue pads a copy per replay
+    direct_bias = bias.size == call.lanes and bias.flags.c_contiguous
+    low.prologue.append(_ConvPrologue(call, wb.index, None if direct_bias else bb.index))
     args = [(xp, xp.nbytes // n), ("prologue", (key, 0)), (yb, yb.nbytes // n), ("const", jit._addr(d_bias)),
-            ("const", call.fixed[0]), ("const", call.fixed[1]), ("prologue", (key, 1))] + extra
+            ("const", call.fixed[0]), ("const", call.fixed[1]),
+            (bb, 0) if direct_bias else ("prologue", (key, 1))] + extra
     low.rows.append(_Row(_fn_addr(call.fn), args, geometry=(3, d_bias.size, 0, 1), items=n, macs=call.macs,
                          keep=(call,)))
 
 
 class _ConvPrologue:
     """Before a replay's rows run: a convolution's packed weights (packed again where their
-    bytes changed, as ``conv_epilogue._ReplayConv`` does) and its bias lanes."""
+    bytes changed, as ``conv_epilogue._ReplayConv`` does: an optimizer may update them in place)
+    and, where the bias does not fill the kernel's lanes, its padded copy."""
 
-    __slots__ = ("step", "call", "w_source", "b_source", "w_bytes", "packed", "lanes")
+    __slots__ = ("call", "w_source", "b_source", "w_copy", "packed", "lanes", "out")
 
-    def __init__(self, step, call, w_source, b_source):
-        self.step, self.call, self.w_source, self.b_source = step, call, w_source, b_source
-        self.w_bytes = self.packed = self.lanes = None
+    def __init__(self, call, w_source, b_source):
+        self.call, self.w_source, self.b_source = call, w_source, b_source
+        self.w_copy = self.packed = self.lanes = None
+        self.out = [0, 0]
 
     def addresses(self, data):
-        w, bias = data[self.w_source], data[self.b_source]
+        """``[packed weights, bias lanes (0: read from the source)]`` for this replay's ``data``."""
+        w = data[self.w_source]
         if w.nbytes > _KEEP_PACKED_BYTES:
             self.packed = self.call.pack(w)
-        else:
-            w_bytes = w.tobytes()
-            if w_bytes != self.w_bytes:
-                self.packed, self.w_bytes = self.call.pack(w), w_bytes
-        self.lanes = _conv_direct._epilogue_args(bias.reshape(-1), False, self.call.lanes)[1]
-        return jit._addrs_of((self.packed, self.lanes))
+            self.out[0] = jit._addr(self.packed)
+        elif self.w_copy is None or _memcmp(jit._addr(w), jit._addr(self.w_copy), w.nbytes) != 0:
+            self.packed, self.w_copy = self.call.pack(w), w.copy()
+            self.out[0] = jit._addr(self.packed)
+        if self.b_source is not None:
+            self.lanes = _conv_direct._epilogue_args(data[self.b_source].reshape(-1), False, self.call.lanes)[1]
+            self.out[1] = jit._addr(self.lanes)
+        return self.out
+
+
+def _libc_memcmp():
+    try:
+        f = ctypes.CDLL(None).memcmp
+    except (OSError, AttributeError):
+        return lambda a, b, n: 0 if ctypes.string_at(a, n) == ctypes.string_at(b, n) else 1
+    f.restype, f.argtypes = ctypes.c_int, (ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t)
+    return f
+
+
+# whether the weights changed since they were packed, without copying them (~0.3 us for the
+# digits CNN's 18 KB, against ~2 us for tobytes and a compare)
+_memcmp = _libc_memcmp()
 
 
 def _lower_reshape(low, fn, ins, outs):
@@ -361,19 +384,12 @@ def _lower_matmul(low, a, b, ab, bb):
 _KEEP_PACKED_BYTES = 1 << 20
 
 
-def _direct_on() -> bool:
-    from . import conv_epilogue
-    return conv_epilogue._direct_inline()
-
-
 def _lowerer(fn):
-    from . import fused as _fused
-    from .conv_epilogue import _ReplayConv
-    if isinstance(fn, _ReplayConv):
+    if isinstance(fn, conv_epilogue._ReplayConv):
         return _lower_conv
     if isinstance(fn, jit_groups._ReplayRunner):
         return _lower_group
-    if isinstance(fn, _fused._WholeGroup):
+    if isinstance(fn, fused._WholeGroup):
         return _lower_whole_group
     if getattr(fn, "func", None) is _movement.reshape:
         return _lower_reshape
@@ -400,6 +416,30 @@ def _sgemm():
     return _sgemm_addr[0]
 
 
+def why_not(flat):
+    """Why the steps of ``flat`` (a ``FlatReplay``) cannot lower, read off the steps alone (no
+    replay needed), or None where they may (:func:`build` then decides from the arrays).
+
+    Example::
+
+        >>> import burn
+        >>> from burn_flex import native_replay
+        >>> g = burn.capture.trace(lambda x: x + burn.rand((3,)), burn.ones((3,)))
+        >>> _ = g(burn.ones((3,)))
+        >>> native_replay.why_not(g._prepared["flex"].runners[0])
+        'a step with attributes read per replay (a random op)'
+    """
+    if not enabled():
+        return "BURN_FLEX_NATIVE_REPLAY=0"
+    for step in flat.steps:
+        if step[1] is not None:
+            return "a step with attributes read per replay (a random op)"
+        if _lowerer(step[0]) is None:
+            name = getattr(step[0], "__name__", None) or getattr(getattr(step[0], "func", None), "__name__", "?")
+            return f"step {name!r} has no native form"
+    return None
+
+
 def build(flat, env):
     """The :class:`Program` of ``flat`` (a ``FlatReplay``) from ``env``, the slot arrays of one
     replay just run (nothing freed), or a string saying why it does not lower.
@@ -410,22 +450,17 @@ def build(flat, env):
         >>> isinstance(native_replay.build.__doc__, str)
         True
     """
-    if not enabled():
-        return "BURN_FLEX_NATIVE_REPLAY=0"
     k = jit.kernels()
     if k is None:
         return "flex's JIT is not available"
+    why = why_not(flat)
+    if why is not None:
+        return why
     try:
         low = _Lowering(flat, env)
         for step in flat.steps:
-            if step[1] is not None:
-                raise _Decline("a step with attributes read per replay (a random op)")
-            lower = _lowerer(step[0])
-            if lower is None:
-                name = getattr(step[0], "__name__", None) or getattr(getattr(step[0], "func", None), "__name__", "?")
-                raise _Decline(f"step {name!r} has no native form")
             ins, outs = _slots_of(step, flat.n_slots)
-            lower(low, step[0], ins, outs)
+            _lowerer(step[0])(low, step[0], ins, outs)
         if not low.rows:
             raise _Decline("nothing to run")
         results = []
@@ -520,6 +555,8 @@ class Program:
             macs = sum(row.macs for row in rows)
             self.segments.append((tab_addr + 8 * at, items, macs, np.array(chunk_idx, np.int64)))
             at += 8 + _ROW * len(rows)
+        self.prologue = [(pro, [self.patch_prologue.get((key, j), -1) for j in range(2)])
+                         for key, pro in enumerate(self.prologue)]
         self.describe = (f"native program ({len(low.rows)} kernel calls in {len(self.segments)} segments, "
                          f"{size} bytes of arena)")
 
@@ -541,10 +578,9 @@ class Program:
                         tab[e] = addr
                     self.last[i] = d
                 data.append(d)
-            for key, pro in enumerate(self.prologue):
-                for j, addr in enumerate(pro.addresses(data)):
-                    e = self.patch_prologue.get((key, j))
-                    if e is not None:
+            for pro, entries in self.prologue:
+                for e, addr in zip(entries, pro.addresses(data)):
+                    if e >= 0:
                         tab[e] = addr
             outs = []
             for i, b in enumerate(self.fresh):
@@ -561,7 +597,7 @@ class Program:
     def _segments(self):
         program = self.k.workers.program
         for addr, items, macs, chunk_idx in self.segments:
-            if items and macs >= SPLIT_MACS:
+            if macs >= SPLIT_MACS and items:
                 p = native_pool.pool()
                 if p is not None:
                     min_items = max(1, -(-_CHUNK_MACS * items // max(macs, 1)))
@@ -577,4 +613,4 @@ class Program:
 
 def _flags():
     """The switches a program's lowering depended on (tests turn kernels off)."""
-    return (_direct_on(), jit_groups.ENABLED)
+    return (conv_epilogue._direct_inline(), jit_groups.ENABLED)

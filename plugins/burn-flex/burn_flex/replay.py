@@ -122,9 +122,10 @@ class FlatReplay:
     def _lowered(self, env):
         """Run the steps keeping every slot's array, then lower them (``burn_flex.native_replay``):
         the Program, checked to give this run's bits, or why not (a string)."""
-        if not _native.enabled():
+        why = _native.why_not(self)
+        if why is not None:             # known from the steps: no recording run (it frees nothing)
             _run_steps(self.steps, self.nodes, env)
-            return "BURN_FLEX_NATIVE_REPLAY=0"
+            return why
         sources = {slot: env[slot] for slot, _ in self.sources}
         for step in self.steps:                 # _run_steps without the frees
             _run_steps((step[:6] + ((),),), self.nodes, env)
