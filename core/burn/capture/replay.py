@@ -144,7 +144,7 @@ class Prepared:
             >>> g = burn.capture.trace(lambda x: x + 1, burn.ones((2,)))
             >>> _ = g(burn.ones((2,)))
             >>> print(g._prepared["flex"].describe())
-            flex flat replay (1 steps, attributes bound once)
+            flex flat replay (1 steps, attributes bound once; steps in Python: step 'add' has no native form)
         """
         r = self.runners.get(index)
         if r is not None:
