@@ -557,6 +557,11 @@ class Program:
             at += 8 + _ROW * len(rows)
         self.prologue = [(pro, [self.patch_prologue.get((key, j), -1) for j in range(2)])
                          for key, pro in enumerate(self.prologue)]
+        # what a replay reads per source and fresh result, in one tuple each
+        self.source_patches = tuple((i, slot, b.dtype, b.shape, b.strides, tuple(self.patch_source[i]))
+                                    for i, (slot, b) in enumerate(self.sources))
+        self.fresh_patches = tuple((np.zeros if b.zeroed else np.empty, b.shape, b.dtype, tuple(self.patch_fresh[i]))
+                                   for i, b in enumerate(fresh))
         self.describe = (f"native program ({len(low.rows)} kernel calls in {len(self.segments)} segments, "
                          f"{size} bytes of arena)")
 
@@ -565,28 +570,25 @@ class Program:
         if self.flags != _flags() or not self.lock.acquire(blocking=False):
             return None
         try:
-            data = []
-            tab = self.table
-            for i, (slot, b) in enumerate(self.sources):
+            tab, last = self.table, self.last
+            for i, slot, dtype, shape, strides, patches in self.source_patches:
                 d = env[slot]
-                if d is not self.last[i]:
-                    if d.__class__ is not np.ndarray or d.dtype != b.dtype or d.shape != b.shape \
-                            or d.strides != b.strides:
+                if d is not last[i]:
+                    if d.__class__ is not np.ndarray or d.dtype != dtype or d.shape != shape or d.strides != strides:
                         return None
                     addr = jit._addr(d)
-                    for e in self.patch_source[i]:
+                    for e in patches:
                         tab[e] = addr
-                    self.last[i] = d
-                data.append(d)
-            for pro, entries in self.prologue:
-                for e, addr in zip(entries, pro.addresses(data)):
+                    last[i] = d
+            for pro, entries in self.prologue:      # last: this replay's sources now
+                for e, addr in zip(entries, pro.addresses(last)):
                     if e >= 0:
                         tab[e] = addr
             outs = []
-            for i, b in enumerate(self.fresh):
-                a = (np.zeros if b.zeroed else np.empty)(b.shape, b.dtype)
+            for alloc, shape, dtype, patches in self.fresh_patches:
+                a = alloc(shape, dtype)
                 addr = jit._addr(a)
-                for e in self.patch_fresh[i]:
+                for e in patches:
                     tab[e] = addr
                 outs.append(a)
             self._segments()

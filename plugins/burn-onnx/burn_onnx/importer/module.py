@@ -136,10 +136,14 @@ class OnnxModel(Module):
         """
         # positional tensors: a key seen before passed _bind's checks (they read only what the
         # key holds: the inputs' devices, shapes and dtypes), so only a new key runs them
-        positional = not kwargs and len(args) == len(self._onnx_inputs) and \
-            all(isinstance(a, burn.Tensor) for a in args)
+        positional = not kwargs and len(args) == len(self._onnx_inputs)
+        if positional:
+            for a in args:
+                if not isinstance(a, _Tensor):
+                    positional = False
+                    break
         xs = list(args) if positional else self._bind(args, dict(kwargs))
-        key = (xs[0].device if xs else None,) + tuple((x.shape, x.dtype) for x in xs)
+        key = (xs[0].device if xs else None,) + tuple([(x.shape, x.dtype) for x in xs])
         plan = self._onnx_plans.get(key)
         if plan is None and positional:
             self._bind(args, {})
@@ -186,18 +190,19 @@ class OnnxModel(Module):
         return f"inputs={self.input_names}, outputs={self.output_names}, nodes={len(self._onnx_nodes)}"
 
 
-_HOLDERS = (Module, burn.Tensor, list, tuple, dict)
+_Tensor = burn.Tensor
+_HOLDERS = (Module, _Tensor, list, tuple, dict)
 
 
 def _identities(refs) -> tuple:
     """The ids of ``refs`` and of every module, tensor and container inside the ones that are
     modules (a Linear's weight, a LoRA wrapper's base layer and adapters), depth first."""
     out, stack = [], list(refs)
-    append, push, pop, tensor = out.append, stack.append, stack.pop, burn.Tensor
+    append, push, pop, tensor = out.append, stack.append, stack.pop, _Tensor
     while stack:
         r = pop()
         append(id(r))
-        if isinstance(r, tensor):              # most refs: parameters, nothing inside
+        if r.__class__ is Parameter or isinstance(r, tensor):    # most refs: parameters, nothing inside
             continue
         if isinstance(r, Module):
             for v in vars(r).values():
