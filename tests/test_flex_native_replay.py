@@ -159,6 +159,22 @@ def test_switching_the_direct_kernel_off_runs_the_python_steps(monkeypatch):
     _same_bits(g(x).numpy(), on)
 
 
+def test_strided_weights_do_not_lower_and_are_right():
+    rng = np.random.default_rng(2)
+    w = burn.tensor(rng.standard_normal((3, 3, 4, 8)).astype(np.float32)).permute((3, 2, 0, 1))
+    b = burn.tensor(rng.standard_normal(8).astype(np.float32))
+    x = burn.tensor(rng.standard_normal((16, 4, 6, 6)).astype(np.float32))
+
+    def f(x):
+        return burn.nn.functional.conv2d(x, w, b, padding=1).relu()
+
+    g = burn.capture.trace(f, x)
+    g(x)
+    d = _runner(g).describe()
+    assert "steps in Python:" in d, d
+    _same_bits(g(x).numpy(), f(x).numpy())
+
+
 def test_steps_without_a_native_form_say_why():
     x = burn.tensor(np.linspace(-1, 1, 64 * 96, dtype=np.float32).reshape(64, 96))
     g = burn.capture.trace(lambda x: x.exp().sum(axis=1), x)

@@ -157,13 +157,6 @@ class _Lowering:
     def scratch(self, shape, dtype):
         return _Buffer("arena", shape, dtype)
 
-    def contiguous_input(self, slot, what):
-        b = self.buffer(slot)
-        a = self.value(slot)
-        if a.dtype != np.float32 and a.dtype != np.bool_ or not a.flags.c_contiguous:
-            raise _Decline(f"{what}: an input that is not C-contiguous float32 or bool")
-        return b
-
 
 def _slots_of(step, n_slots):
     fn, npos, n, a, b, out, frees = step
@@ -193,6 +186,8 @@ def _lower_conv(low, fn, ins, outs):
     wb, bb = low.buffer(w_slot), low.buffer(b_slot)
     if wb.kind != "source" or bb.kind != "source" or bias.size != call.c_out or bias.dtype != np.float32:
         raise _Decline("a convolution whose weights or bias are computed in the graph")
+    if not w.flags.c_contiguous:            # the prologue compares their bytes in place
+        raise _Decline("a convolution whose weights are a strided view")
     xb = low.buffer(x_slot)
     n = call.x_shape[0]
     if call.pad_geo is not None:
