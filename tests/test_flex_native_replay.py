@@ -197,6 +197,49 @@ def test_an_mlp_lowers_its_matmuls_with_numpys_bits(monkeypatch):
         _same_bits(a, b)
 
 
+@pytest.mark.parametrize("batch,d_out", [(1, 10), (5, 1), (1, 1), (3, 7)])
+@pytest.mark.parametrize("layout", ["weights", "transposed"])
+def test_matmuls_of_one_row_or_column_take_numpys_blas_call(batch, d_out, layout, monkeypatch):
+    """numpy computes a vector @ matrix and a matrix @ vector with gemv, a row @ column with a dot:
+    a program calls what numpy calls (or leaves the step to Python), so the bits are numpy's."""
+    rng = np.random.default_rng(batch * 10 + d_out)
+    w = rng.standard_normal((24, d_out)).astype(np.float32)
+    w = burn.tensor(w) if layout == "weights" else burn.tensor(np.ascontiguousarray(w.T)).permute((1, 0))
+    b = burn.tensor(rng.standard_normal(d_out).astype(np.float32))
+    w1 = burn.tensor(rng.standard_normal((16, 24)).astype(np.float32))
+    b1 = burn.tensor(rng.standard_normal(24).astype(np.float32))
+
+    def f(x):
+        return ((x @ w1 + b1).relu() @ w + b).relu()
+
+    xs = [burn.tensor(rng.standard_normal((batch, 16)).astype(np.float32)) for _ in range(2)]
+    want = _python_replay(f, xs, monkeypatch)
+    g = burn.capture.trace(f, xs[0])
+    got = [g(x).numpy() for x in xs]
+    for a, ref in zip(got, want):
+        _same_bits(a, ref)
+    lowered = isinstance(_runner(g).program, native_replay.Program)
+    assert lowered == (not (batch == 1 and d_out == 1)), _runner(g).describe()
+
+
+def test_a_matrix_times_its_own_transpose_runs_in_python(monkeypatch):
+    """numpy's matmul takes syrk for ``a @ a.T`` (one buffer): a program whose two matmul operands
+    are sources checks that they are not one array, and leaves that replay to Python."""
+    rng = np.random.default_rng(7)
+    a = burn.tensor(rng.standard_normal((32, 48)).astype(np.float32))
+    other = burn.tensor(rng.standard_normal((48, 32)).astype(np.float32))
+
+    def f(x, y):
+        return (x @ y + 1.0).relu()
+
+    g = burn.capture.trace(f, a, other)
+    g(a, other)
+    assert isinstance(_runner(g).program, native_replay.Program), _runner(g).describe()
+    _same_bits(g(a, other).numpy(), f(a, other).numpy())
+    at = a.T
+    _same_bits(g(a, at).numpy(), np.maximum(a.numpy() @ a.numpy().T + np.float32(1.0), 0))
+
+
 @pytest.mark.parametrize("native", ["1", "0"])
 def test_two_threads_replaying_one_graph_at_once_get_their_own_results(native, monkeypatch):
     monkeypatch.setenv("BURN_FLEX_NATIVE_REPLAY", native)

@@ -220,7 +220,10 @@ class _ReplayConv:
         a = self.attrs
         out_hw = _conv._out_hw(x.shape, w.shape[2:], a["stride"], a["padding"], a["dilation"])
         k = self.step._direct_kernels(x, w, bias, a["groups"], out_hw)
-        if k is None or x.shape[0] <= 1 or not _direct_inline():
+        # one image takes the direct kernel or the threaded GEMM by the thread count, unless it is
+        # small (then always the direct kernel): only then is the choice fixed for later calls
+        one_large = x.shape[0] <= 1 and w[0].size * out_hw[0] * out_hw[1] >= _conv_direct._ONE_IMAGE_MACS
+        if k is None or one_large or not _direct_inline():
             return None
         return prepared_direct_conv(k, tuple(x.shape), tuple(w.shape), tuple(a["stride"]), tuple(a["padding"]),
                                     tuple(a["dilation"]), tuple(out_hw), self.step.relu,

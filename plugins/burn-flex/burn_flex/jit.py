@@ -532,11 +532,11 @@ class _Workers:
     ``run(chunk_fn, table, n_chunks, wake)``, ``shutdown()``, ``worker_chunks()`` (how many chunks workers
     ran so far: tests read it), and the addresses of the chunk functions
     ``run`` takes (``call_chunk``, ``strided_chunk``, ``program_chunk``); ``program(table, chunk)``
-    runs one chunk of a program on the calling thread and ``sgemm`` is the address of the BLAS
-    wrapper a program calls (``burn_flex.native_replay``). ctypes releases the GIL for each call."""
+    runs one chunk of a program on the calling thread and ``sgemm`` / ``sgemv`` are the addresses
+    of the BLAS wrappers a program calls (``burn_flex.native_replay``). ctypes releases the GIL for each call."""
 
     __slots__ = ("setup", "worker", "run", "shutdown", "worker_chunks", "call_chunk", "strided_chunk",
-                 "program_chunk", "program", "sgemm")
+                 "program_chunk", "program", "sgemm", "sgemv")
 
     def __init__(self, engine):
         vp, i64 = ctypes.c_void_p, ctypes.c_int64
@@ -550,6 +550,7 @@ class _Workers:
         self.program_chunk = engine.get_function_address("wp_program_chunk")
         self.program = ctypes.CFUNCTYPE(None, vp, i64)(self.program_chunk)
         self.sgemm = engine.get_function_address("wp_sgemm")
+        self.sgemv = engine.get_function_address("wp_sgemv")
 
 
 class Kernels:

@@ -124,6 +124,7 @@ class _Lowering:
 
     def __init__(self, flat, env):
         self.env, self.rows, self.prologue = env, [], []
+        self.distinct = []          # pairs of sources a matmul reads: numpy takes syrk where they are one array
         self.slot_buf = {}
         self.sources = []           # (slot, buffer) of the graph's sources, in FlatReplay.sources order
         for slot, _ in flat.sources:
@@ -353,27 +354,70 @@ def _lower_runner(low, r, launch, ins, outs):
 
 
 def _lower_matmul(low, a, b, ab, bb):
-    sgemm = _sgemm()
-    if sgemm is None:
+    """``a @ b`` (2-D float32) as numpy's matmul computes it (numpy/_core/src/umath/matmul.c.src):
+    ``cblas_sgemm`` with its transposition flags, or ``cblas_sgemv`` for one row or one column;
+    the forms numpy computes without BLAS (a dot, a length-1 inner dimension) do not lower, nor
+    ``a @ a.T`` (numpy's syrk): operands that are one buffer."""
+    blas = _blas()
+    if blas is None:
         raise _Decline("numpy's BLAS (scipy-openblas' cblas_sgemm) is not found")
     if a.ndim != 2 or b.ndim != 2 or a.dtype != np.float32 or b.dtype != np.float32:
         raise _Decline("a matmul that is not 2-D float32")
-    (m, k), n = a.shape, b.shape[1]
-    if m < 2 or n < 2 or k < 1:
-        raise _Decline("a matmul with one row or column (numpy computes those otherwise)")
-    if not a.flags.c_contiguous:
-        raise _Decline("a matmul whose left operand is not C-contiguous")
-    if b.flags.c_contiguous:
-        trans, ldb = 111, n
-    elif b.flags.f_contiguous:
-        trans, ldb = 112, k
+    (m, k), p = a.shape, b.shape[1]
+    if k < 2 or min(m, p) < 1 or (m == 1 and p == 1) or max(m, k, p) > _BLAS_MAX:
+        raise _Decline("a matmul numpy computes without BLAS (a dot, or an inner dimension of one)")
+    if _base(ab) is _base(bb):
+        raise _Decline("a matmul of a buffer with itself (numpy's syrk)")
+    (is1_m, is1_n), (is2_n, is2_p) = a.strides, b.strides
+    c = _Buffer("arena", (m, p), np.float32)
+    workers = jit.kernels().workers
+    if m > 1 and p > 1:
+        if _blasable(is1_m, is1_n, m, k):
+            ta, lda = 111, is1_m // 4
+        elif _blasable(is1_n, is1_m, k, m):
+            ta, lda = 112, is1_n // 4
+        else:
+            raise _Decline("a matmul whose left operand is strided")
+        if _blasable(is2_n, is2_p, k, p):
+            tb, ldb = 111, is2_n // 4
+        elif _blasable(is2_p, is2_n, p, k):
+            tb, ldb = 112, is2_p // 4
+        else:
+            raise _Decline("a matmul whose right operand is strided")
+        geo = np.array([blas[0], m, p, k, lda, ldb, p, tb, ta], np.int64)
+        args = [(ab, 0), (bb, 0), (c, 0)]
+        fn = workers.sgemm
     else:
-        raise _Decline("a matmul whose right operand is strided")
-    geo = np.array([sgemm, m, n, k, k, ldb, n, trans], np.int64)
-    c = _Buffer("arena", (m, n), np.float32)
-    low.rows.append(_Row(jit.kernels().workers.sgemm, [(ab, 0), (bb, 0), (c, 0), ("const", jit._addr(geo))],
-                         keep=(geo,)))
+        if m == 1:          # vector @ matrix: the matrix is b, read with its p and n strides
+            mat, vec, mat_m, mat_n, vec_stride, mb, vb, rows = b, a, is2_p, is2_n, is1_n, bb, ab, p
+            ok = _blasable(is2_n, is2_p, k, p) or _blasable(is2_p, is2_n, p, k)
+        else:               # matrix @ vector
+            mat, vec, mat_m, mat_n, vec_stride, mb, vb, rows = a, b, is1_m, is1_n, is2_n, ab, bb, m
+            ok = _blasable(is1_m, is1_n, m, k) or _blasable(is1_n, is1_m, k, m)
+        if not ok or not _blasable(vec_stride, 4, k, 1):
+            raise _Decline("a matrix-vector product of strided operands")
+        if _blasable(mat_m, mat_n, rows, k):
+            order, lda = 102, mat_m // 4
+        else:
+            order, lda = 101, mat_n // 4
+        geo = np.array([blas[1], order, k, rows, lda, vec_stride // 4, 1], np.int64)
+        args = [(mb, 0), (vb, 0), (c, 0)]
+        fn = workers.sgemv
+    low.rows.append(_Row(fn, args + [("const", jit._addr(geo))], keep=(geo,)))
+    if ab.kind == "source" and bb.kind == "source":
+        low.distinct.append((_base(ab).index, _base(bb).index))
     return c
+
+
+_BLAS_MAX = (1 << 31) - 2
+
+
+def _blasable(byte_stride1, byte_stride2, d1, d2, itemsize=4) -> bool:
+    """numpy's ``is_blasable2d``: the second axis contiguous, the first a whole number of items
+    at least as long as a row."""
+    if byte_stride2 != itemsize or byte_stride1 % itemsize:
+        return False
+    return d2 <= byte_stride1 // itemsize <= _BLAS_MAX
 
 
 _KEEP_PACKED_BYTES = 1 << 20
@@ -391,24 +435,26 @@ def _lowerer(fn):
     return None
 
 
-_sgemm_addr = []
+_blas_addrs = []
 
 
-def _sgemm():
-    """The address of the ``cblas_sgemm`` numpy's matmul calls (the scipy-openblas numpy ships), or None."""
-    if not _sgemm_addr:
-        addr = None
+def _blas():
+    """The addresses of the ``cblas_sgemm`` and ``cblas_sgemv`` numpy's matmul calls (in the
+    scipy-openblas numpy ships), or None."""
+    if not _blas_addrs:
+        addrs = None
         try:
             blas = np.__config__.CONFIG["Build Dependencies"]["blas"]
             if blas.get("name") == "scipy-openblas":
                 libs = glob.glob(os.path.join(os.path.dirname(np.__file__), os.pardir, "numpy.libs",
                                               "libscipy_openblas*.so"))
                 if len(libs) == 1:
-                    addr = _fn_addr(getattr(ctypes.CDLL(libs[0]), "scipy_cblas_sgemm64_"))
+                    lib = ctypes.CDLL(libs[0])
+                    addrs = (_fn_addr(lib.scipy_cblas_sgemm64_), _fn_addr(lib.scipy_cblas_sgemv64_))
         except (AttributeError, KeyError, OSError, TypeError):
-            addr = None
-        _sgemm_addr.append(addr)
-    return _sgemm_addr[0]
+            addrs = None
+        _blas_addrs.append(addrs)
+    return _blas_addrs[0]
 
 
 def why_not(flat):
@@ -553,6 +599,7 @@ class Program:
         self.prologue = [(pro, [self.patch_prologue.get((key, j), -1) for j in range(2)])
                          for key, pro in enumerate(self.prologue)]
         # what a replay reads per source and fresh result, in one tuple each
+        self.distinct = tuple(low.distinct)
         self.source_patches = tuple((i, slot, b.dtype, b.shape, b.strides, tuple(self.patch_source[i]))
                                     for i, (slot, b) in enumerate(self.sources))
         self.fresh_patches = tuple((np.zeros if b.zeroed else np.empty, b.shape, b.dtype, tuple(self.patch_fresh[i]))
@@ -575,6 +622,9 @@ class Program:
                     for e in patches:
                         tab[e] = addr
                     last[i] = d
+            for i, j in self.distinct:
+                if jit._addr(last[i]) == jit._addr(last[j]):
+                    return None                     # x @ x.T: numpy's syrk, in Python
             for pro, entries in self.prologue:      # last: this replay's sources now
                 for e, addr in zip(entries, pro.addresses(last)):
                     if e >= 0:

@@ -412,8 +412,8 @@ exit:
 
 ; C = A @ B through the BLAS numpy uses (its cblas_sgemm, ILP64: burn_flex.native_replay finds it)
 ; with numpy's own arguments, so the bits are numpy's matmul's: geo is an i64 table
-;   [cblas_sgemm, M, N, K, lda, ldb, ldc, TRANSB (111: B row-major, 112: B transposed)]
-; A and C row-major without transposition, alpha 1, beta 0.
+;   [cblas_sgemm, M, N, K, lda, ldb, ldc, TRANSB, TRANSA] (111: as stored, 112: transposed)
+; row-major, alpha 1, beta 0.
 define void @wp_sgemm(ptr %a, ptr %b, ptr %c, ptr %geo) nounwind {
 entry:
   %fn = load ptr, ptr %geo
@@ -432,7 +432,34 @@ entry:
   %g7 = getelementptr inbounds i64, ptr %geo, i64 7
   %tb64 = load i64, ptr %g7
   %tb = trunc i64 %tb64 to i32
-  call void %fn(i32 101, i32 111, i32 %tb, i64 %m, i64 %n, i64 %k, float 1.0, ptr %a, i64 %lda, ptr %b,
+  %g8 = getelementptr inbounds i64, ptr %geo, i64 8
+  %ta64 = load i64, ptr %g8
+  %ta = trunc i64 %ta64 to i32
+  call void %fn(i32 101, i32 %ta, i32 %tb, i64 %m, i64 %n, i64 %k, float 1.0, ptr %a, i64 %lda, ptr %b,
                 i64 %ldb, float 0.0, ptr %c, i64 %ldc)
+  ret void
+}
+
+; y = A^T x through numpy's cblas_sgemv, as numpy's matmul calls it for a vector @ matrix or a
+; matrix @ vector: geo is [cblas_sgemv, ORDER (101 row-, 102 column-major), ROWS, COLS, lda, incx,
+; incy], transposed, alpha 1, beta 0.
+define void @wp_sgemv(ptr %a, ptr %x, ptr %y, ptr %geo) nounwind {
+entry:
+  %fn = load ptr, ptr %geo
+  %g1 = getelementptr inbounds i64, ptr %geo, i64 1
+  %order64 = load i64, ptr %g1
+  %order = trunc i64 %order64 to i32
+  %g2 = getelementptr inbounds i64, ptr %geo, i64 2
+  %rows = load i64, ptr %g2
+  %g3 = getelementptr inbounds i64, ptr %geo, i64 3
+  %cols = load i64, ptr %g3
+  %g4 = getelementptr inbounds i64, ptr %geo, i64 4
+  %lda = load i64, ptr %g4
+  %g5 = getelementptr inbounds i64, ptr %geo, i64 5
+  %incx = load i64, ptr %g5
+  %g6 = getelementptr inbounds i64, ptr %geo, i64 6
+  %incy = load i64, ptr %g6
+  call void %fn(i32 %order, i32 112, i64 %rows, i64 %cols, float 1.0, ptr %a, i64 %lda, ptr %x, i64 %incx,
+                float 0.0, ptr %y, i64 %incy)
   ret void
 }
