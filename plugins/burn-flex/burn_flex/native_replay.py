@@ -14,9 +14,12 @@ What lowers (anything else, or ``BURN_FLEX_NATIVE_REPLAY=0``, leaves the replay 
   (``burn_flex.conv_epilogue``): its padding pass and its kernel, with the weights packed in
   Python before the rows run (kept while their bytes are unchanged, as the Python step keeps them);
 - a ``reshape`` that is a view (the same buffer);
-- a compiled element-wise group (``burn_flex.jit_groups``), with a leading 2-D ``matmul`` called
-  through numpy's own BLAS (``wp_sgemm``: numpy's ``cblas_sgemm`` with numpy's arguments, so
-  numpy's bits; matrices of one row or column, which numpy computes otherwise, do not lower).
+- a compiled element-wise group (``burn_flex.jit_groups``; also one the replay runs in numpy
+  because it is small, when its ops compile: the compiled loop gives numpy's bits), with a leading
+  2-D ``matmul`` called through numpy's own BLAS as numpy's matmul calls it (``wp_sgemm`` /
+  ``wp_sgemv``: its ``cblas_sgemm`` with its transposition flags, or ``cblas_sgemv`` for one row
+  or one column, so numpy's bits; a dot, an inner dimension of one and ``x @ x.T`` of one array,
+  which numpy computes otherwise, do not run natively).
 
 Every row calls the kernel the Python step calls, with the same arguments: the results are the
 Python replay's bits (checked once when the program is built: a program that differs is
