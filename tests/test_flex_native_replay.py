@@ -175,6 +175,17 @@ def test_strided_weights_do_not_lower_and_are_right():
     _same_bits(g(x).numpy(), f(x).numpy())
 
 
+def test_a_graph_with_more_values_than_an_arena_keeps_runs_in_python(monkeypatch):
+    monkeypatch.setattr(native_replay, "MAX_ARENA_BYTES", 64 * 1024)
+    model = _cnn()
+    x = _x(16)
+    g = burn.capture.trace(model, x)
+    g(x)
+    d = _runner(g).describe()
+    assert "more than a program keeps (0 MiB)" in d, d
+    _same_bits(g(x).numpy(), model(x).numpy())
+
+
 def test_steps_without_a_native_form_say_why():
     x = burn.tensor(np.linspace(-1, 1, 64 * 96, dtype=np.float32).reshape(64, 96))
     g = burn.capture.trace(lambda x: x.exp().sum(axis=1), x)

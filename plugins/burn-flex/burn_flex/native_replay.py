@@ -33,8 +33,9 @@ element-wise groups run whole on the calling thread, as in the Python replay (nu
 chooses its own threads; a GEMM split by rows gives other bits).
 
 Memory: the intermediate values live in one arena per program, allocated and zeroed once (a
-pooled convolution writing into a padded buffer relies on its border staying zero); results are
-fresh arrays per replay. A program runs one replay at a time: a second thread replaying the same
+pooled convolution writing into a padded buffer relies on its border staying zero), each in its
+own place: a graph whose values total more than ``MAX_ARENA_BYTES`` (64 MiB) is not lowered.
+Results are fresh arrays per replay. A program runs one replay at a time: a second thread replaying the same
 graph meanwhile runs the Python steps.
 
 Example::
@@ -68,6 +69,9 @@ __all__ = ["build", "enabled", "why_not"]
 # a segment of convolutions splits its images over the native pool from this many multiply-adds
 # (the digits CNN's two convolutions at batch 64: 5.3 M), in chunks of at least _CHUNK_MACS
 SPLIT_MACS = 1 << 21
+# a program keeps every intermediate value of its replay in its arena (the Python steps free
+# each one after its last use): graphs whose values total more run their steps in Python
+MAX_ARENA_BYTES = 64 << 20
 _CHUNK_MACS = 1 << 18
 _ROW = 28                  # i64s per wp_strided_chunk table
 _ARGS = 10                 # arguments a row passes
@@ -475,6 +479,11 @@ def why_not(flat):
     """
     if not enabled():
         return "BURN_FLEX_NATIVE_REPLAY=0"
+    total = sum(int(np.prod(m.shape, dtype=np.int64)) * m.dtype.itemsize for n in flat.nodes for m in n.metas)
+    if total > MAX_ARENA_BYTES:
+        # a program keeps every intermediate value (and the first replay records them all)
+        return (f"its values total {total / (1 << 20):.0f} MiB, more than a program keeps "
+                f"({MAX_ARENA_BYTES >> 20} MiB)")
     for step in flat.steps:
         if step[1] is not None:
             return "a step with attributes read per replay (a random op)"
