@@ -133,8 +133,9 @@ class FlatReplay:
         if prog.__class__ is not _native.Program:
             return prog
         outs = prog.run(dict(sources))
-        same = outs is not None and all(_same_values(o, env[slot]) for o, (_, slot) in zip(outs, self.results))
-        if not same:
+        if outs is None:
+            return "its native program declined the sources it was built from"
+        if not all(_same_values(o, env[slot]) for o, (_, slot) in zip(outs, self.results)):
             warnings.warn("burn-flex: a replay lowered to native calls gave other results than its Python "
                           "steps; it runs the Python steps (please report this)", RuntimeWarning, stacklevel=2)
             return "its native program did not reproduce the Python steps' results"
