@@ -127,6 +127,8 @@ def test_weights_changed_in_place_are_packed_again():
     assert isinstance(_runner(g).program, native_replay.Program)
     w[0] = w[0] * -2.0                      # the same tensor, other values
     _same_bits(g(x).numpy(), f(x).numpy())
+    b[3] = 5.0                              # 8 channels: the bias is copied into 16 lanes per replay
+    _same_bits(g(x).numpy(), f(x).numpy())
 
 
 def test_a_strided_input_runs_the_python_steps_and_is_right():

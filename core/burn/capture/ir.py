@@ -41,6 +41,12 @@ def _slot_refs(kind, n) -> tuple:
     return tuple((kind, i) for i in range(n))
 
 
+@functools.lru_cache(maxsize=256)
+def _value_refs(n_in, n_state) -> tuple:
+    """The keys of a replay's input and state values, in that order (built once per pair of counts)."""
+    return _slot_refs("in", n_in) + _slot_refs("state", n_state)
+
+
 class GraphNode(NamedTuple):
     """One recorded op: ``op`` name, ``attrs``, ``inputs`` (refs), ``outputs`` ((shape, dtype) each).
 
@@ -304,9 +310,10 @@ class Graph:
                                    f"was freed); bind another with g.bind_state({s.name!r}, tensor) or trace again")
         dev = self._device_of(leaves, states)
         lg = graph_for(dev)
-        values = dict(zip(_slot_refs("in", len(leaves)), values_of([t._h for t in leaves])))
+        handles = [t._h for t in leaves]
         if states:
-            values.update(zip(_slot_refs("state", len(states)), values_of([t._h for t in states])))
+            handles += [t._h for t in states]
+        values = dict(zip(_value_refs(len(leaves), len(states)), values_of(handles)))
         backend = lg.backend
         prep = self._prepared.get(backend.name)
         if prep is None or not current(prep):        # first replay here, or kernels changed since

@@ -228,26 +228,26 @@ class _ConvPrologue:
     bytes changed, as ``conv_epilogue._ReplayConv`` does: an optimizer may update them in place)
     and, where the bias does not fill the kernel's lanes, its padded copy."""
 
-    __slots__ = ("call", "w_source", "b_source", "w_copy", "packed", "lanes", "out")
+    __slots__ = ("call", "w_source", "b_source", "w_copy", "packed", "lanes", "entries")
 
     def __init__(self, call, w_source, b_source):
         self.call, self.w_source, self.b_source = call, w_source, b_source
         self.w_copy = self.packed = self.lanes = None
-        self.out = [0, 0]
+        self.entries = (-1, -1)         # the table entries of the packed weights and the bias lanes
 
-    def addresses(self, data):
-        """``[packed weights, bias lanes (0: read from the source)]`` for this replay's ``data``."""
+    def patch(self, data, tab):
+        """Write this replay's packed weights (and bias lanes) into ``tab`` where they changed;
+        ``data``: the replay's sources, by index."""
         w = data[self.w_source]
         if w.nbytes > _KEEP_PACKED_BYTES:
             self.packed = self.call.pack(w)
-            self.out[0] = jit._addr(self.packed)
+            tab[self.entries[0]] = jit._addr(self.packed)
         elif self.w_copy is None or _memcmp(jit._addr(w), jit._addr(self.w_copy), w.nbytes) != 0:
             self.packed, self.w_copy = self.call.pack(w), w.copy()
-            self.out[0] = jit._addr(self.packed)
+            tab[self.entries[0]] = jit._addr(self.packed)
         if self.b_source is not None:
             self.lanes = _conv_direct._epilogue_args(data[self.b_source].reshape(-1), False, self.call.lanes)[1]
-            self.out[1] = jit._addr(self.lanes)
-        return self.out
+            tab[self.entries[1]] = jit._addr(self.lanes)
 
 
 def _libc_memcmp():
@@ -608,8 +608,10 @@ class Program:
             macs = sum(row.macs for row in rows)
             self.segments.append((tab_addr + 8 * at, items, macs, np.array(chunk_idx, np.int64)))
             at += 8 + _ROW * len(rows)
-        self.prologue = [(pro, [self.patch_prologue.get((key, j), -1) for j in range(2)])
-                         for key, pro in enumerate(self.prologue)]
+        for key, pro in enumerate(self.prologue):
+            pro.entries = tuple(self.patch_prologue.get((key, j), -1) for j in range(2))
+            if pro.entries[0] < 0 or (pro.b_source is not None and pro.entries[1] < 0):
+                raise _Decline("a convolution prologue without its table entries")     # never: rows name both
         # what a replay reads per source and fresh result, in one tuple each
         self.distinct = tuple(low.distinct)
         self.source_patches = tuple((i, slot, b.dtype, b.shape, b.strides, tuple(self.patch_source[i]))
@@ -637,10 +639,8 @@ class Program:
             for i, j in self.distinct:
                 if jit._addr(last[i]) == jit._addr(last[j]):
                     return None                     # x @ x.T: numpy's syrk, in Python
-            for pro, entries in self.prologue:      # last: this replay's sources now
-                for e, addr in zip(entries, pro.addresses(last)):
-                    if e >= 0:
-                        tab[e] = addr
+            for pro in self.prologue:               # last: this replay's sources now
+                pro.patch(last, tab)
             outs = []
             for alloc, shape, dtype, patches in self.fresh_patches:
                 a = alloc(shape, dtype)
