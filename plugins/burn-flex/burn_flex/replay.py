@@ -89,7 +89,10 @@ class FlatReplay:
 
     def describe(self) -> str:
         prog = self.program
-        how = prog.describe if isinstance(prog, _native.Program) else f"steps in Python: {prog}"
+        if prog is None:
+            how = "a native program or not: decided at its first replay"
+        else:
+            how = prog.describe if isinstance(prog, _native.Program) else f"steps in Python: {prog}"
         return f"flex flat replay ({self.n_steps} steps, attributes bound once; {how})"
 
     def run(self, prepared, index) -> bool:
