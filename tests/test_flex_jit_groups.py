@@ -276,3 +276,30 @@ def test_a_replayed_compiled_group_keeps_its_launch_and_equals_eager(monkeypatch
     assert runners and all(r.launch is not None for r in runners)
     for x, y in zip(xs, got):
         _same(y, net(burn.tensor(x)).numpy())
+
+
+def test_a_launch_keeps_its_code_alive_after_the_kernel_cache_is_cleared():
+    """_compiled drops every kernel when it is full; a cached runner's launch (and a native replay
+    program's row) still calls that code: the launch must keep its LLVM engine. Run in a child
+    process: before the fix the call after the clear was a segmentation fault."""
+    import subprocess
+    import sys
+    import textwrap
+    if not jit.enabled() or jit.kernels() is None:
+        pytest.skip("flex's JIT is unavailable")
+    code = textwrap.dedent("""
+        import gc, numpy as np, burn
+        from burn_flex import jit_groups
+        x = np.linspace(-2, 2, 131072, dtype=np.float32).reshape(256, 512)
+        b = np.arange(512, dtype=np.float32)
+        f = lambda: burn.relu(burn.tensor(x) * 2.0 + burn.tensor(b)).numpy()
+        want = f()
+        assert jit_groups.status()["calls"] >= 1
+        jit_groups._compiled.clear()
+        gc.collect()
+        for _ in range(3):
+            assert np.array_equal(f(), want)
+        print("ok")
+    """)
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and r.stdout.strip().endswith("ok"), (r.returncode, r.stderr[-2000:])

@@ -441,9 +441,12 @@ class _Launch:
     """A compiled group loop bound to one layout: the geometry array, the row count and the
     pool's chunking computed once; ``launch(src)`` allocates the outputs and runs the rows."""
 
-    __slots__ = ("fn", "out_shape", "out_dtypes", "geo", "geo_addr", "rows", "min_chunk", "parallel")
+    __slots__ = ("kernel", "fn", "out_shape", "out_dtypes", "geo", "geo_addr", "rows", "min_chunk", "parallel")
 
     def __init__(self, kernel, out_shape, dims, strides):
+        # the kernel holds the LLVM engine that owns fn's code: _compiled may drop it (a full cache
+        # is cleared) while a runner, a plan or a native program still calls this launch
+        self.kernel = kernel
         dims = list(dims)
         strides = [list(s) for s in strides]
         if len(dims) == 1 and dims[0] >= 2 * PAR_ELEMS:
