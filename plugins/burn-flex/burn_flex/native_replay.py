@@ -379,18 +379,8 @@ def _lower_matmul(low, a, b, ab, bb):
     c = _Buffer("arena", (m, p), np.float32)
     workers = jit.kernels().workers
     if m > 1 and p > 1:
-        if _blasable(is1_m, is1_n, m, k):
-            ta, lda = 111, is1_m // 4
-        elif _blasable(is1_n, is1_m, k, m):
-            ta, lda = 112, is1_n // 4
-        else:
-            raise _Decline("a matmul whose left operand is strided")
-        if _blasable(is2_n, is2_p, k, p):
-            tb, ldb = 111, is2_n // 4
-        elif _blasable(is2_p, is2_n, p, k):
-            tb, ldb = 112, is2_p // 4
-        else:
-            raise _Decline("a matmul whose right operand is strided")
+        ta, lda = _gemm_operand(is1_m, is1_n, m, k, "left")
+        tb, ldb = _gemm_operand(is2_n, is2_p, k, p, "right")
         geo = np.array([blas[0], m, p, k, lda, ldb, p, tb, ta], np.int64)
         args = [(ab, 0), (bb, 0), (c, 0)]
         fn = workers.sgemm
@@ -417,6 +407,16 @@ def _lower_matmul(low, a, b, ab, bb):
 
 
 _BLAS_MAX = (1 << 31) - 2
+
+
+def _gemm_operand(s_rows, s_cols, rows, cols, side):
+    """``(transposition, leading dimension)`` numpy's matmul passes for an operand of these byte
+    strides: as stored (111) or transposed (112)."""
+    if _blasable(s_rows, s_cols, rows, cols):
+        return 111, s_rows // 4
+    if _blasable(s_cols, s_rows, cols, rows):
+        return 112, s_cols // 4
+    raise _Decline(f"a matmul whose {side} operand is strided")
 
 
 def _blasable(byte_stride1, byte_stride2, d1, d2, itemsize=4) -> bool:
