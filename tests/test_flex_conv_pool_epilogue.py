@@ -365,13 +365,21 @@ def test_a_replay_repacks_weights_whose_values_changed():
     np.testing.assert_array_equal(last.view(np.int32), first.view(np.int32))
 
 
-def test_large_weights_are_packed_per_call_not_kept(monkeypatch):
+@pytest.mark.parametrize("native", ["0", "1"])
+def test_large_weights_are_packed_per_call_not_kept(native, monkeypatch):
     """Above conv_epilogue._KEEP_PACKED_BYTES a replayed convolution keeps no packed copy (nor a
-    copy of the weights' bytes) and still follows new weight values."""
-    from burn_flex import conv_epilogue
+    copy of the weights' bytes) and still follows new weight values: the Python step, and a
+    native program's prologue (both through conv_epilogue.PackedWeights)."""
+    from burn_flex import conv_epilogue, native_replay
     from burn_flex.conv_epilogue import _ReplayConv
     monkeypatch.setattr(burn.dlpack, "GUARDS", {})
+    monkeypatch.setenv("BURN_FLEX_NATIVE_REPLAY", native)
     monkeypatch.setattr(conv_epilogue, "_KEEP_PACKED_BYTES", 100)      # the [16, 1, 3, 3] weights: 576 bytes
-    g, _ = _replay_follows_weight_values(8, (1.0, 3.0))
-    steps = [st[0] for st in g._prepared["flex"].runners[0].steps if isinstance(st[0], _ReplayConv)]
-    assert steps and all(s.call is not None and s.packed is None and s.w_bytes is None for s in steps)
+    g, _ = _replay_follows_weight_values(8, (1.0, 3.0, 0.5))
+    runner = g._prepared["flex"].runners[0]
+    steps = [st[0] for st in runner.steps if isinstance(st[0], _ReplayConv)]
+    assert steps and all(s.call is not None and s.weights.packed is None and s.weights.copy is None
+                         for s in steps)
+    if native == "1":
+        assert isinstance(runner.program, native_replay.Program), runner.describe()
+        assert all(p.weights.packed is None and p.weights.copy is None for p in runner.program.prologue)

@@ -106,6 +106,19 @@ class NativePool:
             if self.closed or self._worker(slot) == 1:
                 return
 
+    def chunks(self, n_items: int, min_chunk_items: int = 1) -> int:
+        """How many chunks a call over ``n_items`` items is cut into here: at most
+        ``CHUNKS_PER_THREAD`` per thread, each of ``min_chunk_items`` items at least.
+
+        Example::
+
+            >>> from burn_flex import native_pool
+            >>> p = native_pool.pool()
+            >>> p is None or p.chunks(64, 16) == 4
+            True
+        """
+        return min(n_items, CHUNKS_PER_THREAD * self.threads, n_items // max(1, min_chunk_items))
+
     def busy(self) -> bool:
         """Whether a task is running now (another thread's kernel call).
 
@@ -154,6 +167,8 @@ class NativePool:
 
 # the most arguments of a kernel call that run_calls and run_strided pass (workers.ll's rows)
 _MAX_ARGS = 10
+# i64s of a wp_strided_chunk table: 8 of header, then (address, bytes per item) per argument
+STRIDED_ROW = 8 + 2 * _MAX_ARGS
 
 
 def run_calls(kernel, calls) -> None:
@@ -220,7 +235,7 @@ def run_strided(kernel, n_items: int, arrays, item_bytes, min_chunk_items: int =
     p = pool()
     if p is None:
         return False
-    chunks = min(n_items, CHUNKS_PER_THREAD * p.threads, n_items // max(1, min_chunk_items))
+    chunks = p.chunks(n_items, min_chunk_items)
     if chunks < 2:
         return False
     if len(arrays) > _MAX_ARGS or len(item_bytes) != len(arrays):
@@ -228,7 +243,7 @@ def run_strided(kernel, n_items: int, arrays, item_bytes, min_chunk_items: int =
     if geometry >= 0 and not (arrays[geometry].dtype == np.int64 and arrays[geometry].size <= 16
                               and 0 <= count_slot < arrays[geometry].size):
         raise ValueError("native pool: the geometry argument must be an int64 array of at most 16 entries")
-    table = np.zeros(8 + 2 * _MAX_ARGS, np.int64)
+    table = np.zeros(STRIDED_ROW, np.int64)
     table[:8] = (ctypes.cast(kernel.fn, ctypes.c_void_p).value, n_items, chunks, geometry,
                  arrays[geometry].size if geometry >= 0 else 0, count_slot, count_per_item, 0)
     table[8:8 + 2 * len(arrays):2] = jit._addrs_of(arrays)

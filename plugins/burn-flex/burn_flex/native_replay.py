@@ -67,14 +67,14 @@ from .kernels import movement as _movement
 __all__ = ["build", "enabled", "why_not"]
 
 # a segment of convolutions splits its images over the native pool from this many multiply-adds
-# (the digits CNN's two convolutions at batch 64: 5.3 M), in chunks of at least _CHUNK_MACS
+# (the digits CNN's two convolutions at batch 64: 5.3 M), in chunks of at least
+# conv_direct._CHUNK_MACS, as a convolution alone splits
 SPLIT_MACS = 1 << 21
 # a program keeps every intermediate value of its replay in its arena (the Python steps free
 # each one after its last use): graphs whose values total more run their steps in Python
 MAX_ARENA_BYTES = 64 << 20
-_CHUNK_MACS = 1 << 18
-_ROW = 28                  # i64s per wp_strided_chunk table
-_ARGS = 10                 # arguments a row passes
+_ROW = native_pool.STRIDED_ROW      # i64s per wp_strided_chunk table
+_ARGS = native_pool._MAX_ARGS       # arguments a row passes
 _ALIGN = 64
 
 
@@ -194,7 +194,7 @@ def _lower_conv(low, fn, ins, outs):
     wb, bb = low.buffer(w_slot), low.buffer(b_slot)
     if wb.kind != "source" or bb.kind != "source" or bias.size != call.c_out or bias.dtype != np.float32:
         raise _Decline("a convolution whose weights or bias are computed in the graph")
-    if not w.flags.c_contiguous:            # the prologue compares their bytes in place
+    if not w.flags.c_contiguous:            # PackedWeights would copy them per replay to compare them
         raise _Decline("a convolution whose weights are a strided view")
     xb = low.buffer(x_slot)
     n = call.x_shape[0]
@@ -224,44 +224,28 @@ def _lower_conv(low, fn, ins, outs):
 
 
 class _ConvPrologue:
-    """Before a replay's rows run: a convolution's packed weights (packed again where their
-    bytes changed, as ``conv_epilogue._ReplayConv`` does: an optimizer may update them in place)
-    and, where the bias does not fill the kernel's lanes, its padded copy."""
+    """Before a replay's rows run: a convolution's packed weights (``conv_epilogue.PackedWeights``:
+    packed again where their bytes changed) and, where the bias does not fill the kernel's lanes,
+    its padded copy."""
 
-    __slots__ = ("call", "w_source", "b_source", "w_copy", "packed", "lanes", "entries")
+    __slots__ = ("call", "w_source", "b_source", "weights", "packed", "lanes", "entries")
 
     def __init__(self, call, w_source, b_source):
         self.call, self.w_source, self.b_source = call, w_source, b_source
-        self.w_copy = self.packed = self.lanes = None
+        self.weights = conv_epilogue.PackedWeights(call)
+        self.packed = self.lanes = None         # what the table holds (kept alive here)
         self.entries = (-1, -1)         # the table entries of the packed weights and the bias lanes
 
     def patch(self, data, tab):
         """Write this replay's packed weights (and bias lanes) into ``tab`` where they changed;
         ``data``: the replay's sources, by index."""
-        w = data[self.w_source]
-        if w.nbytes > _KEEP_PACKED_BYTES:
-            self.packed = self.call.pack(w)
-            tab[self.entries[0]] = jit._addr(self.packed)
-        elif self.w_copy is None or _memcmp(jit._addr(w), jit._addr(self.w_copy), w.nbytes) != 0:
-            self.packed, self.w_copy = self.call.pack(w), w.copy()
-            tab[self.entries[0]] = jit._addr(self.packed)
+        packed = self.weights.of(data[self.w_source])
+        if packed is not self.packed:
+            self.packed = packed
+            tab[self.entries[0]] = jit._addr(packed)
         if self.b_source is not None:
             self.lanes = _conv_direct._epilogue_args(data[self.b_source].reshape(-1), False, self.call.lanes)[1]
             tab[self.entries[1]] = jit._addr(self.lanes)
-
-
-def _libc_memcmp():
-    try:
-        f = ctypes.CDLL(None).memcmp
-    except (OSError, AttributeError):
-        return lambda a, b, n: 0 if ctypes.string_at(a, n) == ctypes.string_at(b, n) else 1
-    f.restype, f.argtypes = ctypes.c_int, (ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t)
-    return f
-
-
-# whether the weights changed since they were packed, without copying them (~0.3 us for the
-# digits CNN's 18 KB, against ~2 us for tobytes and a compare)
-_memcmp = _libc_memcmp()
 
 
 def _lower_reshape(low, fn, ins, outs):
@@ -427,9 +411,6 @@ def _blasable(byte_stride1, byte_stride2, d1, d2, itemsize=4) -> bool:
     return d2 <= byte_stride1 // itemsize <= _BLAS_MAX
 
 
-_KEEP_PACKED_BYTES = 1 << 20
-
-
 def _lowerer(fn):
     if isinstance(fn, conv_epilogue._ReplayConv):
         return _lower_conv
@@ -544,7 +525,6 @@ class Program:
             base.kind = "fresh"
             if base not in fresh:
                 fresh.append(base)
-        self.fresh = fresh
         self.results = [(fresh.index(_base(b)), b.shape if isinstance(b, _Alias) else None) for b in results]
         arena_bufs = []
         for row in low.rows:
@@ -559,8 +539,8 @@ class Program:
             size += -(-max(b.nbytes, 1) // _ALIGN) * _ALIGN
         self.arena = np.zeros(size + _ALIGN, np.uint8)
         base_addr = -(-jit._addr(self.arena) // _ALIGN) * _ALIGN
-        self.sources = [(slot, b) for slot, b in low.sources]
-        self.last = [None] * len(self.sources)
+        sources = low.sources
+        self.last = [None] * len(sources)
         # segments: runs of rows over the same images that may split, and whole rows
         segs = []
         for row in low.rows:
@@ -573,9 +553,9 @@ class Program:
         self.table = np.zeros(n_int, np.int64)
         tab_addr = jit._addr(self.table)
         self.segments = []
-        self.patch_source = [[] for _ in self.sources]     # per source: table indices
-        self.patch_fresh = [[] for _ in fresh]
-        self.patch_prologue = {}
+        patch_source = [[] for _ in sources]     # per source: table indices
+        patch_fresh = [[] for _ in fresh]
+        patch_prologue = {}
         self.keep = []
         at = 0
         for items, rows in segs:
@@ -595,28 +575,28 @@ class Program:
                     if a[0] == "const":
                         self.table[e] = a[1]
                     elif a[0] == "prologue":
-                        self.patch_prologue[a[1]] = e
+                        patch_prologue[a[1]] = e
                     else:
                         b = _base(a[0])
                         self.table[e + 1] = a[1] if items else 0
                         if b.kind == "arena":
                             self.table[e] = base_addr + b.offset
                         elif b.kind == "source":
-                            self.patch_source[b.index].append(e)
+                            patch_source[b.index].append(e)
                         else:
-                            self.patch_fresh[fresh.index(b)].append(e)
+                            patch_fresh[fresh.index(b)].append(e)
             macs = sum(row.macs for row in rows)
             self.segments.append((tab_addr + 8 * at, items, macs, np.array(chunk_idx, np.int64)))
             at += 8 + _ROW * len(rows)
         for key, pro in enumerate(self.prologue):
-            pro.entries = tuple(self.patch_prologue.get((key, j), -1) for j in range(2))
+            pro.entries = tuple(patch_prologue.get((key, j), -1) for j in range(2))
             if pro.entries[0] < 0 or (pro.b_source is not None and pro.entries[1] < 0):
                 raise _Decline("a convolution prologue without its table entries")     # never: rows name both
         # what a replay reads per source and fresh result, in one tuple each
         self.distinct = tuple(low.distinct)
-        self.source_patches = tuple((i, slot, b.dtype, b.shape, b.strides, tuple(self.patch_source[i]))
-                                    for i, (slot, b) in enumerate(self.sources))
-        self.fresh_patches = tuple((np.zeros if b.zeroed else np.empty, b.shape, b.dtype, tuple(self.patch_fresh[i]))
+        self.source_patches = tuple((i, slot, b.dtype, b.shape, b.strides, tuple(patch_source[i]))
+                                    for i, (slot, b) in enumerate(sources))
+        self.fresh_patches = tuple((np.zeros if b.zeroed else np.empty, b.shape, b.dtype, tuple(patch_fresh[i]))
                                    for i, b in enumerate(fresh))
         self.describe = (f"native program ({len(low.rows)} kernel calls in {len(self.segments)} segments, "
                          f"{size} bytes of arena)")
@@ -659,8 +639,7 @@ class Program:
             if macs >= SPLIT_MACS and items:
                 p = native_pool.pool()
                 if p is not None:
-                    min_items = max(1, -(-_CHUNK_MACS * items // max(macs, 1)))
-                    chunks = min(items, native_pool.CHUNKS_PER_THREAD * p.threads, items // min_items)
+                    chunks = p.chunks(items, -(-_conv_direct._CHUNK_MACS * items // macs))
                     if chunks >= 2:
                         self.table[chunk_idx] = chunks
                         ran = p.run(self.k.workers.program_chunk, addr, chunks)
